@@ -1,0 +1,70 @@
+/**
+ * The Device boundary. Everything above it (lib/, lib/bnxt/) reaches a NIC only through
+ * these interfaces; drivers/vfio implements them on real hardware, drivers/emu on the
+ * software NIC. Nothing above this boundary may know which one it has.
+ */
+import type { Result } from '../lib/result.ts';
+
+/** One memory-mapped BAR. Offsets are bytes from the BAR's start. */
+export interface Mmio {
+  readonly size: number;
+  /** 32-bit aligned read. */
+  read32(offset: number): number;
+  /** 32-bit aligned write; ordered after every earlier write to DMA memory. */
+  write32(offset: number, value: number): void;
+  /**
+   * One 64-bit doorbell store of (hi << 32 | lo), ordered after every earlier write to DMA
+   * memory. Takes two 32-bit halves so the hot path never creates a BigInt.
+   */
+  doorbell64(offset: number, lo: number, hi: number): void;
+}
+
+/** A DMA-able buffer: host memory the device reaches at `iova`. Views are made once. */
+export interface DmaBuffer {
+  /** Bus address the device uses (IOVA under VFIO). A Number: IOVAs stay below 2^53. */
+  readonly iova: number;
+  readonly length: number;
+  readonly bytes: Uint8Array;
+  /** Little-endian 32-bit view; `length` is a multiple of 4 for every buffer handed out. */
+  readonly u32: Uint32Array;
+  readonly view: DataView;
+  /** Largest power of two (>= 4096) that the buffer's IOVA and length are aligned to, capped at the page size backing it. */
+  readonly pageBytes: number;
+}
+
+export interface DmaMemory {
+  /** Allocates zeroed DMA memory of at least `length` bytes, aligned to 4096 at least. */
+  alloc(length: number): Result<DmaBuffer>;
+  /** Unmaps and frees a buffer. The device must no longer name it. */
+  free(buffer: DmaBuffer): void;
+  /** Bytes currently allocated (for accounting and tests). */
+  readonly allocatedBytes: number;
+  readonly allocatedBuffers: number;
+}
+
+/**
+ * Time, as the device sees it. `sleep` is where a driver waiting on the device gives up
+ * the CPU: it returns after `us` microseconds or earlier if the device may have written
+ * something (a device may wake it). A stepped software NIC advances its virtual time here.
+ */
+export interface Clock {
+  nowNs(): number;
+  sleep(us: number): void;
+  /** Called in spin loops between looks at DMA memory (lets a stepped device run). */
+  relax(): void;
+}
+
+export interface PciIdentity {
+  readonly address: string;
+  readonly vendorId: number;
+  readonly deviceId: number;
+}
+
+export interface Device {
+  readonly identity: PciIdentity;
+  bar(index: 0 | 2): Mmio;
+  readonly dma: DmaMemory;
+  readonly clock: Clock;
+  /** Releases the device. After close, no DMA reaches host memory. */
+  close(): void;
+}
