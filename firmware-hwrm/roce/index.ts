@@ -1,0 +1,20 @@
+/**
+ * The RoCE (bnxt_re) host/device interface of P5 (BCM57508), static WQE mode: RCFW commands
+ * and their CREQ answers and events, WQEs, PSN-search entries, CQEs, NQEs, doorbells and page
+ * tables. Pure codecs shared by the driver and the software NIC. Facts:
+ * shared/docs/bnxt-roce-interface.md; field names follow roce_hsi.h.
+ */
+export * from './opcodes.ts';
+export * from './cmdq.ts';
+export * from './creq.ts';
+export * from './commands-qp.ts';
+export * from './commands-cq.ts';
+export * from './commands-mr.ts';
+export * from './commands-gid.ts';
+export * from './commands-fw.ts';
+export * from './wqe.ts';
+export * from './cqe.ts';
+export * from './nqe.ts';
+export * from './doorbell.ts';
+export * from './pbl.ts';
+export type { Namer } from './names.ts';
