@@ -1,0 +1,24 @@
+/**
+ * Wall time for a driver polling real hardware. No BigInt: process.hrtime.bigint() would
+ * allocate on every look at the clock, so time comes from performance.now() (a double of
+ * milliseconds with sub-microsecond resolution) converted to nanoseconds.
+ */
+import type { Clock } from '../device.ts';
+
+export class HostClock implements Clock {
+  /** Private: nobody ever notifies it, so Atomics.wait always runs to its timeout. */
+  private readonly sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+  nowNs(): number {
+    return Math.floor(performance.now() * 1e6);
+  }
+
+  /** Gives up the CPU for `us` microseconds. Real hardware cannot wake us early. */
+  sleep(us: number): void {
+    if (!(us > 0)) return; // also refuses NaN, which Atomics.wait would treat as "forever"
+    Atomics.wait(this.sleeper, 0, 0, us / 1000);
+  }
+
+  /** Real hardware runs by itself; nothing to let run between looks at DMA memory. */
+  relax(): void {}
+}

@@ -1,0 +1,107 @@
+/**
+ * The few libc calls the VFIO backend makes, bound with koffi. Everything above this file
+ * talks to the `Libc` interface, so tests can hand in a fake kernel.
+ *
+ * Every call returns what the raw system call returns: a non-negative result, or -errno
+ * (errno is read right after the call, before any other JS can run). Native addresses are
+ * bigints, as koffi returns `void *`; they are only handled on the control path.
+ */
+import koffi from 'koffi';
+
+/** A native address (koffi's representation of `void *`). */
+export type Pointer = bigint;
+
+export interface Libc {
+  open(path: string, flags: number): number;
+  close(fd: number): number;
+  /** ioctl whose argument is a pointer to `arg` (the kernel may write into it). */
+  ioctl(fd: number, request: number, arg: Uint8Array): number;
+  /** ioctl whose argument is an integer passed by value (or unused). */
+  ioctlValue(fd: number, request: number, value: number): number;
+  /** mmap(NULL, …) or, with `at`, mmap(at, …) for MAP_FIXED. Returns the address or -errno. */
+  mmap(lengthBytes: number, prot: number, flags: number, fd: number, offset: number, at?: Pointer): Pointer;
+  munmap(address: Pointer, lengthBytes: number): number;
+  memfd_create(name: string, flags: number): number;
+  ftruncate(fd: number, lengthBytes: number): number;
+  pread(fd: number, into: Uint8Array, offset: number): number;
+  pwrite(fd: number, from: Uint8Array, offset: number): number;
+  /** An ArrayBuffer over `lengthBytes` of native memory at `address`, without a copy. */
+  view(address: Pointer, lengthBytes: number): ArrayBuffer;
+}
+
+// x86_64 Linux values (asm-generic/fcntl.h, asm-generic/mman-common.h, linux/memfd.h);
+// test/vfio-abi.test.ts compares each with the C headers.
+export const LINUX = {
+  O_RDWR: 0x2,
+  O_CLOEXEC: 0o2000000,
+  PROT_READ: 0x1,
+  PROT_WRITE: 0x2,
+  MAP_SHARED: 0x1,
+  MAP_PRIVATE: 0x2,
+  MAP_FIXED: 0x10,
+  MAP_ANONYMOUS: 0x20,
+  MAP_NORESERVE: 0x4000,
+  MAP_POPULATE: 0x8000,
+  MFD_CLOEXEC: 0x1,
+  MFD_HUGETLB: 0x4,
+  MFD_HUGE_2MB: 0x54000000,
+} as const;
+
+/** mmap's MAP_FAILED, (void *)-1, as koffi returns it. */
+const MAP_FAILED = 0xffff_ffff_ffff_ffffn;
+
+let errnoNames: Map<number, string> | undefined;
+
+/** "ENOENT" for 2 (or "errno 2" when unknown). Accepts errno or -errno. */
+export function errnoName(code: number): string {
+  errnoNames ??= new Map(Object.entries(koffi.os.errno).map(([name, n]) => [n, name]));
+  const n = Math.abs(code);
+  return errnoNames.get(n) ?? `errno ${n}`;
+}
+
+/** errno value by name, e.g. errnoCode('ENOENT') === 2. */
+export function errnoCode(name: string): number {
+  const n = (koffi.os.errno as Record<string, number>)[name];
+  if (n === undefined) throw new Error(`unknown errno name ${name}`);
+  return n;
+}
+
+let loaded: Libc | undefined;
+
+/** The process's libc, bound once. */
+export function systemLibc(): Libc {
+  loaded ??= bindLibc();
+  return loaded;
+}
+
+function bindLibc(): Libc {
+  const lib = koffi.load('libc.so.6');
+  // open is variadic in C, but its mode argument is only read with O_CREAT; we never create.
+  const open = lib.func('int open(const char *path, int flags)');
+  const close = lib.func('int close(int fd)');
+  const ioctl = lib.func('int ioctl(int fd, unsigned long request, ...)');
+  const mmap = lib.func('void *mmap(void *addr, size_t length, int prot, int flags, int fd, int64_t offset)');
+  const munmap = lib.func('int munmap(void *addr, size_t length)');
+  const memfd_create = lib.func('int memfd_create(const char *name, unsigned int flags)');
+  const ftruncate = lib.func('int ftruncate(int fd, int64_t length)');
+  const pread = lib.func('int64_t pread(int fd, void *buf, size_t count, int64_t offset)');
+  const pwrite = lib.func('int64_t pwrite(int fd, const void *buf, size_t count, int64_t offset)');
+
+  const checked = (r: number): number => (r < 0 ? -koffi.errno() : r);
+  return {
+    open: (path, flags) => checked(open(path, flags)),
+    close: (fd) => checked(close(fd)),
+    ioctl: (fd, request, arg) => checked(ioctl(fd, request, 'void *', arg)),
+    ioctlValue: (fd, request, value) => checked(ioctl(fd, request, 'unsigned long', value)),
+    mmap: (lengthBytes, prot, flags, fd, offset, at) => {
+      const address = BigInt(mmap(at ?? null, lengthBytes, prot, flags, fd, offset));
+      return address === MAP_FAILED ? -BigInt(koffi.errno()) : address;
+    },
+    munmap: (address, lengthBytes) => checked(munmap(address, lengthBytes)),
+    memfd_create: (name, flags) => checked(memfd_create(name, flags)),
+    ftruncate: (fd, lengthBytes) => checked(ftruncate(fd, lengthBytes)),
+    pread: (fd, into, offset) => checked(Number(pread(fd, into, into.byteLength, offset))),
+    pwrite: (fd, from, offset) => checked(Number(pwrite(fd, from, from.byteLength, offset))),
+    view: (address, lengthBytes) => koffi.view(address, lengthBytes),
+  };
+}

@@ -1,0 +1,40 @@
+/** A bnxt PCI function owned through VFIO, as the Device boundary sees it. Made by openVfio. */
+import type { Clock, Device, Mmio, PciIdentity } from '../device.ts';
+import { invalid } from '../../lib/errors.ts';
+import type { VfioDmaMemory } from './dma.ts';
+import type { BnxtPciId } from './pci-ids.ts';
+import type { ReleaseStack } from './release-stack.ts';
+
+export class VfioDevice implements Device {
+  private closed = false;
+
+  constructor(
+    readonly identity: PciIdentity,
+    /** Part name and chip family from the PCI device id. */
+    readonly chip: BnxtPciId,
+    private readonly bar0: Mmio,
+    private readonly bar2: Mmio,
+    readonly dma: VfioDmaMemory,
+    readonly clock: Clock,
+    /** Everything openVfio acquired; unwinding it is close(). */
+    private readonly acquired: ReleaseStack,
+  ) {}
+
+  bar(index: 0 | 2): Mmio {
+    if (this.closed) invalid(`${this.identity.address} is closed`);
+    if (index === 0) return this.bar0;
+    if (index === 2) return this.bar2;
+    return invalid(`BAR ${String(index)}: only BAR0 and BAR2 are mapped`);
+  }
+
+  /**
+   * Clears Bus Master (no DMA after this), unmaps BAR2 and BAR0, unmaps and frees every DMA
+   * buffer, closes the device, group and container fds: the reverse of openVfio. Idempotent.
+   */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    const failures = this.acquired.releaseAll();
+    if (failures.length > 0) process.emitWarning(`rig-bnxt: closing ${this.identity.address}: ${failures.join('; ')}`);
+  }
+}
