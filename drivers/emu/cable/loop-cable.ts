@@ -1,0 +1,128 @@
+/**
+ * A cable from a port back to itself: every frame sent is delivered to the same receiver,
+ * later. Frames wait in a ring of preallocated slots (copied in at send, handed to the
+ * receiver from the slot), so the data path allocates nothing.
+ *
+ *   slots:  [ 0 ][ 1 ][ 2 ][ 3 ] ... [ n-1 ]     n is a power of two: slot = index & (n - 1)
+ *                 ^head (next to deliver)  ^tail (next free)     queued = tail - head
+ *
+ * Delivery happens off the sender's stack: on a setImmediate after a send ('auto', default),
+ * or only when the owner calls deliverPending() ('manual', for a model stepped by its caller).
+ * A pass delivers the frames queued when it starts; frames sent by the receiver during the
+ * pass wait for the next one, so a ping-pong between sender and receiver cannot spin forever
+ * inside one pass. A full ring drops the new frame, as a NIC's full receive ring would.
+ */
+import { CableStats, dropAll, type Cable, type FrameReceiver } from './cable.ts';
+
+export interface LoopCableOptions {
+  /** Frames the ring holds; a power of two. Default 256. */
+  readonly slots?: number;
+  /** Longest frame a slot holds, in bytes. Default 9216 (a 9000-byte MTU frame fits). */
+  readonly slotBytes?: number;
+  /** 'auto' delivers on setImmediate after a send; 'manual' only in deliverPending(). */
+  readonly delivery?: 'auto' | 'manual';
+}
+
+export class LoopCable implements Cable {
+  readonly stats = new CableStats();
+  readonly slotBytes: number;
+  private readonly slotViews: Uint8Array[];
+  private readonly slotLengths: Uint32Array;
+  private readonly mask: number;
+  private head = 0;
+  private tail = 0;
+  private receiver: FrameReceiver;
+  private delivering = false;
+  private scheduled = false;
+  private closed = false;
+  private readonly auto: boolean;
+  private readonly onImmediate = (): void => {
+    this.scheduled = false;
+    this.deliverPending();
+  };
+
+  constructor(options: LoopCableOptions = {}) {
+    const slots = options.slots ?? 256;
+    const slotBytes = options.slotBytes ?? 9216;
+    if (!(Number.isInteger(slots) && slots > 0 && (slots & (slots - 1)) === 0)) {
+      throw new RangeError(`LoopCable: slots ${slots} must be a power of two`);
+    }
+    if (!(Number.isInteger(slotBytes) && slotBytes > 0)) throw new RangeError(`LoopCable: slotBytes ${slotBytes}`);
+    this.slotBytes = slotBytes;
+    this.mask = slots - 1;
+    const memory = new ArrayBuffer(slots * slotBytes);
+    this.slotViews = [];
+    for (let i = 0; i < slots; i++) this.slotViews.push(new Uint8Array(memory, i * slotBytes, slotBytes));
+    this.slotLengths = new Uint32Array(slots);
+    this.auto = (options.delivery ?? 'auto') === 'auto';
+    this.receiver = dropAll(this.stats);
+  }
+
+  /** Frames sent and not yet delivered. */
+  get pending(): number {
+    return this.tail - this.head;
+  }
+
+  send(frame: Uint8Array, length: number): void {
+    if (!(length >= 0 && length <= frame.length)) throw new RangeError(`LoopCable.send: length ${length} outside ${frame.length} bytes`);
+    if (this.closed || length > this.slotBytes || this.tail - this.head > this.mask) {
+      this.stats.sendDropped++;
+      return;
+    }
+    const slot = this.tail & this.mask;
+    const view = this.slotViews[slot]!;
+    if (length === frame.length) view.set(frame);
+    else for (let i = 0; i < length; i++) view[i] = frame[i]!; // no subarray view: nothing allocated
+    this.slotLengths[slot] = length;
+    this.tail++;
+    this.stats.framesSent++;
+    this.stats.bytesSent += length;
+    if (this.auto && !this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.onImmediate);
+    }
+  }
+
+  setReceiver(onFrame: FrameReceiver): void {
+    this.receiver = onFrame;
+  }
+
+  /**
+   * Delivers the frames queued when called, oldest first, and returns how many. Returns 0 when
+   * called from inside a receiver (no re-entry). In 'auto' mode, schedules another pass if
+   * the receiver queued more.
+   */
+  deliverPending(): number {
+    if (this.delivering || this.closed) return 0;
+    this.delivering = true;
+    const stop = this.tail;
+    let n = 0;
+    try {
+      while (this.head !== stop && !this.closed) {
+        const slot = this.head & this.mask;
+        const length = this.slotLengths[slot]!;
+        // Free the slot only after the receiver returns: it reads the frame from the slot.
+        this.stats.framesReceived++;
+        this.stats.bytesReceived += length;
+        n++;
+        try {
+          this.receiver(this.slotViews[slot]!, length);
+        } finally {
+          this.head++;
+        }
+      }
+    } finally {
+      this.delivering = false;
+    }
+    if (this.auto && this.head !== this.tail && !this.scheduled && !this.closed) {
+      this.scheduled = true;
+      setImmediate(this.onImmediate);
+    }
+    return n;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.head = this.tail;
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * The RoCEv2 Invariant CRC (IBA 7.8.1 and Annex A17.3.3), computed as rxe computes and checks
+ * it (rxe-interop.md, verified against rxe): CRC-32 over
+ *
+ *   8 x 0xFF (stands in for the LRH)
+ *   | IPv4 header with TOS = 0xFF, TTL = 0xFF, header checksum = 0xFFFF
+ *   | UDP header with checksum = 0xFFFF
+ *   | BTH with byte 4 (resv8a) = 0xFF
+ *   | everything after the BTH up to the ICRC (extension headers, payload, pad)
+ *
+ * i.e. every field a router may rewrite is masked to ones. The result goes on the wire
+ * little-endian. The masked headers are copied into a module-owned scratch; the rest of the
+ * packet is folded in place, so nothing is allocated per frame.
+ */
+import { crc32Register, crc32UpdateRepeated } from './crc32.ts';
+import {
+  BTH_BYTES, BTH_RESV8A, ICRC_BYTES, IPV4_CHECKSUM, IPV4_HEADER_BYTES, IPV4_TOS, IPV4_TTL, UDP_CHECKSUM, UDP_HEADER_BYTES,
+} from './headers.ts';
+
+/** IPv4 + UDP + BTH: the headers that are masked, 40 bytes. */
+const MASKED_BYTES = IPV4_HEADER_BYTES + UDP_HEADER_BYTES + BTH_BYTES;
+const UDP_IN_SCRATCH = IPV4_HEADER_BYTES;
+const BTH_IN_SCRATCH = IPV4_HEADER_BYTES + UDP_HEADER_BYTES;
+const scratch = new Uint8Array(MASKED_BYTES);
+/** CRC register after the 8 bytes of 0xFF that stand in for the LRH. */
+const LRH_REGISTER = ~crc32UpdateRepeated(0, 0xff, 8) | 0;
+
+/**
+ * ICRC of the RoCEv2 packet whose IPv4 header starts at `ipAt` and whose ICRC trailer ends at
+ * `packetEnd` (exclusive), as an unsigned 32-bit number. The headers must be present:
+ * packetEnd - ipAt >= 44.
+ */
+export function computeIcrc(frame: Uint8Array, ipAt: number, packetEnd: number): number {
+  return icrcInt32(frame, ipAt, packetEnd) >>> 0;
+}
+
+/** computeIcrc as a signed 32-bit integer (same bits): stays unboxed, for the per-packet path. */
+export function icrcInt32(frame: Uint8Array, ipAt: number, packetEnd: number): number {
+  const coveredEnd = packetEnd - ICRC_BYTES;
+  if (ipAt < 0 || coveredEnd < ipAt + MASKED_BYTES || packetEnd > frame.length) {
+    throw new RangeError(`computeIcrc: packet [${ipAt}, ${packetEnd}) of ${frame.length} bytes has no room for IPv4+UDP+BTH+ICRC`);
+  }
+  for (let i = 0; i < MASKED_BYTES; i++) scratch[i] = frame[ipAt + i]!;
+  scratch[IPV4_TOS] = 0xff;
+  scratch[IPV4_TTL] = 0xff;
+  scratch[IPV4_CHECKSUM] = 0xff;
+  scratch[IPV4_CHECKSUM + 1] = 0xff;
+  scratch[UDP_IN_SCRATCH + UDP_CHECKSUM] = 0xff;
+  scratch[UDP_IN_SCRATCH + UDP_CHECKSUM + 1] = 0xff;
+  scratch[BTH_IN_SCRATCH + BTH_RESV8A] = 0xff;
+  const reg = crc32Register(LRH_REGISTER, scratch, 0, MASKED_BYTES);
+  return ~crc32Register(reg, frame, ipAt + MASKED_BYTES, coveredEnd);
+}
+
+/** The ICRC trailer ending at `packetEnd` (little-endian on the wire) as a signed 32-bit integer. */
+export function readIcrcInt32(frame: Uint8Array, packetEnd: number): number {
+  const at = packetEnd - ICRC_BYTES;
+  return frame[at]! | (frame[at + 1]! << 8) | (frame[at + 2]! << 16) | (frame[at + 3]! << 24);
+}
+
+/** Reads the ICRC trailer ending at `packetEnd` (little-endian on the wire). */
+export function readIcrc(frame: Uint8Array, packetEnd: number): number {
+  const at = packetEnd - ICRC_BYTES;
+  return (frame[at]! | (frame[at + 1]! << 8) | (frame[at + 2]! << 16) | (frame[at + 3]! << 24)) >>> 0;
+}
+
+/** Writes `icrc` as the trailer ending at `packetEnd`, little-endian. */
+export function writeIcrc(frame: Uint8Array, packetEnd: number, icrc: number): void {
+  const at = packetEnd - ICRC_BYTES;
+  frame[at] = icrc;
+  frame[at + 1] = icrc >>> 8;
+  frame[at + 2] = icrc >>> 16;
+  frame[at + 3] = icrc >>> 24;
+}

@@ -1,0 +1,93 @@
+import t from 'tap';
+import { LoopCable } from '../drivers/emu/cable/loop-cable.ts';
+import { numberedFrame, waitUntil } from './helpers/wait.ts';
+
+t.test('delivers every frame back to the same receiver, in order, with its bytes', async (t) => {
+  const cable = new LoopCable({ slots: 128, slotBytes: 1600 });
+  t.teardown(() => cable.close());
+  const got: number[][] = [];
+  cable.setReceiver((frame, length) => got.push([...frame.subarray(0, length)]));
+  const buf = new Uint8Array(1600);
+  for (let seq = 0; seq < 100; seq++) {
+    const frame = numberedFrame(seq, 60 + seq * 13);
+    buf.set(frame);
+    cable.send(buf, frame.length);
+    buf.fill(0xff); // the sender reuses its buffer at once
+  }
+  t.equal(got.length, 0, 'nothing is delivered inside send');
+  await waitUntil(() => got.length === 100, '100 frames');
+  for (let seq = 0; seq < 100; seq++) t.same(got[seq], [...numberedFrame(seq, 60 + seq * 13)], `frame ${seq}`);
+  t.equal(cable.stats.framesSent, 100);
+  t.equal(cable.stats.framesReceived, 100);
+});
+
+t.test('a receiver that sends is never re-entered, and each pass is bounded', async (t) => {
+  const cable = new LoopCable({ slots: 8, slotBytes: 64, delivery: 'manual' });
+  let depth = 0;
+  let maxDepth = 0;
+  let calls = 0;
+  const reply = new Uint8Array(64);
+  cable.setReceiver((frame, length) => {
+    depth++;
+    maxDepth = Math.max(maxDepth, depth);
+    calls++;
+    t.equal(cable.deliverPending(), 0, 'a pass started inside the receiver delivers nothing');
+    reply.set(frame.subarray(0, length));
+    reply[2] = (reply[2]! + 1) & 0xff;
+    cable.send(reply, length); // ping-pong with itself
+    depth--;
+  });
+  cable.send(numberedFrame(1, 20), 20);
+  t.equal(calls, 0);
+  for (let pass = 1; pass <= 5; pass++) {
+    t.equal(cable.deliverPending(), 1, `pass ${pass} delivers the one frame queued when it began`);
+    t.equal(cable.pending, 1, 'the reply waits for the next pass');
+  }
+  t.equal(maxDepth, 1);
+  cable.close();
+});
+
+t.test('auto delivery keeps going for frames sent by the receiver', async (t) => {
+  const cable = new LoopCable({ slots: 4, slotBytes: 64 });
+  t.teardown(() => cable.close());
+  let hops = 0;
+  cable.setReceiver((frame, length) => {
+    if (++hops < 50) cable.send(frame, length);
+  });
+  cable.send(new Uint8Array(10), 10);
+  await waitUntil(() => hops === 50, '50 hops');
+  t.equal(cable.stats.framesReceived, 50);
+});
+
+t.test('a full ring, a frame too long for a slot and a closed cable drop and count', async (t) => {
+  const cable = new LoopCable({ slots: 4, slotBytes: 64, delivery: 'manual' });
+  const seen: number[] = [];
+  cable.setReceiver((frame) => seen.push(frame[1]!));
+  for (let seq = 0; seq < 6; seq++) cable.send(numberedFrame(seq, 32), 32);
+  t.equal(cable.pending, 4);
+  t.equal(cable.stats.sendDropped, 2);
+  cable.send(new Uint8Array(65), 65);
+  t.equal(cable.stats.sendDropped, 3);
+  t.equal(cable.deliverPending(), 4);
+  t.same(seen, [0, 1, 2, 3], 'the oldest frames were kept');
+  cable.send(numberedFrame(9, 32), 32);
+  cable.close();
+  t.equal(cable.pending, 0, 'closing discards what was queued');
+  cable.send(numberedFrame(10, 32), 32);
+  t.equal(cable.stats.sendDropped, 4);
+  t.equal(cable.deliverPending(), 0);
+});
+
+t.test('frames with no receiver set are counted as dropped', async (t) => {
+  const cable = new LoopCable({ slots: 4, slotBytes: 64, delivery: 'manual' });
+  cable.send(new Uint8Array(8), 8);
+  cable.deliverPending();
+  t.equal(cable.stats.receiveDropped, 1);
+});
+
+t.test('ring sizes must be powers of two; send lengths must fit the buffer', async (t) => {
+  t.throws(() => new LoopCable({ slots: 6 }), RangeError);
+  t.throws(() => new LoopCable({ slots: 0 }), RangeError);
+  const cable = new LoopCable({ slots: 2, slotBytes: 64, delivery: 'manual' });
+  t.throws(() => cable.send(new Uint8Array(4), 5), RangeError);
+});
