@@ -1,0 +1,384 @@
+/**
+ * The rig-bnxt command line: `perf` (perftest's ib_send_lat, ib_send_bw, ib_read_lat, ib_read_bw),
+ * `pingpong` (rdma-core's ibv_rc_pingpong), `probe`, `--help`. Option names and defaults follow
+ * those tools (perftest src/perftest_parameters.[ch], rdma-core libibverbs/examples/rc_pingpong.c)
+ * so that their users' muscle memory works. Every mistake comes back as an error value whose text
+ * the caller prints before exiting non-zero; nothing here throws or prints.
+ */
+import { parseArgs } from 'node:util';
+import { type Result, ok, err } from './result.ts';
+
+export type PerfTest = 'send_lat' | 'send_bw' | 'read_lat' | 'read_bw';
+export const PERF_TESTS: readonly PerfTest[] = ['send_lat', 'send_bw', 'read_lat', 'read_bw'];
+
+/** perftest's DEF_PORT, which ibv_rc_pingpong also uses. */
+export const DEFAULT_PORT = 18515;
+/** The software NIC is the default device everywhere. */
+export const DEFAULT_DEVICE = 'emu';
+/** perftest DEF_SIZE_LAT / DEF_SIZE_BW. */
+export const DEFAULT_LATENCY_SIZE_BYTES = 2;
+export const DEFAULT_BANDWIDTH_SIZE_BYTES = 65536;
+/**
+ * perftest DEF_ITERS. Its DEF_ITERS_WB (5000) applies to the write bandwidth test only, so
+ * send_bw and read_bw default to 1000 as well.
+ */
+export const DEFAULT_PERF_ITERATIONS = 1000;
+/** perftest MIN_ITER / MAX_ITER. */
+export const MIN_PERF_ITERATIONS = 5;
+export const MAX_PERF_ITERATIONS = 2 ** 32;
+/** perftest -s accepts 1 .. UINT_MAX / 2. */
+export const MAX_SIZE_BYTES = 0x7fffffff;
+/** perftest -a: every power of two from 2^1 to 2^23 (MAX_SIZE = 8388608). */
+export const ALL_SIZES: readonly number[] = Array.from({ length: 23 }, (_, i) => 2 ** (i + 1));
+
+/** ibv_rc_pingpong defaults: -s 4096, -n 1000, -m 1024; the path MTU must be one of IB's five. */
+export const DEFAULT_PINGPONG_SIZE_BYTES = 4096;
+export const DEFAULT_PINGPONG_ITERATIONS = 1000;
+export const DEFAULT_PINGPONG_MTU_BYTES = 1024;
+export const PINGPONG_MTUS: readonly number[] = [256, 512, 1024, 2048, 4096];
+
+export interface PerfCommand {
+  readonly command: 'perf';
+  readonly test: PerfTest;
+  readonly verb: 'send' | 'read';
+  readonly kind: 'latency' | 'bandwidth';
+  readonly device: string;
+  /** The message sizes to run, in order: one, or ALL_SIZES with -a. */
+  readonly sizes: readonly number[];
+  readonly all: boolean;
+  /** Iterations per size; with -D the run is timed instead and this is the default, unused. */
+  readonly iterations: number;
+  readonly durationSeconds: number | undefined;
+  readonly port: number;
+  readonly pcapFile: string | undefined;
+  readonly json: boolean;
+  /** The server to connect to; undefined means this side is the server. */
+  readonly server: string | undefined;
+}
+
+export interface PingpongCommand {
+  readonly command: 'pingpong';
+  readonly device: string;
+  readonly sizeBytes: number;
+  readonly iterations: number;
+  /** undefined when -g was not given (rc_pingpong's -1: the driver's own GID). */
+  readonly gidIndex: number | undefined;
+  readonly port: number;
+  /** The peer's MAC when it cannot be derived from its GID (real rc_pingpong peers send none). */
+  readonly peerMac: Uint8Array | undefined;
+  readonly mtuBytes: number;
+  readonly server: string | undefined;
+}
+
+export interface ProbeCommand {
+  readonly command: 'probe';
+  readonly device: string;
+}
+
+export interface HelpCommand {
+  readonly command: 'help';
+  /** The usage text to print (for the whole tool or for one command). */
+  readonly text: string;
+}
+
+export type CliCommand = PerfCommand | PingpongCommand | ProbeCommand | HelpCommand;
+
+export const USAGE = `Usage:
+  rig-bnxt perf send_lat|send_bw|read_lat|read_bw [options] [SERVER]
+  rig-bnxt pingpong [options] [SERVER]
+  rig-bnxt probe DEV
+  rig-bnxt --help
+
+Without SERVER a perf or pingpong run waits for a client; with SERVER it connects to it.
+DEV is "emu" (software NIC, the default), "emu:LOCAL:REMOTE" (software NIC cabled over UDP on
+127.0.0.1) or a PCI address such as 0000:3b:00.0 (real NIC through VFIO).
+Run "rig-bnxt perf --help" or "rig-bnxt pingpong --help" for their options.`;
+
+export const PERF_USAGE = `Usage: rig-bnxt perf send_lat|send_bw|read_lat|read_bw [options] [SERVER]
+Options (as perftest's):
+  -d, --ib-dev=<dev>     device (default ${DEFAULT_DEVICE})
+  -s, --size=<size>      message size, e.g. 4096, 0x1000, 64K, 1M
+                         (default ${DEFAULT_LATENCY_SIZE_BYTES} for *_lat, ${DEFAULT_BANDWIDTH_SIZE_BYTES} for *_bw)
+  -n, --iters=<iters>    iterations per size (at least ${MIN_PERF_ITERATIONS}, default ${DEFAULT_PERF_ITERATIONS})
+  -a, --all              run every size from 2 to 2^23
+  -D, --duration=<sec>   run for a time instead of a number of iterations
+  -p, --port=<port>      listen on/connect to port <port> (default ${DEFAULT_PORT})
+      --pcap=<file>      write every frame to a pcap file
+      --json             print the results as JSON
+  -h, --help             show this text`;
+
+export const PINGPONG_USAGE = `Usage: rig-bnxt pingpong [options] [SERVER]
+Options (as ibv_rc_pingpong's):
+  -d, --ib-dev=<dev>     device (default ${DEFAULT_DEVICE})
+  -s, --size=<size>      size of message to exchange (default ${DEFAULT_PINGPONG_SIZE_BYTES})
+  -n, --iters=<iters>    number of exchanges (default ${DEFAULT_PINGPONG_ITERATIONS})
+  -g, --gid-idx=<index>  local port GID index
+  -p, --port=<port>      listen on/connect to port <port> (default ${DEFAULT_PORT})
+  -m, --mtu=<size>       path MTU: ${PINGPONG_MTUS.join(', ')} (default ${DEFAULT_PINGPONG_MTU_BYTES})
+      --mac=<mac>        the peer's MAC, aa:bb:cc:dd:ee:ff (when its GID does not carry it)
+  -h, --help             show this text`;
+
+export const PROBE_USAGE = `Usage: rig-bnxt probe DEV
+Opens DEV and prints what the NIC reports (chip, firmware, MAC, link).`;
+
+/** Parses the arguments after the program name (process.argv.slice(2)). */
+export function parseCommandLine(argv: readonly string[]): Result<CliCommand> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case undefined:
+      return err(`missing command: expected perf, pingpong or probe (see rig-bnxt --help)`);
+    case '-h':
+    case '--help':
+    case 'help':
+      return ok({ command: 'help', text: USAGE });
+    case 'perf':
+      return parsePerf(rest);
+    case 'pingpong':
+      return parsePingpong(rest);
+    case 'probe':
+      return parseProbe(rest);
+    default:
+      return err(`unknown command '${command}': expected perf, pingpong or probe (see rig-bnxt --help)`);
+  }
+}
+
+// ---- perf ----------------------------------------------------------------------------------
+
+const PERF_OPTIONS = {
+  'ib-dev': { type: 'string', short: 'd' },
+  size: { type: 'string', short: 's' },
+  iters: { type: 'string', short: 'n' },
+  all: { type: 'boolean', short: 'a' },
+  duration: { type: 'string', short: 'D' },
+  port: { type: 'string', short: 'p' },
+  pcap: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+function parsePerf(args: readonly string[]): Result<CliCommand> {
+  const where = 'rig-bnxt perf';
+  const parsed = parseOptions(where, args, PERF_OPTIONS);
+  if (!parsed.ok) return parsed;
+  const { values, positionals } = parsed.value;
+  if (values.help) return ok({ command: 'help', text: PERF_USAGE });
+
+  const [testName, ...servers] = positionals;
+  if (testName === undefined) return err(`${where}: missing test: expected one of ${PERF_TESTS.join(', ')}`);
+  if (!(PERF_TESTS as readonly string[]).includes(testName)) {
+    return err(`${where}: unknown test '${testName}': expected one of ${PERF_TESTS.join(', ')}`);
+  }
+  const test = testName as PerfTest;
+  const kind = test.endsWith('_lat') ? 'latency' : 'bandwidth';
+
+  const server = parseServer(where, servers);
+  if (!server.ok) return server;
+  const device = parseDevice(where, values['ib-dev']);
+  if (!device.ok) return device;
+  const port = parseOptional(where, '-p/--port', values.port, DEFAULT_PORT, parsePort);
+  if (!port.ok) return port;
+  const iterations = parseOptional(where, '-n/--iters', values.iters, DEFAULT_PERF_ITERATIONS, (t) =>
+    parseIntegerIn(t, MIN_PERF_ITERATIONS, MAX_PERF_ITERATIONS));
+  if (!iterations.ok) return iterations;
+  const defaultSize = kind === 'latency' ? DEFAULT_LATENCY_SIZE_BYTES : DEFAULT_BANDWIDTH_SIZE_BYTES;
+  const size = parseOptional(where, '-s/--size', values.size, defaultSize, parseSize);
+  if (!size.ok) return size;
+  const duration = parseOptional<number | undefined>(where, '-D/--duration', values.duration, undefined, (t) =>
+    parseIntegerIn(t, 1, 0x7fffffff));
+  if (!duration.ok) return duration;
+  if (values.pcap !== undefined && values.pcap === '') return err(`${where}: --pcap needs a file name`);
+
+  const all = values.all === true;
+  if (all && values.size !== undefined) return err(`${where}: -a runs every size; it cannot be combined with -s`);
+  // perftest refuses -a with -D ("Duration mode currently doesn't support running on all sizes").
+  if (all && duration.value !== undefined) return err(`${where}: -D cannot be combined with -a`);
+  // perftest silently ignores -n under -D; saying so is kinder.
+  if (duration.value !== undefined && values.iters !== undefined) return err(`${where}: -D runs for a time; it cannot be combined with -n`);
+
+  return ok({
+    command: 'perf',
+    test,
+    verb: test.startsWith('send') ? 'send' : 'read',
+    kind,
+    device: device.value,
+    sizes: all ? ALL_SIZES : [size.value],
+    all,
+    iterations: iterations.value,
+    durationSeconds: duration.value,
+    port: port.value,
+    pcapFile: values.pcap,
+    json: values.json === true,
+    server: server.value,
+  });
+}
+
+// ---- pingpong ------------------------------------------------------------------------------
+
+const PINGPONG_OPTIONS = {
+  'ib-dev': { type: 'string', short: 'd' },
+  size: { type: 'string', short: 's' },
+  iters: { type: 'string', short: 'n' },
+  'gid-idx': { type: 'string', short: 'g' },
+  port: { type: 'string', short: 'p' },
+  mtu: { type: 'string', short: 'm' },
+  mac: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+function parsePingpong(args: readonly string[]): Result<CliCommand> {
+  const where = 'rig-bnxt pingpong';
+  const parsed = parseOptions(where, args, PINGPONG_OPTIONS);
+  if (!parsed.ok) return parsed;
+  const { values, positionals } = parsed.value;
+  if (values.help) return ok({ command: 'help', text: PINGPONG_USAGE });
+
+  const server = parseServer(where, positionals);
+  if (!server.ok) return server;
+  const device = parseDevice(where, values['ib-dev']);
+  if (!device.ok) return device;
+  const size = parseOptional(where, '-s/--size', values.size, DEFAULT_PINGPONG_SIZE_BYTES, parseSize);
+  if (!size.ok) return size;
+  const iterations = parseOptional(where, '-n/--iters', values.iters, DEFAULT_PINGPONG_ITERATIONS, (t) =>
+    parseIntegerIn(t, 1, 0xffffffff));
+  if (!iterations.ok) return iterations;
+  const gidIndex = parseOptional<number | undefined>(where, '-g/--gid-idx', values['gid-idx'], undefined, (t) =>
+    parseIntegerIn(t, 0, 255));
+  if (!gidIndex.ok) return gidIndex;
+  const port = parseOptional(where, '-p/--port', values.port, DEFAULT_PORT, parsePort);
+  if (!port.ok) return port;
+  const mtu = parseOptional(where, '-m/--mtu', values.mtu, DEFAULT_PINGPONG_MTU_BYTES, parseMtu);
+  if (!mtu.ok) return mtu;
+  const mac = parseOptional<Uint8Array | undefined>(where, '--mac', values.mac, undefined, parseMac);
+  if (!mac.ok) return mac;
+
+  return ok({
+    command: 'pingpong',
+    device: device.value,
+    sizeBytes: size.value,
+    iterations: iterations.value,
+    gidIndex: gidIndex.value,
+    port: port.value,
+    peerMac: mac.value,
+    mtuBytes: mtu.value,
+    server: server.value,
+  });
+}
+
+// ---- probe ---------------------------------------------------------------------------------
+
+function parseProbe(args: readonly string[]): Result<CliCommand> {
+  const where = 'rig-bnxt probe';
+  const parsed = parseOptions(where, args, { help: { type: 'boolean', short: 'h' } } as const);
+  if (!parsed.ok) return parsed;
+  if (parsed.value.values.help) return ok({ command: 'help', text: PROBE_USAGE });
+  const { positionals } = parsed.value;
+  if (positionals.length === 0) return err(`${where}: missing device (e.g. emu or 0000:3b:00.0)`);
+  if (positionals.length > 1) return err(`${where}: expected one device, got ${positionals.length}: ${positionals.join(' ')}`);
+  const device = parseDevice(where, positionals[0]);
+  if (!device.ok) return device;
+  return ok({ command: 'probe', device: device.value });
+}
+
+// ---- Values --------------------------------------------------------------------------------
+
+/**
+ * A message size as perftest's -s reads it: strtol with base 0 (decimal, 0x hex, leading-0 octal)
+ * and an optional K or M suffix (binary: 1024, 1048576), between 1 and UINT_MAX / 2. Unlike
+ * strtol, trailing garbage is an error rather than ignored.
+ */
+export function parseSize(text: string): Result<number> {
+  let factor = 1;
+  let digits = text;
+  if (text.endsWith('K')) { factor = 1024; digits = text.slice(0, -1); }
+  else if (text.endsWith('M')) { factor = 1024 * 1024; digits = text.slice(0, -1); }
+  const n = parseCInteger(digits);
+  if (n === undefined) return err(`'${text}' is not a size (examples: 4096, 0x1000, 64K, 1M)`);
+  const bytes = n * factor;
+  if (bytes < 1 || bytes > MAX_SIZE_BYTES) return err(`size ${text} is out of range: it must be between 1 and ${MAX_SIZE_BYTES} bytes`);
+  return ok(bytes);
+}
+
+/** A MAC address written as six hex pairs separated by ':' or '-'. */
+export function parseMac(text: string): Result<Uint8Array> {
+  const m = /^([0-9a-fA-F]{2})([:-])([0-9a-fA-F]{2})\2([0-9a-fA-F]{2})\2([0-9a-fA-F]{2})\2([0-9a-fA-F]{2})\2([0-9a-fA-F]{2})$/.exec(text);
+  if (!m) return err(`'${text}' is not a MAC address (expected six hex pairs, e.g. 02:00:00:00:00:01)`);
+  return ok(Uint8Array.from([m[1], m[3], m[4], m[5], m[6], m[7]], (pair) => parseInt(pair!, 16)));
+}
+
+function parsePort(text: string): Result<number> {
+  return parseIntegerIn(text, 1, 65535);
+}
+
+function parseMtu(text: string): Result<number> {
+  const n = parseCInteger(text);
+  if (n === undefined || !PINGPONG_MTUS.includes(n)) return err(`'${text}' is not a path MTU: expected one of ${PINGPONG_MTUS.join(', ')}`);
+  return ok(n);
+}
+
+function parseIntegerIn(text: string, min: number, max: number): Result<number> {
+  const n = parseCInteger(text);
+  if (n === undefined) return err(`'${text}' is not a whole number`);
+  if (n < min || n > max) return err(`${text} is out of range: it must be between ${min} and ${max}`);
+  return ok(n);
+}
+
+/** A non-negative integer as strtol(text, &end, 0) reads it, requiring the whole text to be used. */
+function parseCInteger(text: string): number | undefined {
+  let n: number;
+  if (/^0[xX][0-9a-fA-F]+$/.test(text)) n = parseInt(text.slice(2), 16);
+  else if (/^0[0-7]+$/.test(text)) n = parseInt(text.slice(1), 8);
+  else if (/^(0|[1-9][0-9]*)$/.test(text)) n = parseInt(text, 10);
+  else return undefined;
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
+function parseDevice(where: string, text: string | undefined): Result<string> {
+  if (text === undefined) return ok(DEFAULT_DEVICE);
+  if (text.trim() === '') return err(`${where}: the device name is empty`);
+  return ok(text);
+}
+
+function parseServer(where: string, positionals: readonly string[]): Result<string | undefined> {
+  if (positionals.length > 1) return err(`${where}: expected at most one SERVER, got ${positionals.length}: ${positionals.join(' ')}`);
+  const server = positionals[0];
+  if (server !== undefined && server.trim() === '') return err(`${where}: the server name is empty`);
+  return ok(server);
+}
+
+function parseOptional<A>(where: string, name: string, text: string | undefined, fallback: A, parse: (t: string) => Result<A>): Result<A> {
+  if (text === undefined) return ok(fallback);
+  const r = parse(text);
+  return r.ok ? r : err(`${where}: ${name}: ${r.error}`);
+}
+
+type OptionConfig = Record<string, { readonly type: 'string' | 'boolean'; readonly short?: string }>;
+type ParsedValues<C extends OptionConfig> = { [K in keyof C]?: C[K]['type'] extends 'string' ? string : boolean };
+
+/** node:util parseArgs in strict mode, with its exceptions turned into short error values. */
+function parseOptions<C extends OptionConfig>(
+  where: string,
+  args: readonly string[],
+  options: C,
+): Result<{ values: ParsedValues<C>; positionals: string[] }> {
+  try {
+    const { values, positionals } = parseArgs({ args: [...args], options, allowPositionals: true, strict: true });
+    return ok({ values: values as ParsedValues<C>, positionals });
+  } catch (e) {
+    return err(`${where}: ${describeParseError(e)} (see ${where} --help)`);
+  }
+}
+
+function describeParseError(e: unknown): string {
+  const code = (e as { code?: unknown }).code;
+  const message = e instanceof Error ? e.message : String(e);
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    const name = /'([^']+)'/.exec(message)?.[1];
+    return name ? `unknown option '${name}'` : 'unknown option';
+  }
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    const name = /^Option '([^']+)'/.exec(message)?.[1]?.replace(/ <value>$/, '');
+    if (/argument missing|ambiguous/.test(message)) return `option '${name}' needs a value`;
+    if (/does not take an argument/.test(message)) return `option '${name}' takes no value`;
+  }
+  return message.split('\n')[0]!;
+}
