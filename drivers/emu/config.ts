@@ -1,0 +1,33 @@
+/** What a software NIC is: its identity and its cable, fixed when it is opened. */
+
+export type CableSpec =
+  | { readonly kind: 'loop' }
+  | { readonly kind: 'udp'; readonly localPort: number; readonly remotePort: number }
+  | { readonly kind: 'stream'; readonly path: string };
+
+export interface EmuConfig {
+  readonly mac: Uint8Array; // 6 bytes, wire order
+  readonly ipv4: Uint8Array; // 4 bytes, wire order
+  /** Ethernet MTU; the RoCE path MTU follows it (1500 gives 1024, 9000 gives 4096). */
+  readonly mtu: number;
+  readonly cable: CableSpec;
+  readonly pcapPath: string | undefined;
+  /** Seeds every random choice the model makes (fault injection, ids). */
+  readonly seed: number;
+  /** Run the model in a worker thread (default) or stepped in the caller's thread on a virtual clock. */
+  readonly mode: 'thread' | 'stepped';
+}
+
+export const BCM57508 = {
+  vendorId: 0x14e4,
+  deviceId: 0x1750,
+  chipNum: 0x1750,
+  chipRev: 1,
+  chipMetal: 1,
+  name: 'BCM57508',
+} as const;
+
+/** A locally administered MAC made from a number (02:...), unique per opened NIC in a process. */
+export function macFromNumber(n: number): Uint8Array {
+  return Uint8Array.from([0x02, 0x62, 0x6e, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff]);
+}

@@ -1,0 +1,187 @@
+/**
+ * The software NIC's RoCE objects, shared by its firmware (which creates, modifies and
+ * destroys them on CMDQ commands) and its engine (which runs their rings). Like hardware
+ * contexts, they hold what the create/modify commands said, with page lists resolved once
+ * through the IOMMU at create time.
+ */
+import type { Iommu } from '../iommu.ts';
+
+/** Host memory the device reaches through a page list (a ring or a memory region). */
+export class PagedMemory {
+  constructor(
+    /** IOVA of each page, in order. */
+    readonly pages: readonly number[],
+    readonly pageBytes: number,
+    /** Bytes described (pages x pageBytes, or less for a region). */
+    readonly length: number,
+  ) {}
+
+  /** IOVA of byte `offset`; the caller keeps accesses inside one page (entries never straddle pages). */
+  iova(offset: number): number {
+    const page = Math.floor(offset / this.pageBytes);
+    return this.pages[page]! + (offset - page * this.pageBytes);
+  }
+
+  /** Largest run of bytes from `offset` that stays inside one page. */
+  contiguous(offset: number): number {
+    return this.pageBytes - (offset % this.pageBytes);
+  }
+}
+
+/** A ring of fixed-size entries in paged memory. */
+export class Ring {
+  constructor(
+    readonly memory: PagedMemory,
+    readonly entries: number,
+    readonly entryBytes: number,
+  ) {}
+  entryIova(index: number): number {
+    return this.memory.iova(index * this.entryBytes);
+  }
+}
+
+export class EmuCq {
+  /** Next CQE slot the device writes (free-running). */
+  producer = 0;
+  /** Consumer index the driver last rang (CQ doorbell), free-running modulo 2 x entries. */
+  consumer = 0;
+  /** NQ notification requested (CQ_ARMALL / CQ_ARMSE doorbell) and not yet delivered. */
+  armed = false;
+  destroyed = false;
+  constructor(
+    readonly id: number,
+    /** cq_handle as two 32-bit halves: echoed in NQ entries. */
+    readonly handleLo: number,
+    readonly handleHi: number,
+    readonly ring: Ring,
+    /** The NQ (ring id) this CQ notifies. */
+    readonly nqId: number,
+  ) {}
+}
+
+export class EmuMr {
+  constructor(
+    /** lkey = rkey. */
+    readonly key: number,
+    readonly pd: number,
+    /** Virtual address the region starts at (as registered). */
+    readonly va: number,
+    readonly length: number,
+    /** MrAccess bits. */
+    readonly access: number,
+    readonly memory: PagedMemory,
+  ) {}
+}
+
+/** QP states with roce_hsi.h's values (QpState in firmware-hwrm/roce). */
+export const enum EmuQpState {
+  RESET = 0,
+  INIT = 1,
+  RTR = 2,
+  RTS = 3,
+  SQD = 4,
+  SQE = 5,
+  ERR = 6,
+}
+
+export class EmuQp {
+  state: EmuQpState = EmuQpState.RESET;
+  destroyed = false;
+  // Set by MODIFY_QP.
+  access = 0;
+  pkey = 0xffff;
+  pathMtuBytes = 4096;
+  destQpn = 0;
+  destMac = new Uint8Array(6);
+  destGid = new Uint8Array(16);
+  sgidIndex = 0;
+  hopLimit = 64;
+  /** Responder's expected PSN (from rq_psn). */
+  rqPsn = 0;
+  /** Requester's next PSN (from sq_psn). */
+  sqPsn = 0;
+  /** Local ACK timeout code: 4.096 us x 2^timeout (0 = infinite). */
+  timeout = 0;
+  retryCnt = 0;
+  /** 7 = retry forever. */
+  rnrRetry = 0;
+  minRnrTimer = 0;
+  maxRdAtomic = 0;
+  maxDestRdAtomic = 0;
+  /** Producer indexes from the last SQ / RQ doorbells (free-running as rung, masked by ring size). */
+  sqProducer = 0;
+  rqProducer = 0;
+  /** The engine's per-QP transport state (requester, responder, completer); owned by the engine. */
+  transport: unknown = undefined;
+
+  constructor(
+    readonly qpn: number,
+    readonly pd: number,
+    readonly handleLo: number,
+    readonly handleHi: number,
+    /** Send queue: `sqEntries` WQEs of 128 bytes (static mode), followed by the PSN search area. */
+    readonly sq: Ring,
+    readonly rq: Ring,
+    readonly scq: EmuCq,
+    readonly rcq: EmuCq,
+    readonly sqSge: number,
+    readonly rqSge: number,
+  ) {}
+}
+
+/** A GID table entry (ADD_GID). */
+export interface EmuGid {
+  readonly index: number;
+  readonly gid: Uint8Array;
+  readonly mac: Uint8Array;
+}
+
+/** Resolves a page list of `level` (0/1/2) at `pbl` through the IOMMU; undefined if any page is unmapped. */
+export function walkPageList(iommu: Iommu, pbl: number, level: number, pageBytes: number, length: number): PagedMemory | undefined {
+  const pages = Math.max(1, Math.ceil(length / pageBytes));
+  if (level === 0) {
+    // Level 0: pbl is the (contiguous) memory itself.
+    if (!iommu.check(pbl, length)) return undefined;
+    return new PagedMemory(Array.from({ length: pages }, (_, i) => pbl + i * pageBytes), pageBytes, length);
+  }
+  const out: number[] = [];
+  const readTable = (table: number, count: number, leaf: boolean): boolean => {
+    for (let i = 0; i < count && out.length < pages; i++) {
+      if (!iommu.check(table + i * 8, 8)) return false;
+      const pte = iommu.read64(table + i * 8);
+      const address = pte - (pte % 4096);
+      if (leaf) {
+        if (!iommu.check(address, Math.min(pageBytes, length - out.length * pageBytes))) return false;
+        out.push(address);
+      } else if (!readTable(address, 512, true)) return false;
+    }
+    return true;
+  };
+  if (level === 1 ? !readTable(pbl, pages, true) : level === 2 ? !readTable(pbl, Math.ceil(pages / 512), false) : true) return undefined;
+  if (level > 2 || out.length < pages) return undefined;
+  return new PagedMemory(out, pageBytes, length);
+}
+
+/**
+ * What the engine asks of the firmware's tables, and what the firmware tells the engine.
+ * RoceFirmware (drivers/emu/firmware/roce.ts) implements RoceTables; RoceEngine
+ * (drivers/emu/engine/engine.ts) implements EngineHooks.
+ */
+export interface RoceTables {
+  qp(qpn: number): EmuQp | undefined;
+  cq(id: number): EmuCq | undefined;
+  /** The region whose key is `key` (lkey = rkey), if registered. */
+  mr(key: number): EmuMr | undefined;
+  gid(index: number): EmuGid | undefined;
+  /** Writes a QP error notification (CREQ event 0xC0) for `qp` with the given reason codes. */
+  postQpError(qp: EmuQp, reqErrStateReason: number, resErrStateReason: number): void;
+  /** Writes a CQ notification entry to the NQ of `cq` (if armed). */
+  postCqNotification(cq: EmuCq): void;
+}
+
+export interface EngineHooks {
+  /** MODIFY_QP changed `qp`'s state (to RTS: start sending; to ERR: flush). */
+  qpStateChanged(qp: EmuQp, from: EmuQpState): void;
+  /** DESTROY_QP: the engine must run none of its entries and write no memory for it from now on. */
+  qpDestroyed(qp: EmuQp): void;
+}

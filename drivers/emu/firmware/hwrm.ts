@@ -1,0 +1,246 @@
+/**
+ * The software NIC's management firmware (ChiMP) as seen through HWRM: it takes a request
+ * from the BAR0 window (or, in short-command mode, from host memory through the IOMMU),
+ * answers it by DMA at resp_addr with the valid byte written last, and keeps the
+ * function's state with the preconditions a driver must respect.
+ *
+ * Rules this model enforces (beyond layouts): requests larger than the window need short
+ * mode; backing store, rings and statistics contexts need a registered driver; rings and
+ * contexts are freed by id and FUNC_RESET drops everything a previous owner left.
+ */
+import * as H from '../../../firmware-hwrm/hwrm/index.ts';
+import type { NicModel } from '../nic-model.ts';
+import { HwrmFaults, type MalformedKind } from './hwrm-faults.ts';
+import { BCM57508 } from '../config.ts';
+import { answerBackingStoreQcaps, checkBackingStoreCfg, type BackingStoreState } from './hwrm-backing-store.ts';
+
+type Req = Record<string, number | bigint | Uint8Array>;
+type Answer = { error: number } | { values: Record<string, unknown> };
+
+export interface NqRing {
+  readonly id: number;
+  readonly pageTblAddr: number;
+  readonly pageTblDepth: number;
+  readonly pageSizeLog2: number;
+  readonly length: number;
+  readonly logicalId: number;
+}
+
+const WINDOW_BYTES = 128;
+const MAX_EXT_REQ_LEN = 336;
+const MAX_NQ_LENGTH = 1 << 20;
+
+export class HwrmFirmware {
+  readonly faults = new HwrmFaults();
+  registered = false;
+  backingStore: BackingStoreState | undefined;
+  readonly rings = new Map<number, NqRing>();
+  readonly statCtxs = new Map<number, { readonly dmaAddr: number; readonly roce: boolean }>();
+  private nextRingId = 1;
+  private nextStatId = 1;
+  /** Requests answered (for tests and benchmarks). */
+  answered = 0;
+
+  constructor(private readonly model: NicModel) {
+    // The firmware status register reads "ready" (0x8000) on a healthy P5 (hwrm-vfio.md 2.9).
+    model.publishBar0(0x520, 0x8000);
+  }
+
+  run(_nowNs: number): boolean {
+    return false;
+  }
+
+  nextDeadlineNs(): number {
+    return Infinity;
+  }
+
+  /** A write of the ChiMP trigger register: take the request in the window. */
+  trigger(value: number): void {
+    if (value !== 1) return;
+    const window = this.model.bar0Bytes(0, WINDOW_BYTES);
+    const dv = new DataView(window.buffer);
+    let request: Uint8Array = window;
+    if (dv.getUint16(2, true) === H.SHORT_REQ_SIGNATURE_SHORT_CMD) {
+      const short = H.HwrmShortInput.decode(window);
+      if (short.req_addr % 16 !== 0 || short.size < 16 || short.size > MAX_EXT_REQ_LEN) return; // nothing sane to answer to
+      const body = new Uint8Array(short.size);
+      if (!this.model.iommu.readInto(short.req_addr, short.size, body, 0)) return; // IOMMU fault: no answer
+      request = body;
+    }
+    this.handle(request, request !== window);
+  }
+
+  private handle(request: Uint8Array, viaShort: boolean): void {
+    const hdr = H.HwrmInput.decode(request);
+    const fate = this.faults.next(hdr.req_type);
+    if (fate.silent) return;
+    const spec = H.hwrmCommand(hdr.req_type);
+    let answer: Answer;
+    if (fate.refuse) answer = { error: fate.refuse };
+    else if (!spec) answer = { error: H.HWRM_ERR_CODE.CMD_NOT_SUPPORTED };
+    else if (!viaShort && spec.request.size > WINDOW_BYTES) answer = { error: H.HWRM_ERR_CODE.INVALID_PARAMS };
+    else answer = this.execute(hdr.req_type, spec.request.decode(request) as Req);
+    this.respond(hdr, spec, answer, fate.malformed);
+  }
+
+  private execute(reqType: number, req: Req): Answer {
+    const E = H.HWRM_ERR_CODE;
+    switch (reqType) {
+      case H.HWRM.VER_GET:
+        return { values: this.verGet() };
+      case H.HWRM.FUNC_RESET:
+        // Drops what a previous owner left: rings, contexts, registration, context memory.
+        this.rings.clear();
+        this.statCtxs.clear();
+        this.registered = false;
+        this.backingStore = undefined;
+        this.model.roce.reset();
+        return { values: {} };
+      case H.HWRM.FUNC_QCAPS:
+        if (req.fid !== H.HWRM_FID_SELF) return { error: E.INVALID_PARAMS };
+        return { values: this.funcQcaps() };
+      case H.HWRM.FUNC_QCFG:
+        if (req.fid !== H.HWRM_FID_SELF) return { error: E.INVALID_PARAMS };
+        return { values: this.funcQcfg() };
+      case H.HWRM.FUNC_DRV_RGTR:
+        this.registered = true;
+        return { values: { flags: 0 } };
+      case H.HWRM.FUNC_DRV_UNRGTR:
+        if (!this.registered) return { error: E.INVALID_PARAMS };
+        this.registered = false;
+        return { values: {} };
+      case H.HWRM.FUNC_DRV_IF_CHANGE:
+        return { values: { flags: 0 } };
+      case H.HWRM.PORT_PHY_QCFG:
+        return { values: this.portPhyQcfg() };
+      case H.HWRM.FUNC_BACKING_STORE_QCAPS:
+        return { values: answerBackingStoreQcaps() };
+      case H.HWRM.FUNC_BACKING_STORE_CFG: {
+        if (!this.registered) return { error: E.RESOURCE_ACCESS_DENIED };
+        const state = checkBackingStoreCfg(req, this.model.iommu);
+        if (typeof state === 'number') return { error: state };
+        this.backingStore = state;
+        return { values: {} };
+      }
+      case H.HWRM.STAT_CTX_ALLOC: {
+        if (!this.registered) return { error: E.RESOURCE_ACCESS_DENIED };
+        const addr = req.stats_dma_addr as number;
+        const len = req.stats_dma_length as number;
+        if (len < 8 || !this.model.iommu.check(addr, len)) return { error: E.INVALID_PARAMS };
+        const id = this.nextStatId++;
+        this.statCtxs.set(id, { dmaAddr: addr, roce: ((req.stat_ctx_flags as number) & 1) !== 0 });
+        return { values: { stat_ctx_id: id } };
+      }
+      case H.HWRM.STAT_CTX_FREE: {
+        const id = req.stat_ctx_id as number;
+        if (!this.statCtxs.delete(id)) return { error: E.INVALID_PARAMS };
+        return { values: { stat_ctx_id: id } };
+      }
+      case H.HWRM.RING_ALLOC:
+        return this.ringAlloc(req);
+      case H.HWRM.RING_FREE: {
+        const id = req.ring_id as number;
+        const ring = this.rings.get(id);
+        if (!ring || req.ring_type !== H.RING_ALLOC_REQ_RING_TYPE.NQ) return { error: E.INVALID_PARAMS };
+        if (this.model.roce.usesRing(id)) return { error: E.RESOURCE_ACCESS_DENIED };
+        this.rings.delete(id);
+        return { values: {} };
+      }
+      default:
+        return { error: E.CMD_NOT_SUPPORTED };
+    }
+  }
+
+  private ringAlloc(req: Req): Answer {
+    const E = H.HWRM_ERR_CODE;
+    if (!this.registered) return { error: E.RESOURCE_ACCESS_DENIED };
+    if (!this.backingStore) return { error: E.RESOURCE_ACCESS_DENIED }; // P5 keeps ring contexts in context memory
+    // Only notification queues are modelled: the CREQ and the RoCE NQs are rings of type NQ on P5.
+    if (req.ring_type !== H.RING_ALLOC_REQ_RING_TYPE.NQ) return { error: E.INVALID_PARAMS };
+    const length = req.length as number;
+    const depth = req.page_tbl_depth as number;
+    const pageSizeLog2 = req.page_size as number;
+    const addr = req.page_tbl_addr as number;
+    if (length < H.RING_ALLOC_MIN_LENGTH || length > MAX_NQ_LENGTH || depth > 1) return { error: E.INVALID_PARAMS };
+    if (depth === 0 && !this.model.iommu.check(addr, length * 16)) return { error: E.INVALID_PARAMS };
+    if (depth === 1) {
+      const pages = Math.ceil((length * 16) / 2 ** pageSizeLog2);
+      if (pageSizeLog2 < 12 || pageSizeLog2 > 30 || !this.model.iommu.check(addr, pages * 8)) return { error: E.INVALID_PARAMS };
+    }
+    const id = this.nextRingId++;
+    this.rings.set(id, { id, pageTblAddr: addr, pageTblDepth: depth, pageSizeLog2, length, logicalId: req.logical_id as number });
+    return { values: { ring_id: id, logical_ring_id: req.logical_id } };
+  }
+
+  private verGet(): Record<string, unknown> {
+    const name = (s: string) => Uint8Array.from({ length: 16 }, (_, i) => s.charCodeAt(i) || 0);
+    return {
+      hwrm_intf_maj_8b: H.HWRM_VERSION_MAJOR, hwrm_intf_min_8b: H.HWRM_VERSION_MINOR, hwrm_intf_upd_8b: H.HWRM_VERSION_UPDATE, hwrm_intf_rsvd_8b: H.HWRM_VERSION_RSVD,
+      hwrm_fw_maj_8b: 230, hwrm_fw_min_8b: 2, hwrm_fw_bld_8b: 52, hwrm_fw_rsvd_8b: 0,
+      mgmt_fw_maj_8b: 230, mgmt_fw_min_8b: 2, mgmt_fw_bld_8b: 52,
+      netctrl_fw_maj_8b: 230, netctrl_fw_min_8b: 2, netctrl_fw_bld_8b: 52,
+      roce_fw_maj_8b: 230, roce_fw_min_8b: 2, roce_fw_bld_8b: 52,
+      dev_caps_cfg: H.VER_GET_RESP_DEV_CAPS_CFG.SHORT_CMD_SUPPORTED,
+      hwrm_fw_name: name('rig-bnxt-emu'), mgmt_fw_name: name('ChiMP'), netctrl_fw_name: name('netctrl'), active_pkg_name: name('230.2.52.0'), roce_fw_name: name('roce'),
+      chip_num: BCM57508.chipNum, chip_rev: BCM57508.chipRev, chip_metal: BCM57508.chipMetal, chip_platform_type: 0,
+      max_req_win_len: WINDOW_BYTES, max_resp_len: H.HWRM_MAX_RESP_LEN, def_req_timeout: 500, flags: 0, always_1: 1,
+      hwrm_intf_major: H.HWRM_VERSION_MAJOR, hwrm_intf_minor: H.HWRM_VERSION_MINOR, hwrm_intf_build: H.HWRM_VERSION_UPDATE, hwrm_intf_patch: H.HWRM_VERSION_RSVD,
+      hwrm_fw_major: 230, hwrm_fw_minor: 2, hwrm_fw_build: 52, hwrm_fw_patch: 0,
+      roce_fw_major: 230, roce_fw_minor: 2, roce_fw_build: 52, roce_fw_patch: 0,
+      max_ext_req_len: MAX_EXT_REQ_LEN, max_req_timeout: 40,
+    };
+  }
+
+  private funcQcaps(): Record<string, unknown> {
+    const F = H.FUNC_QCAPS_RESP_FLAGS;
+    return {
+      fid: 0, port_id: 0, flags: F.ROCE_V1_SUPPORTED | F.ROCE_V2_SUPPORTED | F.EXT_STATS_SUPPORTED,
+      mac_address: this.model.config.mac, max_rsscos_ctx: 64, max_cmpl_rings: 128, max_tx_rings: 128, max_rx_rings: 128,
+      max_l2_ctxs: 128, max_vnics: 64, max_stat_ctx: 128, max_hw_ring_grps: 0, flags_ext: 0,
+    };
+  }
+
+  private funcQcfg(): Record<string, unknown> {
+    return {
+      fid: 0, port_id: 0, mac_address: this.model.config.mac, admin_mtu: this.model.config.mtu, mru: this.model.config.mtu,
+      alloc_msix: 64, l2_doorbell_bar_size_kb: 64, always_1: 1, legacy_l2_db_size_kb: 64, db_page_size: 0, host_mtu: this.model.config.mtu,
+    };
+  }
+
+  private portPhyQcfg(): Record<string, unknown> {
+    return {
+      link: H.PORT_PHY_QCFG_RESP_LINK.LINK, link_speed: H.PORT_PHY_QCFG_RESP_LINK_SPEED['200GB'], duplex_cfg: 1, duplex_state: 1,
+      media_type: H.PORT_PHY_QCFG_RESP_MEDIA_TYPE.DAC, active_lanes: 4,
+    };
+  }
+
+  /** Writes the answer at resp_addr: everything but the last byte, then the valid byte. */
+  private respond(hdr: { req_type: number; seq_id: number; resp_addr: number }, spec: H.HwrmCommandSpec | undefined, answer: Answer, malformed: MalformedKind | undefined): void {
+    let bytes: Uint8Array;
+    if ('error' in answer) {
+      bytes = H.HwrmErrOutput.encode({ error_code: answer.error, req_type: hdr.req_type, seq_id: hdr.seq_id, resp_len: 16, valid: 1 });
+    } else {
+      const layout = spec!.response;
+      bytes = layout.encode({ ...answer.values, error_code: 0, req_type: hdr.req_type, seq_id: hdr.seq_id, resp_len: layout.size, valid: 1 } as never);
+    }
+    const dv = new DataView(bytes.buffer);
+    if (malformed === 'seq') dv.setUint16(4, (hdr.seq_id + 1) & 0xffff, true);
+    if (malformed === 'wrong_type') dv.setUint16(2, (hdr.req_type + 1) & 0xffff, true);
+    if (malformed === 'resp_len') dv.setUint16(6, 5000, true);
+    const iommu = this.model.iommu;
+    if (!iommu.writeFrom(hdr.resp_addr, bytes, 0, bytes.length - 1)) return;
+    if (malformed !== 'no_valid') iommu.write8Release(hdr.resp_addr + bytes.length - 1, 1);
+    this.answered++;
+    this.model.notifyDriver();
+  }
+
+  readonly controls = {
+    refuseNth: (n: number, code: number) => this.faults.refuseNth(n, code),
+    refuseType: (reqType: number, code: number) => this.faults.refuseType(reqType, code),
+    malformNth: (n: number, kind: MalformedKind) => this.faults.malformNth(n, kind),
+    silence: () => { this.faults.silent = true; },
+    clearFaults: () => this.faults.clear(),
+    seen: () => this.faults.seen,
+    resources: () => ({ registered: this.registered, backingStore: this.backingStore !== undefined, rings: this.rings.size, statCtxs: this.statCtxs.size }),
+  };
+}

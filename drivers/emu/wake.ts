@@ -1,0 +1,19 @@
+/**
+ * How a sleeping driver learns the software NIC wrote something: a shared counter the
+ * model bumps after it writes a response, CQE or event, with a notify when the driver
+ * sleeps on it. Real hardware would raise an interrupt; a driver that polls only needs
+ * its sleeps cut short.
+ *
+ *   Int32 [0] counter  [1] driver sleeping
+ */
+export const WAKE_COUNTER = 0;
+export const WAKE_SLEEPING = 1;
+
+export function allocWake(): SharedArrayBuffer {
+  return new SharedArrayBuffer(16);
+}
+
+export function wakeDriver(words: Int32Array): void {
+  Atomics.add(words, WAKE_COUNTER, 1);
+  if (Atomics.load(words, WAKE_SLEEPING) !== 0) Atomics.notify(words, WAKE_COUNTER);
+}

@@ -1,0 +1,101 @@
+/**
+ * The software NIC's worker thread: runs the model like hardware runs beside the host.
+ * After work it spins briefly (a doorbell usually follows a doorbell), then sleeps until
+ * the next bus write, frame or timer, so an idle NIC takes no CPU.
+ */
+import { workerData, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
+import { NicModel, type ModelInit } from './nic-model.ts';
+import type { ControlMessage, ControlReply } from './control.ts';
+
+/** How long the model keeps looking for work after its last work, in ms. */
+const SPIN_AFTER_WORK_MS = 2;
+/** How long one spin slice runs before yielding to the event loop (for sockets, timers), in ms. */
+const SLICE_MS = 0.5;
+
+const data = workerData as ModelInit & { port: MessagePort };
+const port = data.port;
+const model = new NicModel(data);
+let closed = false;
+
+model.onControl = () => {
+  for (let m = receiveMessageOnPort(port); m; m = receiveMessageOnPort(port)) handle(m.message as ControlMessage);
+};
+model.onExternalWork = () => kick();
+
+function handle(m: ControlMessage): void {
+  switch (m.op) {
+    case 'map': model.iommu.map(m.iova, m.memory, m.length); break;
+    case 'unmap': model.iommu.unmap(m.iova); break;
+    case 'call': {
+      let reply: ControlReply;
+      try {
+        reply = { id: m.id, ok: true, value: model.control(m.name, m.args) };
+      } catch (e) {
+        reply = { id: m.id, ok: false, error: (e as Error).message };
+      }
+      port.postMessage(reply);
+      model.wakeDriver();
+      break;
+    }
+    case 'close':
+      closed = true;
+      clearInterval(keepAlive);
+      model.close();
+      break;
+  }
+}
+
+const now = () => performance.now() * 1e6;
+let lastWorkMs = performance.now();
+let sleeping = false;
+let scheduled = false;
+
+function slice(): void {
+  scheduled = false;
+  const sliceStart = performance.now();
+  for (;;) {
+    if (closed) return;
+    const t = performance.now();
+    if (model.runOnce(t * 1e6)) lastWorkMs = t;
+    if (t - lastWorkMs > SPIN_AFTER_WORK_MS) return sleep();
+    if (t - sliceStart > SLICE_MS) return schedule();
+  }
+}
+
+function schedule(): void {
+  if (scheduled) return;
+  scheduled = true;
+  setImmediate(slice);
+}
+
+function sleep(): void {
+  const tail = model.prepareSleep();
+  if (tail === undefined) return schedule();
+  sleeping = true;
+  const deadline = model.nextDeadlineNs();
+  const timeoutMs = deadline === Infinity ? undefined : Math.max(0, (deadline - now()) / 1e6);
+  const waited = Atomics.waitAsync(model.queueWords(), model.queueTailIndex(), tail, timeoutMs);
+  if (waited.async) waited.value.then(resume);
+  else resume();
+}
+
+function resume(): void {
+  if (!sleeping) return;
+  sleeping = false;
+  model.awake();
+  lastWorkMs = performance.now();
+  schedule();
+}
+
+/** Frames from a socket arrive on the event loop; make sure the model looks at them soon. */
+function kick(): void {
+  if (sleeping) resume();
+  else lastWorkMs = performance.now();
+}
+
+// A pending Atomics.waitAsync does not keep a worker's event loop alive: this timer does,
+// until close.
+const keepAlive = setInterval(() => {}, 1 << 30);
+
+port.postMessage({ id: 0, ok: true } satisfies ControlReply);
+schedule();

@@ -1,0 +1,140 @@
+/**
+ * Bring-up and teardown of a P5 physical function over HWRM, in the order of
+ * bnxt-hwrm-vfio.md 6.3 (a synthesis of the Linux bnxt_en and DPDK sequences). Each step
+ * names the command it sends. A refused step gives back everything taken before it, in
+ * reverse; memory a silent firmware may still name stays quarantined until close.
+ */
+import type { Device } from '../../drivers/device.ts';
+import {
+  FUNC_DRV_RGTR_REQ_ENABLES, FUNC_DRV_RGTR_REQ_OS_TYPE, FUNC_QCAPS_RESP_FLAGS, HWRM_FID_SELF, HWRM_VERSION_MAJOR,
+  HWRM_VERSION_MINOR, HWRM_VERSION_UPDATE, VER_GET_RESP_FLAGS, shortCommandRequired, linkSpeedMbps, PORT_PHY_QCFG_RESP_LINK,
+} from '../../firmware-hwrm/hwrm/index.ts';
+import { ok, err, type Result } from '../result.ts';
+import { chipProfile, chipSupported, type ChipProfile } from './chip.ts';
+import { DmaPool } from './dma-pool.ts';
+import { HwrmChannel } from './hwrm-channel.ts';
+import * as C from './hwrm-commands.ts';
+import { configureBackingStore, freeBackingStore, type BackingStore } from './backing-store.ts';
+import { LIMITS } from './limits.ts';
+
+export interface FunctionInfo {
+  readonly chip: ChipProfile;
+  readonly chipNum: number;
+  readonly chipRev: number;
+  readonly firmwareVersion: string;
+  readonly hwrmVersion: string;
+  readonly mac: Uint8Array;
+  readonly portId: number;
+  readonly mtu: number;
+  readonly linkUp: boolean;
+  readonly linkSpeedMbps: number;
+  readonly doorbellBase: number;
+}
+
+/** A function brought up over HWRM: what the RoCE layer builds on. */
+export interface BnxtFunction {
+  readonly device: Device;
+  readonly pool: DmaPool;
+  readonly hwrm: HwrmChannel;
+  readonly info: FunctionInfo;
+  readonly backingStore: BackingStore;
+}
+
+export interface BringUpOptions {
+  /** Caps every firmware wait (tests of a silent firmware use a short one). */
+  readonly firmwareTimeoutMs?: number;
+}
+
+/** Brings the function up. On failure the device is left as found (minus quarantined memory) and still open. */
+export function bringUp(device: Device, options: BringUpOptions = {}): Result<BnxtFunction> {
+  const pool = new DmaPool(device.dma);
+  const opened = HwrmChannel.open(device, pool, options.firmwareTimeoutMs);
+  if (!opened.ok) return opened;
+  const hwrm = opened.value;
+  const undo: (() => void)[] = [() => hwrm.close()];
+  const fail = (step: string, why: string): Result<BnxtFunction> => {
+    // Give back in reverse; a silent firmware gets no more requests (the channel refuses them).
+    for (const u of undo.reverse()) u();
+    return err(`bring-up failed at ${step}: ${why}`);
+  };
+
+  // HWRM_VER_GET: interface version, chip, window sizes, timeouts, short-command mode.
+  // Retried while the firmware says it is not ready (DEV_NOT_RDY), at most ~5 s as the HSI allows.
+  let ver = hwrm.send(C.VER_GET, { hwrm_intf_maj: HWRM_VERSION_MAJOR, hwrm_intf_min: HWRM_VERSION_MINOR, hwrm_intf_upd: HWRM_VERSION_UPDATE });
+  for (let tries = 0; ver.ok && (ver.value.flags & VER_GET_RESP_FLAGS.DEV_NOT_RDY) !== 0 && tries < 50; tries++) {
+    device.clock.sleep(100_000);
+    ver = hwrm.send(C.VER_GET, { hwrm_intf_maj: HWRM_VERSION_MAJOR, hwrm_intf_min: HWRM_VERSION_MINOR, hwrm_intf_upd: HWRM_VERSION_UPDATE });
+  }
+  if (!ver.ok) return fail('HWRM_VER_GET', ver.error);
+  const v = ver.value;
+  if (v.flags & VER_GET_RESP_FLAGS.DEV_NOT_RDY) return fail('HWRM_VER_GET', 'the firmware stayed not ready');
+  if (v.hwrm_intf_maj_8b !== HWRM_VERSION_MAJOR) return fail('HWRM_VER_GET', `HWRM interface ${v.hwrm_intf_maj_8b}.x is not supported (1.x is)`);
+  const chip = chipProfile(v.chip_num);
+  if (!chip || !chipSupported(chip)) return fail('HWRM_VER_GET', `chip 0x${v.chip_num.toString(16)} is not a supported Thor (P5) chip`);
+  hwrm.caps = {
+    maxReqWinLen: Math.max(v.max_req_win_len, 128),
+    maxExtReqLen: Math.max(v.max_ext_req_len, 128),
+    shortCmd: shortCommandRequired(v.dev_caps_cfg),
+    defaultTimeoutMs: v.def_req_timeout || LIMITS.hwrmDefaultTimeoutMs,
+    maxTimeoutMs: (v.max_req_timeout || LIMITS.hwrmMaxTimeoutMs / 1000) * 1000,
+  };
+
+  // HWRM_FUNC_RESET: drop whatever a previous owner left (4x the command timeout).
+  const reset = hwrm.send(C.FUNC_RESET, {}, { timeoutMs: hwrm.caps.defaultTimeoutMs * LIMITS.hwrmResetTimeoutFactor });
+  if (!reset.ok) return fail('HWRM_FUNC_RESET', reset.error);
+
+  // HWRM_FUNC_QCAPS: RoCE v2 support, MAC, port.
+  const caps = hwrm.send(C.FUNC_QCAPS, { fid: HWRM_FID_SELF });
+  if (!caps.ok) return fail('HWRM_FUNC_QCAPS', caps.error);
+  if ((caps.value.flags & FUNC_QCAPS_RESP_FLAGS.ROCE_V2_SUPPORTED) === 0) return fail('HWRM_FUNC_QCAPS', 'this function does not support RoCE v2');
+
+  // HWRM_FUNC_DRV_RGTR: register (OS type and version; no async event forwarding: we poll).
+  const rgtr = hwrm.send(C.FUNC_DRV_RGTR, {
+    enables: FUNC_DRV_RGTR_REQ_ENABLES.OS_TYPE | FUNC_DRV_RGTR_REQ_ENABLES.VER,
+    os_type: FUNC_DRV_RGTR_REQ_OS_TYPE.LINUX,
+    ver_maj_8b: 0, ver_min_8b: 1, ver_upd_8b: 0,
+  });
+  if (!rgtr.ok) return fail('HWRM_FUNC_DRV_RGTR', rgtr.error);
+  undo.push(() => { if (!hwrm.stalled) hwrm.send(C.FUNC_DRV_UNRGTR, {}); });
+
+  // HWRM_QUEUE_QPORTCFG is skipped: CoS queue ids serve the L2 TX path; the backing store
+  // below sizes TQM rings from tqm_fp_rings_count, which the firmware reports.
+
+  // HWRM_FUNC_BACKING_STORE_QCAPS + CFG (V1 on P5): context memory, RoCE kinds included.
+  const bs = configureBackingStore(hwrm, pool);
+  if (!bs.ok) return fail('HWRM_FUNC_BACKING_STORE_CFG', bs.error);
+  undo.push(() => (hwrm.stalled ? pool.quarantine(...bs.value.buffers) : freeBackingStore(pool, bs.value)));
+
+  // HWRM_FUNC_QCFG: MTU and the doorbell area (P5 uses the fixed PF doorbell offset).
+  const qcfg = hwrm.send(C.FUNC_QCFG, { fid: HWRM_FID_SELF });
+  if (!qcfg.ok) return fail('HWRM_FUNC_QCFG', qcfg.error);
+
+  // HWRM_PORT_PHY_QCFG: link state and speed.
+  const phy = hwrm.send(C.PORT_PHY_QCFG, { port_id: caps.value.port_id });
+  if (!phy.ok) return fail('HWRM_PORT_PHY_QCFG', phy.error);
+
+  const fwVersion = `${v.hwrm_fw_major || v.hwrm_fw_maj_8b}.${v.hwrm_fw_minor || v.hwrm_fw_min_8b}.${v.hwrm_fw_build || v.hwrm_fw_bld_8b}.${v.hwrm_fw_patch || v.hwrm_fw_rsvd_8b}`;
+  return ok({
+    device, pool, hwrm, backingStore: bs.value,
+    info: {
+      chip, chipNum: v.chip_num, chipRev: v.chip_rev,
+      firmwareVersion: fwVersion,
+      hwrmVersion: `${v.hwrm_intf_maj_8b}.${v.hwrm_intf_min_8b}.${v.hwrm_intf_upd_8b}.${v.hwrm_intf_rsvd_8b}`,
+      mac: caps.value.mac_address,
+      portId: caps.value.port_id,
+      mtu: qcfg.value.admin_mtu || qcfg.value.mru || 1500,
+      linkUp: phy.value.link === PORT_PHY_QCFG_RESP_LINK.LINK,
+      linkSpeedMbps: linkSpeedMbps(phy.value.link_speed),
+      doorbellBase: chip.doorbellBase(qcfg.value.legacy_l2_db_size_kb),
+    },
+  });
+}
+
+/** Teardown in reverse of bring-up: unregister, then free context memory and the channel. */
+export function tearDown(fn: BnxtFunction): void {
+  // HWRM_FUNC_DRV_UNRGTR, unless the firmware stopped answering.
+  if (!fn.hwrm.stalled) fn.hwrm.send(C.FUNC_DRV_UNRGTR, {});
+  if (fn.hwrm.stalled) fn.pool.quarantine(...fn.backingStore.buffers);
+  else freeBackingStore(fn.pool, fn.backingStore);
+  fn.hwrm.close();
+}
