@@ -18,6 +18,8 @@ export const LIMITS = {
   spinsBeforeSleep: 200,
   /** Sleep between looks once spinning stopped, in µs. */
   pollSleepUs: 20,
+  /** Qp.wait's sleep between looks after its spin, in µs (a device may cut it short). */
+  waitSleepUs: 200,
 } as const;
 
 /** Timeouts may be shortened for tests of a firmware that stops answering. */

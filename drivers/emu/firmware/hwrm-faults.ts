@@ -11,6 +11,12 @@ export class HwrmFaults {
   private readonly refuseTypes = new Map<number, number>();
   private malformedAt = new Map<number, MalformedKind>();
   silent = false;
+  /** Go silent once this many requests were seen (Infinity: never). */
+  private silentFrom = Infinity;
+
+  silenceAfter(n: number): void {
+    this.silentFrom = this.seen + n;
+  }
 
   /** Refuse the request `n` requests from now (1 = the next) with HWRM error `code`. */
   refuseNth(n: number, code: number): void {
@@ -31,6 +37,7 @@ export class HwrmFaults {
     this.refuseTypes.clear();
     this.malformedAt.clear();
     this.silent = false;
+    this.silentFrom = Infinity;
   }
 
   /** Called once per request: what the firmware does with it. */
@@ -40,6 +47,6 @@ export class HwrmFaults {
     this.refuseAt.delete(this.seen);
     const malformed = this.malformedAt.get(this.seen);
     this.malformedAt.delete(this.seen);
-    return { silent: this.silent, refuse, malformed };
+    return { silent: this.silent || this.seen > this.silentFrom, refuse, malformed };
   }
 }

@@ -239,6 +239,7 @@ export class HwrmFirmware {
     refuseType: (reqType: number, code: number) => this.faults.refuseType(reqType, code),
     malformNth: (n: number, kind: MalformedKind) => this.faults.malformNth(n, kind),
     silence: () => { this.faults.silent = true; },
+    silenceAfter: (n: number) => this.faults.silenceAfter(n),
     clearFaults: () => this.faults.clear(),
     seen: () => this.faults.seen,
     resources: () => ({ registered: this.registered, backingStore: this.backingStore !== undefined, rings: this.rings.size, statCtxs: this.statCtxs.size }),

@@ -1,0 +1,460 @@
+/**
+ * A reliable-connected queue pair at the hardware interface: its rings in DMA memory, the
+ * commands that create, connect and destroy it, and the hot path that builds WQEs, rings
+ * doorbells and reads CQEs. Argument checks live in lib/qp.ts; this module trusts them.
+ *
+ *   SQ: [wqe 0 .. wqe 4095] 128 B each, then [psn 0 .. psn 4095] 16 B each (psn_search_ext)
+ *   RQ: [wqe 0 .. wqe 4095] 128 B each
+ *   SCQ / RCQ: 4096 CQEs of 32 B
+ * Each ring holds 4095 entries: one slot stays empty so a full ring never looks empty.
+ */
+import { randomInt } from 'node:crypto';
+import type { DmaBuffer, Mmio } from '../../drivers/device.ts';
+import * as R from '../../firmware-hwrm/roce/index.ts';
+import type { Values } from '../../firmware-hwrm/layout.ts';
+import { ok, err, type Result } from '../result.ts';
+import type { BnxtFunction } from './bringup.ts';
+import type { RoceDevice } from './roce-device.ts';
+import type { RcfwChannel } from './rcfw-channel.ts';
+import { CompletionQueue, CQ_ENTRIES } from './completion-queue.ts';
+import { allocRingMemory, freeRingMemory, ringBuffers, type RingMemory } from './ring-memory.ts';
+import { requesterStatusMessage, responderStatusMessage } from './completion-status.ts';
+import { legalTransition, transitionMask, STATE_CODE, type DriverQpState } from './qp-state.ts';
+import * as Q from './roce-commands.ts';
+
+export const RING_ENTRIES = 4096;
+export const RING_ROOM = RING_ENTRIES - 1;
+const MASK = RING_ENTRIES - 1;
+const RING_SHIFT = 12;
+const WQE_WORDS = R.STATIC_WQE_BYTES / 4;
+const PSN_AREA_WORD = (RING_ENTRIES * R.STATIC_WQE_BYTES) / 4;
+const PSN_WORDS = R.PSN_SEARCH_EXT_BYTES / 4;
+/** Outstanding RDMA reads each way (ORD / IRD). */
+export const READ_DEPTH = 16;
+/** Local ACK timeout 14: 4.096 us x 2^14 = 67 ms; retries 7; RNR retries 7 = forever. */
+export const ACK_TIMEOUT = 14;
+export const RETRY_COUNT = 7;
+export const RNR_RETRY_FOREVER = 7;
+/** RNR timer code 1 = 0.01 ms, the smallest delay (min RNR timer). */
+export const MIN_RNR_TIMER = 1;
+
+const SEND_WORD0 = R.sqWqeWord0(R.WqeType.SEND, R.WqeFlags.SIGNAL_COMP, R.STATIC_WQE_SLOTS);
+const READ_WORD0 = R.sqWqeWord0(R.WqeType.READ_WQE, R.WqeFlags.SIGNAL_COMP, R.STATIC_WQE_SLOTS);
+const RECV_WORD0 = R.rqWqeWord0(R.STATIC_WQE_SLOTS);
+const TRAILER = R.CQE_TRAILER_WORD;
+
+export const enum Side { Send = 0, Receive = 1 }
+
+type ModifyFields = Partial<Values<(typeof R.CmdqModifyQp)['fields']>>;
+
+/** What poll found: bytes >= 0, or one of these. */
+export const POLL_NONE = -1;
+export const POLL_ERROR = -2;
+
+export interface ConnectParams {
+  readonly destQp: number;
+  readonly destPsn: number;
+  readonly destGid: Uint8Array;
+  readonly destMac: Uint8Array;
+  readonly pathMtu: number;
+  readonly remoteRead: boolean;
+}
+
+export class BnxtQp {
+  readonly qpn: number;
+  readonly psn: number;
+  state: DriverQpState = 'RESET';
+  /** A connect that did not finish (refused or ended by an exception): the next one restarts from RESET. */
+  private restart = false;
+  destroyed = false;
+  /** Set after an exception or refusal during destroy: every later destroy is an error. */
+  destroyBroken: string | undefined;
+  connected = false;
+  remoteRead = false;
+  peerQpn = 0;
+
+  // Hot-path state: numbers and typed arrays only.
+  private readonly sq32: Uint32Array;
+  private readonly rq32: Uint32Array;
+  private sqProd = 0;
+  private sqTaken = 0;
+  private rqProd = 0;
+  private rqTaken = 0;
+  private nextPsn: number;
+  private mtu = 4096;
+  private readonly sqLength = new Uint32Array(RING_ENTRIES);
+  private readonly dbOffset: number;
+  private readonly sqDbHi: number;
+  private readonly rqDbHi: number;
+  /** The failure's message once the QP failed; a failed QP stays failed. */
+  failure: string | undefined;
+  /** Per side: CQEs the NIC wrote before the failure (they keep their results). */
+  private readonly keepAfterFailure = new Int32Array(2);
+  /** The message of the last POLL_ERROR. */
+  lastError = '';
+
+  private constructor(
+    private readonly fn: BnxtFunction,
+    private readonly roce: RoceDevice,
+    qpn: number,
+    private readonly sq: RingMemory,
+    private readonly rq: RingMemory,
+    private readonly xrrq: DmaBuffer,
+    readonly scq: CompletionQueue,
+    readonly rcq: CompletionQueue,
+    private readonly doorbells: Mmio,
+  ) {
+    this.qpn = qpn;
+    this.psn = randomInt(0, 1 << 24);
+    this.nextPsn = this.psn;
+    this.sq32 = sq.buffer.u32;
+    this.rq32 = rq.buffer.u32;
+    this.dbOffset = roce.doorbellOffset;
+    this.sqDbHi = R.doorbellHi(qpn, R.DbcType.SQ);
+    this.rqDbHi = R.doorbellHi(qpn, R.DbcType.RQ);
+  }
+
+  private get rcfw(): RcfwChannel {
+    return this.roce.rcfw;
+  }
+
+  // ---- control path -------------------------------------------------------------------
+
+  /** CREATE_CQ x2, CREATE_QP (RC), MODIFY_QP to INIT. A refusal gives back everything, in reverse. */
+  static make(fn: BnxtFunction, roce: RoceDevice, handle: number): Result<BnxtQp> {
+    const pool = fn.pool;
+    const rcfw = roce.rcfw;
+    const doorbells = fn.device.bar(2);
+    const rings: RingMemory[] = [];
+    const undo: (() => Result<unknown>)[] = [];
+    const buffers: DmaBuffer[] = [];
+    const giveBack = (why: string): Result<BnxtQp> => {
+      for (const u of undo.reverse()) {
+        if (rcfw.stalled) break;
+        u();
+      }
+      if (rcfw.stalled) pool.quarantine(...buffers, ...rings.flatMap(ringBuffers));
+      else {
+        for (const r of rings) freeRingMemory(pool, r);
+        for (const b of buffers) pool.free(b);
+      }
+      return err(`Qp.make: ${why}`);
+    };
+    const ring = (bytes: number): RingMemory | string => {
+      const r = allocRingMemory(pool, bytes);
+      if (!r.ok) return r.error;
+      rings.push(r.value);
+      return r.value;
+    };
+
+    // CREATE_CQ: the send CQ, then the receive CQ.
+    const cqs: CompletionQueue[] = [];
+    for (const which of ['send', 'receive']) {
+      const mem = ring(CQ_ENTRIES * R.CQE_BYTES);
+      if (typeof mem === 'string') return giveBack(mem);
+      const cq = rcfw.send(Q.CREATE_CQ, {
+        cq_handle: BigInt(handle * 2 + cqs.length), lvl: mem.level, pg_size: mem.pgSize, cnq_id: roce.cqNqId,
+        dpi: 0, cq_size: CQ_ENTRIES, pbl: mem.table.dir,
+      }, ringBuffers(mem));
+      if (!cq.ok) return giveBack(`CREATE_CQ (${which}): ${cq.error}`);
+      const id = cq.value.xid;
+      undo.push(() => rcfw.send(Q.DESTROY_CQ, { cq_cid: id }));
+      cqs.push(new CompletionQueue(id, mem, doorbells, roce.doorbellOffset));
+    }
+
+    // SQ (ring + PSN search area) and RQ memory, and the read-request queues (ORRQ / IRRQ).
+    const sq = ring(RING_ENTRIES * (R.STATIC_WQE_BYTES + fn.info.chip.psnSearchEntryBytes));
+    if (typeof sq === 'string') return giveBack(sq);
+    const rq = ring(RING_ENTRIES * R.STATIC_WQE_BYTES);
+    if (typeof rq === 'string') return giveBack(rq);
+    const orrqBytes = R.orrqSlots(READ_DEPTH) * R.XRRQ_ENTRY_BYTES;
+    const xrrq = pool.alloc(orrqBytes + R.irrqSlots(READ_DEPTH) * R.XRRQ_ENTRY_BYTES);
+    if (!xrrq.ok) return giveBack(`no memory for read queues: ${xrrq.error}`);
+    buffers.push(xrrq.value);
+
+    // CREATE_QP (RC, static WQE mode).
+    const created = rcfw.send(Q.CREATE_QP, {
+      qp_handle: BigInt(handle), qp_flags: R.CreateQpFlags.FORCE_COMPLETION, type: R.QpType.RC,
+      sq_lvl: sq.level, sq_pg_size: sq.pgSize, rq_lvl: rq.level, rq_pg_size: rq.pgSize, dpi: 0,
+      sq_size: RING_ENTRIES, rq_size: RING_ENTRIES, sq_sge: R.STATIC_MAX_SGE, rq_sge: R.STATIC_MAX_SGE,
+      scq_cid: cqs[0]!.id, rcq_cid: cqs[1]!.id, pd_id: roce.pdId,
+      sq_pbl: sq.table.dir, rq_pbl: rq.table.dir,
+      orrq_addr: xrrq.value.iova, irrq_addr: xrrq.value.iova + orrqBytes,
+    }, [...ringBuffers(sq), ...ringBuffers(rq), xrrq.value]);
+    if (!created.ok) return giveBack(`CREATE_QP: ${created.error}`);
+    const qpn = created.value.xid;
+    undo.push(() => rcfw.send(Q.DESTROY_QP, { qp_cid: qpn }));
+
+    const qp = new BnxtQp(fn, roce, qpn, sq, rq, xrrq.value, cqs[0]!, cqs[1]!, doorbells);
+    // MODIFY_QP RESET -> INIT.
+    const init = qp.modify('INIT', {});
+    if (!init.ok) return giveBack(init.error);
+    return ok(qp);
+  }
+
+  /** One MODIFY_QP, checked against the transition table. */
+  private modify(to: DriverQpState, fields: ModifyFields): Result<void> {
+    if (!legalTransition(this.state, to)) return err(`MODIFY_QP ${this.state} -> ${to} is not a legal transition`);
+    const r = this.rcfw.send(Q.MODIFY_QP, {
+      ...fields, qp_type: R.QpType.RC, modify_mask: transitionMask(to), qp_cid: this.qpn, new_state: STATE_CODE[to],
+      ...(to === 'INIT' ? { access: R.QpAccess.LOCAL_WRITE, pkey: 0xffff } : {}),
+    });
+    if (!r.ok) return err(`MODIFY_QP to ${to}: ${r.error}`);
+    this.state = to;
+    return ok();
+  }
+
+  /** RESET -> INIT -> RTR -> RTS with the spec's values; restarts from RESET after a broken attempt. */
+  connect(p: ConnectParams): Result<void> {
+    if (this.state !== 'INIT' || this.restart) {
+      const reset = this.modify('RESET', {});
+      if (!reset.ok) return reset;
+      const init = this.modify('INIT', {});
+      if (!init.ok) return init;
+    }
+    this.restart = true; // cleared only if every step succeeds (an exception leaves it set)
+    const rtr = this.modify('RTR', {
+      access: R.QpAccess.LOCAL_WRITE | (p.remoteRead ? R.QpAccess.REMOTE_READ : 0),
+      network_type: R.NetworkType.ROCEV2_IPV4, dgid: p.destGid, sgid_index: this.roce.gidIndex, hop_limit: 64,
+      traffic_class: 0, flow_label: 0, dest_mac: p.destMac, vlan_id: 0xfff, path_mtu: R.pathMtuCode(p.pathMtu),
+      rq_psn: p.destPsn, min_rnr_timer: MIN_RNR_TIMER, max_dest_rd_atomic: READ_DEPTH, dest_qp_id: p.destQp,
+    });
+    if (!rtr.ok) return rtr;
+    const rts = this.modify('RTS', {
+      timeout: ACK_TIMEOUT, retry_cnt: RETRY_COUNT, rnr_retry: RNR_RETRY_FOREVER, sq_psn: this.psn, max_rd_atomic: READ_DEPTH,
+    });
+    if (!rts.ok) return rts;
+    this.mtu = p.pathMtu;
+    this.remoteRead = p.remoteRead;
+    this.peerQpn = p.destQp;
+    this.connected = true;
+    this.restart = false;
+    return ok();
+  }
+
+  /** DESTROY_QP, then the CQs, then the memory, each only after the firmware confirmed. */
+  destroy(): Result<void> {
+    const { pool } = this.fn;
+    this.destroyed = true;
+    this.connected = false;
+    const all = [...ringBuffers(this.sq), ...ringBuffers(this.rq), this.xrrq, ...ringBuffers(this.scq.memory), ...ringBuffers(this.rcq.memory)];
+    const keep = (why: string): Result<void> => {
+      this.destroyBroken = why;
+      pool.quarantine(...all); // rings stay allocated until the NIC is closed
+      return err(`Qp.destroy: ${why}`);
+    };
+    this.destroyBroken = 'an earlier destroy did not finish';
+    const qp = this.rcfw.send(Q.DESTROY_QP, { qp_cid: this.qpn });
+    if (!qp.ok) return keep(qp.error);
+    for (const cq of [this.rcq, this.scq]) {
+      const r = this.rcfw.send(Q.DESTROY_CQ, { cq_cid: cq.id });
+      if (!r.ok) return keep(r.error);
+    }
+    this.destroyBroken = undefined;
+    this.rcfw.forgetQp(this.qpn);
+    for (const r of [this.sq, this.rq, this.scq.memory, this.rcq.memory]) freeRingMemory(pool, r);
+    pool.free(this.xrrq);
+    return ok();
+  }
+
+  // ---- hot path -----------------------------------------------------------------------
+
+  room(side: Side): number {
+    return side === Side.Send ? RING_ROOM - (this.sqProd - this.sqTaken) : RING_ROOM - (this.rqProd - this.rqTaken);
+  }
+
+  due(side: Side): number {
+    return side === Side.Send ? this.sqProd - this.sqTaken : this.rqProd - this.rqTaken;
+  }
+
+  /** Writes a SEND WQE of one SGE and its PSN-search entry, then rings the SQ doorbell. */
+  postSend(key: number, vaLo: number, vaHi: number, at: number, n: number): void {
+    this.writeSqWqe(SEND_WORD0, key, vaLo, vaHi, at, n, 0, 0, 0, R.WqeType.SEND);
+  }
+
+  /** Writes an RDMA READ WQE (remote va/key; the local SGE is the destination). */
+  postRead(key: number, vaLo: number, vaHi: number, at: number, n: number, rKey: number, rVaLo: number, rVaHi: number, rAt: number): void {
+    let lo = rVaLo + rAt;
+    let hi = rVaHi;
+    if (lo >= 4294967296) { lo -= 4294967296; hi++; }
+    this.writeSqWqe(READ_WORD0, key, vaLo, vaHi, at, n, lo, hi, rKey, R.WqeType.READ_WQE);
+  }
+
+  private writeSqWqe(word0: number, key: number, vaLo: number, vaHi: number, at: number, n: number, w4: number, w5: number, w6: number, opcode: number): void {
+    const prod = this.sqProd;
+    const idx = prod & MASK;
+    this.sqLength[idx] = n;
+    if (this.failure !== undefined) {
+      // A failed QP runs nothing: the entry completes with the failure's error at poll.
+      this.sqProd = prod + 1;
+      return;
+    }
+    const u = this.sq32;
+    const w = idx * WQE_WORDS;
+    u[w] = word0;
+    u[w + 1] = 0;
+    u[w + 2] = n;
+    u[w + 3] = 0;
+    u[w + 4] = w4; // SEND: dst_qp/avid (0 on RC); READ: remote_va lo
+    u[w + 5] = w5; // READ: remote_va hi
+    u[w + 6] = w6; // READ: remote_key
+    u[w + 7] = 0;
+    let lo = vaLo + at;
+    let hi = vaHi;
+    if (lo >= 4294967296) { lo -= 4294967296; hi++; }
+    u[w + 8] = lo;
+    u[w + 9] = hi;
+    u[w + 10] = key;
+    u[w + 11] = n;
+    // psn_search_ext: opcode | start PSN, next PSN, start slot index.
+    const packets = n === 0 ? 1 : Math.ceil(n / this.mtu);
+    const start = this.nextPsn;
+    const next = (start + packets) & R.PSN_MASK;
+    this.nextPsn = next;
+    const p = PSN_AREA_WORD + idx * PSN_WORDS;
+    u[p] = ((opcode << R.PSN_SEARCH_OPCODE_SHIFT) | start) >>> 0;
+    u[p + 1] = next;
+    u[p + 2] = idx * R.STATIC_WQE_SLOTS;
+    u[p + 3] = 0;
+    const np = prod + 1;
+    this.sqProd = np;
+    this.doorbells.doorbell64(this.dbOffset, (np & MASK) | (((np >>> RING_SHIFT) & 1) << R.DBC_EPOCH_SHIFT), this.sqDbHi);
+  }
+
+  /** Writes an RQ WQE of one SGE (wr_id = its ring index), then rings the RQ doorbell. */
+  postReceive(key: number, vaLo: number, vaHi: number, at: number, n: number): void {
+    const prod = this.rqProd;
+    const idx = prod & MASK;
+    if (this.failure !== undefined) {
+      this.rqProd = prod + 1;
+      return;
+    }
+    const u = this.rq32;
+    const w = idx * WQE_WORDS;
+    u[w] = RECV_WORD0;
+    u[w + 1] = 0;
+    u[w + 2] = idx; // wr_id: the CQE names the entry it completes
+    u[w + 3] = 0;
+    u[w + 4] = 0; u[w + 5] = 0; u[w + 6] = 0; u[w + 7] = 0;
+    let lo = vaLo + at;
+    let hi = vaHi;
+    if (lo >= 4294967296) { lo -= 4294967296; hi++; }
+    u[w + 8] = lo;
+    u[w + 9] = hi;
+    u[w + 10] = key;
+    u[w + 11] = n;
+    const np = prod + 1;
+    this.rqProd = np;
+    this.doorbells.doorbell64(this.dbOffset, (np & MASK) | (((np >>> RING_SHIFT) & 1) << R.DBC_EPOCH_SHIFT), this.rqDbHi);
+  }
+
+  /**
+   * Takes the oldest due entry's completion of `side`: its bytes, POLL_NONE if it has none
+   * yet (or nothing is due), or POLL_ERROR with lastError set. Sends the firmware nothing.
+   */
+  poll(side: Side): number {
+    const send = side === Side.Send;
+    if ((send ? this.sqProd - this.sqTaken : this.rqProd - this.rqTaken) === 0) return POLL_NONE;
+    if (this.failure === undefined) {
+      const cq = send ? this.scq : this.rcq;
+      if (!cq.ready()) {
+        // The NIC may have reported the QP's failure on the CREQ (read from memory, no request).
+        this.rcfw.pollEvents();
+        const event = this.rcfw.qpError(this.qpn);
+        if (event === undefined) return POLL_NONE;
+        this.fail(event.message);
+        return this.pollFailed(side);
+      }
+      const bytes = this.takeCqe(side, cq);
+      if (bytes !== POLL_ERROR) return bytes;
+      return POLL_ERROR;
+    }
+    return this.pollFailed(side);
+  }
+
+  /** Reads and consumes the CQE at the consumer, for the oldest due entry of a healthy QP. */
+  private takeCqe(side: Side, cq: CompletionQueue): number {
+    const u = cq.u32;
+    const w = cq.at();
+    const trailer = u[w + TRAILER]!;
+    const type = (trailer >>> R.CQE_TYPE_SHIFT) & R.CQE_TYPE_MASK;
+    const status = (trailer >>> R.CQE_TRAILER_STATUS_SHIFT) & R.CQE_TRAILER_STATUS_MASK;
+    const send = side === Side.Send;
+    const expected = send ? R.CqeType.REQ : R.CqeType.RES_RC;
+    let bytes: number;
+    if (type !== expected) {
+      cq.advance();
+      this.fail(`the NIC wrote a completion of a kind the ${send ? 'send' : 'receive'} ring does not take (CQE type ${R.cqeTypeName(type)})`);
+      return this.pollFailed(side);
+    }
+    if (send) {
+      const idx = this.sqTaken & MASK;
+      const consIdx = u[w + 2]! & 0xffff; // sq_cons_idx: the entry after the one completed
+      if (consIdx !== ((idx + 1) & MASK)) {
+        cq.advance();
+        this.fail(`the NIC completed send entry ${(consIdx - 1) & MASK} out of order (expected ${idx})`);
+        return this.pollFailed(side);
+      }
+      bytes = this.sqLength[idx]!;
+    } else {
+      const idx = this.rqTaken & MASK;
+      const wrId = u[w + 7]! & R.RQ_WQE_WR_ID_MASK;
+      if (wrId !== idx) {
+        cq.advance();
+        this.fail(`the NIC completed receive entry ${wrId} out of order (expected ${idx})`);
+        return this.pollFailed(side);
+      }
+      bytes = u[w]!; // cq_res_rc.length
+    }
+    cq.advance();
+    if (send) this.sqTaken++;
+    else this.rqTaken++;
+    if (status === 0) return bytes;
+    const message = send ? requesterStatusMessage(status) : responderStatusMessage(status);
+    this.fail(message);
+    this.lastError = message; // the failed entry carries its own error
+    return POLL_ERROR;
+  }
+
+  /** Marks the QP failed: CQEs the NIC already wrote keep their results, the rest get `message`. */
+  private fail(message: string): void {
+    if (this.failure !== undefined) return;
+    this.failure = message;
+    this.keepAfterFailure[Side.Send] = countReady(this.scq, this.sqProd - this.sqTaken);
+    this.keepAfterFailure[Side.Receive] = countReady(this.rcq, this.rqProd - this.rqTaken);
+  }
+
+  private pollFailed(side: Side): number {
+    const send = side === Side.Send;
+    const cq = send ? this.scq : this.rcq;
+    if ((send ? this.sqProd - this.sqTaken : this.rqProd - this.rqTaken) === 0) return POLL_NONE;
+    if (this.keepAfterFailure[side]! > 0) {
+      this.keepAfterFailure[side]!--;
+      const u = cq.u32;
+      const w = cq.at();
+      const trailer = u[w + TRAILER]!;
+      const status = (trailer >>> R.CQE_TRAILER_STATUS_SHIFT) & R.CQE_TRAILER_STATUS_MASK;
+      const type = (trailer >>> R.CQE_TYPE_SHIFT) & R.CQE_TYPE_MASK;
+      const bytes = send ? this.sqLength[this.sqTaken & MASK]! : u[w]!;
+      cq.advance();
+      if (send) this.sqTaken++;
+      else this.rqTaken++;
+      if (status === 0 && type === (send ? R.CqeType.REQ : R.CqeType.RES_RC)) return bytes;
+      this.lastError = this.failure!;
+      return POLL_ERROR;
+    }
+    // Entries the NIC had not completed: the failure's error, in order. Drain any CQEs the NIC
+    // writes for them later (flushes) so the CQ never fills.
+    while (cq.ready()) cq.advance();
+    if (send) this.sqTaken++;
+    else this.rqTaken++;
+    this.lastError = this.failure!;
+    return POLL_ERROR;
+  }
+}
+
+function countReady(cq: CompletionQueue, due: number): number {
+  let n = 0;
+  while (n < due && cq.readyAhead(n)) n++;
+  return n;
+}

@@ -1,0 +1,204 @@
+/**
+ * The RoCE command channel ("RCFW", bnxt-roce-interface.md 2): commands go into the CMDQ
+ * ring in 16-byte units, the producer register and trigger in BAR0 tell the firmware, and
+ * answers come back on the CREQ ring, which HWRM allocated as an NQ. The CREQ also carries
+ * asynchronous QP/CQ error notifications: they are kept for the data path, never dropped
+ * while a command waits, and read without sending the firmware anything.
+ *
+ *   CMDQ (host -> fw)  [ cmd0: n units ][ cmd1 ]...        producer: BAR0 + 0x60C, trigger 0x700
+ *   CREQ (fw -> host)  [ 16-byte entry, v bit flips each pass ]   doorbell: NQ_ARM in BAR2
+ */
+import type { Device, DmaBuffer, Mmio, Clock } from '../../drivers/device.ts';
+import type { FieldSpec, Layout, Values } from '../../firmware-hwrm/layout.ts';
+import {
+  CMDQE_BYTES, CMDQ_COOKIE_MASK, CMDQ_PROD_OFFSET, CMDQ_TRIGGER_OFFSET, CMDQ_TRIGGER_VALUE, CMDQ_MAILBOX_OFFSET,
+  CmdqInit, cmdqProdWord, cmdqUnits,
+} from '../../firmware-hwrm/roce/cmdq.ts';
+import {
+  CREQ_ENTRY_BYTES, CREQ_TYPE_MASK, CREQ_V, CreqQpErrorNotification, reqErrStateReasonName, resErrStateReasonName,
+} from '../../firmware-hwrm/roce/creq.ts';
+import { CreqType, CreqEvent, roceOpcodeName, roceStatusName } from '../../firmware-hwrm/roce/opcodes.ts';
+import { DbType, doorbellHi, doorbellLo } from '../../firmware-hwrm/roce/doorbell.ts';
+import { ok, err, type Result } from '../result.ts';
+import type { DmaPool } from './dma-pool.ts';
+import { LIMITS } from './limits.ts';
+
+/** CMDQ depth in entries; commands are sent one at a time, so a small ring suffices. */
+export const CMDQ_ENTRIES = 256;
+/** CREQ depth in entries (a power of two: the valid phase flips at each wrap). */
+export const CREQ_ENTRIES = 4096;
+
+export interface RcfwAnswer {
+  /** Object the command created or touched (QP number, CQ id, key, GID index). */
+  readonly xid: number;
+  /** The whole 16-byte CREQ entry, for command-specific fields. */
+  readonly entry: Uint8Array;
+}
+
+/** A QP error notification kept for the data path. */
+export interface QpErrorEvent {
+  readonly qpn: number;
+  readonly message: string;
+}
+
+export interface RcfwCommand<Q extends Record<string, FieldSpec>> {
+  readonly opcode: number;
+  readonly layout: Layout<Q>;
+}
+
+export class RcfwChannel {
+  private readonly bar0: Mmio;
+  private readonly clock: Clock;
+  private prod = 0;
+  private first = true;
+  private seq = 0;
+  private creqCons = 0;
+  private stalledBecause: string | undefined;
+  private readonly creqWords: Uint32Array;
+  /** QP error notifications by QP number, waiting for the data path to take them. */
+  private readonly qpErrors = new Map<number, QpErrorEvent>();
+  /** Requests sent so far (tests count them: poll and wait must send none). */
+  requests = 0;
+  timeoutMs: number = LIMITS.roceCommandTimeoutMs;
+
+  constructor(
+    device: Device,
+    private readonly pool: DmaPool,
+    readonly cmdq: DmaBuffer,
+    readonly creq: DmaBuffer,
+    readonly creqRingId: number,
+    private readonly doorbells: Mmio,
+    private readonly creqDoorbellOffset: number,
+  ) {
+    this.bar0 = device.bar(0);
+    this.clock = device.clock;
+    this.creqWords = creq.u32;
+  }
+
+  get stalled(): string | undefined {
+    return this.stalledBecause;
+  }
+
+  /** Arms the CREQ and hands the CMDQ to the firmware through the BAR0 mailbox (2.2). */
+  start(): void {
+    this.ringCreqDoorbell();
+    const init = CmdqInit.encode({
+      cmdq_pbl: this.cmdq.iova,
+      cmdq_lvl: 0,
+      cmdq_size: CMDQ_ENTRIES,
+      creq_ring_id: this.creqRingId,
+      prod_idx: 0,
+    });
+    const v = new DataView(init.buffer);
+    for (let at = 0; at < 16; at += 4) this.bar0.write32(CMDQ_MAILBOX_OFFSET + at, v.getUint32(at, true));
+  }
+
+  /**
+   * Sends one command and waits for its answer. `names` is DMA memory the command tells
+   * the firmware about: if the firmware stops answering, that memory is quarantined.
+   */
+  send<Q extends Record<string, FieldSpec>>(
+    cmd: RcfwCommand<Q>,
+    body: Partial<Values<Q>>,
+    names: readonly DmaBuffer[] = [],
+  ): Result<RcfwAnswer> {
+    const name = roceOpcodeName(cmd.opcode);
+    if (this.stalledBecause) return err(`${name} not sent: ${this.stalledBecause}`);
+    const cookie = this.seq & CMDQ_COOKIE_MASK;
+    this.seq = (this.seq + 1) & 0xffff;
+    const bytes = cmd.layout.encode({ ...body, opcode: cmd.opcode, cmd_size: cmdqUnits(cmd.layout.size), cookie } as Partial<Values<Q>>);
+    const units = cmdqUnits(bytes.length);
+    // Copy unit by unit: a command may wrap at the ring's end (2.1).
+    for (let u = 0; u < units; u++) {
+      const slot = ((this.prod + u) % CMDQ_ENTRIES) * CMDQE_BYTES;
+      this.cmdq.bytes.fill(0, slot, slot + CMDQE_BYTES);
+      this.cmdq.bytes.set(bytes.subarray(u * CMDQE_BYTES, Math.min(bytes.length, (u + 1) * CMDQE_BYTES)), slot);
+    }
+    this.prod += units;
+    this.requests++;
+    this.bar0.write32(CMDQ_PROD_OFFSET, cmdqProdWord(this.prod, this.first));
+    this.first = false;
+    this.bar0.write32(CMDQ_TRIGGER_OFFSET, CMDQ_TRIGGER_VALUE);
+
+    const answer = this.awaitAnswer(cookie);
+    if (answer === undefined) {
+      this.stalledBecause = `the firmware stopped answering (${name} had no answer within ${this.timeoutMs} ms)`;
+      this.pool.quarantine(this.cmdq, this.creq, ...names);
+      return err(`${name}: the firmware did not answer within ${this.timeoutMs} ms`);
+    }
+    const status = answer[1]!;
+    const event = answer[9]!;
+    if (event !== cmd.opcode) return err(`${name}: malformed firmware answer (it answers opcode 0x${event.toString(16)})`);
+    if (status !== 0) return err(`${name} refused by the firmware: ${roceStatusName(status)}`);
+    const xid = new DataView(answer.buffer).getUint32(4, true);
+    return ok({ xid, entry: answer });
+  }
+
+  /**
+   * Reads the CREQ until the answer with `cookie`; QP error notifications met on the way
+   * are kept. Undefined if none came within the timeout.
+   */
+  private awaitAnswer(cookie: number): Uint8Array | undefined {
+    const deadline = this.clock.nowNs() + this.timeoutMs * 1e6;
+    let looks = 0;
+    for (;;) {
+      const entry = this.takeCreqEntry();
+      if (entry) {
+        const type = entry[0]! & CREQ_TYPE_MASK;
+        const event = entry[9]!;
+        const gotCookie = entry[2]! | (entry[3]! << 8);
+        if (type === CreqType.QP_EVENT && event < CreqEvent.QP_ERROR_NOTIFICATION && gotCookie === cookie) return entry;
+        this.keepEvent(entry); // an async event, or a stale answer: never lost, never mistaken
+        continue;
+      }
+      if (this.clock.nowNs() > deadline) return undefined;
+      if (looks++ < LIMITS.spinsBeforeSleep) this.clock.relax();
+      else this.clock.sleep(LIMITS.pollSleepUs);
+    }
+  }
+
+  /** Takes the next CREQ entry if the firmware wrote it (valid bit = this pass's phase). */
+  private takeCreqEntry(): Uint8Array | undefined {
+    const index = this.creqCons & (CREQ_ENTRIES - 1);
+    const phase = (this.creqCons / CREQ_ENTRIES) & 1 ? 0 : 1; // expected v starts at 1, flips per wrap
+    const w = index * (CREQ_ENTRY_BYTES / 4);
+    if ((Atomics.load(this.creqWords, w + 2) & CREQ_V) !== phase) return undefined;
+    const entry = this.creq.bytes.slice(index * CREQ_ENTRY_BYTES, (index + 1) * CREQ_ENTRY_BYTES);
+    this.creqCons++;
+    this.ringCreqDoorbell();
+    return entry;
+  }
+
+  private keepEvent(entry: Uint8Array): void {
+    const type = entry[0]! & CREQ_TYPE_MASK;
+    if (type !== CreqType.QP_EVENT || entry[9] !== CreqEvent.QP_ERROR_NOTIFICATION) return; // func events, stale answers
+    const e = CreqQpErrorNotification.decode(entry);
+    const parts: string[] = [];
+    if (e.req_err_state_reason) parts.push(`requester: ${reqErrStateReasonName(e.req_err_state_reason)}`);
+    if (e.res_err_state_reason) parts.push(`responder: ${resErrStateReasonName(e.res_err_state_reason)}`);
+    this.qpErrors.set(e.xid, { qpn: e.xid, message: `the NIC reported the QP failed (${parts.join(', ') || 'no reason given'})` });
+  }
+
+  /** Reads any new CREQ entries (no firmware request); cheap when there are none. */
+  pollEvents(): void {
+    for (let e = this.takeCreqEntry(); e; e = this.takeCreqEntry()) this.keepEvent(e);
+  }
+
+  /** The error the NIC reported for `qpn`, if any (kept until the QP is destroyed). */
+  qpError(qpn: number): QpErrorEvent | undefined {
+    return this.qpErrors.size === 0 ? undefined : this.qpErrors.get(qpn);
+  }
+
+  forgetQp(qpn: number): void {
+    this.qpErrors.delete(qpn);
+  }
+
+  private ringCreqDoorbell(): void {
+    const epoch = (this.creqCons / CREQ_ENTRIES) & 1;
+    this.doorbells.doorbell64(
+      this.creqDoorbellOffset,
+      doorbellLo(this.creqCons & (CREQ_ENTRIES - 1), epoch),
+      doorbellHi(this.creqRingId, DbType.NQ_ARM),
+    );
+  }
+}

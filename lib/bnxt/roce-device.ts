@@ -1,0 +1,144 @@
+/**
+ * RoCE bring-up on a function HWRM brought up (bnxt-roce-interface.md 8, steps 4-17): the
+ * CREQ as an HWRM NQ ring, the CMDQ handed over through the BAR0 mailbox, a RoCE statistics
+ * context, QUERY_FUNC, INITIALIZE_FW, an NQ for the CQs, and the NIC's GID. Teardown runs
+ * the kernel's order in reverse.
+ */
+import type { DmaBuffer } from '../../drivers/device.ts';
+import {
+  RING_ALLOC_REQ_RING_TYPE, RING_ALLOC_REQ_INT_MODE, RING_ALLOC_REQ_PAGE_TBL_DEPTH, STAT_CTX_ALLOC_REQ_STAT_CTX_FLAGS,
+} from '../../firmware-hwrm/hwrm/index.ts';
+import { CreqQueryFuncRespSb, gidWords, macWords, cmdqUnits } from '../../firmware-hwrm/roce/index.ts';
+import type { Values } from '../../firmware-hwrm/layout.ts';
+import { ok, err, type Result } from '../result.ts';
+import type { BnxtFunction } from './bringup.ts';
+import { RcfwChannel, CMDQ_ENTRIES, CREQ_ENTRIES } from './rcfw-channel.ts';
+import * as C from './hwrm-commands.ts';
+import * as Q from './roce-commands.ts';
+
+/** The NQ the CQs report to. This driver polls CQs and never arms them, but CREATE_CQ names an NQ. */
+const CQ_NQ_ENTRIES = 256;
+const STATS_BYTES = 4096;
+/** RoCE statistics block length (ctx_hw_stats, 160 bytes; the kernel's default). */
+const STATS_DMA_LENGTH = 160;
+
+export type FuncCaps = Values<(typeof CreqQueryFuncRespSb)['fields']>;
+
+export interface RoceDevice {
+  readonly rcfw: RcfwChannel;
+  readonly caps: FuncCaps;
+  readonly gid: Uint8Array;
+  readonly gidIndex: number;
+  readonly cqNqId: number;
+  /** Where the driver's doorbells go: BAR2 offset of DPI 0 (the privileged page). */
+  readonly doorbellOffset: number;
+  readonly pdId: number;
+  /** DMA buffers of the channel, for teardown. */
+  readonly buffers: readonly DmaBuffer[];
+  readonly creqRingId: number;
+  readonly statCtxId: number;
+}
+
+/** The RoCEv2 GID of an IPv4 address: ::ffff:a.b.c.d. */
+export function ipv4MappedGid(ipv4: Uint8Array): Uint8Array {
+  const gid = new Uint8Array(16);
+  gid[10] = 0xff;
+  gid[11] = 0xff;
+  gid.set(ipv4, 12);
+  return gid;
+}
+
+export function bringUpRoce(fn: BnxtFunction, ipv4: Uint8Array): Result<RoceDevice> {
+  const { hwrm, pool, device } = fn;
+  const taken: DmaBuffer[] = [];
+  const undo: (() => void)[] = [];
+  const fail = (step: string, why: string): Result<RoceDevice> => {
+    for (const u of undo.reverse()) u();
+    for (const b of taken) (hwrm.stalled || rcfwStalled() ? pool.quarantine(b) : pool.free(b));
+    return err(`RoCE bring-up failed at ${step}: ${why}`);
+  };
+  let rcfw: RcfwChannel | undefined;
+  const rcfwStalled = () => rcfw?.stalled !== undefined;
+  const alloc = (bytes: number): DmaBuffer | string => {
+    const b = pool.alloc(bytes);
+    if (!b.ok) return b.error;
+    taken.push(b.value);
+    return b.value;
+  };
+
+  // CREQ memory: one contiguous block, given to the firmware at page-table depth 0.
+  const creq = alloc(CREQ_ENTRIES * 16);
+  if (typeof creq === 'string') return fail('CREQ memory', creq);
+  // HWRM_RING_ALLOC (type NQ): the CREQ, on MSI-X vector 0 of the RoCE driver.
+  const creqRing = hwrm.send(C.RING_ALLOC, {
+    ring_type: RING_ALLOC_REQ_RING_TYPE.NQ, page_tbl_addr: creq.iova, page_tbl_depth: RING_ALLOC_REQ_PAGE_TBL_DEPTH.DEPTH_0,
+    page_size: 12, length: CREQ_ENTRIES, logical_id: 0, int_mode: RING_ALLOC_REQ_INT_MODE.MSIX,
+  }, { names: [creq] });
+  if (!creqRing.ok) return fail('HWRM_RING_ALLOC (CREQ)', creqRing.error);
+  const creqRingId = creqRing.value.ring_id;
+  undo.push(() => { if (!hwrm.stalled) hwrm.send(C.RING_FREE, { ring_type: RING_ALLOC_REQ_RING_TYPE.NQ, ring_id: creqRingId }); });
+
+  // HWRM_STAT_CTX_ALLOC with the ROCE flag: INITIALIZE_FW names it.
+  const stats = alloc(STATS_BYTES);
+  if (typeof stats === 'string') return fail('statistics memory', stats);
+  const stat = hwrm.send(C.STAT_CTX_ALLOC, {
+    stats_dma_addr: stats.iova, update_period_ms: 1000, stat_ctx_flags: STAT_CTX_ALLOC_REQ_STAT_CTX_FLAGS.ROCE, stats_dma_length: STATS_DMA_LENGTH,
+  }, { names: [stats] });
+  if (!stat.ok) return fail('HWRM_STAT_CTX_ALLOC', stat.error);
+  const statCtxId = stat.value.stat_ctx_id;
+  undo.push(() => { if (!hwrm.stalled) hwrm.send(C.STAT_CTX_FREE, { stat_ctx_id: statCtxId }); });
+
+  // The CMDQ: a small ring (commands go one at a time), level 0, through the BAR0 mailbox.
+  const cmdq = alloc(CMDQ_ENTRIES * 16);
+  if (typeof cmdq === 'string') return fail('CMDQ memory', cmdq);
+  const side = alloc(4096);
+  if (typeof side === 'string') return fail('side buffer memory', side);
+  const doorbellOffset = fn.info.doorbellBase; // DPI 0: CREQ, NQ and the driver's ring doorbells
+  rcfw = new RcfwChannel(device, pool, cmdq, creq, creqRingId, device.bar(2), doorbellOffset);
+  // RoCE commands are bounded like HWRM ones: VER_GET's max_req_timeout (and a test's cap).
+  rcfw.timeoutMs = Math.min(rcfw.timeoutMs, fn.hwrm.caps.maxTimeoutMs, fn.hwrm.timeoutCapMs);
+  rcfw.start();
+  const ch = rcfw;
+
+  // QUERY_FUNC: the function's RoCE limits, in a 160-byte side buffer. The first command: bit 31 on the producer.
+  const qf = ch.send(Q.QUERY_FUNC, { resp_addr: side.iova, resp_size: cmdqUnits(CreqQueryFuncRespSb.size) }, [side]);
+  if (!qf.ok) return fail('QUERY_FUNC', qf.error);
+  const caps = CreqQueryFuncRespSb.decode(side.bytes);
+
+  // INITIALIZE_FW: context fields stay 0 on P5 (context memory came from the backing store).
+  const init = ch.send(Q.INITIALIZE_FW, { log2_dbr_pg_size: 0, stat_ctx_id: statCtxId });
+  if (!init.ok) return fail('INITIALIZE_FW', init.error);
+  undo.push(() => { if (!ch.stalled) ch.send(Q.DEINITIALIZE_FW, {}); });
+
+  // HWRM_RING_ALLOC (type NQ): the notification queue the CQs name.
+  const nq = alloc(CQ_NQ_ENTRIES * 16);
+  if (typeof nq === 'string') return fail('NQ memory', nq);
+  const nqRing = hwrm.send(C.RING_ALLOC, {
+    ring_type: RING_ALLOC_REQ_RING_TYPE.NQ, page_tbl_addr: nq.iova, page_tbl_depth: RING_ALLOC_REQ_PAGE_TBL_DEPTH.DEPTH_0,
+    page_size: 12, length: CQ_NQ_ENTRIES, logical_id: 1, int_mode: RING_ALLOC_REQ_INT_MODE.MSIX,
+  }, { names: [nq] });
+  if (!nqRing.ok) return fail('HWRM_RING_ALLOC (NQ)', nqRing.error);
+  const cqNqId = nqRing.value.ring_id;
+  undo.push(() => { if (!hwrm.stalled) hwrm.send(C.RING_FREE, { ring_type: RING_ALLOC_REQ_RING_TYPE.NQ, ring_id: cqNqId }); });
+
+  // ADD_GID: the NIC's RoCEv2 GID (IPv4-mapped) with its MAC.
+  const gid = ipv4MappedGid(ipv4);
+  const added = ch.send(Q.ADD_GID, { gid: gidWords(gid), src_mac: macWords(fn.info.mac), vlan_id: 0xfff });
+  if (!added.ok) return fail('ADD_GID', added.error);
+  const gidIndex = added.value.xid;
+
+  return ok({ rcfw: ch, caps, gid, gidIndex, cqNqId, doorbellOffset, pdId: 1, buffers: taken, creqRingId, statCtxId });
+}
+
+/** Teardown in the kernel's order: DELETE_GID, RING_FREE (NQ), DEINITIALIZE_FW, STAT_CTX_FREE, RING_FREE (CREQ). */
+export function tearDownRoce(fn: BnxtFunction, r: RoceDevice): void {
+  const { hwrm, pool } = fn;
+  const ch = r.rcfw;
+  if (!ch.stalled) ch.send(Q.DELETE_GID, { gid_index: r.gidIndex });
+  if (!hwrm.stalled) hwrm.send(C.RING_FREE, { ring_type: RING_ALLOC_REQ_RING_TYPE.NQ, ring_id: r.cqNqId });
+  if (!ch.stalled) ch.send(Q.DEINITIALIZE_FW, {});
+  if (!hwrm.stalled) hwrm.send(C.STAT_CTX_FREE, { stat_ctx_id: r.statCtxId });
+  if (!hwrm.stalled) hwrm.send(C.RING_FREE, { ring_type: RING_ALLOC_REQ_RING_TYPE.NQ, ring_id: r.creqRingId });
+  const silent = hwrm.stalled !== undefined || ch.stalled !== undefined;
+  for (const b of r.buffers) (silent ? pool.quarantine(b) : pool.free(b));
+}

@@ -1,0 +1,139 @@
+/**
+ * A NIC: a bnxt function brought up over HWRM with its RoCE engine initialised. Open it
+ * by name (a PCI address, or `emu` for the software NIC), make queue pairs and regions on
+ * it, close it to give everything back.
+ */
+import type { Device } from '../drivers/device.ts';
+import { openDevice, parseIpv4, type OpenOptions } from './open-device.ts';
+import { ok, err, type Result } from './result.ts';
+import { invalid } from './errors.ts';
+import { bringUp, tearDown, type BnxtFunction } from './bnxt/bringup.ts';
+import { bringUpRoce, tearDownRoce, type RoceDevice } from './bnxt/roce-device.ts';
+
+export interface NicOptions extends OpenOptions {
+  /** Caps every firmware wait, in ms (for tests of a firmware that stops answering). */
+  readonly firmwareTimeoutMs?: number;
+}
+
+export interface NicInfo {
+  readonly name: string;
+  readonly chip: string;
+  readonly chipNum: number;
+  readonly chipFamily: string;
+  readonly firmwareVersion: string;
+  readonly hwrmVersion: string;
+  readonly mac: string;
+  readonly ipv4: string;
+  readonly gid: string;
+  readonly linkUp: boolean;
+  readonly linkSpeedMbps: number;
+  readonly mtu: number;
+  /** DMA memory in use, and the part held back because a silent firmware may still name it. */
+  readonly dmaBytes: number;
+  readonly quarantinedBytes: number;
+  readonly maxQps: number;
+}
+
+/** Internal handles other modules of lib/ use; not part of the public surface. */
+export interface NicInternals {
+  readonly device: Device;
+  readonly fn: BnxtFunction;
+  readonly roce: RoceDevice;
+  readonly id: number;
+  /** Live objects (QPs, regions) to destroy at close. */
+  readonly children: Set<{ closeWithNic(): void }>;
+  /** Live queue pairs by number (a peer on this NIC is one of them). */
+  readonly qps: Map<number, unknown>;
+}
+
+const internals = new WeakMap<Nic, NicInternals>();
+let nextNicId = 1;
+
+export function nicInternals(nic: Nic): NicInternals {
+  const i = internals.get(nic);
+  if (!i) invalid('this NIC is closed');
+  return i;
+}
+
+export class Nic {
+  readonly name: string;
+  private readonly ipv4: Uint8Array;
+
+  private constructor(name: string, ipv4: Uint8Array, i: NicInternals) {
+    this.name = name;
+    this.ipv4 = ipv4;
+    internals.set(this, i);
+  }
+
+  /**
+   * Opens and brings up a NIC: `0000:3b:00.0` (VFIO), `emu` (a software NIC cabled to
+   * itself) or `emu:LOCAL:REMOTE` (a software NIC cabled over UDP on 127.0.0.1).
+   * Throws InvalidArgument for a malformed name or option; an absent device or a firmware
+   * refusal is a Result error.
+   */
+  static open(name: string, options: NicOptions = {}): Result<Nic> {
+    const ipv4 = options.ipv4 !== undefined ? parseIpv4(options.ipv4) : undefined;
+    const dev = openDevice(name, options);
+    if (!dev.ok) return dev;
+    const { device, defaultIpv4 } = dev.value;
+    const fn = bringUp(device, { firmwareTimeoutMs: options.firmwareTimeoutMs });
+    if (!fn.ok) {
+      device.close();
+      return err(`${name}: ${fn.error}`);
+    }
+    // On hardware the address defaults to one made from the MAC; the software NIC was given its own.
+    const address = ipv4 ?? (defaultIpv4 ?? Uint8Array.from([10, fn.value.info.mac[3]!, fn.value.info.mac[4]!, fn.value.info.mac[5]!]));
+    const roce = bringUpRoce(fn.value, address);
+    if (!roce.ok) {
+      tearDown(fn.value);
+      device.close();
+      return err(`${name}: ${roce.error}`);
+    }
+    return ok(new Nic(name, address, { device, fn: fn.value, roce: roce.value, id: nextNicId++, children: new Set(), qps: new Map() }));
+  }
+
+  get info(): NicInfo {
+    const { fn, roce } = nicInternals(this);
+    const i = fn.info;
+    return {
+      name: this.name,
+      chip: i.chip.name,
+      chipNum: i.chipNum,
+      chipFamily: i.chip.family,
+      firmwareVersion: i.firmwareVersion,
+      hwrmVersion: i.hwrmVersion,
+      mac: [...i.mac].map((b) => b.toString(16).padStart(2, '0')).join(':'),
+      ipv4: [...this.ipv4].join('.'),
+      gid: formatGid(roce.gid),
+      linkUp: i.linkUp,
+      linkSpeedMbps: i.linkSpeedMbps,
+      mtu: i.mtu,
+      dmaBytes: fn.pool.allocatedBytes,
+      quarantinedBytes: fn.pool.quarantinedBytes,
+      maxQps: roce.caps.max_qp,
+    };
+  }
+
+  get closed(): boolean {
+    return !internals.has(this);
+  }
+
+  /** Destroys what is left on the NIC, tears RoCE and the function down, and releases the device. */
+  close(): void {
+    const i = internals.get(this);
+    if (!i) return;
+    for (const child of [...i.children]) child.closeWithNic();
+    tearDownRoce(i.fn, i.roce);
+    tearDown(i.fn);
+    i.device.close();
+    // The device can no longer DMA: what a silent firmware might have named is safe to release.
+    i.fn.pool.releaseQuarantine();
+    internals.delete(this);
+  }
+}
+
+export function formatGid(gid: Uint8Array): string {
+  const words: string[] = [];
+  for (let i = 0; i < 16; i += 2) words.push(((gid[i]! << 8) | gid[i + 1]!).toString(16).padStart(4, '0'));
+  return words.join(':');
+}

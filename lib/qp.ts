@@ -1,0 +1,213 @@
+/**
+ * Reliable-connected queue pairs: the spec's Rig_bnxt.Qp. Misuse throws InvalidArgument
+ * before anything changes; firmware refusals and failed completions are Results.
+ */
+import { ok, err, type Result } from './result.ts';
+import { invalid } from './errors.ts';
+import { Nic, nicInternals, type NicInternals } from './nic.ts';
+import { Region, MAX_REGION_BYTES } from './region.ts';
+import type { Endpoint } from './endpoint.ts';
+import { BnxtQp, Side, POLL_NONE, POLL_ERROR, RING_ROOM } from './bnxt/queue-pair.ts';
+import { LIMITS } from './bnxt/limits.ts';
+
+export type QpSide = 'send' | 'receive';
+
+export interface ConnectOptions {
+  /** Path MTU in bytes (256, 512, 1024, 2048 or 4096); default: 4096, or what the NIC's MTU allows. */
+  readonly pathMtu?: number;
+}
+
+/** The largest path MTU an Ethernet MTU carries (RoCEv2 headers take ~58 bytes): 1500 gives 1024. */
+export function pathMtuFor(ethernetMtu: number): number {
+  for (const m of [4096, 2048, 1024, 512, 256]) if (m + 58 <= ethernetMtu) return m;
+  return 256;
+}
+
+let nextHandle = 1;
+
+function sideOf(side: QpSide): Side {
+  if (side === 'send') return Side.Send;
+  if (side === 'receive') return Side.Receive;
+  return invalid(`side must be "send" or "receive", not ${String(side)}`);
+}
+
+export class Qp {
+  private readonly hw: BnxtQp;
+  private readonly owner: NicInternals;
+
+  private constructor(readonly nic: Nic, owner: NicInternals, hw: BnxtQp) {
+    this.nic = nic;
+    this.owner = owner;
+    this.hw = hw;
+  }
+
+  /** An unconnected queue pair of `nic`, whose sends start at a random PSN. */
+  static make(nic: Nic): Result<Qp> {
+    if (!(nic instanceof Nic)) invalid('Qp.make: not a NIC');
+    const owner = nicInternals(nic);
+    const hw = BnxtQp.make(owner.fn, owner.roce, nextHandle++);
+    if (!hw.ok) return hw;
+    const qp = new Qp(nic, owner, hw.value);
+    owner.children.add(qp);
+    owner.qps.set(hw.value.qpn, qp);
+    return ok(qp);
+  }
+
+  /** What a peer needs to connect to this queue pair. */
+  get endpoint(): Endpoint {
+    return { qp: this.hw.qpn, psn: this.hw.psn, gid: this.owner.roce.gid.slice(), mac: this.owner.fn.info.mac.slice() };
+  }
+
+  /** The QP number. */
+  get number(): number {
+    return this.hw.qpn;
+  }
+
+  get connected(): boolean {
+    return this.hw.connected;
+  }
+
+  /** The failure's message once the queue pair failed, else undefined. */
+  get failure(): string | undefined {
+    return this.hw.failure;
+  }
+
+  /**
+   * Connects to the peer `e` and makes the queue pair ready to send. Throws InvalidArgument
+   * if it is connected (or destroyed), or e's gid is not 16 bytes or its mac not 6.
+   */
+  connect(e: Endpoint, options: ConnectOptions = {}): Result<void> {
+    if (this.hw.destroyed) invalid('Qp.connect: the queue pair is destroyed');
+    if (this.hw.connected) invalid('Qp.connect: the queue pair is connected');
+    if (e === null || typeof e !== 'object') invalid('Qp.connect: the endpoint is not an object');
+    if (!(e.gid instanceof Uint8Array) || e.gid.length !== 16) invalid('Qp.connect: the endpoint\'s gid is not 16 bytes');
+    if (!(e.mac instanceof Uint8Array) || e.mac.length !== 6) invalid('Qp.connect: the endpoint\'s mac is not 6 bytes');
+    if (!Number.isInteger(e.qp) || e.qp < 0 || e.qp >= 1 << 24) invalid(`Qp.connect: qp ${e.qp} is not a 24-bit number`);
+    if (!Number.isInteger(e.psn) || e.psn < 0 || e.psn >= 1 << 24) invalid(`Qp.connect: psn ${e.psn} is not a 24-bit number`);
+    const nicMtu = pathMtuFor(this.owner.fn.info.mtu);
+    const pathMtu = options.pathMtu ?? nicMtu;
+    if (![256, 512, 1024, 2048, 4096].includes(pathMtu)) invalid(`Qp.connect: path MTU ${pathMtu} is not 256, 512, 1024, 2048 or 4096`);
+    // Reads are served only for a peer on this NIC (the spec: then qp serves its peer's reads).
+    const sameNic = sameBytes(e.gid, this.owner.roce.gid) && sameBytes(e.mac, this.owner.fn.info.mac) && this.owner.qps.has(e.qp);
+    const r = this.hw.connect({ destQp: e.qp, destPsn: e.psn, destGid: e.gid.slice(), destMac: e.mac.slice(), pathMtu: Math.min(pathMtu, nicMtu), remoteRead: sameNic });
+    if (!r.ok) return err(`Qp.connect: ${r.error}`);
+    return ok();
+  }
+
+  private checkRegion(what: string, r: Region, at: number, n: number): void {
+    if (!(r instanceof Region)) invalid(`${what}: not a region`);
+    if (r.nic !== this.nic) invalid(`${what}: the region belongs to another NIC`);
+    if (r.deregistered) invalid(`${what}: the region is deregistered`);
+    if (!Number.isInteger(n) || n < 0) invalid(`${what}: length ${n} is not a natural number`);
+    if (n > MAX_REGION_BYTES) invalid(`${what}: length ${n} is over 2^31`);
+    if (!Number.isInteger(at) || at < 0 || at + n > r.length) invalid(`${what}: bytes ${at}..${at + n} do not lie in the region (${r.length} bytes)`);
+  }
+
+  /** Posts the send of the n bytes at offset at of r to the peer. */
+  send(r: Region, at: number, n: number): void {
+    if (!this.hw.connected) invalid('Qp.send: the queue pair is not connected');
+    this.checkRegion('Qp.send', r, at, n);
+    if (this.hw.room(Side.Send) === 0) invalid('Qp.send: the send ring is full (room 0)');
+    this.hw.postSend(r.key, r.vaLo, r.vaHi, at, n);
+  }
+
+  /** Posts the read of the n bytes at offset i of s into offset at of r, served by the peer. */
+  read(s: Region, i: number, r: Region, at: number, n: number): void {
+    if (!this.hw.connected) invalid('Qp.read: the queue pair is not connected');
+    this.checkRegion('Qp.read (destination)', r, at, n);
+    this.checkRegion('Qp.read (source)', s, i, n);
+    if (!this.owner.qps.has(this.hw.peerQpn) || !this.hw.remoteRead) invalid('Qp.read: the peer is not a queue pair of this NIC');
+    if (this.hw.room(Side.Send) === 0) invalid('Qp.read: the send ring is full (room 0)');
+    this.hw.postRead(r.key, r.vaLo, r.vaHi, at, n, s.key, s.vaLo, s.vaHi, i);
+  }
+
+  /** Posts the receive of up to n bytes at offset at of r. */
+  receive(r: Region, at: number, n: number): void {
+    if (!this.hw.connected) invalid('Qp.receive: the queue pair is not connected');
+    this.checkRegion('Qp.receive', r, at, n);
+    if (this.hw.room(Side.Receive) === 0) invalid('Qp.receive: the receive ring is full (room 0)');
+    this.hw.postReceive(r.key, r.vaLo, r.vaHi, at, n);
+  }
+
+  /** How many more entries `side` takes (4095 minus those whose completion was not taken). */
+  room(side: QpSide): number {
+    return this.hw.room(sideOf(side));
+  }
+
+  /**
+   * The completion of the oldest due entry of `side`: Ok(bytes), Error(message), or
+   * undefined if it has none yet or nothing is due. Sends the firmware no request.
+   */
+  poll(side: QpSide): Result<number> | undefined {
+    const n = this.hw.poll(sideOf(side));
+    if (n === POLL_NONE) return undefined;
+    if (n === POLL_ERROR) return { ok: false, error: this.hw.lastError };
+    return { ok: true, value: n };
+  }
+
+  /**
+   * Allocation-free poll for hot loops: the bytes moved (>= 0), -1 for no completion yet,
+   * -2 for a failed entry (its message is `lastError`).
+   */
+  pollBytes(side: QpSide): number {
+    return this.hw.poll(side === 'send' ? Side.Send : Side.Receive);
+  }
+
+  get lastError(): string {
+    return this.hw.lastError;
+  }
+
+  /**
+   * poll once the oldest due entry of `side` has a completion, waiting at most `us`
+   * microseconds (undefined at the bound). Throws if us < 0 or no entry is due.
+   */
+  wait(side: QpSide, us: number): Result<number> | undefined {
+    const n = this.waitBytes(side, us);
+    if (n === POLL_NONE) return undefined;
+    if (n === POLL_ERROR) return { ok: false, error: this.hw.lastError };
+    return { ok: true, value: n };
+  }
+
+  /** Allocation-free wait: as pollBytes, with -1 at the bound. */
+  waitBytes(side: QpSide, us: number): number {
+    const s = sideOf(side);
+    if (typeof us !== 'number' || Number.isNaN(us) || us < 0) invalid(`Qp.wait: us ${us} is negative or not a number`);
+    if (this.hw.due(s) === 0) invalid(`Qp.wait: no entry of the ${side} ring is due`);
+    const clock = this.owner.device.clock;
+    let n = this.hw.poll(s);
+    if (n !== POLL_NONE) return n;
+    const deadline = clock.nowNs() + us * 1000;
+    // Spin first (a completion usually follows within microseconds), then sleep between looks.
+    for (let looks = 0; ; looks++) {
+      n = this.hw.poll(s);
+      if (n !== POLL_NONE) return n;
+      const now = clock.nowNs();
+      if (now >= deadline) return POLL_NONE;
+      if (looks < LIMITS.spinsBeforeSleep * 10) clock.relax();
+      else clock.sleep(Math.min(LIMITS.waitSleepUs, (deadline - now) / 1000));
+    }
+  }
+
+  /**
+   * Destroys the queue pair and frees its rings. Error if the firmware refuses, and for every
+   * call after one that did not finish; the queue pair then counts as destroyed.
+   */
+  destroy(): Result<void> {
+    if (this.hw.destroyBroken !== undefined) return err(`Qp.destroy: ${this.hw.destroyBroken}`);
+    if (this.hw.destroyed) return err('Qp.destroy: the queue pair is already destroyed');
+    this.owner.children.delete(this);
+    this.owner.qps.delete(this.hw.qpn);
+    return this.hw.destroy();
+  }
+
+  /** @internal Called by Nic.close. */
+  closeWithNic(): void {
+    if (!this.hw.destroyed) this.destroy();
+  }
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+export { RING_ROOM };
