@@ -15,8 +15,9 @@ const failure = (line: string): string => {
 
 t.test("perf defaults are perftest's", async (t) => {
   t.same(parse('perf send_lat'), {
-    command: 'perf', test: 'send_lat', verb: 'send', kind: 'latency', device: 'emu', sizes: [2], all: false,
+    command: 'perf', test: 'send_lat', verb: 'send', kind: 'latency', device: 'emu', deviceGiven: false, sizes: [2], all: false,
     iterations: 1000, durationSeconds: undefined, port: 18515, pcapFile: undefined, json: false, server: undefined,
+    ipv4: undefined, nicMac: undefined, ethMtu: undefined,
   });
   const bw = parse('perf send_bw');
   t.match(bw, { test: 'send_bw', verb: 'send', kind: 'bandwidth', sizes: [65536], iterations: 1000 }, 'DEF_ITERS_WB (5000) is for write_bw only');
@@ -34,6 +35,14 @@ t.test('perf options, short and long', async (t) => {
   t.match(parse('perf send_lat -s1M -n0x10'), { sizes: [1048576], iterations: 16 }, 'attached values, hex');
   t.match(parse('perf send_lat -D 3'), { durationSeconds: 3 });
   t.match(parse('perf send_lat --duration=7'), { durationSeconds: 7 });
+});
+
+t.test('NIC settings: -d marks the run as one side of a pair; address, MAC and MTU of the NIC', async (t) => {
+  t.match(parse('perf send_lat -d emu:5000:5001'), { deviceGiven: true });
+  t.match(parse('pingpong --ipv4 10.77.0.2 --nic-mac 02:00:00:00:00:02 --eth-mtu 1500'), { ipv4: '10.77.0.2', nicMac: '02:00:00:00:00:02', ethMtu: 1500 });
+  t.match(failure('perf send_bw --ipv4 300.1.1.1'), /--ipv4 '300.1.1.1' is not an IPv4 address/);
+  t.match(failure('perf send_bw --nic-mac zz'), /--nic-mac 'zz' is not a MAC address/);
+  t.match(failure('perf send_bw --eth-mtu 100'), /--eth-mtu/);
 });
 
 t.test('-a runs every power of two from 2 to 2^23', async (t) => {

@@ -167,8 +167,9 @@ export class BnxtQp {
     if (typeof sq === 'string') return giveBack(sq);
     const rq = ring(RING_ENTRIES * R.STATIC_WQE_BYTES);
     if (typeof rq === 'string') return giveBack(rq);
-    const orrqBytes = R.orrqSlots(READ_DEPTH) * R.XRRQ_ENTRY_BYTES;
-    const xrrq = pool.alloc(orrqBytes + R.irrqSlots(READ_DEPTH) * R.XRRQ_ENTRY_BYTES);
+    // Sized for the device's read depths, as the kernel does (max_qp_init_rd_atom / max_qp_rd_atom).
+    const orrqBytes = R.orrqSlots(roce.caps.max_qp_init_rd_atom) * R.XRRQ_ENTRY_BYTES;
+    const xrrq = pool.alloc(orrqBytes + R.irrqSlots(roce.caps.max_qp_rd_atom) * R.XRRQ_ENTRY_BYTES);
     if (!xrrq.ok) return giveBack(`no memory for read queues: ${xrrq.error}`);
     buffers.push(xrrq.value);
 

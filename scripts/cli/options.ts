@@ -37,12 +37,24 @@ export const DEFAULT_PINGPONG_ITERATIONS = 1000;
 export const DEFAULT_PINGPONG_MTU_BYTES = 1024;
 export const PINGPONG_MTUS: readonly number[] = [256, 512, 1024, 2048, 4096];
 
-export interface PerfCommand {
+/** Options of the NIC a run opens (software NIC identity; the IPv4 address on hardware too). */
+export interface NicSettings {
+  /** The NIC's IPv4 address (its RoCEv2 GID is ::ffff:a.b.c.d). */
+  readonly ipv4: string | undefined;
+  /** Software NIC: its MAC. */
+  readonly nicMac: string | undefined;
+  /** Software NIC: its Ethernet MTU (1500 gives path MTU 1024). */
+  readonly ethMtu: number | undefined;
+}
+
+export interface PerfCommand extends NicSettings {
   readonly command: 'perf';
   readonly test: PerfTest;
   readonly verb: 'send' | 'read';
   readonly kind: 'latency' | 'bandwidth';
   readonly device: string;
+  /** -d was given: without SERVER this side then serves a client instead of running both sides here. */
+  readonly deviceGiven: boolean;
   /** The message sizes to run, in order: one, or ALL_SIZES with -a. */
   readonly sizes: readonly number[];
   readonly all: boolean;
@@ -56,7 +68,7 @@ export interface PerfCommand {
   readonly server: string | undefined;
 }
 
-export interface PingpongCommand {
+export interface PingpongCommand extends NicSettings {
   readonly command: 'pingpong';
   readonly device: string;
   readonly sizeBytes: number;
@@ -68,6 +80,8 @@ export interface PingpongCommand {
   readonly peerMac: Uint8Array | undefined;
   readonly mtuBytes: number;
   readonly server: string | undefined;
+  /** -c: fill each message with a known pattern and check what arrives (both sides must use it). */
+  readonly check: boolean;
 }
 
 export interface ProbeCommand {
@@ -89,7 +103,9 @@ export const USAGE = `Usage:
   rig-bnxt probe DEV
   rig-bnxt --help
 
-Without SERVER a perf or pingpong run waits for a client; with SERVER it connects to it.
+perf without SERVER and without -d runs both sides in this process on one software NIC;
+with -d and no SERVER it waits for a client; with SERVER it connects to it. pingpong
+without SERVER waits for a client (as ibv_rc_pingpong does).
 DEV is "emu" (software NIC, the default), "emu:LOCAL:REMOTE" (software NIC cabled over UDP on
 127.0.0.1) or a PCI address such as 0000:3b:00.0 (real NIC through VFIO).
 Run "rig-bnxt perf --help" or "rig-bnxt pingpong --help" for their options.`;
@@ -105,6 +121,9 @@ Options (as perftest's):
   -p, --port=<port>      listen on/connect to port <port> (default ${DEFAULT_PORT})
       --pcap=<file>      write every frame to a pcap file
       --json             print the results as JSON
+      --ipv4=<addr>      the NIC's IPv4 address (its GID is ::ffff:<addr>)
+      --nic-mac=<mac>    software NIC: its MAC
+      --eth-mtu=<bytes>  software NIC: its Ethernet MTU (1500 gives path MTU 1024)
   -h, --help             show this text`;
 
 export const PINGPONG_USAGE = `Usage: rig-bnxt pingpong [options] [SERVER]
@@ -116,6 +135,10 @@ Options (as ibv_rc_pingpong's):
   -p, --port=<port>      listen on/connect to port <port> (default ${DEFAULT_PORT})
   -m, --mtu=<size>       path MTU: ${PINGPONG_MTUS.join(', ')} (default ${DEFAULT_PINGPONG_MTU_BYTES})
       --mac=<mac>        the peer's MAC, aa:bb:cc:dd:ee:ff (when its GID does not carry it)
+  -c, --chk              fill messages with a pattern and check them (both sides)
+      --ipv4=<addr>      the NIC's IPv4 address (its GID is ::ffff:<addr>)
+      --nic-mac=<mac>    software NIC: its MAC
+      --eth-mtu=<bytes>  software NIC: its Ethernet MTU (1500 gives path MTU 1024)
   -h, --help             show this text`;
 
 export const PROBE_USAGE = `Usage: rig-bnxt probe DEV
@@ -153,6 +176,9 @@ const PERF_OPTIONS = {
   port: { type: 'string', short: 'p' },
   pcap: { type: 'string' },
   json: { type: 'boolean' },
+  ipv4: { type: 'string' },
+  'nic-mac': { type: 'string' },
+  'eth-mtu': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -195,8 +221,12 @@ function parsePerf(args: readonly string[]): Result<CliCommand> {
   // perftest silently ignores -n under -D; saying so is kinder.
   if (duration.value !== undefined && values.iters !== undefined) return err(`${where}: -D runs for a time; it cannot be combined with -n`);
 
+  const nic = parseNicSettings(where, values);
+  if (!nic.ok) return nic;
   return ok({
+    ...nic.value,
     command: 'perf',
+    deviceGiven: values['ib-dev'] !== undefined,
     test,
     verb: test.startsWith('send') ? 'send' : 'read',
     kind,
@@ -222,6 +252,10 @@ const PINGPONG_OPTIONS = {
   port: { type: 'string', short: 'p' },
   mtu: { type: 'string', short: 'm' },
   mac: { type: 'string' },
+  chk: { type: 'boolean', short: 'c' },
+  ipv4: { type: 'string' },
+  'nic-mac': { type: 'string' },
+  'eth-mtu': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -251,7 +285,10 @@ function parsePingpong(args: readonly string[]): Result<CliCommand> {
   const mac = parseOptional<Uint8Array | undefined>(where, '--mac', values.mac, undefined, parseMac);
   if (!mac.ok) return mac;
 
+  const nic = parseNicSettings(where, values);
+  if (!nic.ok) return nic;
   return ok({
+    ...nic.value,
     command: 'pingpong',
     device: device.value,
     sizeBytes: size.value,
@@ -261,7 +298,19 @@ function parsePingpong(args: readonly string[]): Result<CliCommand> {
     peerMac: mac.value,
     mtuBytes: mtu.value,
     server: server.value,
+    check: values.chk === true,
   });
+}
+
+function parseNicSettings(where: string, values: { ipv4?: string; 'nic-mac'?: string; 'eth-mtu'?: string }): Result<NicSettings> {
+  if (values.ipv4 !== undefined && !/^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.test(values.ipv4)) {
+    return err(`${where}: --ipv4 '${values.ipv4}' is not an IPv4 address`);
+  }
+  if (values.ipv4 !== undefined && values.ipv4.split('.').some((p) => Number(p) > 255)) return err(`${where}: --ipv4 '${values.ipv4}' is not an IPv4 address`);
+  if (values['nic-mac'] !== undefined && !parseMac(values['nic-mac']).ok) return err(`${where}: --nic-mac '${values['nic-mac']}' is not a MAC address`);
+  const ethMtu = parseOptional<number | undefined>(where, '--eth-mtu', values['eth-mtu'], undefined, (t) => parseIntegerIn(t, 576, 9216));
+  if (!ethMtu.ok) return ethMtu;
+  return ok({ ipv4: values.ipv4, nicMac: values['nic-mac'], ethMtu: ethMtu.value });
 }
 
 // ---- probe ---------------------------------------------------------------------------------

@@ -1,0 +1,34 @@
+#!/usr/bin/env node
+/**
+ * rig-bnxt: probe a NIC, measure it as perftest does, or pair with ibv_rc_pingpong.
+ * Bad options and unreachable peers end with one line on stderr and a non-zero exit.
+ */
+import { parseCommandLine } from './cli/options.ts';
+import { runPerf } from './cli/run-perf.ts';
+import { runPingpong } from './cli/run-pingpong.ts';
+import { runProbe } from './cli/run-probe.ts';
+
+async function main(argv: readonly string[]): Promise<number> {
+  const parsed = parseCommandLine(argv);
+  if (!parsed.ok) {
+    console.error(parsed.error);
+    return 2;
+  }
+  const cmd = parsed.value;
+  switch (cmd.command) {
+    case 'help': console.log(cmd.text); return 0;
+    case 'probe': return runProbe(cmd);
+    case 'perf': return runPerf(cmd);
+    case 'pingpong': return runPingpong(cmd);
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (e: unknown) => {
+    // Nothing should reach here; if it does, say what without a stack unless asked.
+    console.error(`rig-bnxt: ${(e as Error)?.message ?? String(e)}`);
+    if (process.env.RIG_BNXT_DEBUG) console.error(e);
+    process.exit(1);
+  },
+);

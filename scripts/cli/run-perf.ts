@@ -1,0 +1,214 @@
+/**
+ * `rig-bnxt perf`: perftest's ib_send_lat / ib_send_bw / ib_read_lat / ib_read_bw on rig-bnxt.
+ * Without SERVER and -d, both sides run here on one software NIC; otherwise a server and a
+ * client pair over TCP and exchange endpoints there. read_* needs both queue pairs on one
+ * NIC (the spec serves reads only to queue pairs of the same NIC).
+ */
+import { Qp, Region, pathMtuFor, type Nic } from '../../lib/index.ts';
+import type { PerfCommand } from './options.ts';
+import { openNic } from './nic-open.ts';
+import { latencyStats, roundTripFactor, bandwidthStats, bandwidthStatsWithoutPeak, PEAK_MAX_ITERATIONS, latencyDurationStats } from './stats.ts';
+import {
+  RESULT_LINE, tableHeaderLines, latencyRow, bandwidthRow, testInfoLines, addressLines, latencyJson, bandwidthJson,
+  perfJsonDocument, latencyDurationRow, latencyDurationJson, type TestInfo,
+} from './tables.ts';
+import { perfServerExchange, perfClientExchange, type PerfSession } from './exchange.ts';
+import { createProgress } from './progress.ts';
+import * as L from './perf-loops.ts';
+
+export interface PerfOutput {
+  log(line: string): void;
+}
+
+interface Pair {
+  readonly a: Qp;
+  readonly b: Qp | undefined;
+  readonly ra: Region;
+  readonly rb: Region;
+}
+
+/** Runs the command; returns the exit code. Errors are printed as one line, no stack. */
+export async function runPerf(cmd: PerfCommand, out: PerfOutput = { log: (l) => console.log(l) }): Promise<number> {
+  const local = cmd.server === undefined && !cmd.deviceGiven;
+  if (cmd.verb === 'read' && !local) {
+    console.error(`rig-bnxt perf ${cmd.test}: reads are served only to queue pairs of the same NIC; run it without SERVER and -d (both sides on one software NIC)`);
+    return 1;
+  }
+  if (!local && cmd.durationSeconds !== undefined) {
+    console.error(`rig-bnxt perf ${cmd.test}: -D is supported when both sides run here (no SERVER, no -d); use -n with a server and a client`);
+    return 1;
+  }
+  const nic = openNic(cmd.device, cmd, cmd.pcapFile);
+  if (!nic.ok) {
+    console.error(`rig-bnxt perf: cannot open ${cmd.device}: ${nic.error}`);
+    return 1;
+  }
+  try {
+    return local ? runLocal(cmd, nic.value, out) : await runPaired(cmd, nic.value, out);
+  } catch (e) {
+    console.error(`rig-bnxt perf ${cmd.test}: ${(e as Error).message}`);
+    return 1;
+  } finally {
+    nic.value.close();
+  }
+}
+
+function maxSize(cmd: PerfCommand): number {
+  return Math.max(...cmd.sizes);
+}
+
+function makePair(nic: Nic, size: number, both: boolean): Pair {
+  const a = Qp.make(nic);
+  if (!a.ok) throw new Error(a.error);
+  const b = both ? Qp.make(nic) : undefined;
+  if (b && !b.ok) throw new Error(b.error);
+  // Two buffers per side: outgoing at 0, incoming at `size` (replies never overwrite what is sent).
+  const ra = Region.alloc(nic, Math.max(2 * size, 64));
+  if (!ra.ok) throw new Error(ra.error);
+  const rb = Region.alloc(nic, Math.max(2 * size, 64));
+  if (!rb.ok) throw new Error(rb.error);
+  ra.value.bytes.fill(0xa5, 0, size);
+  rb.value.bytes.fill(0x5a, 0, size);
+  return { a: a.value, b: b?.value, ra: ra.value, rb: rb.value };
+}
+
+function info(cmd: PerfCommand, nic: Nic, machine: 'server' | 'client'): TestInfo {
+  return {
+    test: cmd.test, device: cmd.device, machine, txDepth: cmd.kind === 'latency' ? 1 : cmd.verb === 'read' ? L.READ_WINDOW : L.SEND_WINDOW,
+    rxDepth: cmd.kind === 'latency' ? 1 : 512, mtuBytes: pathMtuFor(nic.info.mtu), linkType: 'Ethernet',
+    ...(cmd.kind === 'bandwidth' ? { cqModeration: 1 } : {}),
+    ...(cmd.verb === 'read' ? { outstandingReads: L.READ_WINDOW } : { maxInlineBytes: 0 }),
+  };
+}
+
+function progressFor(cmd: PerfCommand, size: number, iterations: number) {
+  // Rough expected time: ~5 us per message plus the bytes at ~1 GB/s on the software NIC.
+  const expectedMs = cmd.durationSeconds ? cmd.durationSeconds * 1000 : iterations * (0.005 + size / 1e6);
+  const p = createProgress(`${cmd.test} ${size} B`, iterations, expectedMs);
+  return { tick: (i: number) => p.update(i + 1), finish: () => p.finish() };
+}
+
+function printHeader(cmd: PerfCommand, nic: Nic, machine: 'server' | 'client', pair: Pair, peer: { qp: number; psn: number } | undefined, out: PerfOutput): void {
+  if (cmd.json) return;
+  for (const l of testInfoLines(info(cmd, nic, machine))) out.log(l);
+  const e = pair.a.endpoint;
+  for (const l of addressLines('local', { lid: 0, qpn: e.qp, psn: e.psn, gid: e.gid })) out.log(l);
+  const remote = peer ?? (pair.b ? pair.b.endpoint : undefined);
+  if (remote) for (const l of addressLines('remote', { lid: 0, qpn: remote.qp, psn: remote.psn, gid: e.gid })) out.log(l);
+  out.log(RESULT_LINE);
+  for (const l of tableHeaderLines(cmd.test, cmd.durationSeconds !== undefined)) out.log(l);
+}
+
+function runLocal(cmd: PerfCommand, nic: Nic, out: PerfOutput): number {
+  const pair = makePair(nic, maxSize(cmd), true);
+  const b = pair.b!;
+  const c1 = pair.a.connect(b.endpoint);
+  if (!c1.ok) throw new Error(c1.error);
+  const c2 = b.connect(pair.a.endpoint);
+  if (!c2.ok) throw new Error(c2.error);
+  printHeader(cmd, nic, 'client', pair, undefined, out);
+  const results: Record<string, number>[] = [];
+  for (const size of cmd.sizes) {
+    results.push(measure(cmd, size, out, (iterations, samples, posted, completed, tick) => {
+      if (cmd.test === 'send_lat') L.sendLatencyLocal(pair.a, b, pair.ra, pair.rb, size, samples!, tick);
+      else if (cmd.test === 'read_lat') L.readLatency(pair.a, pair.ra, pair.rb, size, samples!, tick);
+      else if (cmd.test === 'send_bw') L.sendBandwidthLocal(pair.a, b, pair.ra, pair.rb, size, posted!, completed!, tick);
+      else L.readBandwidth(pair.a, pair.ra, pair.rb, size, posted!, completed!, tick);
+      return iterations;
+    }));
+  }
+  finish(cmd, nic, 'client', results, out);
+  return 0;
+}
+
+type Loop = (iterations: number, samples: Float64Array | undefined, posted: Float64Array | undefined, completed: Float64Array | undefined, tick: (i: number) => void) => number;
+
+/** Runs one size (by iterations, or for -D seconds) and prints its row; returns its JSON record. */
+function measure(cmd: PerfCommand, size: number, out: PerfOutput, loop: Loop): Record<string, number> {
+  const latency = cmd.kind === 'latency';
+  if (cmd.durationSeconds !== undefined) {
+    // Duration mode: run batches until the time is up.
+    const t0 = performance.now();
+    let iterations = 0;
+    const batch = 1000;
+    const samples = new Float64Array(batch);
+    const posted = new Float64Array(batch);
+    const completed = new Float64Array(batch);
+    while (performance.now() - t0 < cmd.durationSeconds * 1000) iterations += loop(batch, samples, posted, completed, () => {});
+    const elapsedUs = (performance.now() - t0) * 1000;
+    if (latency) {
+      const s = latencyDurationStats(iterations, elapsedUs, roundTripFactor(cmd.verb));
+      if (!cmd.json) out.log(latencyDurationRow(size, iterations, s));
+      return latencyDurationJson(size, iterations, s);
+    }
+    const s = bandwidthStatsWithoutPeak(size, iterations, elapsedUs);
+    if (!cmd.json) out.log(bandwidthRow(size, iterations, s));
+    return bandwidthJson(size, iterations, s);
+  }
+  const iterations = cmd.iterations;
+  const progress = progressFor(cmd, size, iterations);
+  if (latency) {
+    const samples = new Float64Array(iterations);
+    loop(iterations, samples, undefined, undefined, progress.tick);
+    progress.finish();
+    const s = latencyStats(samples, roundTripFactor(cmd.verb));
+    if (!cmd.json) out.log(latencyRow(size, iterations, s));
+    return latencyJson(size, iterations, s);
+  }
+  const posted = new Float64Array(iterations);
+  const completed = new Float64Array(iterations);
+  loop(iterations, undefined, posted, completed, progress.tick);
+  progress.finish();
+  const s = iterations > PEAK_MAX_ITERATIONS
+    ? bandwidthStatsWithoutPeak(size, iterations, completed[iterations - 1]! - posted[0]!)
+    : bandwidthStats(size, posted, completed);
+  if (!cmd.json) out.log(bandwidthRow(size, iterations, s));
+  return bandwidthJson(size, iterations, s);
+}
+
+function finish(cmd: PerfCommand, nic: Nic, machine: 'server' | 'client', results: Record<string, number>[], out: PerfOutput): void {
+  if (cmd.json) out.log(perfJsonDocument(info(cmd, nic, machine), results));
+  else out.log(RESULT_LINE);
+}
+
+async function runPaired(cmd: PerfCommand, nic: Nic, out: PerfOutput): Promise<number> {
+  const pair = makePair(nic, maxSize(cmd), false);
+  const run = `${cmd.test}:${cmd.sizes.join(',')}:${cmd.durationSeconds ? `D${cmd.durationSeconds}` : cmd.iterations}`;
+  const machine = cmd.server === undefined ? 'server' : 'client';
+  const session = machine === 'server'
+    ? await perfServerExchange(cmd.port, pair.a.endpoint, { run })
+    : await perfClientExchange(cmd.server!, cmd.port, pair.a.endpoint, { run });
+  if (!session.ok) {
+    console.error(`rig-bnxt perf: ${session.error}`);
+    return 1;
+  }
+  const s: PerfSession = session.value;
+  try {
+    const c = pair.a.connect(s.peer);
+    if (!c.ok) throw new Error(c.error);
+    printHeader(cmd, nic, machine, pair, s.peer, out);
+    const results: Record<string, number>[] = [];
+    for (const size of cmd.sizes) {
+      // Both sides reach this size before either sends: receives are posted in time.
+      const synced = await s.sync();
+      if (!synced.ok) throw new Error(synced.error);
+      if (machine === 'server') {
+        if (cmd.test === 'send_lat') L.sendLatencyServer(pair.a, pair.ra, size, cmd.iterations);
+        else L.sendBandwidthServer(pair.a, pair.ra, size, cmd.iterations);
+        continue;
+      }
+      results.push(measure(cmd, size, out, (iterations, samples, posted, completed, tick) => {
+        if (cmd.test === 'send_lat') L.sendLatencyClient(pair.a, pair.ra, size, samples!, tick);
+        else L.sendBandwidthClient(pair.a, pair.ra, size, posted!, completed!, tick);
+        return iterations;
+      }));
+    }
+    const done = await s.sync();
+    if (!done.ok) throw new Error(done.error);
+    if (machine === 'client') finish(cmd, nic, machine, results, out);
+    else if (!cmd.json) out.log(RESULT_LINE);
+    return 0;
+  } finally {
+    s.close();
+  }
+}

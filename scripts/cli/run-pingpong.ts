@@ -1,0 +1,109 @@
+/**
+ * `rig-bnxt pingpong`: ibv_rc_pingpong's exchange and loop, so it pairs with a real
+ * ibv_rc_pingpong (rdma-core libibverbs/examples/rc_pingpong.c): the LID:QPN:PSN:GID
+ * message each way over TCP, then messages bounce between the two sides, the client first.
+ * rc_pingpong's exchange carries no MAC, so the peer's MAC is an option.
+ */
+import { Qp, Region } from '../../lib/index.ts';
+import type { PingpongCommand } from './options.ts';
+import { openNic } from './nic-open.ts';
+import { pingpongServerExchange, pingpongClientExchange, macFromGid, type PingpongDest } from './exchange.ts';
+import { pingpongAddressLine, pingpongSummaryLines } from './tables.ts';
+import { createProgress } from './progress.ts';
+import { ok, err, type Result } from '../../lib/result.ts';
+
+const WAIT_US = 10_000_000;
+
+/** The byte pattern of message `i` (both sides check what they receive). */
+function fill(bytes: Uint8Array, size: number, i: number): void {
+  for (let k = 0; k < size; k++) bytes[k] = (i + k) & 0xff;
+}
+
+function check(bytes: Uint8Array, at: number, size: number, i: number): boolean {
+  for (let k = 0; k < size; k++) if (bytes[at + k] !== ((i + k) & 0xff)) return false;
+  return true;
+}
+
+export async function runPingpong(cmd: PingpongCommand, log: (l: string) => void = (l) => console.log(l)): Promise<number> {
+  const nic = openNic(cmd.device, cmd);
+  if (!nic.ok) {
+    console.error(`rig-bnxt pingpong: cannot open ${cmd.device}: ${nic.error}`);
+    return 1;
+  }
+  try {
+    const qp = Qp.make(nic.value);
+    if (!qp.ok) throw new Error(qp.error);
+    const region = Region.alloc(nic.value, Math.max(2 * cmd.sizeBytes, 64));
+    if (!region.ok) throw new Error(region.error);
+    const q = qp.value;
+    const r = region.value;
+    const e = q.endpoint;
+    const local: PingpongDest = { lid: 0, qpn: e.qp, psn: e.psn, gid: e.gid };
+    log(pingpongAddressLine('local', local));
+    const connect = (peer: PingpongDest): Result<void> => {
+      const mac = cmd.peerMac ?? macFromGid(peer.gid);
+      if (!mac) return err('the peer\'s GID carries no MAC: give it with --mac aa:bb:cc:dd:ee:ff');
+      const c = q.connect({ qp: peer.qpn, psn: peer.psn, gid: peer.gid, mac }, { pathMtu: cmd.mtuBytes });
+      return c.ok ? ok() : err(c.error);
+    };
+    // Receives first, as rc_pingpong posts its rx_depth receives before the exchange; they
+    // are posted once connected (posting needs a connected QP here).
+    let peer: PingpongDest;
+    if (cmd.server === undefined) {
+      const p = await pingpongServerExchange(cmd.port, local, { connect });
+      if (!p.ok) throw new Error(p.error);
+      peer = p.value;
+    } else {
+      const p = await pingpongClientExchange(cmd.server, cmd.port, local);
+      if (!p.ok) throw new Error(p.error);
+      peer = p.value;
+      const c = connect(peer);
+      if (!c.ok) throw new Error(c.error);
+    }
+    log(pingpongAddressLine('remote', peer));
+    const size = cmd.sizeBytes;
+    const client = cmd.server !== undefined;
+    const progress = createProgress('pingpong', cmd.iterations, cmd.iterations * 0.05);
+    let bad = 0;
+    const t0 = performance.now();
+    q.receive(r, size, size);
+    for (let i = 0; i < cmd.iterations; i++) {
+      if (client) {
+        if (cmd.check) fill(r.bytes, size, i);
+        q.send(r, 0, size);
+        expect(q.waitBytes('send', WAIT_US), q, 'send');
+        expect(q.waitBytes('receive', WAIT_US), q, 'receive');
+      } else {
+        expect(q.waitBytes('receive', WAIT_US), q, 'receive');
+        if (cmd.check && !check(r.bytes, size, size, i)) bad++;
+        if (i + 1 < cmd.iterations) q.receive(r, size, size);
+        if (cmd.check) r.bytes.copyWithin(0, size, 2 * size);
+        q.send(r, 0, size);
+        expect(q.waitBytes('send', WAIT_US), q, 'send');
+        progress.update(i + 1);
+        continue;
+      }
+      if (cmd.check && !check(r.bytes, size, size, i)) bad++;
+      if (i + 1 < cmd.iterations) q.receive(r, size, size);
+      progress.update(i + 1);
+    }
+    const elapsedUs = (performance.now() - t0) * 1000;
+    progress.finish();
+    for (const l of pingpongSummaryLines(size, cmd.iterations, elapsedUs)) log(l);
+    if (bad > 0) {
+      console.error(`rig-bnxt pingpong: ${bad} of ${cmd.iterations} messages arrived with wrong bytes`);
+      return 1;
+    }
+    return 0;
+  } catch (e) {
+    console.error(`rig-bnxt pingpong: ${(e as Error).message}`);
+    return 1;
+  } finally {
+    nic.value.close();
+  }
+}
+
+function expect(n: number, q: Qp, side: string): void {
+  if (n === -1) throw new Error(`no ${side} completion within ${WAIT_US / 1e6} s`);
+  if (n === -2) throw new Error(`${side} failed: ${q.lastError}`);
+}
