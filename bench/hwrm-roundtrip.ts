@@ -1,0 +1,66 @@
+/**
+ * The HWRM round trip on the software NIC (issue goal: median <= 50 us). The driver's own
+ * channel sends HWRM_FUNC_QCFG (fid 0xffff, the calling function) over and over: request
+ * into the BAR0 window, trigger, the model's worker thread answers by DMA, the driver polls
+ * resp_len, seq_id and the valid byte. The reference is the least any request/answer between
+ * two threads costs here: the shared-memory ping-pong of shm-ping.c.
+ */
+import { openEmu } from '../drivers/emu/device.ts';
+import { macFromNumber } from '../drivers/emu/config.ts';
+import { HWRM_FID_SELF } from '../firmware-hwrm/hwrm/header.ts';
+import { bringUp, tearDown } from '../lib/bnxt/bringup.ts';
+import { FUNC_QCFG } from '../lib/bnxt/hwrm-commands.ts';
+import { atMost, benchResult } from './helpers/result.ts';
+import { sampleEach, summarize, type Durations, type Summary } from './helpers/timing.ts';
+import type { BenchOptions, BenchResult } from './helpers/types.ts';
+
+export const name = 'hwrm-roundtrip';
+
+/** Issue goal: the median HWRM round trip on the software NIC, in us. */
+const GOAL_MEDIAN_US = 50;
+
+export async function run(options: BenchOptions): Promise<BenchResult[]> {
+  // The reference first, while no NIC worker thread competes for the cores.
+  const refMedian = await options.references.figure('shm-ping', 'ns_median');
+  const refP99 = await options.references.figure('shm-ping', 'ns_p99');
+
+  const thread = measureQcfg('thread', options.durations);
+  // The same requests with the model stepped in this thread: the CPU work alone, no thread
+  // crossing. Shown as a detail so a missed goal says which part to look at.
+  const stepped = measureQcfg('stepped', options.durations);
+  const detail = `${thread.count} requests; min ${us(thread.min)}, p90 ${us(thread.p90)}; `
+    + `model stepped in the driver's thread (no crossing): median ${us(stepped.median)}, p99 ${us(stepped.p99)}`;
+  return [
+    benchResult({ label: 'HWRM FUNC_QCFG round trip, median', figure: thread.median / 1e3, unit: 'us', reference: refMedian, goal: atMost(GOAL_MEDIAN_US), detail }),
+    benchResult({ label: 'HWRM FUNC_QCFG round trip, p99', figure: thread.p99 / 1e3, unit: 'us', reference: refP99 }),
+  ];
+}
+
+/** Opens a software NIC, brings the function up, times FUNC_QCFG round trips (ns), tears down. */
+function measureQcfg(mode: 'thread' | 'stepped', durations: Durations): Summary {
+  // A software NIC as lib/open-device.ts makes one for "emu": loop cable, seed 1.
+  const opened = openEmu({
+    mac: macFromNumber(0xbe0001), ipv4: Uint8Array.from([10, 77, 0xbe, 1]), mtu: 9000,
+    cable: { kind: 'loop' }, pcapPath: undefined, seed: 1, mode,
+  });
+  if (!opened.ok) throw new Error(`cannot open a software NIC: ${opened.error}`);
+  const device = opened.value;
+  try {
+    const up = bringUp(device);
+    if (!up.ok) throw new Error(up.error);
+    const fn = up.value;
+    try {
+      const query = { fid: HWRM_FID_SELF };
+      return summarize(sampleEach(() => {
+        const r = fn.hwrm.send(FUNC_QCFG, query);
+        if (!r.ok) throw new Error(r.error);
+      }, durations));
+    } finally {
+      tearDown(fn);
+    }
+  } finally {
+    device.close();
+  }
+}
+
+const us = (ns: number) => `${(ns / 1e3).toFixed(1)} us`;

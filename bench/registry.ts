@@ -1,0 +1,12 @@
+/**
+ * Every benchmark bench/run.ts runs, in this order. To add one: write bench/NAME.ts exporting
+ * `name` and `run` (see bench/README.md), import it here and append it to the list.
+ */
+import type { Benchmark } from './helpers/types.ts';
+import * as hwrmRoundtrip from './hwrm-roundtrip.ts';
+import * as udpPingNode from './udp-ping-node.ts';
+
+export const BENCHMARKS: readonly Benchmark[] = [
+  hwrmRoundtrip,
+  udpPingNode,
+];
