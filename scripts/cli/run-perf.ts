@@ -95,7 +95,6 @@ function printHeader(cmd: PerfCommand, nic: Nic, machine: 'server' | 'client', p
   for (const l of addressLines('local', { lid: 0, qpn: e.qp, psn: e.psn, gid: e.gid })) out.log(l);
   const remote = peer ?? (pair.b ? pair.b.endpoint : undefined);
   if (remote) for (const l of addressLines('remote', { lid: 0, qpn: remote.qp, psn: remote.psn, gid: e.gid })) out.log(l);
-  out.log(RESULT_LINE);
   for (const l of tableHeaderLines(cmd.test, cmd.durationSeconds !== undefined)) out.log(l);
 }
 

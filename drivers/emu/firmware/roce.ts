@@ -1,12 +1,356 @@
-/** The software NIC's RoCE firmware (CMDQ/CREQ). Placeholder until the control path lands. */
+/**
+ * The software NIC's RoCE firmware: it takes RCFW commands from the CMDQ when the driver
+ * writes the trigger register, runs them against its tables, and answers each with one
+ * 16-byte entry on the CREQ (bnxt-roce-interface.md 2-4). It also writes the asynchronous
+ * entries the engine asks for: QP error notifications on the CREQ, CQ notifications on NQs.
+ *
+ *   trigger (BAR0 0x700) ─> CmdqChannel.take ─> RoceFaults ─> runCommand ─> side buffer (DMA)
+ *                                                                         └> CREQ entry (v last)
+ *   NQ/NQ_ARM doorbell   ─> NotifyRing.doorbell (returns space; held answers go out)
+ *
+ * Nothing escapes trigger() or a doorbell: a broken invariant inside the model is counted
+ * (stats.internalErrors) and the command is answered INTERNAL_ERROR, so the worker lives on.
+ */
 import type { NicModel } from '../nic-model.ts';
+import type { EmuCq, EmuGid, EmuMr, EmuQp, EngineHooks, RoceTables } from '../engine/objects.ts';
+import {
+  CMDQ_TRIGGER_VALUE, CmdqBase, CreqQpErrorNotification, CreqRespSbHeader, CreqEvent, CreqType, QpState, RoceStatus,
+  NQ_CN_CQ_HANDLE_HIGH_OFFSET, NQ_CN_CQ_HANDLE_LOW_OFFSET, NQ_TYPE_OFFSET, NqType, roceOpcodeName,
+} from '../../../firmware-hwrm/roce/index.ts';
+import { CmdqChannel, Take } from './roce-channel.ts';
+import { NotifyRing } from './roce-notify-ring.ts';
+import { RoceFaults } from './roce-faults.ts';
+import { RoceState } from './roce-tables.ts';
+import { roceLimits, type RoceLimits } from './roce-limits.ts';
+import { refuse, type Answer, type RoceContext } from './roce-answer.ts';
+import { runCommand } from './roce-commands.ts';
 
-export class RoceFirmware {
-  constructor(private readonly model: NicModel) {}
-  trigger(_value: number): void {}
-  reset(): void {}
-  usesRing(_ringId: number): boolean {
+const ENTRY_BYTES = 16;
+const SB_UNIT_BYTES = 16;
+/** sq/rq_cons_idx of a QP error notification when the caller knows none (as TERMINAL CQEs say "no information"). */
+const NO_CONS_IDX = 0xffff;
+
+export interface RoceResources {
+  readonly initialized: boolean;
+  readonly qps: number;
+  readonly cqs: number;
+  /** Memory keys allocated (registered or not). */
+  readonly mrs: number;
+  readonly gids: number;
+}
+
+export class RoceFirmware implements RoceTables {
+  private readonly state = new RoceState();
+  private readonly faults = new RoceFaults();
+  private readonly channel: CmdqChannel;
+  /** Writers of the NQ-type rings HWRM allocated (the CREQ and the CQ notification queues), by ring id. */
+  private readonly rings = new Map<number, NotifyRing>();
+  private readonly ctx: RoceContext;
+  private readonly entry = new Uint8Array(ENTRY_BYTES);
+  private readonly entryWords = new Uint32Array(this.entry.buffer);
+  private readonly nqe = new Uint32Array(ENTRY_BYTES / 4);
+  readonly stats = {
+    /** Commands taken from the CMDQ. */
+    commands: 0,
+    /** Commands answered with a non-zero status. */
+    refused: 0,
+    /** Headers with cmd_size 0 or running past the producer. */
+    malformed: 0,
+    /** Commands taken and dropped while silenced. */
+    silenced: 0,
+    /** Exceptions inside the model (each answered INTERNAL_ERROR when a command was running). */
+    internalErrors: 0,
+    /** Triggers with commands pending but no usable CREQ to answer on (the commands wait). */
+    noCreq: 0,
+    /** Asynchronous entries (QP errors, CQ notifications) with no ring to go to, or dropped on a full one. */
+    lostEvents: 0,
+  };
+  lastRefusal: string | undefined;
+  lastInternalError: string | undefined;
+
+  constructor(private readonly model: NicModel) {
+    this.channel = new CmdqChannel(model.iommu);
+    const channel = this.channel;
+    const state = this.state;
+    this.ctx = {
+      model,
+      state,
+      get hooks(): EngineHooks {
+        return model.engine;
+      },
+      limits: (): RoceLimits => roceLimits(model.hwrm.backingStore),
+      get creqRingId(): number | undefined {
+        return channel.open ? channel.creqRingId : undefined;
+      },
+    };
+  }
+
+  // ---- the register side -------------------------------------------------------------
+
+  /** A write of the CMDQ trigger register (BAR0 0x700). */
+  trigger(value: number): void {
+    if (value !== CMDQ_TRIGGER_VALUE) return;
+    try {
+      this.channel.latch(this.model.bar0Written);
+      this.process();
+    } catch (e) {
+      this.internalError(e);
+    }
+  }
+
+  /**
+   * An NQ or NQ_ARM doorbell for the CREQ (xid = the mailbox's creq_ring_id): the driver's
+   * consumer is at `index`, on a pass of parity `epoch`. Held answers go out if it made room.
+   */
+  creqDoorbell(index: number, epoch: number): void {
+    if (this.channel.open) this.nqDoorbell(this.channel.creqRingId, index, epoch);
+  }
+
+  /** An NQ or NQ_ARM doorbell for any NQ-type ring (the CREQ included), by its ring id (the doorbell xid). */
+  nqDoorbell(ringId: number, index: number, epoch: number): void {
+    try {
+      const ring = this.notifyRing(ringId);
+      if (!ring) return;
+      if (ring.doorbell(index, epoch) > 0) this.model.notifyDriver();
+      if (this.channel.open && ringId === this.channel.creqRingId) this.process();
+    } catch (e) {
+      this.internalError(e);
+    }
+  }
+
+  /** The CREQ's ring id while the channel is open (the engine routes NQ doorbells with it). */
+  get creqRingId(): number | undefined {
+    return this.ctx.creqRingId;
+  }
+
+  /** HWRM_FUNC_RESET: every RoCE object, the channel and the initialized state are gone. */
+  reset(): void {
+    try {
+      for (const { qp } of this.state.qps.values()) {
+        qp.destroyed = true;
+        this.ctx.hooks.qpDestroyed(qp);
+      }
+      for (const { cq } of this.state.cqs.values()) cq.destroyed = true;
+    } catch (e) {
+      this.internalError(e);
+    }
+    this.state.clear();
+    this.rings.clear();
+    this.channel.forget();
+  }
+
+  /** True while RoCE names ring `ringId` (HWRM refuses to free it): the CREQ of an initialized function, or a CQ's NQ. */
+  usesRing(ringId: number): boolean {
+    if (this.state.initialized && this.channel.open && ringId === this.channel.creqRingId) return true;
+    for (const { cq } of this.state.cqs.values()) if (cq.nqId === ringId) return true;
     return false;
   }
-  readonly controls = {};
+
+  // ---- RoceTables: what the engine reads and asks for --------------------------------
+
+  qp(qpn: number): EmuQp | undefined {
+    return this.state.qps.get(qpn)?.qp;
+  }
+
+  cq(id: number): EmuCq | undefined {
+    return this.state.cqs.get(id)?.cq;
+  }
+
+  mr(key: number): EmuMr | undefined {
+    return this.state.keys.get(key)?.mr;
+  }
+
+  gid(index: number): EmuGid | undefined {
+    return this.state.gids.get(index);
+  }
+
+  /**
+   * A QP error notification (CREQ type 0x38, event 0xC0) for `qp`, which is in ERR from now
+   * on. The engine is not called back: it is the one reporting.
+   */
+  postQpError(qp: EmuQp, reqErrStateReason: number, resErrStateReason: number, sqConsIdx = NO_CONS_IDX, rqConsIdx = NO_CONS_IDX): void {
+    try {
+      if (qp.destroyed) return;
+      qp.state = QpState.ERR as EmuQp['state'];
+      const creq = this.channel.open ? this.notifyRing(this.channel.creqRingId) : undefined;
+      if (!creq) {
+        this.stats.lostEvents++;
+        return;
+      }
+      CreqQpErrorNotification.encode({
+        type: CreqType.QP_EVENT, status: 0, req_err_state_reason: reqErrStateReason & 0xff, xid: qp.qpn,
+        event: CreqEvent.QP_ERROR_NOTIFICATION, res_err_state_reason: resErrStateReason & 0xff,
+        sq_cons_idx: sqConsIdx & 0xffff, rq_cons_idx: rqConsIdx & 0xffff,
+      }, this.entry, 0);
+      this.postEntry(creq);
+    } catch (e) {
+      this.internalError(e);
+    }
+  }
+
+  /** A CQ notification (NQE type 0x30 with the cq_handle) on the CQ's NQ, if the CQ is armed; disarms it. */
+  postCqNotification(cq: EmuCq): void {
+    if (!cq.armed || cq.destroyed) return;
+    const entry = this.state.cqs.get(cq.id);
+    if (!entry || entry.cq !== cq) return;
+    const nq = this.notifyRing(cq.nqId);
+    cq.armed = false;
+    const w = this.nqe;
+    w.fill(0);
+    w[NQ_TYPE_OFFSET >>> 2] = NqType.CQ_NOTIFICATION;
+    w[NQ_CN_CQ_HANDLE_LOW_OFFSET >>> 2] = cq.handleLo;
+    w[NQ_CN_CQ_HANDLE_HIGH_OFFSET >>> 2] = cq.handleHi;
+    if (!nq || !nq.post(w[0]!, w[1]!, w[2]!, w[3]!)) {
+      this.stats.lostEvents++;
+      return;
+    }
+    entry.cnqEvents++;
+    this.model.notifyDriver();
+  }
+
+  // ---- the command loop --------------------------------------------------------------
+
+  /** Runs commands while the CREQ has room for their answers. */
+  private process(): void {
+    const ch = this.channel;
+    if (!ch.open) return;
+    const creq = this.notifyRing(ch.creqRingId);
+    if (!creq) {
+      this.stats.noCreq++;
+      return;
+    }
+    for (let budget = ch.depth; budget > 0 && creq.hasRoom(); budget--) {
+      const took = ch.take();
+      if (took === Take.Empty) return;
+      this.stats.commands++;
+      const fate = this.faults.next(ch.opcode);
+      if (fate.silent) {
+        this.stats.silenced++;
+        continue;
+      }
+      const cmd = ch.scratch.subarray(0, ch.length);
+      let answer: Answer;
+      if (took === Take.Malformed) {
+        this.stats.malformed++;
+        answer = refuse(RoceStatus.INVALID_CMD, `cmd_size ${cmd[1]} runs past the producer or is 0`);
+      } else if (fate.refuse !== 0) {
+        answer = refuse(fate.refuse, 'refused by a fault control');
+      } else {
+        try {
+          answer = runCommand(this.ctx, ch.opcode, cmd);
+        } catch (e) {
+          this.internalError(e);
+          answer = refuse(RoceStatus.INTERNAL_ERROR, `internal error: ${String(e)}`);
+        }
+      }
+      this.answer(creq, ch.opcode, ch.cookie, answer, cmd);
+    }
+  }
+
+  /** Writes the side buffer (if any), then the CREQ entry. */
+  private answer(creq: NotifyRing, opcode: number, cookie: number, answer: Answer, cmd: Uint8Array): void {
+    const e = this.entry;
+    e.fill(0);
+    let status = answer.status;
+    let why = answer.why;
+    if (status === RoceStatus.SUCCESS && answer.entry) e.set(answer.entry.subarray(0, ENTRY_BYTES));
+    if (status === RoceStatus.SUCCESS && answer.sideBuffer) {
+      const units = this.writeSideBuffer(opcode, cookie, cmd, answer.sideBuffer);
+      if (units === undefined) {
+        status = RoceStatus.INVALID_PARAMETER;
+        why = 'the side buffer (resp_addr, resp_size) is not mapped host memory';
+      } else {
+        new DataView(e.buffer).setUint32(4, units, true); // creq_query_*_resp.size
+      }
+    }
+    if (status !== RoceStatus.SUCCESS) {
+      e.fill(0);
+      this.stats.refused++;
+      this.lastRefusal = `${roceOpcodeName(opcode)} (cookie ${cookie}): ${why ?? 'refused'}`;
+    }
+    e[0] = CreqType.QP_EVENT;
+    e[1] = status;
+    e[2] = cookie & 0xff;
+    e[3] = cookie >>> 8;
+    e[9] = opcode;
+    this.postEntry(creq);
+  }
+
+  /**
+   * Writes `sb` (its 8-byte header filled here) at the command's resp_addr, cut to resp_size
+   * units. Returns the units written, or undefined if the buffer is not mapped.
+   */
+  private writeSideBuffer(opcode: number, cookie: number, cmd: Uint8Array, sb: Uint8Array): number | undefined {
+    const hdr = CmdqBase.decode(cmd);
+    const bytes = Math.min(hdr.resp_size * SB_UNIT_BYTES, sb.length);
+    if (bytes < CreqRespSbHeader.size || !this.model.iommu.check(hdr.resp_addr, bytes)) return undefined;
+    const units = Math.ceil(bytes / SB_UNIT_BYTES);
+    CreqRespSbHeader.encode({ opcode, status: 0, cookie, flags: 0, resp_size: units }, sb, 0);
+    this.model.iommu.writeFrom(hdr.resp_addr, sb, 0, bytes);
+    return units;
+  }
+
+  private postEntry(ring: NotifyRing): void {
+    const w = this.entryWords;
+    if (!ring.post(w[0]!, w[1]!, w[2]!, w[3]!)) this.stats.lostEvents++;
+    this.model.notifyDriver();
+  }
+
+  /** The writer of NQ-type ring `id`, opened (or reopened after HWRM re-allocated it) on use. */
+  private notifyRing(id: number): NotifyRing | undefined {
+    const desc = this.model.hwrm.rings.get(id);
+    const known = this.rings.get(id);
+    if (!desc) {
+      if (known) this.rings.delete(id);
+      return undefined;
+    }
+    if (known && known.desc === desc) return known;
+    const opened = NotifyRing.open(this.model.iommu, desc);
+    if (opened) this.rings.set(id, opened);
+    else this.rings.delete(id);
+    return opened;
+  }
+
+  private internalError(e: unknown): void {
+    this.stats.internalErrors++;
+    this.lastInternalError = e instanceof Error ? (e.stack ?? e.message) : String(e);
+  }
+
+  // ---- test and fault controls (model.control('roce.NAME', args)) --------------------
+
+  readonly controls = {
+    /** Refuse the command `n` commands from now (1 = the next) with CREQ status `status`. */
+    refuseNth: (n: number, status: number) => this.faults.refuseNth(n, status),
+    /** Refuse every command with `opcode` with `status` until clearFaults. */
+    refuseOpcode: (opcode: number, status: number) => this.faults.refuseOpcode(opcode, status),
+    /** Stop answering: commands are taken and neither run nor answered. */
+    silence: () => {
+      this.faults.silent = true;
+    },
+    clearFaults: () => this.faults.clear(),
+    /** Commands taken so far. */
+    seen: () => this.faults.seen,
+    resources: (): RoceResources => ({
+      initialized: this.state.initialized, qps: this.state.qps.size, cqs: this.state.cqs.size,
+      mrs: this.state.keys.size, gids: this.state.gids.size,
+    }),
+    /** Reports a QP error (as the NIC would) and moves the QP to ERR; false if there is no such QP. */
+    injectQpError: (qpn: number, reqReason: number, resReason: number): boolean => {
+      const entry = this.state.qps.get(qpn);
+      if (!entry) return false;
+      const from = entry.qp.state;
+      this.postQpError(entry.qp, reqReason, resReason);
+      if (from !== (QpState.ERR as number)) {
+        try {
+          this.ctx.hooks.qpStateChanged(entry.qp, from);
+        } catch (e) {
+          this.internalError(e);
+        }
+      }
+      return true;
+    },
+    stats: () => ({ ...this.stats }),
+    lastRefusal: () => this.lastRefusal,
+    lastInternalError: () => this.lastInternalError,
+  };
 }

@@ -1,0 +1,42 @@
+/**
+ * What a RoCE command handler is given and what it gives back. A handler checks every
+ * argument before it changes anything, so a refused command leaves the tables as they were.
+ */
+import type { NicModel } from '../nic-model.ts';
+import type { EngineHooks } from '../engine/objects.ts';
+import { RoceStatus } from '../../../firmware-hwrm/roce/index.ts';
+import type { RoceState } from './roce-tables.ts';
+import type { RoceLimits } from './roce-limits.ts';
+
+export interface Answer {
+  readonly status: number;
+  /** The 16-byte response (a creq_*_resp layout); the firmware fills type, status, cookie, v and event. */
+  readonly entry?: Uint8Array;
+  /** A side buffer (a creq_*_resp_sb layout); the firmware fills its 8-byte header. */
+  readonly sideBuffer?: Uint8Array;
+  /** Why the command was refused (for tests and traces). */
+  readonly why?: string;
+}
+
+export interface RoceContext {
+  readonly model: NicModel;
+  readonly state: RoceState;
+  /** The engine, told of state changes and destroyed QPs. */
+  readonly hooks: EngineHooks;
+  limits(): RoceLimits;
+  /** Ring id of the CREQ named by the cmdq_init mailbox. */
+  readonly creqRingId: number | undefined;
+}
+
+export function refuse(status: number, why: string): Answer {
+  return { status, why };
+}
+
+export function success(entry?: Uint8Array, sideBuffer?: Uint8Array): Answer {
+  return { status: RoceStatus.SUCCESS, entry, sideBuffer };
+}
+
+/** Splits a 64-bit handle into the halves the shared objects keep. */
+export function handleHalves(handle: bigint): [number, number] {
+  return [Number(handle & 0xffff_ffffn), Number((handle >> 32n) & 0xffff_ffffn)];
+}

@@ -1,0 +1,125 @@
+/**
+ * CREATE_QP, DESTROY_QP and QUERY_QP (bnxt-roce-interface.md 3.8, 3.10, 5.1, 5.4). Only RC
+ * QPs in static WQE mode are modelled:
+ *
+ *   SQ memory: [ sq_size WQEs x 128 B ][ sq_size PSN-search entries x 16 B ]   (one PBL)
+ *   RQ memory: [ rq_size WQEs x 128 B ]
+ *   ORRQ (max_qp_init_rd_atom + 1) x 32 B, IRRQ (2 x max_qp_rd_atom + 2) x 32 B, contiguous
+ */
+import {
+  CmdqCreateQp, CmdqDestroyQp, CmdqQueryQp, CreateQpFlags, CreqCreateQpResp, CreqDestroyQpResp, CreqQueryQpRespSb,
+  QpType, RoceStatus, XRRQ_ENTRY_BYTES,
+} from '../../../firmware-hwrm/roce/index.ts';
+import { EmuQp } from '../engine/objects.ts';
+import { handleHalves, refuse, success, type Answer, type RoceContext } from './roce-answer.ts';
+import { resolveRing } from './roce-memory.ts';
+import type { FwQp } from './roce-tables.ts';
+
+/** Static WQE mode: every SQ and RQ WQE occupies 128 bytes. */
+export const WQE_BYTES = 128;
+/** P5 PSN-search entry (sq_psn_search_ext), one per SQ WQE after the SQ ring. */
+export const PSN_SEARCH_ENTRY_BYTES = 16;
+
+const KNOWN_UNMODELLED_TYPES: readonly number[] = [QpType.UD, QpType.RAW_ETHERTYPE, QpType.GSI];
+
+export function createQp(ctx: RoceContext, cmd: Uint8Array): Answer {
+  const c = CmdqCreateQp.decode(cmd);
+  const { state, model } = ctx;
+  const limits = ctx.limits();
+  const P = RoceStatus.INVALID_PARAMETER;
+  if (c.type !== QpType.RC) {
+    return KNOWN_UNMODELLED_TYPES.includes(c.type)
+      ? refuse(RoceStatus.NOT_IMPLEMENTED, `CREATE_QP: QP type ${c.type} is not modelled (RC only)`)
+      : refuse(P, `CREATE_QP: QP type ${c.type} is unknown`);
+  }
+  if (c.qp_flags & CreateQpFlags.SRQ_USED) return refuse(RoceStatus.NOT_IMPLEMENTED, 'CREATE_QP: SRQs are not modelled');
+  if (c.qp_flags & CreateQpFlags.VARIABLE_SIZED_WQE_ENABLED) return refuse(RoceStatus.NOT_IMPLEMENTED, 'CREATE_QP: only static (128-byte) WQEs are modelled');
+  if (c.sq_size > limits.maxQpWqes || c.rq_size > limits.maxQpWqes) return refuse(P, `CREATE_QP: sq_size ${c.sq_size} / rq_size ${c.rq_size} over ${limits.maxQpWqes}`);
+  if (c.sq_sge > limits.maxSge || c.rq_sge > limits.maxSge) return refuse(P, `CREATE_QP: sq_sge ${c.sq_sge} / rq_sge ${c.rq_sge} over ${limits.maxSge}`);
+  if (c.dpi >= limits.maxDpi) return refuse(P, `CREATE_QP: dpi ${c.dpi} is not below ${limits.maxDpi}`);
+  const scq = state.cqs.get(c.scq_cid)?.cq;
+  const rcq = state.cqs.get(c.rcq_cid)?.cq;
+  if (!scq || !rcq) return refuse(P, `CREATE_QP: no CQ ${scq ? c.rcq_cid : c.scq_cid}`);
+  const iommu = model.iommu;
+  const sq = resolveRing(iommu, c.sq_pbl, c.sq_lvl, c.sq_pg_size, c.sq_size, WQE_BYTES, c.sq_size * (WQE_BYTES + PSN_SEARCH_ENTRY_BYTES));
+  if (!sq) return refuse(P, `CREATE_QP: the SQ (with its PSN search area) at 0x${c.sq_pbl.toString(16)} is not mapped`);
+  const rq = resolveRing(iommu, c.rq_pbl, c.rq_lvl, c.rq_pg_size, c.rq_size, WQE_BYTES, c.rq_size * WQE_BYTES);
+  if (!rq) return refuse(P, `CREATE_QP: the RQ at 0x${c.rq_pbl.toString(16)} is not mapped`);
+  const orrqBytes = (limits.maxQpInitRdAtom + 1) * XRRQ_ENTRY_BYTES;
+  const irrqBytes = (2 * limits.maxQpRdAtom + 2) * XRRQ_ENTRY_BYTES;
+  if (!iommu.check(c.orrq_addr, orrqBytes)) return refuse(P, `CREATE_QP: ORRQ at 0x${c.orrq_addr.toString(16)} is not ${orrqBytes} mapped bytes`);
+  if (!iommu.check(c.irrq_addr, irrqBytes)) return refuse(P, `CREATE_QP: IRRQ at 0x${c.irrq_addr.toString(16)} is not ${irrqBytes} mapped bytes`);
+  const qpn = state.qpIds.alloc(limits.maxQp);
+  if (qpn === undefined) return refuse(RoceStatus.RESOURCES, `CREATE_QP: all ${limits.maxQp} QPs are in use`);
+  const [lo, hi] = handleHalves(c.qp_handle);
+  const qp = new EmuQp(qpn, c.pd_id, lo, hi, sq, rq, scq, rcq, c.sq_sge, c.rq_sge);
+  state.qps.set(qpn, newContext(qp, c.sq_size, c.rq_size));
+  return success(CreqCreateQpResp.encode({ xid: qpn }));
+}
+
+function newContext(qp: EmuQp, sqSize: number, rqSize: number): FwQp {
+  return {
+    qp, sqSize, rqSize, qkey: 0, flowLabel: 0, trafficClass: 0, vlanId: 0, vlanDei: 0, vlanPcp: 0, tosEcn: 0, tosDscp: 0,
+    enableCc: 0, networkType: 0, enSqdAsyncNotify: 0, srcMac: undefined, usesSgid: false,
+  };
+}
+
+export function destroyQp(ctx: RoceContext, cmd: Uint8Array): Answer {
+  const c = CmdqDestroyQp.decode(cmd);
+  const { state } = ctx;
+  const fq = state.qps.get(c.qp_cid);
+  if (!fq) return refuse(RoceStatus.INVALID_PARAMETER, `DESTROY_QP: no QP ${c.qp_cid}`);
+  state.qps.delete(c.qp_cid);
+  state.qpIds.free(c.qp_cid);
+  fq.qp.destroyed = true;
+  ctx.hooks.qpDestroyed(fq.qp);
+  return success(CreqDestroyQpResp.encode({ xid: c.qp_cid }));
+}
+
+export function queryQp(ctx: RoceContext, cmd: Uint8Array): Answer {
+  const c = CmdqQueryQp.decode(cmd);
+  const { state, model } = ctx;
+  const fq = state.qps.get(c.qp_cid);
+  if (!fq) return refuse(RoceStatus.INVALID_PARAMETER, `QUERY_QP: no QP ${c.qp_cid}`);
+  const qp = fq.qp;
+  const srcMac = fq.srcMac ?? state.gids.get(qp.sgidIndex)?.mac ?? model.config.mac;
+  return success(undefined, CreqQueryQpRespSb.encode({
+    xid: qp.qpn,
+    state: qp.state,
+    en_sqd_async_notify: fq.enSqdAsyncNotify,
+    access: qp.access,
+    pkey: qp.pkey,
+    qkey: fq.qkey,
+    dgid: qp.destGid,
+    flow_label: fq.flowLabel,
+    sgid_index: qp.sgidIndex,
+    hop_limit: qp.hopLimit,
+    traffic_class: fq.trafficClass,
+    dest_mac: qp.destMac,
+    dest_vlan_id: fq.vlanId,
+    path_mtu: Math.log2(qp.pathMtuBytes / 256),
+    timeout: qp.timeout,
+    retry_cnt: qp.retryCnt,
+    rnr_retry: qp.rnrRetry,
+    min_rnr_timer: qp.minRnrTimer,
+    rq_psn: qp.rqPsn,
+    sq_psn: qp.sqPsn,
+    max_rd_atomic: qp.maxRdAtomic,
+    max_dest_rd_atomic: qp.maxDestRdAtomic,
+    tos_ecn: fq.tosEcn,
+    tos_dscp: fq.tosDscp,
+    enable_cc: fq.enableCc,
+    sq_size: fq.sqSize,
+    rq_size: fq.rqSize,
+    sq_sge: qp.sqSge,
+    rq_sge: qp.rqSge,
+    max_inline_data: ctx.limits().maxInlineData,
+    dest_qp_id: qp.destQpn,
+    port_id: 0,
+    stat_collection_id: state.statCtxId & 0xff,
+    src_mac: srcMac,
+    vlan_id: fq.vlanId,
+    vlan_dei: fq.vlanDei,
+    vlan_pcp: fq.vlanPcp,
+  }));
+}

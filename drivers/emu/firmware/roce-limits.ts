@@ -1,0 +1,118 @@
+/**
+ * What the software NIC's RoCE firmware can hold, and how it says so: the limits every
+ * create command is checked against, and the QUERY_FUNC / QUERY_VERSION answers built from
+ * them (bnxt-roce-interface.md 3.2, 7.4). Context memory bounds the tables: QPs, CQs and
+ * keys live in the backing store HWRM configured, so its entry counts cap them.
+ */
+import type { BackingStoreState } from './hwrm-backing-store.ts';
+import { DevCapFlags, DevCapExtFlags, type CreqQueryFuncRespSb } from '../../../firmware-hwrm/roce/index.ts';
+import type { Values } from '../../../firmware-hwrm/layout.ts';
+
+export interface RoceLimits {
+  /** QPs besides QP0/QP1 (QUERY_FUNC max_qp; the kernel adds 1 for QP1). */
+  readonly maxQp: number;
+  /** Entries per SQ or RQ (QUERY_FUNC max_qp_wr). */
+  readonly maxQpWqes: number;
+  readonly maxCq: number;
+  /** CQEs per CQ (P5 reports at most 0xFFFFF). */
+  readonly maxCqe: number;
+  /** Memory keys (MR/PMR) in MRAV context memory. */
+  readonly maxMr: number;
+  readonly maxGid: number;
+  /** SGEs per WQE in static WQE mode. */
+  readonly maxSge: number;
+  /** Responder (IRD) and initiator (ORD) depths; the kernel caps both at 126. */
+  readonly maxQpRdAtom: number;
+  readonly maxQpInitRdAtom: number;
+  /** Doorbell pages of BAR2 above the L2 region (DPI numbers are below this). */
+  readonly maxDpi: number;
+  readonly maxInlineData: number;
+  readonly maxMrSizeBytes: number;
+}
+
+// Device ceilings, before context memory is counted.
+const CEILING = {
+  maxQp: 1024,
+  maxQpWqes: 65535,
+  maxCq: 4096,
+  maxCqe: 0xfffff,
+  maxMr: 65536,
+  maxGid: 256,
+  maxSge: 6,
+  maxRdAtom: 126,
+  maxInlineData: 96,
+} as const;
+
+/** QP0 and QP1 are reserved: RoCE QP numbers start at 2. */
+export const RESERVED_QPS = 2;
+/** The software NIC's BAR2 (nic-model.ts BAR2_BYTES) and the P5 PF doorbell base (facts 1). */
+const BAR2_BYTES = 16 * 1024 * 1024;
+const DB_BASE = 0x10000;
+const DB_PAGE_BYTES = 4096;
+/** 2^39 bytes (facts 7.4). */
+const MAX_MR_SIZE_BYTES = 2 ** 39;
+
+/** Used when HWRM has no backing store yet: the largest tables QCAPS allows (hwrm-backing-store.ts). */
+const UNCONFIGURED: BackingStoreState = { qpEntries: 4096, cqEntries: 8192, mravEntries: 16384 };
+
+export function roceLimits(store: BackingStoreState | undefined): RoceLimits {
+  const bs = store ?? UNCONFIGURED;
+  return {
+    maxQp: Math.max(0, Math.min(CEILING.maxQp, bs.qpEntries - RESERVED_QPS)),
+    maxQpWqes: CEILING.maxQpWqes,
+    maxCq: Math.max(0, Math.min(CEILING.maxCq, bs.cqEntries)),
+    maxCqe: CEILING.maxCqe,
+    maxMr: Math.max(0, Math.min(CEILING.maxMr, bs.mravEntries)),
+    maxGid: CEILING.maxGid,
+    maxSge: CEILING.maxSge,
+    maxQpRdAtom: CEILING.maxRdAtom,
+    maxQpInitRdAtom: CEILING.maxRdAtom,
+    maxDpi: (BAR2_BYTES - DB_BASE) / DB_PAGE_BYTES,
+    maxInlineData: CEILING.maxInlineData,
+    maxMrSizeBytes: MAX_MR_SIZE_BYTES,
+  };
+}
+
+/** The body of the QUERY_FUNC side buffer (creq_query_func_resp_sb past its 8-byte header). */
+export function queryFuncValues(l: RoceLimits): Partial<Values<typeof CreqQueryFuncRespSb.fields>> {
+  return {
+    max_mr_size: BigInt(l.maxMrSizeBytes),
+    max_qp: l.maxQp,
+    max_qp_wr: l.maxQpWqes,
+    // The unified allocate-and-register flow is offered; ALLOCATE_MRW + REGISTER_MR works too.
+    dev_cap_flags: DevCapFlags.MR_REGISTER_ALLOC,
+    max_cq: l.maxCq,
+    max_cqe: l.maxCqe,
+    max_pd: 65536,
+    max_sge: l.maxSge,
+    // No SRQ, UD, AH, MW or FMR in this model: their maxima are 0.
+    max_srq_sge: 0,
+    max_qp_rd_atom: l.maxQpRdAtom,
+    max_qp_init_rd_atom: l.maxQpInitRdAtom,
+    max_mr: l.maxMr,
+    max_mw: 0,
+    max_raw_eth_qp: 0,
+    max_ah: 0,
+    max_fmr: 0,
+    max_srq_wr: 0,
+    max_pkeys: 1,
+    max_inline_data: l.maxInlineData,
+    max_map_per_fmr: 0,
+    // (value + 1) x 4 KiB = the 64 KiB L2 doorbell region below the RoCE DPIs.
+    l2_db_space_size: DB_BASE / DB_PAGE_BYTES - 1,
+    max_srq: 0,
+    max_gid: l.maxGid,
+    max_dpi: l.maxDpi,
+    max_sge_var_wqe: 0,
+    // The engine runs no atomics; static (fixed-size) WQEs only; PSN search table in host memory.
+    dev_cap_ext_flags: DevCapExtFlags.ATOMIC_OPS_NOT_SUPPORTED,
+    max_inline_data_var_wqe: 0,
+    start_qid: 0,
+    dev_cap_ext_flags_2: 0,
+  };
+}
+
+/** The RoCE firmware version (HWRM_VER_GET reports the same roce_fw 230.2.52.0). */
+export const ROCE_FW_VERSION = { maj: 230, minor: 2, bld: 52, rsvd: 0 } as const;
+/** The RoCE interface version answered by QUERY_VERSION: the HSI these layouts follow (1.10.3.133). */
+export const ROCE_INTF_VERSION = { maj: 1, minor: 10, bld: 3, rsvd: 133 } as const;
