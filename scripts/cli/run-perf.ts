@@ -88,13 +88,13 @@ function progressFor(cmd: PerfCommand, size: number, iterations: number) {
   return { tick: (i: number) => p.update(i + 1), finish: () => p.finish() };
 }
 
-function printHeader(cmd: PerfCommand, nic: Nic, machine: 'server' | 'client', pair: Pair, peer: { qp: number; psn: number } | undefined, out: PerfOutput): void {
+function printHeader(cmd: PerfCommand, nic: Nic, machine: 'server' | 'client', pair: Pair, peer: { qp: number; psn: number; gid: Uint8Array } | undefined, out: PerfOutput): void {
   if (cmd.json) return;
   for (const l of testInfoLines(info(cmd, nic, machine))) out.log(l);
   const e = pair.a.endpoint;
   for (const l of addressLines('local', { lid: 0, qpn: e.qp, psn: e.psn, gid: e.gid })) out.log(l);
   const remote = peer ?? (pair.b ? pair.b.endpoint : undefined);
-  if (remote) for (const l of addressLines('remote', { lid: 0, qpn: remote.qp, psn: remote.psn, gid: e.gid })) out.log(l);
+  if (remote) for (const l of addressLines('remote', { lid: 0, qpn: remote.qp, psn: remote.psn, gid: remote.gid })) out.log(l);
   for (const l of tableHeaderLines(cmd.test, cmd.durationSeconds !== undefined)) out.log(l);
 }
 
