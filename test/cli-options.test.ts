@@ -71,7 +71,9 @@ t.test("sizes accept perftest's forms: decimal, 0x hex, leading-0 octal, K and M
 t.test('pingpong defaults are ibv_rc_pingpong\'s', async (t) => {
   t.same(parse('pingpong'), {
     command: 'pingpong', device: 'emu', sizeBytes: 4096, iterations: 1000, gidIndex: undefined, port: 18515, peerMac: undefined, mtuBytes: 1024, server: undefined,
+    check: false, ipv4: undefined, nicMac: undefined, ethMtu: undefined,
   });
+  t.match(parse('pingpong -c'), { check: true }, '-c checks a pattern, as rc_pingpong\'s -c validates buffers');
 });
 
 t.test('pingpong options', async (t) => {

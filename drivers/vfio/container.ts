@@ -26,6 +26,8 @@ import { findCapability } from './info-capabilities.ts';
 export const IOVA_BASE = 2 ** 32;
 /** Upper bound we use even when the IOMMU allows more: IOVAs stay far below 2^53. */
 export const IOVA_LIMIT = 2 ** 48;
+/** Where DMA buffers go unless VfioOptions.iovaWindow says otherwise. */
+export const DEFAULT_IOVA_WINDOW: IovaRange = { start: IOVA_BASE, end: IOVA_LIMIT };
 /** Used when the kernel reports no IOVA ranges: 39 bits is the smallest VT-d address width. */
 const IOVA_DEFAULT_END = 2 ** 39;
 /** Room for VFIO_IOMMU_GET_INFO's capability chain; the kernel tells us if it needs more. */
@@ -111,12 +113,15 @@ export function getDeviceFd(libc: Libc, groupFd: number, address: string): Resul
 export interface IommuSpace {
   /** Minimum IOMMU page size (lowest bit of iova_pgsizes). */
   readonly granuleBytes: number;
-  /** Usable IOVA windows, already clipped to [IOVA_BASE, IOVA_LIMIT). */
+  /** Usable IOVA windows, already clipped to the requested window (default [IOVA_BASE, IOVA_LIMIT)). */
   readonly ranges: readonly IovaRange[];
 }
 
-/** Step 8: page sizes and usable IOVA windows (the IOVA_RANGE capability) of the container. */
-export function readIommuSpace(libc: Libc, containerFd: number): Result<IommuSpace> {
+/**
+ * Step 8: page sizes and usable IOVA windows (the IOVA_RANGE capability) of the container,
+ * clipped to `window` (a device with a narrow DMA mask needs IOVAs below its limit).
+ */
+export function readIommuSpace(libc: Libc, containerFd: number, window: IovaRange = DEFAULT_IOVA_WINDOW): Result<IommuSpace> {
   let info = new Uint8Array(IOMMU_INFO_BYTES);
   for (let attempt = 0; ; attempt++) {
     vfio_iommu_type1_info.encode({ argsz: info.length }, info);
@@ -135,12 +140,14 @@ export function readIommuSpace(libc: Libc, containerFd: number): Result<IommuSpa
   }
   if (granuleBytes > 4096) return err(`the IOMMU's smallest page is ${granuleBytes} bytes; only 4096 is supported`);
 
-  let windows: IovaRange[] = [{ start: IOVA_BASE, end: IOVA_DEFAULT_END }];
+  // Without the capability, assume the smallest VT-d address width.
+  const assumed = Math.min(window.end, IOVA_DEFAULT_END);
+  let windows: IovaRange[] = window.start < assumed ? [{ start: window.start, end: assumed }] : [];
   if (head.flags & VFIO_CONST.VFIO_IOMMU_INFO_CAPS) {
     const cap = findCapability(info, head.cap_offset, vfio_iommu_type1_info.size, VFIO_CONST.VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE);
-    if (cap !== undefined) windows = iovaWindows(info, cap);
+    if (cap !== undefined) windows = iovaWindows(info, cap, window);
   }
-  if (windows.length === 0) return err(`the IOMMU offers no IOVA range between ${IOVA_BASE} and ${IOVA_LIMIT}`);
+  if (windows.length === 0) return err(`the IOMMU offers no IOVA range between ${window.start} and ${window.end}`);
   return ok({ granuleBytes, ranges: windows });
 }
 
@@ -149,14 +156,14 @@ export function iovaAllocatorFor(space: IommuSpace): IovaAllocator {
   return new IovaAllocator({ ranges: space.ranges, granuleBytes: space.granuleBytes });
 }
 
-function iovaWindows(info: Uint8Array, cap: number): IovaRange[] {
+function iovaWindows(info: Uint8Array, cap: number, window: IovaRange): IovaRange[] {
   const count = vfio_iommu_type1_info_cap_iova_range.decode(info, cap).nr_iovas;
   const first = cap + VFIO_FLEXIBLE_ARRAYS['vfio_iommu_type1_info_cap_iova_range.iova_ranges'];
   const windows: IovaRange[] = [];
   for (let i = 0; i < count && first + (i + 1) * vfio_iova_range.size <= info.length; i++) {
     const range = vfio_iova_range.decode(info, first + i * vfio_iova_range.size);
-    const start = range.start < BigInt(IOVA_BASE) ? IOVA_BASE : range.start;
-    const end = range.end + 1n > BigInt(IOVA_LIMIT) ? IOVA_LIMIT : range.end + 1n; // `end` is inclusive
+    const start = range.start < BigInt(window.start) ? window.start : range.start;
+    const end = range.end + 1n > BigInt(window.end) ? window.end : range.end + 1n; // `end` is inclusive
     if (BigInt(start) < BigInt(end)) windows.push({ start: Number(start), end: Number(end) });
   }
   return windows;

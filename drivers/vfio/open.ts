@@ -8,7 +8,20 @@ import { join } from 'node:path';
 import { ok, err, type Result } from '../../lib/result.ts';
 import { PCI_CONFIG, VFIO_CONST } from './abi.ts';
 import { HostClock } from './clock.ts';
-import { getDeviceFd, iovaAllocatorFor, openContainer, openGroup, readIommuSpace, setContainer, setIommu, unsetContainer, vfioIommuMapper } from './container.ts';
+import { invalid } from '../../lib/errors.ts';
+import type { IovaRange } from '../iova-allocator.ts';
+import {
+  DEFAULT_IOVA_WINDOW,
+  getDeviceFd,
+  iovaAllocatorFor,
+  openContainer,
+  openGroup,
+  readIommuSpace,
+  setContainer,
+  setIommu,
+  unsetContainer,
+  vfioIommuMapper,
+} from './container.ts';
 import { VfioDmaMemory } from './dma.ts';
 import { errnoName, systemLibc, type Libc } from './libc.ts';
 import { BarMmio } from './mmio.ts';
@@ -29,16 +42,41 @@ export interface VfioOptions {
   readonly libc?: Libc;
   /** Use 2 MiB hugepages for DMA buffers of 2 MiB or more when reserved; default true. */
   readonly hugePages?: boolean;
+  /**
+   * The IOVAs DMA buffers may take, `end` exclusive, inside the ranges the kernel reports;
+   * default [4 GiB, 2^48). A device that reaches fewer address bits (a narrow DMA mask)
+   * needs a window below its limit.
+   */
+  readonly iovaWindow?: IovaRange;
+}
+
+export interface PciDeviceIds {
+  readonly vendorId: number;
+  readonly deviceId: number;
 }
 
 /**
- * Opens `address` ("0000:3b:00.0"). A malformed address throws InvalidArgument; every
- * other failure is a Result error that tells the user what to do.
+ * Options that also accept one function that is not a bnxt PF, by its exact ids: only for
+ * proving the VFIO layer on other hardware (QEMU's edu device in scripts/vfio-guest). Such
+ * a device has no `chip`, and its BAR2 may be absent. Every other id still gets the bnxt
+ * check and its advice.
  */
-export function openVfio(address: string, options: VfioOptions = {}): Result<VfioDevice> {
+export interface VfioAllowOptions extends VfioOptions {
+  readonly allowDevice: PciDeviceIds;
+}
+
+/**
+ * Opens `address` ("0000:3b:00.0"). A malformed address, IOVA window or allowDevice throws
+ * InvalidArgument; every other failure is a Result error that tells the user what to do.
+ */
+export function openVfio(address: string, options: VfioAllowOptions): Result<VfioDevice<BnxtPciId | undefined>>;
+export function openVfio(address: string, options?: VfioOptions): Result<VfioDevice>;
+export function openVfio(address: string, options: VfioOptions & { readonly allowDevice?: PciDeviceIds } = {}): Result<VfioDevice<BnxtPciId | undefined>> {
   const bdf = normalizePciAddress(address);
   const sysfsRoot = options.sysfsRoot ?? '/sys';
   const devRoot = options.devRoot ?? '/dev';
+  const iovaWindow = checkedIovaWindow(options.iovaWindow ?? DEFAULT_IOVA_WINDOW);
+  const allowed = options.allowDevice === undefined ? undefined : checkedIds(options.allowDevice);
 
   // §5.1: the function must exist, be a bnxt PF, be bound to vfio-pci and have an IOMMU group.
   const facts = readPciFunction(sysfsRoot, bdf);
@@ -46,7 +84,8 @@ export function openVfio(address: string, options: VfioOptions = {}): Result<Vfi
   const { vendorId, deviceId, driver, iommuGroup } = facts.value;
   const ids = `vendor 0x${vendorId.toString(16).padStart(4, '0')}, device 0x${deviceId.toString(16).padStart(4, '0')}`;
   const chip = bnxtPhysicalFunction(vendorId, deviceId);
-  if (!chip) {
+  const isAllowed = allowed !== undefined && allowed.vendorId === vendorId && allowed.deviceId === deviceId;
+  if (!chip && !isAllowed) {
     if (isBnxtVirtualFunction(vendorId, deviceId)) return err(`${bdf} is a bnxt virtual function (${ids}): rig-bnxt drives physical functions; use the PF`);
     return err(`${bdf} is not a Broadcom bnxt NIC function (${ids}): list bnxt functions with 'lspci -D -d 14e4:'`);
   }
@@ -63,7 +102,7 @@ export function openVfio(address: string, options: VfioOptions = {}): Result<Vfi
 
   const libc = options.libc ?? systemLibc();
   const acquired = new ReleaseStack();
-  const opened = bringUp(libc, bdf, chip, { vendorId, deviceId }, iommuGroup, sysfsRoot, devRoot, options.hugePages ?? true, acquired);
+  const opened = bringUp(libc, bdf, chip, { vendorId, deviceId }, iommuGroup, sysfsRoot, devRoot, options.hugePages ?? true, iovaWindow, acquired);
   if (!opened.ok) {
     const failures = acquired.releaseAll();
     return failures.length === 0 ? opened : err(`${opened.error} (and while releasing: ${failures.join('; ')})`);
@@ -71,17 +110,32 @@ export function openVfio(address: string, options: VfioOptions = {}): Result<Vfi
   return opened;
 }
 
+function checkedIovaWindow(w: IovaRange): IovaRange {
+  const fine = typeof w === 'object' && w !== null && Number.isSafeInteger(w.start) && Number.isSafeInteger(w.end) && w.start > 0 && w.end > w.start;
+  if (!fine) invalid(`openVfio: iovaWindow must be {start, end} with 0 < start < end, safe integers (got ${JSON.stringify(w)})`);
+  return { start: w.start, end: w.end };
+}
+
+function checkedIds(ids: PciDeviceIds): PciDeviceIds {
+  const id16 = (n: unknown) => Number.isInteger(n) && (n as number) >= 0 && (n as number) <= 0xffff;
+  if (typeof ids !== 'object' || ids === null || !id16(ids.vendorId) || !id16(ids.deviceId)) {
+    invalid(`openVfio: allowDevice must be {vendorId, deviceId}, 16-bit PCI ids (got ${JSON.stringify(ids)})`);
+  }
+  return { vendorId: ids.vendorId, deviceId: ids.deviceId };
+}
+
 function bringUp(
   libc: Libc,
   bdf: string,
-  chip: BnxtPciId,
+  chip: BnxtPciId | undefined,
   ids: { vendorId: number; deviceId: number },
   group: string,
   sysfsRoot: string,
   devRoot: string,
   hugePages: boolean,
+  iovaWindow: IovaRange,
   acquired: ReleaseStack,
-): Result<VfioDevice> {
+): Result<VfioDevice<BnxtPciId | undefined>> {
   const closeFd = (fd: number) => () => {
     const r = libc.close(fd);
     return r < 0 ? errnoName(r) : undefined;
@@ -105,7 +159,7 @@ function bringUp(
   // Step 7: type1v2 IOMMU; step 8: its page size and IOVA windows.
   const iommu = setIommu(libc, container.value);
   if (!iommu.ok) return iommu;
-  const space = readIommuSpace(libc, container.value);
+  const space = readIommuSpace(libc, container.value, iovaWindow);
   if (!space.ok) return space;
 
   // Step 10: the device fd. (vfio-pci resets the function when it is first opened, §5.1.)
@@ -128,13 +182,18 @@ function bringUp(
   const config = regionInfo(libc, deviceFd.value, VFIO_CONST.VFIO_PCI_CONFIG_REGION_INDEX, 'PCI config space');
   if (!config.ok) return config;
 
-  // Step 13: map BAR0 (HWRM and CMDQ mailboxes) and BAR2 (doorbells).
+  // Step 13: map BAR0 (HWRM and CMDQ mailboxes) and BAR2 (doorbells). Every bnxt PF has
+  // both; an allowed non-bnxt device (allowDevice) may have no BAR2.
   const bar0 = mapBar(libc, deviceFd.value, bar0Info.value, 'BAR0');
   if (!bar0.ok) return bar0;
   acquired.push('unmap BAR0', () => retired(bar0.value.retire()));
-  const bar2 = mapBar(libc, deviceFd.value, bar2Info.value, 'BAR2');
-  if (!bar2.ok) return bar2;
-  acquired.push('unmap BAR2', () => retired(bar2.value.retire()));
+  let bar2Mmio: BarMmio | undefined;
+  if (chip !== undefined || bar2Info.value.size !== 0) {
+    const bar2 = mapBar(libc, deviceFd.value, bar2Info.value, 'BAR2');
+    if (!bar2.ok) return bar2;
+    acquired.push('unmap BAR2', () => retired(bar2.value.retire()));
+    bar2Mmio = new BarMmio(bar2.value.buffer);
+  }
 
   // Step 14 / §5.4: Memory Space + Bus Master; without Bus Master the NIC cannot DMA.
   const command = readCommand(libc, deviceFd.value, config.value);
@@ -149,7 +208,7 @@ function bringUp(
   });
   // Step 15 (VFIO_DEVICE_RESET) skipped: vfio-pci already reset the function when the fd opened.
 
-  return ok(new VfioDevice({ address: bdf, ...ids }, chip, new BarMmio(bar0.value.buffer), new BarMmio(bar2.value.buffer), dma, new HostClock(), acquired));
+  return ok(new VfioDevice({ address: bdf, ...ids }, chip, new BarMmio(bar0.value.buffer), bar2Mmio, dma, new HostClock(), acquired));
 }
 
 function retired(r: number): string | undefined {

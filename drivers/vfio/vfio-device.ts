@@ -1,19 +1,23 @@
-/** A bnxt PCI function owned through VFIO, as the Device boundary sees it. Made by openVfio. */
+/**
+ * A bnxt PCI function owned through VFIO, as the Device boundary sees it. Made by openVfio.
+ * `Chip` is undefined only for a non-bnxt device opened with VfioAllowOptions.allowDevice.
+ */
 import type { Clock, Device, Mmio, PciIdentity } from '../device.ts';
 import { invalid } from '../../lib/errors.ts';
 import type { VfioDmaMemory } from './dma.ts';
 import type { BnxtPciId } from './pci-ids.ts';
 import type { ReleaseStack } from './release-stack.ts';
 
-export class VfioDevice implements Device {
+export class VfioDevice<Chip extends BnxtPciId | undefined = BnxtPciId> implements Device {
   private closed = false;
 
   constructor(
     readonly identity: PciIdentity,
     /** Part name and chip family from the PCI device id. */
-    readonly chip: BnxtPciId,
+    readonly chip: Chip,
     private readonly bar0: Mmio,
-    private readonly bar2: Mmio,
+    /** Absent only on an allowed non-bnxt device without BAR2. */
+    private readonly bar2: Mmio | undefined,
     readonly dma: VfioDmaMemory,
     readonly clock: Clock,
     /** Everything openVfio acquired; unwinding it is close(). */
@@ -23,7 +27,7 @@ export class VfioDevice implements Device {
   bar(index: 0 | 2): Mmio {
     if (this.closed) invalid(`${this.identity.address} is closed`);
     if (index === 0) return this.bar0;
-    if (index === 2) return this.bar2;
+    if (index === 2) return this.bar2 ?? invalid(`${this.identity.address} has no BAR2`);
     return invalid(`BAR ${String(index)}: only BAR0 and BAR2 are mapped`);
   }
 
