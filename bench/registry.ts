@@ -5,8 +5,14 @@
 import type { Benchmark } from './helpers/types.ts';
 import * as hwrmRoundtrip from './hwrm-roundtrip.ts';
 import * as udpPingNode from './udp-ping-node.ts';
+import * as qpPostPoll from './qp-post-poll.ts';
+import * as cmdqRoundtrip from './cmdq-roundtrip.ts';
+import * as qpCycles from './qp-cycles.ts';
 
 export const BENCHMARKS: readonly Benchmark[] = [
   hwrmRoundtrip,
   udpPingNode,
+  cmdqRoundtrip,
+  qpCycles,
+  qpPostPoll,
 ];

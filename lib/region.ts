@@ -51,6 +51,8 @@ export class Region {
     if (!Number.isInteger(length) || length < 1 || length > MAX_REGION_BYTES) invalid(`Region.alloc: length ${length} is not an integer in 1..2^31`);
     const { fn, roce, children } = nicInternals(nic);
     const pool = fn.pool;
+    // A silent firmware would not get REGISTER_MR: take no memory it could be left holding.
+    if (roce.rcfw.stalled) return err(`Region.alloc: ${roce.rcfw.stalled}`);
     const mem = pool.alloc(length);
     if (!mem.ok) return err(`Region.alloc: no memory for ${length} bytes: ${mem.error}`);
     const buffer = mem.value;
@@ -70,7 +72,7 @@ export class Region {
       key: roce.pdId,
       pbl: table.value.dir,
       va: buffer.iova,
-      mr_size: BigInt(buffer.length),
+      mr_size: BigInt(length), // the region's bytes, not the page-rounded buffer: the NIC checks accesses against it
     }, [buffer, ...table.value.tables]);
     if (!r.ok) {
       if (roce.rcfw.stalled) pool.quarantine(buffer, ...table.value.tables);

@@ -120,20 +120,27 @@ export class BnxtQp {
 
   // ---- control path -------------------------------------------------------------------
 
-  /** CREATE_CQ x2, CREATE_QP (RC), MODIFY_QP to INIT. A refusal gives back everything, in reverse. */
+  /**
+   * CREATE_CQ x2, CREATE_QP (RC), MODIFY_QP to INIT. A refusal gives back everything, in
+   * reverse; memory the firmware may still name (it went silent, or refused to destroy what
+   * names it) is quarantined instead. On an exception everything taken is quarantined.
+   */
   static make(fn: BnxtFunction, roce: RoceDevice, handle: number): Result<BnxtQp> {
     const pool = fn.pool;
     const rcfw = roce.rcfw;
+    // A silent firmware would get none of the commands: take nothing it could be left holding.
+    if (rcfw.stalled) return err(`Qp.make: ${rcfw.stalled}`);
     const doorbells = fn.device.bar(2);
     const rings: RingMemory[] = [];
     const undo: (() => Result<unknown>)[] = [];
     const buffers: DmaBuffer[] = [];
     const giveBack = (why: string): Result<BnxtQp> => {
+      let named = false; // a refused undo leaves an object in the firmware that names our memory
       for (const u of undo.reverse()) {
         if (rcfw.stalled) break;
-        u();
+        if (!u().ok) named = true;
       }
-      if (rcfw.stalled) pool.quarantine(...buffers, ...rings.flatMap(ringBuffers));
+      if (rcfw.stalled || named) pool.quarantine(...buffers, ...rings.flatMap(ringBuffers));
       else {
         for (const r of rings) freeRingMemory(pool, r);
         for (const b of buffers) pool.free(b);
@@ -147,50 +154,59 @@ export class BnxtQp {
       return r.value;
     };
 
-    // CREATE_CQ: the send CQ, then the receive CQ.
-    const cqs: CompletionQueue[] = [];
-    for (const which of ['send', 'receive']) {
-      const mem = ring(CQ_ENTRIES * R.CQE_BYTES);
-      if (typeof mem === 'string') return giveBack(mem);
-      const cq = rcfw.send(Q.CREATE_CQ, {
-        cq_handle: BigInt(handle * 2 + cqs.length), lvl: mem.level, pg_size: mem.pgSize, cnq_id: roce.cqNqId,
-        dpi: 0, cq_size: CQ_ENTRIES, pbl: mem.table.dir,
-      }, ringBuffers(mem));
-      if (!cq.ok) return giveBack(`CREATE_CQ (${which}): ${cq.error}`);
-      const id = cq.value.xid;
-      undo.push(() => rcfw.send(Q.DESTROY_CQ, { cq_cid: id }));
-      cqs.push(new CompletionQueue(id, mem, doorbells, roce.doorbellOffset));
+    const steps = (): Result<BnxtQp> => {
+      // CREATE_CQ: the send CQ, then the receive CQ.
+      const cqs: CompletionQueue[] = [];
+      for (const which of ['send', 'receive']) {
+        const mem = ring(CQ_ENTRIES * R.CQE_BYTES);
+        if (typeof mem === 'string') return giveBack(mem);
+        const cq = rcfw.send(Q.CREATE_CQ, {
+          cq_handle: BigInt(handle * 2 + cqs.length), lvl: mem.level, pg_size: mem.pgSize, cnq_id: roce.cqNqId,
+          dpi: 0, cq_size: CQ_ENTRIES, pbl: mem.table.dir,
+        }, ringBuffers(mem));
+        if (!cq.ok) return giveBack(`CREATE_CQ (${which}): ${cq.error}`);
+        const id = cq.value.xid;
+        undo.push(() => rcfw.send(Q.DESTROY_CQ, { cq_cid: id }));
+        cqs.push(new CompletionQueue(id, mem, doorbells, roce.doorbellOffset));
+      }
+
+      // SQ (ring + PSN search area) and RQ memory, and the read-request queues (ORRQ / IRRQ).
+      const sq = ring(RING_ENTRIES * (R.STATIC_WQE_BYTES + fn.info.chip.psnSearchEntryBytes));
+      if (typeof sq === 'string') return giveBack(sq);
+      const rq = ring(RING_ENTRIES * R.STATIC_WQE_BYTES);
+      if (typeof rq === 'string') return giveBack(rq);
+      // Sized for the device's read depths, as the kernel does (max_qp_init_rd_atom / max_qp_rd_atom).
+      const orrqBytes = R.orrqSlots(roce.caps.max_qp_init_rd_atom) * R.XRRQ_ENTRY_BYTES;
+      const xrrq = pool.alloc(orrqBytes + R.irrqSlots(roce.caps.max_qp_rd_atom) * R.XRRQ_ENTRY_BYTES);
+      if (!xrrq.ok) return giveBack(`no memory for read queues: ${xrrq.error}`);
+      buffers.push(xrrq.value);
+
+      // CREATE_QP (RC, static WQE mode).
+      const created = rcfw.send(Q.CREATE_QP, {
+        qp_handle: BigInt(handle), qp_flags: R.CreateQpFlags.FORCE_COMPLETION, type: R.QpType.RC,
+        sq_lvl: sq.level, sq_pg_size: sq.pgSize, rq_lvl: rq.level, rq_pg_size: rq.pgSize, dpi: 0,
+        sq_size: RING_ENTRIES, rq_size: RING_ENTRIES, sq_sge: R.STATIC_MAX_SGE, rq_sge: R.STATIC_MAX_SGE,
+        scq_cid: cqs[0]!.id, rcq_cid: cqs[1]!.id, pd_id: roce.pdId,
+        sq_pbl: sq.table.dir, rq_pbl: rq.table.dir,
+        orrq_addr: xrrq.value.iova, irrq_addr: xrrq.value.iova + orrqBytes,
+      }, [...ringBuffers(sq), ...ringBuffers(rq), xrrq.value]);
+      if (!created.ok) return giveBack(`CREATE_QP: ${created.error}`);
+      const qpn = created.value.xid;
+      undo.push(() => rcfw.send(Q.DESTROY_QP, { qp_cid: qpn }));
+
+      const qp = new BnxtQp(fn, roce, qpn, sq, rq, xrrq.value, cqs[0]!, cqs[1]!, doorbells);
+      // MODIFY_QP RESET -> INIT.
+      const init = qp.modify('INIT', {});
+      if (!init.ok) return giveBack(init.error);
+      return ok(qp);
+    };
+    try {
+      return steps();
+    } catch (e) {
+      // Whatever the firmware was told of may still be named by it: keep it all until close.
+      pool.quarantine(...buffers, ...rings.flatMap(ringBuffers));
+      throw e;
     }
-
-    // SQ (ring + PSN search area) and RQ memory, and the read-request queues (ORRQ / IRRQ).
-    const sq = ring(RING_ENTRIES * (R.STATIC_WQE_BYTES + fn.info.chip.psnSearchEntryBytes));
-    if (typeof sq === 'string') return giveBack(sq);
-    const rq = ring(RING_ENTRIES * R.STATIC_WQE_BYTES);
-    if (typeof rq === 'string') return giveBack(rq);
-    // Sized for the device's read depths, as the kernel does (max_qp_init_rd_atom / max_qp_rd_atom).
-    const orrqBytes = R.orrqSlots(roce.caps.max_qp_init_rd_atom) * R.XRRQ_ENTRY_BYTES;
-    const xrrq = pool.alloc(orrqBytes + R.irrqSlots(roce.caps.max_qp_rd_atom) * R.XRRQ_ENTRY_BYTES);
-    if (!xrrq.ok) return giveBack(`no memory for read queues: ${xrrq.error}`);
-    buffers.push(xrrq.value);
-
-    // CREATE_QP (RC, static WQE mode).
-    const created = rcfw.send(Q.CREATE_QP, {
-      qp_handle: BigInt(handle), qp_flags: R.CreateQpFlags.FORCE_COMPLETION, type: R.QpType.RC,
-      sq_lvl: sq.level, sq_pg_size: sq.pgSize, rq_lvl: rq.level, rq_pg_size: rq.pgSize, dpi: 0,
-      sq_size: RING_ENTRIES, rq_size: RING_ENTRIES, sq_sge: R.STATIC_MAX_SGE, rq_sge: R.STATIC_MAX_SGE,
-      scq_cid: cqs[0]!.id, rcq_cid: cqs[1]!.id, pd_id: roce.pdId,
-      sq_pbl: sq.table.dir, rq_pbl: rq.table.dir,
-      orrq_addr: xrrq.value.iova, irrq_addr: xrrq.value.iova + orrqBytes,
-    }, [...ringBuffers(sq), ...ringBuffers(rq), xrrq.value]);
-    if (!created.ok) return giveBack(`CREATE_QP: ${created.error}`);
-    const qpn = created.value.xid;
-    undo.push(() => rcfw.send(Q.DESTROY_QP, { qp_cid: qpn }));
-
-    const qp = new BnxtQp(fn, roce, qpn, sq, rq, xrrq.value, cqs[0]!, cqs[1]!, doorbells);
-    // MODIFY_QP RESET -> INIT.
-    const init = qp.modify('INIT', {});
-    if (!init.ok) return giveBack(init.error);
-    return ok(qp);
   }
 
   /** One MODIFY_QP, checked against the transition table. */
@@ -245,11 +261,17 @@ export class BnxtQp {
       return err(`Qp.destroy: ${why}`);
     };
     this.destroyBroken = 'an earlier destroy did not finish';
-    const qp = this.rcfw.send(Q.DESTROY_QP, { qp_cid: this.qpn });
-    if (!qp.ok) return keep(qp.error);
-    for (const cq of [this.rcq, this.scq]) {
-      const r = this.rcfw.send(Q.DESTROY_CQ, { cq_cid: cq.id });
-      if (!r.ok) return keep(r.error);
+    try {
+      const qp = this.rcfw.send(Q.DESTROY_QP, { qp_cid: this.qpn });
+      if (!qp.ok) return keep(qp.error);
+      for (const cq of [this.rcq, this.scq]) {
+        const r = this.rcfw.send(Q.DESTROY_CQ, { cq_cid: cq.id });
+        if (!r.ok) return keep(r.error);
+      }
+    } catch (e) {
+      // An exception ended it: the firmware may still name the rings, which stay allocated until close.
+      pool.quarantine(...all);
+      throw e;
     }
     this.destroyBroken = undefined;
     this.rcfw.forgetQp(this.qpn);

@@ -352,5 +352,56 @@ export class RoceFirmware implements RoceTables {
     stats: () => ({ ...this.stats }),
     lastRefusal: () => this.lastRefusal,
     lastInternalError: () => this.lastInternalError,
+    /** What MODIFY_QP stored on QP `qpn` (copies), or undefined if there is no such QP. */
+    qpAttributes: (qpn: number): QpAttributes | undefined => {
+      const qp = this.state.qps.get(qpn)?.qp;
+      if (!qp) return undefined;
+      return {
+        state: qp.state, access: qp.access, pathMtuBytes: qp.pathMtuBytes, timeout: qp.timeout, retryCnt: qp.retryCnt,
+        rnrRetry: qp.rnrRetry, minRnrTimer: qp.minRnrTimer, destQpn: qp.destQpn, rqPsn: qp.rqPsn, sqPsn: qp.sqPsn,
+        destGid: qp.destGid.slice(), destMac: qp.destMac.slice(), sgidIndex: qp.sgidIndex, hopLimit: qp.hopLimit,
+        maxRdAtomic: qp.maxRdAtomic, maxDestRdAtomic: qp.maxDestRdAtomic, pkey: qp.pkey,
+      };
+    },
+    /** The region registered under `key` as the firmware resolved it, or undefined if none is. */
+    mrAttributes: (key: number): MrAttributes | undefined => {
+      const k = this.state.keys.get(key);
+      const mr = k?.mr;
+      if (!k || !mr) return undefined;
+      return { key: mr.key, pd: mr.pd, va: mr.va, length: mr.length, access: mr.access, pageBytes: mr.memory.pageBytes, pages: [...mr.memory.pages] };
+    },
   };
+}
+
+/** A QP's attributes as the firmware holds them (controls.qpAttributes). */
+export interface QpAttributes {
+  readonly state: number;
+  readonly access: number;
+  readonly pathMtuBytes: number;
+  readonly timeout: number;
+  readonly retryCnt: number;
+  readonly rnrRetry: number;
+  readonly minRnrTimer: number;
+  readonly destQpn: number;
+  readonly rqPsn: number;
+  readonly sqPsn: number;
+  readonly destGid: Uint8Array;
+  readonly destMac: Uint8Array;
+  readonly sgidIndex: number;
+  readonly hopLimit: number;
+  readonly maxRdAtomic: number;
+  readonly maxDestRdAtomic: number;
+  readonly pkey: number;
+}
+
+/** A registered region as the firmware resolved its page list (controls.mrAttributes). */
+export interface MrAttributes {
+  readonly key: number;
+  readonly pd: number;
+  readonly va: number;
+  readonly length: number;
+  readonly access: number;
+  readonly pageBytes: number;
+  /** IOVA of each page, in order. */
+  readonly pages: readonly number[];
 }

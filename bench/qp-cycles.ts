@@ -1,0 +1,65 @@
+/**
+ * Queue-pair control path on the software NIC in thread mode (issue goal: >= 1000 cycles/s).
+ * One cycle is Qp.make (2 x CREATE_CQ, CREATE_QP, MODIFY_QP to INIT, ~1.4 MB of rings and
+ * their page tables), Qp.connect to itself (MODIFY_QP to RTR and RTS) and Qp.destroy
+ * (DESTROY_QP, 2 x DESTROY_CQ, the memory freed): 9 RoCE commands and 9 DMA buffers.
+ *
+ * The reference is measured in the same run on the same NIC: the rate a cycle would reach if
+ * it cost nothing but its 9 command round trips (QUERY_VERSION, the cheapest command). The
+ * ratio then says how much of a cycle the commands take, and how much the memory work.
+ */
+import { Nic, Qp } from '../lib/index.ts';
+import { nicInternals } from '../lib/nic.ts';
+import { CmdqQueryVersion, RoceOpcode } from '../firmware-hwrm/roce/index.ts';
+import { atLeast, benchResult } from './helpers/result.ts';
+import { sampleEach, summarize, type Durations, type Summary } from './helpers/timing.ts';
+import type { BenchOptions, BenchResult } from './helpers/types.ts';
+
+export const name = 'qp-cycles';
+
+/** Issue goal: make + connect + destroy cycles per second. */
+const GOAL_CYCLES_PER_SECOND = 1000;
+const COMMANDS_PER_CYCLE = 9;
+/** roce_hsi.h: struct cmdq_query_version. */
+const QUERY_VERSION = { opcode: RoceOpcode.QUERY_VERSION, layout: CmdqQueryVersion };
+
+export async function run(options: BenchOptions): Promise<BenchResult[]> {
+  const thread = measure(false, options.durations);
+  const stepped = measure(true, options.durations);
+  const reference = { name: `${COMMANDS_PER_CYCLE} QUERY_VERSION round trips per cycle, same NIC`, figure: 1e9 / (COMMANDS_PER_CYCLE * thread.command.mean), unit: 'ops/s' };
+  const detail = `${thread.cycle.count} cycles; cycle median ${ms(thread.cycle.median)}, p99 ${ms(thread.cycle.p99)}; `
+    + `command round trip mean ${usOf(thread.command.mean)}; `
+    + `model stepped in the driver's thread (no crossing): ${Math.round(1e9 / stepped.cycle.mean)} cycles/s`;
+  return [
+    benchResult({ label: 'QP make + connect + destroy, cycles per second', figure: 1e9 / thread.cycle.mean, unit: 'ops/s', reference, goal: atLeast(GOAL_CYCLES_PER_SECOND), detail }),
+  ];
+}
+
+/** Opens a software NIC, times whole cycles, then bare command round trips on the same NIC (ns), closes it. */
+function measure(stepped: boolean, durations: Durations): { cycle: Summary; command: Summary } {
+  const opened = Nic.open('emu', { stepped });
+  if (!opened.ok) throw new Error(`cannot open a software NIC: ${opened.error}`);
+  const nic = opened.value;
+  try {
+    const cycle = summarize(sampleEach(() => {
+      const qp = Qp.make(nic);
+      if (!qp.ok) throw new Error(qp.error);
+      const connected = qp.value.connect(qp.value.endpoint);
+      if (!connected.ok) throw new Error(connected.error);
+      const destroyed = qp.value.destroy();
+      if (!destroyed.ok) throw new Error(destroyed.error);
+    }, durations));
+    const rcfw = nicInternals(nic).roce.rcfw;
+    const body = {};
+    const command = summarize(sampleEach(() => {
+      const r = rcfw.send(QUERY_VERSION, body);
+      if (!r.ok) throw new Error(r.error);
+    }, durations));
+    return { cycle, command };
+  } finally {
+    nic.close();
+  }
+}
+
+const ms = (ns: number) => `${(ns / 1e6).toFixed(2)} ms`;
+const usOf = (ns: number) => `${(ns / 1e3).toFixed(1)} us`;

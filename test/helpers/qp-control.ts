@@ -1,0 +1,146 @@
+/**
+ * A stepped software NIC opened through the public API, for the control-path tests of queue
+ * pairs and regions (issue 3): what the model holds (tables, DMA, IOMMU mappings), the
+ * requests the driver sent, and test-only wrappers that record or break the driver's RoCE
+ * commands and DMA allocations for one NIC.
+ */
+import { Nic, nicInternals, type NicOptions } from '../../lib/nic.ts';
+import type { EmuDevice } from '../../drivers/emu/device.ts';
+import type { DmaBuffer } from '../../drivers/device.ts';
+import type { MrAttributes, QpAttributes, RoceResources } from '../../drivers/emu/firmware/roce.ts';
+import type { Result } from '../../lib/result.ts';
+
+// roce_hsi.h: CMDQ_BASE_OPCODE_* (bnxt-roce-interface.md 3).
+export const OP = {
+  CREATE_QP: 0x01, DESTROY_QP: 0x02, MODIFY_QP: 0x03, CREATE_CQ: 0x09, DESTROY_CQ: 0x0a,
+  REGISTER_MR: 0x0f, DEREGISTER_MR: 0x10,
+} as const;
+// roce_hsi.h: CREQ_BASE_STATUS_*.
+export const STATUS = { FAIL: 0x1, RESOURCES: 0x2, INVALID_PARAMETER: 0x5 } as const;
+// roce_hsi.h: CMDQ_MODIFY_QP_NEW_STATE_*.
+export const STATE = { RESET: 0, INIT: 1, RTR: 2, RTS: 3, ERR: 6 } as const;
+const STATE_NAME = ['RESET', 'INIT', 'RTR', 'RTS', 'SQD', 'SQE', 'ERR'];
+const OP_NAME: Record<number, string> = Object.fromEntries(Object.entries(OP).map(([k, v]) => [v, k]));
+
+/** A software NIC stepped in this thread; firmware waits are 50 ms of virtual time. */
+export function openNic(options: NicOptions = {}): Nic {
+  const n = Nic.open('emu', { stepped: true, firmwareTimeoutMs: 50, ...options });
+  if (!n.ok) throw new Error(n.error);
+  return n.value;
+}
+
+export function emu(nic: Nic): EmuDevice {
+  return nicInternals(nic).device as EmuDevice;
+}
+
+export function control<T>(nic: Nic, name: string, ...args: unknown[]): T {
+  return emu(nic).emu.call(name, ...args) as T;
+}
+
+export function qpAttributes(nic: Nic, qpn: number): QpAttributes | undefined {
+  return control<QpAttributes | undefined>(nic, 'roce.qpAttributes', qpn);
+}
+
+export function mrAttributes(nic: Nic, key: number): MrAttributes | undefined {
+  return control<MrAttributes | undefined>(nic, 'roce.mrAttributes', key);
+}
+
+/** Everything a control-path operation may take: DMA memory, model tables, IOMMU mappings. */
+export interface Holdings {
+  readonly dmaBytes: number;
+  readonly dmaBuffers: number;
+  readonly quarantinedBytes: number;
+  readonly roce: RoceResources;
+  readonly hwrm: unknown;
+  readonly iommuMappings: number;
+}
+
+export function holdings(nic: Nic): Holdings {
+  const info = nic.info;
+  return {
+    dmaBytes: info.dmaBytes,
+    dmaBuffers: emu(nic).dma.allocatedBuffers,
+    quarantinedBytes: info.quarantinedBytes,
+    roce: control<RoceResources>(nic, 'roce.resources'),
+    hwrm: control(nic, 'hwrm.resources'),
+    iommuMappings: control<number>(nic, 'model.mappedBuffers'),
+  };
+}
+
+/** Requests the driver sent so far, and commands the model took. */
+export interface Requests {
+  readonly rcfw: number;
+  readonly hwrm: number;
+  readonly seen: number;
+}
+
+export function requests(nic: Nic): Requests {
+  const i = nicInternals(nic);
+  return { rcfw: i.roce.rcfw.requests, hwrm: i.fn.hwrm.requests, seen: control<number>(nic, 'roce.seen') };
+}
+
+/** One RoCE command the driver sent: its name (MODIFY_QP with its new state), body, and DMA in use then. */
+export interface SentCommand {
+  readonly opcode: number;
+  readonly name: string;
+  readonly body: Record<string, unknown>;
+  readonly dmaBytesBefore: number;
+  readonly ok: boolean;
+}
+
+type Send = (cmd: { opcode: number }, body: Record<string, unknown>, names?: readonly DmaBuffer[]) => Result<unknown>;
+
+/**
+ * Wraps the NIC's RCFW channel's `send` (test only): every command is recorded, and
+ * `before(n, command)` runs before the nth command of the wrapper's life (1 = the first),
+ * where a test may silence the model or throw. `restore()` puts the channel back.
+ */
+export function watchCommands(nic: Nic, before?: (n: number, name: string) => void): { readonly log: SentCommand[]; restore(): void } {
+  const i = nicInternals(nic);
+  const rcfw = i.roce.rcfw as unknown as { send: Send };
+  const original = rcfw.send;
+  const log: SentCommand[] = [];
+  let n = 0;
+  rcfw.send = function (cmd, body, names) {
+    const name = commandName(cmd.opcode, body);
+    before?.(++n, name);
+    const dmaBytesBefore = i.fn.pool.allocatedBytes;
+    const r = original.call(this, cmd, body, names);
+    log.push({ opcode: cmd.opcode, name, body, dmaBytesBefore, ok: r.ok });
+    return r;
+  };
+  return { log, restore: () => { rcfw.send = original; } };
+}
+
+function commandName(opcode: number, body: Record<string, unknown>): string {
+  const name = OP_NAME[opcode] ?? `0x${opcode.toString(16)}`;
+  return opcode === OP.MODIFY_QP ? `MODIFY_QP ${STATE_NAME[body['new_state'] as number] ?? String(body['new_state'])}` : name;
+}
+
+/**
+ * Wraps the NIC's DMA pool's `alloc` (test only): records every buffer handed out, and the
+ * nth allocation from now (if given) fails as a machine out of memory would.
+ */
+export function watchAllocations(nic: Nic, failAt?: number): { readonly buffers: DmaBuffer[]; calls(): number; restore(): void } {
+  const pool = nicInternals(nic).fn.pool as unknown as { alloc(length: number): Result<DmaBuffer> };
+  const original = pool.alloc;
+  const buffers: DmaBuffer[] = [];
+  let calls = 0;
+  pool.alloc = function (length) {
+    if (++calls === failAt) return { ok: false, error: `the machine has no memory for ${length} bytes (test)` };
+    const r = original.call(this, length);
+    if (r.ok) buffers.push(r.value);
+    return r;
+  };
+  return { buffers, calls: () => calls, restore: () => { pool.alloc = original; } };
+}
+
+/** True if [a, a + la) and [b, b + lb) share a byte. */
+export function overlaps(a: number, la: number, b: number, lb: number): boolean {
+  return a < b + lb && b < a + la;
+}
+
+export function unwrap<T>(r: Result<T>): T {
+  if (!r.ok) throw new Error(r.error);
+  return r.value;
+}
