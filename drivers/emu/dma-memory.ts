@@ -28,8 +28,13 @@ class EmuDmaBuffer implements DmaBuffer {
   }
 }
 
+/** Freed backing memory kept for reuse: creating a SharedArrayBuffer costs ~0.1 ms (the OS maps and zeroes it). */
+const CACHE_LIMIT_BYTES = 64 * 1024 * 1024;
+
 export class EmuDmaMemory implements DmaMemory {
   private readonly iovas = new IovaAllocator({ ranges: [{ start: IOVA_BASE, end: IOVA_LIMIT }] });
+  private readonly cache = new Map<number, SharedArrayBuffer[]>();
+  private cachedBytes = 0;
   private live = new Set<DmaBuffer>();
   allocatedBytes = 0;
 
@@ -47,12 +52,17 @@ export class EmuDmaMemory implements DmaMemory {
     const huge = size >= HUGE && size % HUGE === 0;
     const iova = this.iovas.allocate(size, huge ? HUGE : PAGE);
     if (!iova.ok) return iova;
-    let memory: SharedArrayBuffer;
-    try {
-      memory = new SharedArrayBuffer(size);
-    } catch {
-      this.iovas.release(iova.value);
-      return err(`the machine has no memory for ${size} bytes of DMA memory`);
+    let memory = this.cache.get(size)?.pop();
+    if (memory) {
+      this.cachedBytes -= size;
+      new Uint8Array(memory).fill(0); // handed out zeroed, as fresh memory is
+    } else {
+      try {
+        memory = new SharedArrayBuffer(size);
+      } catch {
+        this.iovas.release(iova.value);
+        return err(`the machine has no memory for ${size} bytes of DMA memory`);
+      }
     }
     this.mapper.map(iova.value, memory, size);
     const buffer = new EmuDmaBuffer(iova.value, size, memory, huge ? HUGE : PAGE);
@@ -66,5 +76,12 @@ export class EmuDmaMemory implements DmaMemory {
     this.mapper.unmap(buffer.iova);
     this.allocatedBytes -= buffer.length;
     this.iovas.release(buffer.iova);
+    if (this.cachedBytes + buffer.length <= CACHE_LIMIT_BYTES) {
+      const memory = (buffer as EmuDmaBuffer).memory;
+      const list = this.cache.get(buffer.length);
+      if (list) list.push(memory);
+      else this.cache.set(buffer.length, [memory]);
+      this.cachedBytes += buffer.length;
+    }
   }
 }
