@@ -15,15 +15,15 @@
  */
 import t, { type Test } from 'tap';
 import { readFileSync, rmSync } from 'node:fs';
-import { RoceFrame } from '../drivers/emu/wire/roce-frame.ts';
-import { buildFrame } from '../drivers/emu/wire/build.ts';
-import { Opcode } from '../drivers/emu/wire/opcodes.ts';
-import { AETH_SYNDROME_ACK, NakCode, nakSyndrome } from '../drivers/emu/wire/aeth.ts';
-import { checkPingpongCapture, readPcap, type CaptureCheck } from '../scripts/interop/capture-check.ts';
-import { fillTemplate, HOST_PINGPONG_CLIENT_TEMPLATE, rigBnxtPingpongAvailable, standInTemplates } from '../scripts/interop/host-command.ts';
-import { checkSteps, jobScript, type GuestStep } from '../scripts/interop/job-script.ts';
-import { ensureGuestImage, pingpongPair, qemuAvailable, runGuest, type GuestRunResult, type StepResult } from '../scripts/interop/run-guest.ts';
-import { RETRANSMISSION_COUNTERS, SerialTranscript, parsePingpongOutput } from '../scripts/interop/serial-transcript.ts';
+import { RoceFrame } from '../../drivers/emu/wire/roce-frame.ts';
+import { buildFrame } from '../../drivers/emu/wire/build.ts';
+import { Opcode } from '../../drivers/emu/wire/opcodes.ts';
+import { AETH_SYNDROME_ACK, NakCode, nakSyndrome } from '../../drivers/emu/wire/aeth.ts';
+import { checkPingpongCapture, readPcap, type CaptureCheck } from '../../scripts/interop/capture-check.ts';
+import { fillTemplate, HOST_PINGPONG_CLIENT_TEMPLATE, rigBnxtPingpongAvailable, standInTemplates } from '../../scripts/interop/host-command.ts';
+import { checkSteps, jobScript, type GuestStep } from '../../scripts/interop/job-script.ts';
+import { ensureGuestImage, pingpongPair, qemuAvailable, runGuest, type GuestRunResult, type StepResult } from '../../scripts/interop/run-guest.ts';
+import { RETRANSMISSION_COUNTERS, SerialTranscript, parsePingpongOutput } from '../../scripts/interop/serial-transcript.ts';
 
 // ---- 1. the harness's parts ---------------------------------------------------------------------
 

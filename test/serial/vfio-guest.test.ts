@@ -12,14 +12,14 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openVfio } from '../drivers/vfio/open.ts';
-import { InvalidArgument } from '../lib/errors.ts';
-import { EDU } from '../scripts/vfio-guest/edu.ts';
-import { END_MARKER, formatStep, parseGuestRun, type GuestRun, type StepReport } from '../scripts/vfio-guest/markers.ts';
-import { makeFakeSysfs, type FakePciFunction } from './helpers/fake-sysfs.ts';
-import { FakeVfioKernel } from './helpers/fake-vfio-kernel.ts';
+import { openVfio } from '../../drivers/vfio/open.ts';
+import { InvalidArgument } from '../../lib/errors.ts';
+import { EDU } from '../../scripts/vfio-guest/edu.ts';
+import { END_MARKER, formatStep, parseGuestRun, type GuestRun, type StepReport } from '../../scripts/vfio-guest/markers.ts';
+import { makeFakeSysfs, type FakePciFunction } from '../helpers/fake-sysfs.ts';
+import { FakeVfioKernel } from '../helpers/fake-vfio-kernel.ts';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const root = fileURLToPath(new URL('../..', import.meta.url));
 const script = (name: string) => join(root, 'scripts', 'vfio-guest', name);
 const out = join(root, 'build', 'vfio-guest');
 
