@@ -1,15 +1,368 @@
-/** The software NIC's RoCE engine. Placeholder until the data path lands. */
+/**
+ * The software NIC's RoCE engine: the RC transport that runs queue pairs on a real RoCEv2
+ * wire, modelled on Linux rxe's three state machines (requester.ts, responder.ts,
+ * completer.ts), with the flusher (flush.ts), the CQE writer (cq-writer.ts), the port and its
+ * cable (port.ts) and the fault injector (faults.ts).
+ *
+ * How it runs: doorbell() only moves indexes (doorbells.ts). run(nowNs), called by the model
+ * with its clock (virtual in stepped mode), takes the frames that arrived meanwhile, fires due
+ * timers, then makes passes until nothing moves: every requester sends what its window and
+ * the port allow; the port delivers what came in (a loop cable's frames inside the same run,
+ * a socket's from the receive queue), each frame going to the responder (requests) or the
+ * completer (responses) of its QP; the responders send their coalesced ACKs and read
+ * responses; QPs in ERR write their flush CQEs.
+ *
+ *   doorbell ─> indexes
+ *   run(now) ─> arrived frames ─> timers ─> [ requesters ─> port.deliver ─> responder / completer
+ *                                             ─> responder output ─> flush ] x passes
+ */
 import type { NicModel } from '../nic-model.ts';
+import { EmuQpState, type EmuQp, type EngineHooks, type RoceTables } from './objects.ts';
+import { OPCODE_FLAGS, OpFlag, ParseStatus, parseFrame } from '../wire/index.ts';
+import { EngineCore } from './core.ts';
+import { Port, partitionKey } from './port.ts';
+import { handleDoorbell } from './doorbells.ts';
+import { requesterStep } from './requester.ts';
+import { responderOutput, responderReceive } from './responder.ts';
+import { completerReceive, onAckTimeout, onRnrTimer } from './completer.ts';
+import { enterError, flushStep } from './flush.ts';
+import { restartAckTimer } from './timers.ts';
+import { writeUnknownCqe } from './cq-writer.ts';
+import { ReqState, RespState, REQ_STATE_NAMES, RESP_STATE_NAMES } from './states.ts';
+import { QpTransport } from './transport.ts';
+import type { FaultSpec } from './faults.ts';
 
-export class RoceEngine {
-  constructor(private readonly model: NicModel) {}
-  doorbell(_offset: number, _lo: number, _hi: number, _is64: boolean): void {}
-  run(_nowNs: number): boolean {
-    return false;
+/** Doorbell pages start here in BAR2 (P5 PF: DPI 0 at 0x10000; bnxt-roce-interface.md §1). */
+export const DOORBELL_BASE = 0x10000;
+const DOORBELL_PAGE_BYTES = 4096;
+/** Passes of one run() before it yields (the worker calls again at once when there is more). */
+const MAX_PASSES = 64;
+/** UDP source port per QP: 0xC000 | the QP number's low 14 bits (rxe-interop.md: the 0xC000 range). */
+const SRC_PORT_BASE = 0xc000;
+const SRC_PORT_QPN_MASK = 0x3fff;
+
+export class RoceEngine implements EngineHooks {
+  private readonly core: EngineCore;
+  /** A pass limit or the port's room cut the last run short: run again now. */
+  private busy = false;
+  /** The low half of a doorbell written as two 32-bit stores (-1 when none is waiting). */
+  private pendingLoOffset = -1;
+  private pendingLo = 0;
+  private turn = 0;
+  private closed = false;
+  /** Exceptions caught inside the engine (a broken invariant); the worker lives on. */
+  internalErrors = 0;
+  lastInternalError: string | undefined;
+
+  constructor(private readonly model: NicModel) {
+    const core = new EngineCore(model);
+    this.core = core;
+    core.port = new Port(
+      model.config,
+      model.random,
+      () => core.nowNs,
+      core.counters,
+      this.onFrame,
+      () => model.onExternalWork(),
+      model.config.mode === 'stepped',
+    );
   }
+
+  /** Unit tests: run against these tables instead of the firmware's. */
+  useTables(tables: RoceTables): void {
+    this.core.tablesOverride = tables;
+  }
+
+  /** A write into BAR2 at `offset`: a 64-bit doorbell, or one 32-bit half of one (low word first). */
+  doorbell(offset: number, lo: number, hi: number, is64: boolean): void {
+    if (this.closed) return;
+    let at = offset;
+    let low = lo;
+    let high = hi;
+    if (!is64) {
+      if ((offset & 7) === 0) {
+        this.pendingLoOffset = offset;
+        this.pendingLo = lo;
+        return;
+      }
+      if (this.pendingLoOffset !== offset - 4) {
+        this.core.counters.doorbellsRejected++;
+        return;
+      }
+      at = offset - 4;
+      low = this.pendingLo;
+      high = lo;
+      this.pendingLoOffset = -1;
+    }
+    // Doorbells go to offset 0 of a doorbell page (push WQEs, at other offsets, are not offered).
+    if (at < DOORBELL_BASE || at % DOORBELL_PAGE_BYTES !== 0) {
+      this.core.counters.doorbellsRejected++;
+      return;
+    }
+    try {
+      handleDoorbell(this.core, low >>> 0, high >>> 0);
+    } catch (e) {
+      this.internalError(e);
+    }
+  }
+
+  /** Does the engine's due work at time `nowNs`; true if anything happened. */
+  run(nowNs: number): boolean {
+    if (this.closed) return false;
+    const core = this.core;
+    const port = core.port;
+    core.nowNs = nowNs;
+    let worked = false;
+    port.beginRun(nowNs);
+    try {
+      // Frames that came in while the engine was not running go first: an ACK that arrived
+      // before its deadline must not lose to the timer it stops.
+      if (port.deliver(nowNs) > 0) worked = true;
+      if (this.sendResponses()) worked = true;
+      if (nowNs >= core.timerDeadlineNs && this.fireTimers()) worked = true;
+      let pass = 0;
+      for (; pass < MAX_PASSES; pass++) {
+        let progress = false;
+        const live = core.live;
+        const n = live.length;
+        for (let i = 0; i < n; i++) if (requesterStep(core, live[(i + this.turn) % n]!) > 0) progress = true;
+        this.turn = n > 0 ? (this.turn + 1) % n : 0;
+        if (port.deliver(nowNs) > 0) progress = true;
+        if (this.sendResponses()) progress = true;
+        for (let i = 0; i < live.length; i++) {
+          const t = live[i]!;
+          if (t.flushPending && flushStep(core, t)) progress = true;
+        }
+        if (!progress) break;
+        worked = true;
+      }
+      // More to do at once: passes ran out, responses wait for room, a socket's frame budget ran out.
+      this.busy = pass === MAX_PASSES || core.outputList.length > 0 || port.exhausted();
+    } catch (e) {
+      this.internalError(e);
+    } finally {
+      port.endRun();
+    }
+    return worked;
+  }
+
+  /** Earliest time the engine has something to do without a new doorbell or frame. */
   nextDeadlineNs(): number {
-    return Infinity;
+    const core = this.core;
+    if (this.busy || core.port.pending()) return core.nowNs;
+    const release = core.port.nextReleaseNs();
+    return release < core.timerDeadlineNs ? release : core.timerDeadlineNs;
   }
-  close(): void {}
-  readonly controls = {};
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.core.port.close();
+  }
+
+  // ---- EngineHooks: what the firmware tells the engine -------------------------------
+
+  /** MODIFY_QP changed `qp`'s state (qp.state is the new one). */
+  qpStateChanged(qp: EmuQp, from: EmuQpState): void {
+    const t = this.core.transportOf(qp);
+    if (!t) return;
+    const to = qp.state;
+    switch (to) {
+      case EmuQpState.RESET:
+        t.reset();
+        break;
+      case EmuQpState.INIT:
+        if (from === EmuQpState.RESET) t.reset();
+        break;
+      case EmuQpState.RTR:
+        this.refreshPath(t);
+        if (t.respState === RespState.OFF) {
+          t.ePsn = qp.rqPsn & 0xffffff;
+          t.msn = 0;
+          t.setRespState(RespState.READY);
+        }
+        break;
+      case EmuQpState.RTS:
+        this.refreshPath(t);
+        if (t.respState === RespState.OFF) {
+          t.ePsn = qp.rqPsn & 0xffffff;
+          t.setRespState(RespState.READY);
+        }
+        if (from === EmuQpState.RTR) {
+          // The requester starts at sq_psn (the initial PSN is the QP's SQ PSN).
+          const psn = qp.sqPsn & 0xffffff;
+          t.nextNewPsn = t.txPsn = t.ackPsn = t.sentHighPsn = psn;
+          t.retryLeft = qp.retryCnt & 7;
+          t.rnrLeft = qp.rnrRetry & 7;
+        }
+        if (t.reqState === ReqState.OFF) t.setReqState(ReqState.READY);
+        restartAckTimer(this.core, t);
+        break;
+      case EmuQpState.SQD:
+        // Send queue drain: the requester starts no new WQE (requester.ts); what is in flight completes.
+        break;
+      case EmuQpState.ERR:
+      case EmuQpState.SQE:
+        // The driver's (or the firmware's) decision: it knows; no notification.
+        enterError(this.core, t, 0, 0, false);
+        break;
+    }
+  }
+
+  /** DESTROY_QP: nothing more for this QP, no frame, no DMA (its timers and queued work go). */
+  qpDestroyed(qp: EmuQp): void {
+    const t = qp.transport;
+    if (!(t instanceof QpTransport) || t.dead) return;
+    t.dead = true;
+    t.ackDeadlineNs = t.rnrDeadlineNs = Infinity;
+    t.flushPending = false;
+    t.pendingAck = t.pendingNak = false;
+    t.outHead = t.outTail;
+    this.core.forget(t);
+  }
+
+  // ---- internals ----------------------------------------------------------------------
+
+  /** The path attributes frames are built from (after RTR; MODIFY_QP may change them). */
+  private refreshPath(t: QpTransport): void {
+    const qp = t.qp;
+    const cap = this.core.port.mtuCap;
+    t.mtu = qp.pathMtuBytes < cap ? qp.pathMtuBytes : cap;
+    // RoCEv2 over IPv4: the destination GID is IPv4-mapped (::ffff:a.b.c.d).
+    const g = qp.destGid;
+    t.dstIp = ((g[12]! << 24) | (g[13]! << 16) | (g[14]! << 8) | g[15]!) >>> 0;
+    t.udpSrcPort = SRC_PORT_BASE | (qp.qpn & SRC_PORT_QPN_MASK);
+  }
+
+  /** A frame from the port: parsed, then to the responder (requests) or completer (responses) of its QP. */
+  private readonly onFrame = (frame: Uint8Array, length: number): void => {
+    const core = this.core;
+    const f = core.port.rxf;
+    const status = parseFrame(frame, length, f, this.model.config.mac);
+    if (status !== ParseStatus.OK) {
+      core.counters.parseDrops[status]++;
+      return;
+    }
+    const qp = core.tables.qp(f.destQp);
+    const t = qp && !qp.destroyed ? core.transportOf(qp) : undefined;
+    if (!qp || !t) {
+      core.counters.dropUnknownQp++;
+      return;
+    }
+    // The P_Key must name the QP's partition (the low 15 bits; IBA 10.9, partitions).
+    if (((f.pkey ^ partitionKey(qp.pkey)) & 0x7fff) !== 0) {
+      core.counters.dropBadPkey++;
+      return;
+    }
+    try {
+      if ((OPCODE_FLAGS[f.opcode]! & OpFlag.REQUEST) !== 0) responderReceive(core, t, frame);
+      else completerReceive(core, t, frame);
+    } catch (e) {
+      this.internalError(e);
+    }
+  };
+
+  /** Sends the responses of every scheduled responder; true if any went out. */
+  private sendResponses(): boolean {
+    const core = this.core;
+    const list = core.outputList;
+    if (list.length === 0) return false;
+    core.outputList = core.spareOutputList;
+    let sent = false;
+    for (let i = 0; i < list.length; i++) {
+      const t = list[i]!;
+      t.outputScheduled = false;
+      if (t.dead) continue;
+      if (responderOutput(core, t)) sent = true;
+      // Responses the port had no room for wait for the next pass.
+      if (t.respState === RespState.READY && (t.outHead !== t.outTail || t.pendingAck || t.pendingNak)) core.scheduleOutput(t);
+    }
+    list.length = 0;
+    core.spareOutputList = list;
+    return sent;
+  }
+
+  private fireTimers(): boolean {
+    const core = this.core;
+    const now = core.nowNs;
+    const live = core.live;
+    let fired = false;
+    let earliest = Infinity;
+    for (let i = 0; i < live.length; i++) {
+      const t = live[i]!;
+      if (t.ackDeadlineNs <= now) {
+        onAckTimeout(core, t);
+        fired = true;
+      }
+      if (t.rnrDeadlineNs <= now) {
+        onRnrTimer(t);
+        fired = true;
+      }
+      if (t.ackDeadlineNs < earliest) earliest = t.ackDeadlineNs;
+      if (t.rnrDeadlineNs < earliest) earliest = t.rnrDeadlineNs;
+    }
+    core.timerDeadlineNs = earliest;
+    return fired;
+  }
+
+  private internalError(e: unknown): void {
+    this.internalErrors++;
+    this.lastInternalError = e instanceof Error ? (e.stack ?? e.message) : String(e);
+  }
+
+  // ---- controls: model.control('engine.NAME', args) ----------------------------------
+
+  readonly controls = {
+    /** Every counter, drops by reason included (ParseStatus names: dropWRONG_DEST_MAC, dropBAD_ICRC...). */
+    counters: (): Record<string, number> => {
+      const out = this.core.counters.snapshot();
+      const faults = this.core.port.cable;
+      out['faultTxDropped'] = faults.tx.dropped;
+      out['faultRxDropped'] = faults.rx.dropped;
+      out['faultDuplicated'] = faults.tx.duplicated + faults.rx.duplicated;
+      out['faultReordered'] = faults.tx.reordered + faults.rx.reordered;
+      out['faultCorrupted'] = faults.tx.corrupted + faults.rx.corrupted;
+      out['faultDelayed'] = faults.tx.delayed + faults.rx.delayed;
+      out['internalErrors'] = this.internalErrors;
+      return out;
+    },
+    /** Host writes attempted for destroyed QPs (none is made; this must stay 0). */
+    dmaWritesAfterDestroy: (): number => this.core.counters.dmaWritesAfterDestroy,
+    /** Writes a CQE of a type no driver takes into CQ `cqId`; false if it has no room or no such CQ. */
+    injectUnknownCqe: (cqId: number): boolean => {
+      const cq = this.core.tables.cq(cqId);
+      return cq !== undefined && writeUnknownCqe(this.core, cq);
+    },
+    /** Random faults on frames sent ('tx'), received ('rx') or both, drawn from the model's seeded PRNG. */
+    setFaults: (direction: 'tx' | 'rx' | 'both', spec: FaultSpec): void => {
+      if (direction !== 'tx' && direction !== 'rx' && direction !== 'both') throw new RangeError(`fault direction ${String(direction)}`);
+      this.core.port.cable.setFaults(direction, spec);
+    },
+    clearFaults: (): void => this.core.port.cable.clearFaults(),
+    /** Drops the next `count` frames with BTH opcode `opcode` (and PSN `psn`, unless -1) in one direction. */
+    dropFrames: (direction: 'tx' | 'rx', opcode: number, psn: number, count: number): void => {
+      this.core.port.cable.dropMatching(direction, opcode, psn, count);
+    },
+    /** Hands `frame` to the port as if it had come off the wire (tests; replaying captures). */
+    injectFrame: (frame: Uint8Array): void => {
+      this.core.counters.framesReceived++;
+      this.onFrame(frame, frame.length);
+    },
+    /** A QP's transport state, for tests and traces. */
+    qp: (qpn: number): Record<string, unknown> | undefined => {
+      const qp = this.core.tables.qp(qpn);
+      const t = qp?.transport;
+      if (!(t instanceof QpTransport)) return undefined;
+      return {
+        requester: REQ_STATE_NAMES[t.reqState], responder: RESP_STATE_NAMES[t.respState], sqProducer: t.sqProducer,
+        compWqe: t.compWqe, txWqe: t.txWqe, txPsn: t.txPsn, ackPsn: t.ackPsn, ePsn: t.ePsn, msn: t.msn,
+        rqProducer: t.rqProducer, rqConsumer: t.rqConsumer, retryLeft: t.retryLeft, rnrLeft: t.rnrLeft,
+        ackDeadlineNs: t.ackDeadlineNs, rnrDeadlineNs: t.rnrDeadlineNs, mtu: t.mtu,
+      };
+    },
+    internalErrors: (): number => this.internalErrors,
+    lastInternalError: (): string | undefined => this.lastInternalError,
+    /** Why the port's cable failed (socket bind), if it did. */
+    portError: (): string | undefined => this.core.port.error,
+  };
 }

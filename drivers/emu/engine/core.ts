@@ -1,0 +1,82 @@
+/**
+ * What the engine's parts share: the model's IOMMU and tables, the port, the clock, the
+ * counters and the list of live transports. The requester, responder, completer, flusher
+ * and timers are functions over (core, transport); this object is their whole world.
+ */
+import type { NicModel } from '../nic-model.ts';
+import type { Iommu } from '../iommu.ts';
+import type { EmuQp, RoceTables } from './objects.ts';
+import { EngineCounters } from './counters.ts';
+import { QpTransport } from './transport.ts';
+import type { Port } from './port.ts';
+
+export class EngineCore {
+  readonly counters = new EngineCounters();
+  readonly iommu: Iommu;
+  nowNs = 0;
+  /** Every transport whose QP is not destroyed, in creation order. */
+  readonly live: QpTransport[] = [];
+  /** Transports with responses (ACK, NAK, read responses) waiting to be sent. */
+  outputList: QpTransport[] = [];
+  spareOutputList: QpTransport[] = [];
+  /** CQ ids armed with CQ_ARMSE (notify on solicited or error CQEs only). */
+  readonly armedSolicitedOnly = new Set<number>();
+  /** Earliest ACK/RNR timer among live transports; may be early (costs one look), never late. */
+  timerDeadlineNs = Infinity;
+  /** Tables given by a test instead of the firmware's (unit tests without the CMDQ). */
+  tablesOverride: RoceTables | undefined;
+  port!: Port;
+
+  constructor(readonly model: NicModel) {
+    this.iommu = model.iommu;
+  }
+
+  /** The firmware's object tables (the firmware is created after the engine: read lazily). */
+  get tables(): RoceTables {
+    return this.tablesOverride ?? (this.model.roce as unknown as RoceTables);
+  }
+
+  /** The QP's transport, made on first sight. Undefined for a destroyed QP. */
+  transportOf(qp: EmuQp): QpTransport | undefined {
+    const t = qp.transport;
+    if (t instanceof QpTransport) return t.dead ? undefined : t;
+    if (qp.destroyed) return undefined;
+    const made = new QpTransport(qp);
+    made.listIndex = this.live.length;
+    this.live.push(made);
+    qp.transport = made;
+    return made;
+  }
+
+  /** Removes a transport from the live list (its QP was destroyed). */
+  forget(t: QpTransport): void {
+    const i = t.listIndex;
+    if (i < 0) return;
+    const last = this.live.pop()!;
+    if (last !== t) {
+      this.live[i] = last;
+      last.listIndex = i;
+    }
+    t.listIndex = -1;
+  }
+
+  /** Every host write for a QP passes here: none is made for a destroyed QP. */
+  mayWrite(t: QpTransport): boolean {
+    if (t.dead || t.qp.destroyed) {
+      this.counters.dmaWritesAfterDestroy++;
+      return false;
+    }
+    return true;
+  }
+
+  /** The responder of `t` has something to send at the end of this batch. */
+  scheduleOutput(t: QpTransport): void {
+    if (t.outputScheduled) return;
+    t.outputScheduled = true;
+    this.outputList.push(t);
+  }
+
+  armTimer(deadlineNs: number): void {
+    if (deadlineNs < this.timerDeadlineNs) this.timerDeadlineNs = deadlineNs;
+  }
+}

@@ -1,0 +1,71 @@
+/**
+ * What the engine counts: plain numbers bumped on the data path, read (copied into an object)
+ * only by the control path. Drops are counted by reason so a test or a trace can say why a
+ * frame went nowhere.
+ */
+import { PARSE_STATUS_COUNT, PARSE_STATUS_NAMES } from '../wire/index.ts';
+
+export class EngineCounters {
+  framesSent = 0;
+  bytesSent = 0;
+  framesReceived = 0;
+  /** Frames the parser refused, by ParseStatus (WRONG_DEST_MAC, BAD_ICRC, ...). */
+  readonly parseDrops = new Float64Array(PARSE_STATUS_COUNT);
+  /** Parsed frames for a QP number no QP has, or has destroyed. */
+  dropUnknownQp = 0;
+  /** Frames for a QP whose state takes none (RESET, INIT, ERR, or RTR for responses). */
+  dropQpNotReady = 0;
+  /** BTH P_Key does not match the QP's partition. */
+  dropBadPkey = 0;
+  /** Frames from a socket that found the receive queue full. */
+  dropReceiveQueueFull = 0;
+  /** Responses (ACK, read response) with a PSN nothing outstanding explains. */
+  dropUnexpectedResponse = 0;
+  /** Responses older than the oldest unacknowledged PSN (duplicates, late ACKs). */
+  dropStaleResponse = 0;
+  /** Requests ahead of the expected PSN after a NAK was sent (IBA: silently dropped). */
+  dropOutOfSequence = 0;
+
+  // Requester
+  packetsSent = 0;
+  packetsRetransmitted = 0;
+  /** Go-back-N episodes: ACK timeouts, sequence NAKs, implied NAKs. */
+  retransmitEvents = 0;
+  ackTimeouts = 0;
+  rnrNaksReceived = 0;
+  seqNaksReceived = 0;
+  naksReceived = 0;
+  // Responder
+  acksSent = 0;
+  rnrNaksSent = 0;
+  seqNaksSent = 0;
+  naksSent = 0;
+  duplicateRequests = 0;
+  readResponsesSent = 0;
+  messagesReceived = 0;
+  // Completions and queues
+  cqesWritten = 0;
+  cqNotifications = 0;
+  cqOverflows = 0;
+  flushedCompletions = 0;
+  qpErrors = 0;
+  // Doorbells
+  doorbells = 0;
+  doorbellsRejected = 0;
+  doorbellsIgnored = 0;
+  /** Host writes attempted on behalf of a destroyed QP (must stay 0: none is made). */
+  dmaWritesAfterDestroy = 0;
+  /** Host memory accesses the IOMMU refused while running a QP. */
+  dmaFaults = 0;
+
+  /** A snapshot for the control path (allocates). */
+  snapshot(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const [key, value] of Object.entries(this)) if (typeof value === 'number') out[key] = value;
+    for (let i = 0; i < PARSE_STATUS_COUNT; i++) if (i !== 0) out[`drop${PARSE_STATUS_NAMES[i]}`] = this.parseDrops[i]!;
+    let dropped = this.dropUnknownQp + this.dropQpNotReady + this.dropBadPkey + this.dropReceiveQueueFull;
+    for (let i = 1; i < PARSE_STATUS_COUNT; i++) dropped += this.parseDrops[i]!;
+    out['framesDropped'] = dropped;
+    return out;
+  }
+}

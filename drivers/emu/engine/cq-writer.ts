@@ -1,0 +1,127 @@
+/**
+ * Writing completions (bnxt-roce-interface.md §6): 32-byte CQEs into the CQ ring by DMA,
+ * every word but the one holding the toggle bit first, that word last with a release store,
+ * so a driver that sees the new toggle sees the whole CQE. The toggle is 1 on the ring's
+ * first lap and flips on every lap after (the consumer expects 1 first: §6.1).
+ *
+ * A CQE is never written over one the driver has not consumed: the CQ doorbells tell the
+ * consumer index (free-running modulo 2 x entries, the epoch bit being the lap parity); a
+ * full CQ refuses the write and the caller fails the QP, as a CQ overflow does on hardware.
+ * CQ_ARMALL / CQ_ARMSE doorbells ask for one NQ notification on the next (solicited) CQE.
+ */
+import {
+  CQE_BYTES, CQE_TRAILER_STATUS_SHIFT, CQE_TRAILER_WORD, CQE_TYPE_SHIFT, CQE_TOGGLE_MASK, CqeType,
+} from '../../../firmware-hwrm/roce/cqe.ts';
+import type { EngineCore } from './core.ts';
+import { putLe32 } from './host.ts';
+import type { EmuCq } from './objects.ts';
+import type { QpTransport } from './transport.ts';
+
+const WORDS = CQE_BYTES / 4;
+/** The CQE being written, as little-endian words (index 6 is the trailer). */
+const cqe = new Uint32Array(WORDS);
+
+/** Free CQE slots: ring entries minus CQEs written and not yet consumed. */
+export function cqRoom(cq: EmuCq): number {
+  const n = cq.ring.entries;
+  const laps2 = 2 * n;
+  const used = ((cq.producer % laps2) - cq.consumer + laps2) % laps2;
+  return used > n ? 0 : n - used;
+}
+
+/** Unconsumed CQEs. */
+export function cqUsed(cq: EmuCq): number {
+  return cq.ring.entries - cqRoom(cq);
+}
+
+/**
+ * A CQ / CQ_ARM* doorbell's consumer index. Refused (false) if it lies outside the ring or
+ * would move the consumer back, or past the producer.
+ */
+export function cqConsumerDoorbell(cq: EmuCq, index: number, epoch: number): boolean {
+  const n = cq.ring.entries;
+  if (index >= n) return false;
+  const laps2 = 2 * n;
+  const consumer = index + (epoch ? n : 0);
+  const p = cq.producer % laps2;
+  const usedNow = (p - cq.consumer + laps2) % laps2;
+  const usedAfter = (p - consumer + laps2) % laps2;
+  if (usedAfter > n || (usedNow <= n && usedAfter > usedNow)) return false;
+  cq.consumer = consumer;
+  return true;
+}
+
+/** CQ_ARMALL (any CQE) or CQ_ARMSE (solicited or error CQEs only). */
+export function armCq(core: EngineCore, cq: EmuCq, solicitedOnly: boolean): void {
+  cq.armed = true;
+  if (solicitedOnly) core.armedSolicitedOnly.add(cq.id);
+  else core.armedSolicitedOnly.delete(cq.id);
+  // CQEs the driver has not consumed yet would never be announced: announce them now.
+  if (!solicitedOnly && cqUsed(cq) > 0) notify(core, cq);
+}
+
+function notify(core: EngineCore, cq: EmuCq): void {
+  core.tables.postCqNotification(cq);
+  cq.armed = false;
+  core.armedSolicitedOnly.delete(cq.id);
+  core.counters.cqNotifications++;
+}
+
+/** Writes `cqe` (trailer type/status/flags set, toggle not) into `cq`. False if full or unreachable. */
+function writeCqe(core: EngineCore, cq: EmuCq, solicited: boolean): boolean {
+  if (cq.destroyed || cqRoom(cq) === 0) return false;
+  const n = cq.ring.entries;
+  const iova = cq.ring.entryIova(cq.producer % n);
+  const lap = Math.floor(cq.producer / n);
+  const toggle = (lap & 1) === 0 ? 1 : 0;
+  const iommu = core.iommu;
+  const b = iommu.mappingOf(iova, CQE_BYTES);
+  if (b === undefined) {
+    core.counters.dmaFaults++;
+    return false;
+  }
+  const at = iommu.viewOffset;
+  for (let i = 0; i < WORDS; i++) if (i !== CQE_TRAILER_WORD) putLe32(b, at + i * 4, cqe[i]!);
+  // The word with the toggle last, with a release store: a reader that sees it sees the rest.
+  iommu.write32Release(iova + CQE_TRAILER_WORD * 4, ((cqe[CQE_TRAILER_WORD]! & ~CQE_TOGGLE_MASK) | toggle) >>> 0);
+  cq.producer++;
+  core.counters.cqesWritten++;
+  core.model.notifyDriver();
+  if (cq.armed && (solicited || !core.armedSolicitedOnly.has(cq.id))) notify(core, cq);
+  return true;
+}
+
+/** roce_hsi.h: struct cq_req. `sqConsIdx`: the send WQE index after the one completed (§6.7). */
+export function writeReqCqe(core: EngineCore, t: QpTransport, sqConsIdx: number, status: number): boolean {
+  if (!core.mayWrite(t)) return false;
+  const qp = t.qp;
+  cqe[0] = qp.handleLo;
+  cqe[1] = qp.handleHi;
+  cqe[2] = sqConsIdx & 0xffff;
+  cqe[3] = cqe[4] = cqe[5] = cqe[7] = 0;
+  cqe[6] = ((CqeType.REQ << CQE_TYPE_SHIFT) | (status << CQE_TRAILER_STATUS_SHIFT)) >>> 0;
+  return writeCqe(core, qp.scq, status !== 0);
+}
+
+/** roce_hsi.h: struct cq_res_rc. `imm` as the LE number equal to the wire value; `wrId` from the RQ WQE. */
+export function writeResCqe(
+  core: EngineCore, t: QpTransport, length: number, imm: number, status: number, flags: number, wrId: number, solicited: boolean,
+): boolean {
+  if (!core.mayWrite(t)) return false;
+  const qp = t.qp;
+  cqe[0] = length >>> 0;
+  cqe[1] = imm >>> 0;
+  cqe[2] = qp.handleLo;
+  cqe[3] = qp.handleHi;
+  cqe[4] = cqe[5] = 0;
+  cqe[6] = ((CqeType.RES_RC << CQE_TYPE_SHIFT) | (status << CQE_TRAILER_STATUS_SHIFT) | (flags << 16)) >>> 0;
+  cqe[7] = wrId & 0xfffff;
+  return writeCqe(core, qp.rcq, solicited || status !== 0);
+}
+
+/** Fault hook: a CQE of a type no driver takes (type 7 is undefined in cq_base). */
+export function writeUnknownCqe(core: EngineCore, cq: EmuCq): boolean {
+  cqe.fill(0);
+  cqe[6] = (0x7 << CQE_TYPE_SHIFT) >>> 0;
+  return writeCqe(core, cq, true);
+}

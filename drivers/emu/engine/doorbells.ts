@@ -1,0 +1,115 @@
+/**
+ * Doorbells (bnxt-roce-interface.md §5.2): one 64-bit store into BAR2 per doorbell, decoded
+ * with the shared codec. A doorbell only moves an index (QEMU style: work is queued, run()
+ * does it):
+ *
+ *   SQ / RQ            producer: "WQEs up to index - 1 are posted"; the epoch bit is the wrap
+ *                      parity, so with it the index names a position modulo 2 x ring size
+ *   CQ                 consumer: the driver has read the CQEs before index
+ *   CQ_ARMALL/ARMSE    consumer, and arm one NQ notification
+ *   NQ / NQ_ARM        the firmware's rings (the CREQ and the CQ notification queues)
+ *
+ * A doorbell naming no object, an index outside its ring, or a producer that would post more
+ * WQEs than the ring holds is refused and counted; nothing else happens.
+ */
+import {
+  DbcPath, DbcType, doorbellEpoch, doorbellIndex, doorbellPath, doorbellType, doorbellXid,
+} from '../../../firmware-hwrm/roce/doorbell.ts';
+import { EmuQpState } from './objects.ts';
+import { ReqState, RespState } from './states.ts';
+import { armCq, cqConsumerDoorbell } from './cq-writer.ts';
+import type { EngineCore } from './core.ts';
+import type { QpTransport } from './transport.ts';
+
+/** What the firmware may offer for NQ-type rings (drivers/emu/firmware/roce.ts). */
+interface NotifyRings {
+  nqDoorbell?: (ringId: number, index: number, epoch: number) => void;
+  creqDoorbell?: (index: number, epoch: number) => void;
+  readonly creqRingId?: number | undefined;
+}
+
+export function handleDoorbell(core: EngineCore, lo: number, hi: number): void {
+  const counters = core.counters;
+  counters.doorbells++;
+  if (doorbellPath(hi) !== DbcPath.ROCE) {
+    counters.doorbellsIgnored++;
+    return;
+  }
+  const type = doorbellType(hi);
+  const xid = doorbellXid(hi);
+  const index = doorbellIndex(lo);
+  const epoch = doorbellEpoch(lo);
+  switch (type) {
+    case DbcType.SQ:
+    case DbcType.RQ: {
+      const qp = core.tables.qp(xid);
+      const t = qp ? core.transportOf(qp) : undefined;
+      if (!qp || !t) {
+        counters.doorbellsRejected++;
+        return;
+      }
+      // A QP in RESET takes no work (the driver posts from INIT on).
+      if (qp.state === EmuQpState.RESET) {
+        counters.doorbellsIgnored++;
+        return;
+      }
+      const ok = type === DbcType.SQ ? sqDoorbell(t, index, epoch) : rqDoorbell(t, index, epoch);
+      if (!ok) counters.doorbellsRejected++;
+      return;
+    }
+    case DbcType.CQ:
+    case DbcType.CQ_ARMSE:
+    case DbcType.CQ_ARMALL: {
+      const cq = core.tables.cq(xid);
+      if (!cq || cq.destroyed || !cqConsumerDoorbell(cq, index, epoch)) {
+        counters.doorbellsRejected++;
+        return;
+      }
+      if (type !== DbcType.CQ) armCq(core, cq, type === DbcType.CQ_ARMSE);
+      return;
+    }
+    case DbcType.NQ:
+    case DbcType.NQ_ARM: {
+      const rings = core.tables as unknown as NotifyRings;
+      if (typeof rings.nqDoorbell === 'function') rings.nqDoorbell(xid, index, epoch);
+      else if (typeof rings.creqDoorbell === 'function' && rings.creqRingId === xid) rings.creqDoorbell(index, epoch);
+      else counters.doorbellsIgnored++;
+      return;
+    }
+    default:
+      // CQ_ARMENA, CQ_CUTOFF_ACK, SRQ_ARMENA, NULL: nothing to do; SRQ, SRQ_ARM, NQ_MASK: not modelled.
+      counters.doorbellsIgnored++;
+  }
+}
+
+/**
+ * The free-running count a producer doorbell names: the position (index, epoch) modulo
+ * 2 x entries, taken forward from `count`. -1 if the index is outside the ring.
+ */
+export function producerCount(count: number, entries: number, index: number, epoch: number): number {
+  if (entries === 0 || index >= entries) return -1;
+  const laps2 = 2 * entries;
+  const position = index + (epoch ? entries : 0);
+  return count + ((position - (count % laps2) + laps2) % laps2);
+}
+
+function sqDoorbell(t: QpTransport, index: number, epoch: number): boolean {
+  const entries = t.qp.sq.entries;
+  const next = producerCount(t.sqProducer, entries, index, epoch);
+  // More WQEs without a completion than the ring holds: the doorbell is out of step.
+  if (next < 0 || next - t.compWqe > entries) return false;
+  t.sqProducer = next;
+  t.qp.sqProducer = index;
+  if (t.reqState === ReqState.ERROR) t.flushPending = true;
+  return true;
+}
+
+function rqDoorbell(t: QpTransport, index: number, epoch: number): boolean {
+  const entries = t.qp.rq.entries;
+  const next = producerCount(t.rqProducer, entries, index, epoch);
+  if (next < 0 || next - t.rqConsumer > entries) return false;
+  t.rqProducer = next;
+  t.qp.rqProducer = index;
+  if (t.respState === RespState.ERROR) t.flushPending = true;
+  return true;
+}

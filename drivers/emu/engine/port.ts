@@ -1,0 +1,214 @@
+/**
+ * The NIC's Ethernet port: the cable it is plugged into (from the config: a loop back to
+ * itself, a UDP tunnel, a unix stream; the pcap tap and the fault injector wrapped around
+ * it), whole RoCEv2 frames built into one preallocated buffer (the cable copies what it
+ * keeps), and received frames handed to the engine.
+ *
+ * Frames reach the engine two ways. Inside run(), a loop cable delivers what was sent on it
+ * (manual delivery: stepped mode has no event-loop turns), and the engine takes each frame at
+ * once. Outside run(), a socket's frames arrive on the event loop: they are copied into a
+ * preallocated receive queue, the worker is told (onExternalWork), and run() takes them.
+ */
+import type { Random } from '../random.ts';
+import type { EmuConfig } from '../config.ts';
+import { LoopCable } from '../cable/loop-cable.ts';
+import { UdpCable } from '../cable/udp-cable.ts';
+import { StreamCable } from '../cable/stream-cable.ts';
+import { PcapTap } from '../cable/pcap-tap.ts';
+import type { Cable } from '../cable/cable.ts';
+import { RoceFrame, encodeFrame, AETH_BYTES, EXT_AT, ICRC_BYTES, RETH_BYTES, ETH_HEADER_BYTES } from '../wire/index.ts';
+import { FaultCable } from './faults.ts';
+import type { EngineCounters } from './counters.ts';
+import type { QpTransport } from './transport.ts';
+
+/** Frames a loop cable holds; the requesters leave TX_RESERVE of them for responses. */
+const LOOP_SLOTS = 512;
+const TX_RESERVE = 64;
+/** Frames a socket cable may take per run (keeps the worker's slices short; the rest waits). */
+const SOCKET_FRAMES_PER_RUN = 1024;
+const RECEIVE_QUEUE_SLOTS = 256;
+/** IB path MTUs a port may use: 256 ... 4096 bytes. */
+const IB_MTUS = [4096, 2048, 1024, 512, 256];
+const IPV4_UDP_BYTES = 28;
+/** Frames this long are handed to the cable as a view of exactly their bytes. */
+const LONG_FRAME_BYTES = 512;
+
+/** Largest IB path MTU whose biggest packet (BTH + RETH + AETH + payload + ICRC) fits an Ethernet MTU. */
+export function pathMtuCap(ethernetMtu: number): number {
+  for (const m of IB_MTUS) if (IPV4_UDP_BYTES + (EXT_AT - 42) + RETH_BYTES + AETH_BYTES + m + ICRC_BYTES <= ethernetMtu) return m;
+  return 256;
+}
+
+/** The QP's P_Key; 0x0000 / 0x8000 are not valid partition keys, so they mean the default 0xFFFF. */
+export function partitionKey(pkey: number): number {
+  return (pkey & 0x7fff) === 0 ? 0xffff : pkey & 0xffff;
+}
+
+export type FrameHandler = (frame: Uint8Array, length: number) => void;
+
+export class Port {
+  /** What the engine sends into: the fault injector, around the pcap tap (if any), around the cable. */
+  readonly cable: FaultCable;
+  readonly maxFrameBytes: number;
+  readonly mtuCap: number;
+  readonly txf = new RoceFrame();
+  readonly rxf = new RoceFrame();
+  readonly txBuf: Uint8Array;
+  private readonly loop: LoopCable | null;
+  private readonly srcIp: number;
+  private ipId = 0;
+  private inRun = false;
+  private runBudget = SOCKET_FRAMES_PER_RUN;
+  // Frames from sockets, waiting for run().
+  private readonly rxSlots: Uint8Array[] = [];
+  private readonly rxLengths = new Uint32Array(RECEIVE_QUEUE_SLOTS);
+  private rxHead = 0;
+  private rxTail = 0;
+  /** Why the cable could not be set up or stopped working (sockets), if it did. */
+  error: string | undefined;
+
+  constructor(
+    config: EmuConfig,
+    random: Random,
+    private readonly nowNs: () => number,
+    private readonly counters: EngineCounters,
+    private readonly handler: FrameHandler,
+    private readonly onExternalFrame: () => void,
+    stepped: boolean,
+  ) {
+    this.mtuCap = pathMtuCap(config.mtu);
+    // Longest frame this port builds: headers + RETH + AETH + one MTU of payload + pad + ICRC.
+    this.maxFrameBytes = EXT_AT + RETH_BYTES + AETH_BYTES + this.mtuCap + 3 + ICRC_BYTES;
+    this.txBuf = new Uint8Array(Math.max(this.maxFrameBytes, ETH_HEADER_BYTES + config.mtu));
+    this.txf.srcMac.set(config.mac);
+    this.srcIp = ((config.ipv4[0]! << 24) | (config.ipv4[1]! << 16) | (config.ipv4[2]! << 8) | config.ipv4[3]!) >>> 0;
+    const receiveBytes = Math.max(this.txBuf.length, 9216);
+
+    let inner: Cable;
+    const spec = config.cable;
+    if (spec.kind === 'loop') {
+      this.loop = new LoopCable({ slots: LOOP_SLOTS, slotBytes: this.txBuf.length, delivery: 'manual' });
+      inner = this.loop;
+    } else {
+      this.loop = null;
+      for (let i = 0; i < RECEIVE_QUEUE_SLOTS; i++) this.rxSlots.push(new Uint8Array(receiveBytes));
+      const made = spec.kind === 'udp'
+        ? UdpCable.create({ localPort: spec.localPort, remotePort: spec.remotePort, maxFrameBytes: receiveBytes })
+        : StreamCable.create({ path: spec.path, maxFrameBytes: receiveBytes });
+      if (!made.ok) throw new Error(`software NIC port: ${made.error}`);
+      inner = made.value;
+      void made.value.ready.then((r) => { if (!r.ok) this.error = r.error; });
+    }
+    if (config.pcapPath !== undefined) {
+      // Around a loop cable every frame passes both ways: record it once, as sent.
+      const tap = PcapTap.open(inner, config.pcapPath, {
+        record: this.loop ? 'sent' : 'both',
+        ...(stepped ? { clockUs: () => this.nowNs() / 1000 } : {}),
+      });
+      if (!tap.ok) {
+        inner.close();
+        throw new Error(`software NIC port: ${tap.error}`);
+      }
+      inner = tap.value;
+    }
+    this.cable = new FaultCable(inner, random, nowNs, receiveBytes);
+    this.cable.setReceiver(this.onFrame);
+  }
+
+  /** Frames the requesters may send now (responses keep a reserve). */
+  requestRoom(): number {
+    const room = this.room() - TX_RESERVE;
+    return room > 0 ? room : 0;
+  }
+
+  /** A socket cable's frames for this run are (nearly) used up: whatever waits goes in the next run. */
+  exhausted(): boolean {
+    return this.loop === null && this.runBudget <= TX_RESERVE;
+  }
+
+  /** Frames the port takes now. */
+  room(): number {
+    if (this.loop) return LOOP_SLOTS - this.loop.pending;
+    return this.runBudget;
+  }
+
+  /**
+   * Sends the frame described by `txf` (opcode, PSN, flags and extension headers set by the
+   * caller) with `payloadLength` bytes already at its payload offset in `txBuf`, to `t`'s peer.
+   */
+  send(t: QpTransport, payloadLength: number): void {
+    const f = this.txf;
+    const qp = t.qp;
+    f.dstMac.set(qp.destMac);
+    f.srcIp = this.srcIp;
+    f.dstIp = t.dstIp;
+    f.ipId = this.ipId = (this.ipId + 1) & 0xffff;
+    f.udpSrcPort = t.udpSrcPort;
+    f.pkey = partitionKey(qp.pkey);
+    f.destQp = qp.destQpn & 0xffffff;
+    f.psn &= 0xffffff;
+    f.payloadLength = payloadLength;
+    const length = encodeFrame(this.txBuf, f);
+    if (!this.loop) this.runBudget--;
+    this.counters.framesSent++;
+    this.counters.bytesSent += length;
+    // A cable copies a frame given as exactly its bytes with one memcpy; shorter ones byte by byte.
+    this.cable.send(length >= LONG_FRAME_BYTES ? this.txBuf.subarray(0, length) : this.txBuf, length);
+  }
+
+  /** Called at the start of run(): frames now go straight to the engine. */
+  beginRun(nowNs: number): void {
+    this.inRun = true;
+    this.runBudget = SOCKET_FRAMES_PER_RUN;
+    this.cable.release(nowNs);
+  }
+
+  endRun(): void {
+    this.inRun = false;
+  }
+
+  /** Delivers waiting frames (looped back, queued from a socket, released by the fault injector); returns how many. */
+  deliver(nowNs: number): number {
+    let n = this.cable.release(nowNs);
+    if (this.loop) n += this.loop.deliverPending();
+    while (this.rxHead !== this.rxTail) {
+      const slot = this.rxHead % RECEIVE_QUEUE_SLOTS;
+      this.handler(this.rxSlots[slot]!, this.rxLengths[slot]!);
+      this.rxHead++;
+      n++;
+    }
+    return n;
+  }
+
+  /** Frames waiting to be delivered now (the engine must run again soon). */
+  pending(): boolean {
+    return (this.loop !== null && this.loop.pending > 0) || this.rxHead !== this.rxTail;
+  }
+
+  /** Earliest time a held (delayed) frame is due. */
+  nextReleaseNs(): number {
+    return this.cable.nextReleaseNs();
+  }
+
+  close(): void {
+    this.cable.close();
+  }
+
+  private readonly onFrame = (frame: Uint8Array, length: number): void => {
+    this.counters.framesReceived++;
+    if (this.inRun) {
+      this.handler(frame, length);
+      return;
+    }
+    // From the event loop (a socket): keep a copy for run().
+    if (this.rxTail - this.rxHead >= RECEIVE_QUEUE_SLOTS || length > this.rxSlots[0]!.length) {
+      this.counters.dropReceiveQueueFull++;
+      return;
+    }
+    const slot = this.rxTail % RECEIVE_QUEUE_SLOTS;
+    this.rxSlots[slot]!.set(length === frame.length ? frame : frame.subarray(0, length));
+    this.rxLengths[slot] = length;
+    this.rxTail++;
+    this.onExternalFrame();
+  };
+}

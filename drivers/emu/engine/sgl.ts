@@ -1,0 +1,146 @@
+/**
+ * Scatter/gather lists: reading a WQE's SGEs (roce_hsi.h: struct sq_sge) and resolving each
+ * through the memory region its key names, then copying message bytes between frames and
+ * host memory through those regions, page by page, via the IOMMU (the only path to host
+ * memory). Nothing here allocates.
+ */
+import type { Iommu } from '../iommu.ts';
+import { MrAccess } from '../../../firmware-hwrm/roce/commands-mr.ts';
+import { SGE_BYTES, SGE_L_KEY_OFFSET, SGE_SIZE_OFFSET, SGE_VA_OFFSET } from '../../../firmware-hwrm/roce/wqe.ts';
+import { le32, le64, readHost, writeHost } from './host.ts';
+import type { EmuMr, RoceTables } from './objects.ts';
+import type { SgList } from './transport.ts';
+
+/** Why an SGE list or a remote range was refused (0 = accepted). */
+export const SglError = {
+  OK: 0,
+  /** No region has this key. */
+  KEY: 1,
+  /** The region belongs to another protection domain. */
+  DOMAIN: 2,
+  /** The bytes do not lie inside the region. */
+  RANGE: 3,
+  /** The region does not grant the access needed. */
+  ACCESS: 4,
+  /** The IOMMU refused an access. */
+  FAULT: 5,
+} as const;
+
+/**
+ * Offset inside a region's page list of the byte at virtual address `va`: the firmware
+ * resolves a region so that `mr.memory.iova(va - mr.va)` is that byte's bus address, also
+ * for a region that starts inside its first page (firmware/roce-memory.ts).
+ */
+export function regionOffset(mr: EmuMr, va: number): number {
+  return va - mr.va;
+}
+
+/** Checks that [va, va + length) lies in `mr`, for protection domain `pd`, with `access` bits. */
+export function checkRange(mr: EmuMr | undefined, pd: number, va: number, length: number, access: number): number {
+  if (mr === undefined) return SglError.KEY;
+  if (mr.pd !== pd) return SglError.DOMAIN;
+  if ((mr.access & access) !== access) return SglError.ACCESS;
+  if (!(va >= mr.va && va + length <= mr.va + mr.length)) return SglError.RANGE;
+  return SglError.OK;
+}
+
+/**
+ * Reads `count` SGEs starting at `sgeIova` into `sgl`, resolving each key through `tables`.
+ * Zero-length SGEs are skipped unchecked (a receive WQE with no buffer carries one).
+ * `needLocalWrite`: the bytes will be written (receive buffers, READ destinations).
+ */
+export function loadSgl(iommu: Iommu, tables: RoceTables, pd: number, sgl: SgList, sgeIova: number, count: number, needLocalWrite: boolean): number {
+  sgl.clear();
+  if (count === 0) return SglError.OK;
+  const b = iommu.mappingOf(sgeIova, count * SGE_BYTES);
+  if (b === undefined) return SglError.FAULT;
+  const base = iommu.viewOffset;
+  const access = needLocalWrite ? MrAccess.LOCAL_WRITE : 0;
+  let n = 0;
+  for (let i = 0; i < count; i++) {
+    const at = base + i * SGE_BYTES;
+    const size = le32(b, at + SGE_SIZE_OFFSET);
+    if (size === 0) continue;
+    const va = le64(b, at + SGE_VA_OFFSET);
+    const mr = tables.mr(le32(b, at + SGE_L_KEY_OFFSET));
+    const status = checkRange(mr, pd, va, size, access);
+    if (status !== SglError.OK) return status;
+    sgl.mr[n] = mr!;
+    sgl.offset[n] = regionOffset(mr!, va);
+    sgl.size[n] = size;
+    sgl.total += size;
+    n++;
+  }
+  sgl.count = n;
+  return SglError.OK;
+}
+
+/**
+ * Copies `length` message bytes starting at message offset `at` between host memory (through
+ * `sgl`) and `buf[bufAt...]`: host to buf when `toHost` is false (gather), buf to host when
+ * true (scatter). False if the list is too short or the IOMMU refused an access.
+ */
+export function copySgl(iommu: Iommu, sgl: SgList, at: number, length: number, buf: Uint8Array, bufAt: number, toHost: boolean): boolean {
+  if (length === 0) return true;
+  if (at + length > sgl.total) return false;
+  if (sgl.inlineIova >= 0) {
+    // Inline bytes sit in the WQE itself, inside one page.
+    return toHost ? false : readHost(iommu, sgl.inlineIova + at, length, buf, bufAt);
+  }
+  if (at !== sgl.cursorAt) {
+    // Not where the last access ended (a retransmission): walk from the first SGE.
+    sgl.cursorAt = 0;
+    sgl.cursorSge = 0;
+    sgl.cursorSgeOffset = 0;
+    let skip = at;
+    while (skip > 0) {
+      const left = sgl.size[sgl.cursorSge]! - sgl.cursorSgeOffset;
+      if (skip < left) { sgl.cursorSgeOffset += skip; break; }
+      skip -= left;
+      sgl.cursorSge++;
+      sgl.cursorSgeOffset = 0;
+    }
+    sgl.cursorAt = at;
+  }
+  let left = length;
+  let to = bufAt;
+  while (left > 0) {
+    const i = sgl.cursorSge;
+    if (i >= sgl.count) return false;
+    const inSge = sgl.size[i]! - sgl.cursorSgeOffset;
+    if (inSge <= 0) { sgl.cursorSge++; sgl.cursorSgeOffset = 0; continue; }
+    const memory = sgl.mr[i]!.memory;
+    const offset = sgl.offset[i]! + sgl.cursorSgeOffset;
+    let n = left < inSge ? left : inSge;
+    const inPage = memory.contiguous(offset);
+    if (n > inPage) n = inPage;
+    const iova = memory.iova(offset);
+    const ok = toHost ? writeHost(iommu, iova, buf, to, n) : readHost(iommu, iova, n, buf, to);
+    if (!ok) return false;
+    left -= n;
+    to += n;
+    sgl.cursorSgeOffset += n;
+    sgl.cursorAt += n;
+    if (sgl.cursorSgeOffset >= sgl.size[i]!) { sgl.cursorSge++; sgl.cursorSgeOffset = 0; }
+  }
+  return true;
+}
+
+/** Copies between a region (from byte `offset` of its page list) and `buf`, page by page. */
+export function copyRegion(iommu: Iommu, mr: EmuMr, offset: number, length: number, buf: Uint8Array, bufAt: number, toHost: boolean): boolean {
+  const memory = mr.memory;
+  let left = length;
+  let off = offset;
+  let to = bufAt;
+  while (left > 0) {
+    const inPage = memory.contiguous(off);
+    const n = left < inPage ? left : inPage;
+    const iova = memory.iova(off);
+    const ok = toHost ? writeHost(iommu, iova, buf, to, n) : readHost(iommu, iova, n, buf, to);
+    if (!ok) return false;
+    left -= n;
+    off += n;
+    to += n;
+  }
+  return true;
+}

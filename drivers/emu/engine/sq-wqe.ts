@@ -1,0 +1,103 @@
+/**
+ * Reading send WQEs as the driver posted them (static mode, 128 bytes; roce_hsi.h: struct
+ * sq_send_hdr / sq_rdma_hdr / sq_sge; bnxt-roce-interface.md §5.3). The model checks again
+ * what the driver should have checked before the doorbell: the WQE type, its SGE count, each
+ * SGE's key, domain, bounds and access.
+ */
+import { CqReqStatus } from '../../../firmware-hwrm/roce/cqe.ts';
+import { ReqErrStateReason } from '../../../firmware-hwrm/roce/creq.ts';
+import {
+  STATIC_MAX_INLINE_BYTES, SQ_RDMA_REMOTE_KEY_OFFSET, SQ_RDMA_REMOTE_VA_OFFSET, SQ_SEND_INV_KEY_OR_IMM_DATA_OFFSET,
+  SQ_WQE_FLAGS_OFFSET, SQ_WQE_LENGTH_OFFSET, SQ_WQE_SIZE_OFFSET, SQ_WQE_TYPE_OFFSET, STATIC_WQE_BYTES, WQE_HEADER_SLOTS,
+  WQE_SGE_OFFSET, WqeFlags, WqeType,
+} from '../../../firmware-hwrm/roce/wqe.ts';
+import { SglError, loadSgl } from './sgl.ts';
+import { le32 } from './host.ts';
+import { MAX_SGE, WqeKind, type QpTransport, type SgList } from './transport.ts';
+import type { EngineCore } from './core.ts';
+
+/** Largest message (the kernel refuses longer WQEs; IBA: 2^31 bytes). */
+export const MAX_MESSAGE_BYTES = 0x8000_0000;
+
+export function wqeKindOf(wqeType: number): number {
+  switch (wqeType) {
+    case WqeType.SEND:
+    case WqeType.SEND_W_IMMEAD:
+      return WqeKind.SEND;
+    case WqeType.WRITE_WQE:
+    case WqeType.WRITE_W_IMMEAD:
+      return WqeKind.WRITE;
+    case WqeType.READ_WQE:
+      return WqeKind.READ;
+    default:
+      // SEND_W_INVALID, atomics, local invalidate, fast register, bind: not modelled.
+      return WqeKind.INVALID;
+  }
+}
+
+/** Reads the fixed header fields of WQE `slot` into the transport's per-slot arrays. */
+export function readWqeHeader(core: EngineCore, t: QpTransport, slot: number): boolean {
+  const iommu = core.iommu;
+  const b = iommu.mappingOf(t.qp.sq.entryIova(slot), STATIC_WQE_BYTES);
+  if (b === undefined) return false;
+  const at = iommu.viewOffset;
+  const type = b[at + SQ_WQE_TYPE_OFFSET]!;
+  t.wqeType[slot] = type;
+  t.wqeFlags[slot] = b[at + SQ_WQE_FLAGS_OFFSET]!;
+  t.wqeKind[slot] = wqeKindOf(type);
+  t.wqeLength[slot] = le32(b, at + SQ_WQE_LENGTH_OFFSET);
+  t.wqeStatus[slot] = 0;
+  return true;
+}
+
+/** Loads WQE `slot`'s remote address, key and immediate for the requester. */
+export function loadTxHeader(core: EngineCore, t: QpTransport, slot: number): void {
+  const iommu = core.iommu;
+  const b = iommu.mappingOf(t.qp.sq.entryIova(slot), STATIC_WQE_BYTES);
+  if (b === undefined) return;
+  const at = iommu.viewOffset;
+  t.txImm = le32(b, at + SQ_SEND_INV_KEY_OR_IMM_DATA_OFFSET);
+  t.txRemoteVaLo = le32(b, at + SQ_RDMA_REMOTE_VA_OFFSET);
+  t.txRemoteVaHi = le32(b, at + SQ_RDMA_REMOTE_VA_OFFSET + 4);
+  t.txRkey = le32(b, at + SQ_RDMA_REMOTE_KEY_OFFSET);
+}
+
+/**
+ * Loads WQE `slot`'s local data description into `sgl`: inline bytes, or SGEs resolved and
+ * checked through their regions (READ: the regions must grant local write). Returns 0, or
+ * the CqReqStatus the WQE fails with (its QP error reason left in t.localFailReason).
+ */
+export function loadWqeSgl(core: EngineCore, t: QpTransport, slot: number, sgl: SgList): number {
+  const base = t.qp.sq.entryIova(slot);
+  const iommu = core.iommu;
+  const b = iommu.mappingOf(base, STATIC_WQE_BYTES);
+  if (b === undefined) return fail(t, CqReqStatus.LOCAL_QP_OPERATION_ERR, ReqErrStateReason.REQ_TX_PCI_ERROR);
+  const sizeByte = b[iommu.viewOffset + SQ_WQE_SIZE_OFFSET]!;
+  const kind = t.wqeKind[slot]!;
+  const flags = t.wqeFlags[slot]!;
+  const length = t.wqeLength[slot]!;
+  if (kind === WqeKind.INVALID) return fail(t, CqReqStatus.LOCAL_QP_OPERATION_ERR, ReqErrStateReason.REQ_INVALID_OP_ERROR);
+  if (length > MAX_MESSAGE_BYTES) return fail(t, CqReqStatus.LOCAL_LENGTH_ERR, ReqErrStateReason.REQ_WQE_FORMAT_ERROR);
+  if ((flags & WqeFlags.INLINE) !== 0 && kind !== WqeKind.READ) {
+    if (length > STATIC_MAX_INLINE_BYTES) return fail(t, CqReqStatus.LOCAL_LENGTH_ERR, ReqErrStateReason.REQ_WQE_FORMAT_ERROR);
+    sgl.clear();
+    sgl.inlineIova = base + WQE_SGE_OFFSET;
+    sgl.total = length;
+    return 0;
+  }
+  const sges = sizeByte - WQE_HEADER_SLOTS;
+  const limit = t.qp.sqSge > 0 && t.qp.sqSge < MAX_SGE ? t.qp.sqSge : MAX_SGE;
+  if (sges < 0 || sges > limit) return fail(t, CqReqStatus.LOCAL_QP_OPERATION_ERR, ReqErrStateReason.REQ_WQE_FORMAT_ERROR);
+  const status = loadSgl(iommu, core.tables, t.qp.pd, sgl, base + WQE_SGE_OFFSET, sges, kind === WqeKind.READ);
+  if (status === SglError.FAULT) return fail(t, CqReqStatus.LOCAL_PROTECTION_ERR, ReqErrStateReason.REQ_TX_PCI_ERROR);
+  if (status !== SglError.OK) {
+    return fail(t, CqReqStatus.LOCAL_PROTECTION_ERR, kind === WqeKind.READ ? ReqErrStateReason.REQ_RX_MEMORY_ERROR : ReqErrStateReason.REQ_TX_MEMORY_ERROR);
+  }
+  if (sgl.total < length) return fail(t, CqReqStatus.LOCAL_LENGTH_ERR, ReqErrStateReason.REQ_WQE_FORMAT_ERROR);
+  return 0;
+}
+
+function fail(t: QpTransport, status: number, reason: number): number {
+  t.localFailReason = reason;
+  return status;
+}

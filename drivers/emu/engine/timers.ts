@@ -1,0 +1,54 @@
+/**
+ * The requester's two timers, kept as deadlines on the model's clock (never a wall clock):
+ *   - the local ACK timeout (IBA 9.7, transport timer; bnxt-roce-interface.md §9): 4.096 us x 2^timeout,
+ *     0 = infinite; running while packets are unacknowledged, restarted on progress;
+ *   - the RNR timer: the delay an RNR NAK's AETH advertises (IBA Table 45, wire/aeth.ts).
+ */
+import { RNR_TIMER_US } from '../wire/aeth.ts';
+import { ReqState } from './states.ts';
+import { psnDiff } from './psn.ts';
+import type { EngineCore } from './core.ts';
+import type { QpTransport } from './transport.ts';
+
+const ACK_TIMEOUT_UNIT_NS = 4096;
+
+/** Local ACK timeout of a QP's 5-bit timeout code, in ns (Infinity for 0). */
+export function ackTimeoutNs(code: number): number {
+  const c = code & 0x1f;
+  return c === 0 ? Infinity : ACK_TIMEOUT_UNIT_NS * 2 ** c;
+}
+
+/** RNR NAK delay of a 5-bit timer code, in ns. */
+export function rnrDelayNs(code: number): number {
+  return RNR_TIMER_US[code & 0x1f]! * 1000;
+}
+
+/** Packets sent and not yet acknowledged (or read responses not yet received). */
+export function hasOutstanding(t: QpTransport): boolean {
+  return t.compWqe < t.fetchedWqe && psnDiff(t.sentHighPsn, t.ackPsn) > 0;
+}
+
+/** Starts the ACK timer if it is not running (a packet needing a response just left). */
+export function startAckTimer(core: EngineCore, t: QpTransport): void {
+  if (t.ackDeadlineNs !== Infinity) return;
+  const deadline = core.nowNs + ackTimeoutNs(t.qp.timeout);
+  t.ackDeadlineNs = deadline;
+  core.armTimer(deadline);
+}
+
+/** Progress was made: the timer restarts if something is still outstanding, else stops. */
+export function restartAckTimer(core: EngineCore, t: QpTransport): void {
+  if (t.reqState === ReqState.READY && hasOutstanding(t)) {
+    t.ackDeadlineNs = Infinity;
+    startAckTimer(core, t);
+  } else {
+    t.ackDeadlineNs = Infinity;
+  }
+}
+
+export function startRnrTimer(core: EngineCore, t: QpTransport, code: number): void {
+  const deadline = core.nowNs + rnrDelayNs(code);
+  t.rnrDeadlineNs = deadline;
+  t.ackDeadlineNs = Infinity;
+  core.armTimer(deadline);
+}

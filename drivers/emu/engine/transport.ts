@@ -1,0 +1,222 @@
+/**
+ * The engine's per-QP transport state (hung on EmuQp.transport): the requester's and
+ * completer's positions on the send ring, the responder's on the receive ring, and their
+ * scratch, all numbers and typed arrays made once when the QP is first seen. Indexes called
+ * "...Wqe" count WQEs since the QP left RESET (free-running); the ring slot is index % entries.
+ *
+ *   send ring:  compWqe ........ txWqe ........ fetchedWqe ........ sqProducer
+ *               oldest without   next packet    next WQE to read    posted by the
+ *               a completion     to (re)send    from host memory    last SQ doorbell
+ *   PSNs:       ackPsn .......... txPsn ........ sentHighPsn / nextNewPsn
+ */
+import type { EmuMr, EmuQp } from './objects.ts';
+import { ReqState, RespState, checkReqTransition, checkRespTransition } from './states.ts';
+
+/** Static WQE mode: at most 6 SGEs in a 128-byte WQE. */
+export const MAX_SGE = 6;
+/**
+ * Responder read contexts (rxe: resp.resources): the READ requests answered or being answered,
+ * kept to replay duplicates. At least the largest IRD a QP may have (126, the firmware's cap).
+ */
+export const READ_CONTEXTS = 128;
+
+/** What a send WQE does on the wire. */
+export const WqeKind = { INVALID: 0, SEND: 1, WRITE: 2, READ: 3 } as const;
+
+/** A resolved scatter/gather list: each SGE's region and byte range in it, plus a cursor for sequential access. */
+export class SgList {
+  count = 0;
+  readonly mr: (EmuMr | null)[] = new Array<EmuMr | null>(MAX_SGE).fill(null);
+  /** Byte offset of each SGE's first byte inside its region (va - region va). */
+  readonly offset = new Float64Array(MAX_SGE);
+  readonly size = new Float64Array(MAX_SGE);
+  total = 0;
+  /** Inline data (SEND with the INLINE flag): IOVA of the bytes in the WQE, or -1. */
+  inlineIova = -1;
+  // Where the next sequential access starts, so a message walks its SGEs once.
+  cursorAt = 0;
+  cursorSge = 0;
+  cursorSgeOffset = 0;
+
+  clear(): void {
+    this.count = 0;
+    this.total = 0;
+    this.inlineIova = -1;
+    this.cursorAt = 0;
+    this.cursorSge = 0;
+    this.cursorSgeOffset = 0;
+    for (let i = 0; i < MAX_SGE; i++) this.mr[i] = null;
+  }
+}
+
+export class QpTransport {
+  readonly sqEntries: number;
+  readonly rqEntries: number;
+  /** Effective path MTU in bytes (the QP's, capped by the port's Ethernet MTU). */
+  mtu = 1024;
+  /** Destination IPv4 address (from the IPv4-mapped destination GID) and this QP's UDP source port. */
+  dstIp = 0;
+  udpSrcPort = 0;
+  /** qpDestroyed was called: nothing more is done for this QP. */
+  dead = false;
+  /** Position in the engine's list of live transports. */
+  listIndex = -1;
+
+  // ---- requester / completer (send ring) ----
+  reqState: number = ReqState.OFF;
+  sqProducer = 0;
+  fetchedWqe = 0;
+  txWqe = 0;
+  txPsn = 0;
+  nextNewPsn = 0;
+  sentHighPsn = 0;
+  ackPsn = 0;
+  compWqe = 0;
+  readsOutstanding = 0;
+  retryLeft = 0;
+  rnrLeft = 0;
+  /** A retransmission was started and no progress was seen since (rxe: comp.started_retry). */
+  retryStarted = false;
+  /** ACK timeout and RNR timer deadlines in ns (Infinity when stopped). */
+  ackDeadlineNs = Infinity;
+  rnrDeadlineNs = Infinity;
+  /** Per send-ring slot: first PSN, PSNs used, kind, WQE flags, length, local failure status (0 = none). */
+  readonly wqeStartPsn: Int32Array;
+  readonly wqePackets: Int32Array;
+  readonly wqeKind: Uint8Array;
+  readonly wqeFlags: Uint8Array;
+  readonly wqeType: Uint8Array;
+  readonly wqeLength: Float64Array;
+  readonly wqeStatus: Uint8Array;
+  /** The WQE whose header and SGEs are loaded for transmission (-1 = none). */
+  txLoaded = -1;
+  /** The loaded WQE's remote_va as 32-bit halves (the peer's address space is 64-bit). */
+  txRemoteVaLo = 0;
+  txRemoteVaHi = 0;
+  txRkey = 0;
+  txImm = 0;
+  readonly txSgl = new SgList();
+  /** The READ WQE whose destination SGEs are loaded for the completer (-1 = none). */
+  rdLoaded = -1;
+  readonly rdSgl = new SgList();
+  /** QP error reason of the WQE that failed locally (the requester stops at it). */
+  localFailReason = 0;
+  /** Status the head send WQE completes with when the QP is flushed (0: WORK_REQUEST_FLUSHED). */
+  sqFailStatus = 0;
+  /** Requester error reason recorded for the QP error notification. */
+  reqErrReason = 0;
+
+  // ---- responder (receive ring) ----
+  respState: number = RespState.OFF;
+  ePsn = 0;
+  msn = 0;
+  /** Opcode of the last packet of an unfinished SEND/WRITE message, or -1 between messages. */
+  lastOpcode = -1;
+  /** A sequence or RNR NAK was sent: later out-of-sequence requests are dropped silently. */
+  nakSent = false;
+  rqProducer = 0;
+  rqConsumer = 0;
+  /** A SEND is being received into the RQ WQE at rqConsumer. */
+  recvActive = false;
+  recvWrId = 0;
+  recvOffset = 0;
+  readonly recvSgl = new SgList();
+  /** An RDMA WRITE in progress: its region, next offset in it, bytes left. */
+  writeMr: EmuMr | null = null;
+  writeOffset = 0;
+  writeResid = 0;
+  writeLength = 0;
+  /** Status and length the receive at rqConsumer completes with when the QP is flushed (0: flushed). */
+  rqFailStatus = 0;
+  rqFailLength = 0;
+  resErrReason = 0;
+  /** Coalesced acknowledgement: an ACK of everything before ePsn is due. */
+  pendingAck = false;
+  /** In the engine's list of transports with responses to send. */
+  outputScheduled = false;
+  /** A NAK waiting behind read responses. */
+  pendingNak = false;
+  pendingNakSyndrome = 0;
+  pendingNakPsn = 0;
+  // Read contexts (ring): the READ requests served, kept to replay duplicates.
+  readonly rdFirstPsn = new Int32Array(READ_CONTEXTS);
+  readonly rdPackets = new Int32Array(READ_CONTEXTS);
+  readonly rdVa = new Float64Array(READ_CONTEXTS);
+  readonly rdLength = new Float64Array(READ_CONTEXTS);
+  readonly rdRkey = new Uint32Array(READ_CONTEXTS);
+  readonly rdValid = new Uint8Array(READ_CONTEXTS);
+  // ...and where each one's responses stand.
+  readonly rdCurPsn = new Int32Array(READ_CONTEXTS);
+  readonly rdCurVa = new Float64Array(READ_CONTEXTS);
+  readonly rdResid = new Float64Array(READ_CONTEXTS);
+  /** The context is in outQueue. */
+  readonly rdQueued = new Uint8Array(READ_CONTEXTS);
+  rdNext = 0;
+  /** FIFO of contexts with responses to send. */
+  readonly outQueue = new Int32Array(READ_CONTEXTS * 2);
+  outHead = 0;
+  outTail = 0;
+
+  // ---- error and flush ----
+  /** The QP is in ERR and has WQEs without a completion, or CQEs to write. */
+  flushPending = false;
+
+  constructor(readonly qp: EmuQp) {
+    this.sqEntries = Math.max(1, qp.sq.entries);
+    this.rqEntries = Math.max(1, qp.rq.entries);
+    const n = this.sqEntries;
+    this.wqeStartPsn = new Int32Array(n);
+    this.wqePackets = new Int32Array(n);
+    this.wqeKind = new Uint8Array(n);
+    this.wqeFlags = new Uint8Array(n);
+    this.wqeType = new Uint8Array(n);
+    this.wqeLength = new Float64Array(n);
+    this.wqeStatus = new Uint8Array(n);
+  }
+
+  setReqState(next: number): void {
+    checkReqTransition(this.reqState, next);
+    this.reqState = next;
+  }
+
+  setRespState(next: number): void {
+    checkRespTransition(this.respState, next);
+    this.respState = next;
+  }
+
+  /** Back to what RESET means: every position 0, nothing outstanding (the driver resets its side too). */
+  reset(): void {
+    if (this.reqState !== ReqState.OFF) this.setReqState(ReqState.OFF);
+    if (this.respState !== RespState.OFF) this.setRespState(RespState.OFF);
+    this.sqProducer = this.fetchedWqe = this.txWqe = this.compWqe = 0;
+    this.txPsn = this.nextNewPsn = this.sentHighPsn = this.ackPsn = 0;
+    this.readsOutstanding = 0;
+    this.retryStarted = false;
+    this.ackDeadlineNs = this.rnrDeadlineNs = Infinity;
+    this.wqeStatus.fill(0);
+    this.txLoaded = this.rdLoaded = -1;
+    this.sqFailStatus = this.reqErrReason = 0;
+    this.ePsn = this.msn = 0;
+    this.lastOpcode = -1;
+    this.nakSent = false;
+    this.rqProducer = this.rqConsumer = 0;
+    this.recvActive = false;
+    this.writeMr = null;
+    this.rqFailStatus = this.rqFailLength = this.resErrReason = 0;
+    this.pendingAck = this.pendingNak = false;
+    this.rdValid.fill(0);
+    this.rdQueued.fill(0);
+    this.outHead = this.outTail = 0;
+    this.flushPending = false;
+  }
+
+  /** Slot of a free-running send WQE index. */
+  sqSlot(wqe: number): number {
+    return wqe % this.sqEntries;
+  }
+
+  /** PSN after the last packet of WQE `wqe`. */
+  wqeEndPsn(slot: number): number {
+    return (this.wqeStartPsn[slot]! + this.wqePackets[slot]!) & 0xffffff;
+  }
+}

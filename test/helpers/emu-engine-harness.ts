@@ -1,0 +1,389 @@
+/**
+ * A stepped software NIC for engine tests: a NicModel on a virtual clock whose engine runs
+ * against small fake tables (no CMDQ), host memory mapped into its IOMMU, and WQE / CQE /
+ * doorbell bytes written and read with offsets taken by hand from bnxt-roce-interface.md
+ * (§5.2 doorbells, §5.3 SQ WQEs, §5.5 RQ WQEs, §6 CQEs), not from the engine's own code.
+ */
+import { NicModel, BAR0_BYTES, BAR2_BYTES } from '../../drivers/emu/nic-model.ts';
+import { allocWriteQueue } from '../../drivers/emu/write-queue.ts';
+import { allocWake } from '../../drivers/emu/wake.ts';
+import type { EmuConfig, CableSpec } from '../../drivers/emu/config.ts';
+import {
+  EmuCq, EmuMr, EmuQp, EmuQpState, PagedMemory, Ring, type EmuGid, type RoceTables,
+} from '../../drivers/emu/engine/objects.ts';
+
+export const PAGE = 4096;
+export const DOORBELL = 0x10000;
+
+// §5.3 / §5.5 / §6 values, typed from the tables of the facts document.
+export const WQE = { SEND: 0x00, SEND_W_IMM: 0x01, WRITE: 0x04, READ: 0x06, ATOMIC_CS: 0x08, RECV: 0x80 } as const;
+export const FLAG = { SIGNAL: 0x01, FENCE: 0x04, SE: 0x08, INLINE: 0x10 } as const;
+export const REQ = { OK: 0, LOCAL_PROTECTION: 4, REMOTE_INVALID_REQUEST: 6, REMOTE_ACCESS: 7, RNR_RETRY_EXCEEDED: 9, RETRY_EXCEEDED: 0xa, FLUSHED: 0xb } as const;
+export const RES = { OK: 0, LOCAL_LENGTH: 2, LOCAL_PROTECTION: 3, FLUSHED: 7 } as const;
+export const ACCESS_QP = { LOCAL_WRITE: 1, REMOTE_WRITE: 2, REMOTE_READ: 4 } as const;
+export const ACCESS_MR = { LOCAL_WRITE: 1, REMOTE_READ: 2, REMOTE_WRITE: 4 } as const;
+export const DB = { SQ: 0x0, RQ: 0x1, CQ: 0x4, CQ_ARMSE: 0x5, CQ_ARMALL: 0x6 } as const;
+
+/** A 64-bit doorbell as halves (§5.2): lo = index | epoch << 24; hi = xid | valid (bit 26) | type << 28. */
+export function doorbellHalves(type: number, xid: number, index: number, epoch: number): [number, number] {
+  return [(index | (epoch << 24)) >>> 0, (xid | (1 << 26) | (type << 28)) >>> 0];
+}
+
+export interface Buffer {
+  readonly iova: number;
+  readonly bytes: Uint8Array;
+  readonly view: DataView;
+}
+
+export interface Cqe {
+  readonly type: number;
+  readonly status: number;
+  /** Requester CQEs. */
+  readonly sqConsIdx: number;
+  /** Responder CQEs. */
+  readonly length: number;
+  readonly wrId: number;
+  readonly flags: number;
+  readonly imm: number;
+  readonly handleLo: number;
+}
+
+export class FakeTables implements RoceTables {
+  readonly qps = new Map<number, EmuQp>();
+  readonly cqs = new Map<number, EmuCq>();
+  readonly mrs = new Map<number, EmuMr>();
+  readonly qpErrors: { qpn: number; req: number; res: number }[] = [];
+  readonly notifications: number[] = [];
+  qp(qpn: number): EmuQp | undefined { return this.qps.get(qpn); }
+  cq(id: number): EmuCq | undefined { return this.cqs.get(id); }
+  mr(key: number): EmuMr | undefined { return this.mrs.get(key); }
+  gid(_index: number): EmuGid | undefined { return undefined; }
+  postQpError(qp: EmuQp, req: number, res: number): void {
+    qp.state = EmuQpState.ERR;
+    this.qpErrors.push({ qpn: qp.qpn, req, res });
+  }
+  postCqNotification(cq: EmuCq): void {
+    if (!cq.armed) return;
+    cq.armed = false;
+    this.notifications.push(cq.id);
+  }
+}
+
+/** A CQ and the driver's side of it (consumer, expected toggle). */
+export class TestCq {
+  consumer = 0;
+  constructor(readonly nic: TestNic, readonly cq: EmuCq, readonly ring: Buffer) {}
+
+  /** Takes the next CQE if its toggle says it is new (§6.1: 1 on the first lap, flipping per lap). */
+  poll(): Cqe | undefined {
+    const n = this.cq.ring.entries;
+    const slot = this.consumer % n;
+    const at = slot * 32;
+    const b = this.ring.bytes;
+    const expected = Math.floor(this.consumer / n) % 2 === 0 ? 1 : 0;
+    if ((b[at + 24]! & 1) !== expected) return undefined;
+    const v = this.ring.view;
+    const cqe: Cqe = {
+      type: (b[at + 24]! >> 1) & 0xf,
+      status: b[at + 25]!,
+      sqConsIdx: v.getUint16(at + 8, true),
+      length: v.getUint32(at, true),
+      wrId: v.getUint32(at + 28, true) & 0xfffff,
+      flags: v.getUint16(at + 26, true),
+      imm: v.getUint32(at + 4, true),
+      handleLo: v.getUint32(at, true),
+    };
+    this.consumer++;
+    const [lo, hi] = doorbellHalves(DB.CQ, this.cq.id, this.consumer % n, Math.floor(this.consumer / n) % 2);
+    this.nic.model.engine.doorbell(DOORBELL, lo, hi, true);
+    return cqe;
+  }
+
+  pollAll(): Cqe[] {
+    const out: Cqe[] = [];
+    for (let c = this.poll(); c; c = this.poll()) out.push(c);
+    return out;
+  }
+
+  arm(type: number = DB.CQ_ARMALL): void {
+    const n = this.cq.ring.entries;
+    const [lo, hi] = doorbellHalves(type, this.cq.id, this.consumer % n, Math.floor(this.consumer / n) % 2);
+    this.nic.model.engine.doorbell(DOORBELL, lo, hi, true);
+  }
+}
+
+export interface Sge { readonly va: number; readonly lkey: number; readonly size: number }
+
+export interface SendOptions {
+  readonly type?: number;
+  readonly flags?: number;
+  readonly sges?: readonly Sge[];
+  /** Header length; defaults to the sum of SGE sizes. */
+  readonly length?: number;
+  readonly remoteVa?: number;
+  readonly rkey?: number;
+  readonly imm?: number;
+  readonly inline?: Uint8Array;
+}
+
+/** A QP and the driver's side of its rings (producers, epochs). */
+export class TestQp {
+  sqProd = 0;
+  rqProd = 0;
+  constructor(readonly nic: TestNic, readonly qp: EmuQp, readonly sq: Buffer, readonly rq: Buffer, readonly scq: TestCq, readonly rcq: TestCq) {}
+
+  get qpn(): number { return this.qp.qpn; }
+
+  /** Writes a SEND/READ/WRITE WQE (§5.3) at the producer; `ring` false leaves the doorbell for later. */
+  post(o: SendOptions, ring = true): number {
+    const n = this.qp.sq.entries;
+    const at = (this.sqProd % n) * 128;
+    const b = this.sq.bytes;
+    const v = this.sq.view;
+    b.fill(0, at, at + 128);
+    const sges = o.sges ?? [];
+    const inline = o.inline;
+    const length = o.length ?? (inline ? inline.length : sges.reduce((s, g) => s + g.size, 0));
+    b[at] = o.type ?? WQE.SEND;
+    b[at + 1] = (o.flags ?? FLAG.SIGNAL) | (inline ? FLAG.INLINE : 0);
+    b[at + 2] = inline ? 2 + Math.ceil(inline.length / 16) : 2 + sges.length;
+    v.setUint32(at + 4, o.imm ?? 0, true);
+    v.setUint32(at + 8, length, true);
+    if (o.remoteVa !== undefined) {
+      v.setUint32(at + 16, o.remoteVa % 2 ** 32, true);
+      v.setUint32(at + 20, Math.floor(o.remoteVa / 2 ** 32), true);
+    }
+    v.setUint32(at + 24, o.rkey ?? 0, true);
+    if (inline) b.set(inline, at + 32);
+    else sges.forEach((g, i) => {
+      const s = at + 32 + 16 * i;
+      v.setUint32(s, g.va % 2 ** 32, true);
+      v.setUint32(s + 4, Math.floor(g.va / 2 ** 32), true);
+      v.setUint32(s + 8, g.lkey, true);
+      v.setUint32(s + 12, g.size, true);
+    });
+    const index = this.sqProd++;
+    if (ring) this.ringSq();
+    return index;
+  }
+
+  ringSq(): void {
+    const n = this.qp.sq.entries;
+    const [lo, hi] = doorbellHalves(DB.SQ, this.qpn, this.sqProd % n, Math.floor(this.sqProd / n) % 2);
+    this.nic.model.engine.doorbell(DOORBELL, lo, hi, true);
+  }
+
+  /** Writes a receive WQE (§5.5): wr_id = its index, unless given. */
+  recv(sges: readonly Sge[], wrId?: number): number {
+    const n = this.qp.rq.entries;
+    const at = (this.rqProd % n) * 128;
+    const b = this.rq.bytes;
+    const v = this.rq.view;
+    b.fill(0, at, at + 128);
+    b[at] = WQE.RECV;
+    b[at + 2] = 2 + Math.max(1, sges.length);
+    v.setUint32(at + 8, (wrId ?? this.rqProd) & 0xfffff, true);
+    sges.forEach((g, i) => {
+      const s = at + 32 + 16 * i;
+      v.setUint32(s, g.va % 2 ** 32, true);
+      v.setUint32(s + 4, Math.floor(g.va / 2 ** 32), true);
+      v.setUint32(s + 8, g.lkey, true);
+      v.setUint32(s + 12, g.size, true);
+    });
+    const index = this.rqProd++;
+    const [lo, hi] = doorbellHalves(DB.RQ, this.qpn, this.rqProd % n, Math.floor(this.rqProd / n) % 2);
+    this.nic.model.engine.doorbell(DOORBELL, lo, hi, true);
+    return index;
+  }
+
+  /** Moves the QP to `state` as MODIFY_QP would, and tells the engine. */
+  modify(state: EmuQpState): void {
+    const from = this.qp.state;
+    this.qp.state = state;
+    this.nic.model.engine.qpStateChanged(this.qp, from);
+  }
+
+  destroy(): void {
+    this.qp.destroyed = true;
+    this.nic.tables.qps.delete(this.qpn);
+    this.nic.model.engine.qpDestroyed(this.qp);
+  }
+}
+
+export interface NicOptions {
+  readonly mac?: Uint8Array;
+  readonly ipv4?: Uint8Array;
+  readonly mtu?: number;
+  readonly seed?: number;
+  readonly cable?: CableSpec;
+  readonly pcapPath?: string;
+}
+
+export interface ConnectOptions {
+  readonly mtu?: number;
+  readonly access?: number;
+  readonly timeout?: number;
+  readonly retryCnt?: number;
+  readonly rnrRetry?: number;
+  readonly minRnrTimer?: number;
+  readonly destMac?: Uint8Array;
+  readonly destIpv4?: Uint8Array;
+  readonly sqPsn?: number;
+  readonly rqPsn?: number;
+}
+
+let nextIova = 2 ** 32;
+
+export class TestNic {
+  readonly model: NicModel;
+  readonly tables = new FakeTables();
+  readonly config: EmuConfig;
+  nowNs = 0;
+  private nextQpn = 1;
+  private nextCq = 1;
+  private nextKey = 0x100;
+
+  constructor(o: NicOptions = {}) {
+    this.config = {
+      mac: o.mac ?? Uint8Array.from([0x02, 0x62, 0x6e, 0, 0, 1]),
+      ipv4: o.ipv4 ?? Uint8Array.from([10, 77, 0, 1]),
+      mtu: o.mtu ?? 1500,
+      cable: o.cable ?? { kind: 'loop' },
+      pcapPath: o.pcapPath,
+      seed: o.seed ?? 1,
+      mode: 'stepped',
+    };
+    this.model = new NicModel({
+      config: this.config, queue: allocWriteQueue(), wake: allocWake(),
+      bar0: new SharedArrayBuffer(BAR0_BYTES), bar2: new SharedArrayBuffer(BAR2_BYTES),
+    });
+    this.model.engine.useTables(this.tables);
+  }
+
+  /** Zeroed host memory mapped at a fresh IOVA (page aligned). */
+  alloc(length: number): Buffer {
+    const size = Math.max(PAGE, Math.ceil(length / PAGE) * PAGE);
+    const sab = new SharedArrayBuffer(size);
+    const iova = nextIova;
+    nextIova += size + PAGE; // a hole after each buffer: overruns fault
+    this.model.iommu.map(iova, sab, size);
+    return { iova, bytes: new Uint8Array(sab), view: new DataView(sab) };
+  }
+
+  paged(b: Buffer, length: number): PagedMemory {
+    const pages: number[] = [];
+    for (let off = 0; off < Math.max(length, 1); off += PAGE) pages.push(b.iova + off);
+    return new PagedMemory(pages, PAGE, length);
+  }
+
+  cq(entries: number): TestCq {
+    const ring = this.alloc(entries * 32);
+    const id = this.nextCq++;
+    const cq = new EmuCq(id, 0xc0 + id, 0, new Ring(this.paged(ring, entries * 32), entries, 32), 1);
+    this.tables.cqs.set(id, cq);
+    return new TestCq(this, cq, ring);
+  }
+
+  /** A region over `b` (va = its IOVA). */
+  mr(b: Buffer, access: number, pd = 1, length = b.bytes.length): EmuMr {
+    const key = this.nextKey++;
+    const mr = new EmuMr(key, pd, b.iova, length, access, this.paged(b, length));
+    this.tables.mrs.set(key, mr);
+    return mr;
+  }
+
+  qp(o: { sqEntries?: number; rqEntries?: number; cqEntries?: number; scq?: TestCq; rcq?: TestCq; pd?: number } = {}): TestQp {
+    const sqEntries = o.sqEntries ?? 64;
+    const rqEntries = o.rqEntries ?? 64;
+    const scq = o.scq ?? this.cq(o.cqEntries ?? 256);
+    const rcq = o.rcq ?? this.cq(o.cqEntries ?? 256);
+    const sq = this.alloc(sqEntries * (128 + 16));
+    const rq = this.alloc(rqEntries * 128);
+    const qpn = this.nextQpn++;
+    const qp = new EmuQp(
+      qpn, o.pd ?? 1, 0xa0 + qpn, 0,
+      new Ring(this.paged(sq, sqEntries * 144), sqEntries, 128),
+      new Ring(this.paged(rq, rqEntries * 128), rqEntries, 128),
+      scq.cq, rcq.cq, 6, 6,
+    );
+    this.tables.qps.set(qpn, qp);
+    return new TestQp(this, qp, sq, rq, scq, rcq);
+  }
+
+  /** RESET -> INIT -> RTR -> RTS towards QP `destQpn` of the NIC at `peer` (this NIC by default). */
+  connect(q: TestQp, destQpn: number, o: ConnectOptions = {}, peer: TestNic = this): void {
+    const qp = q.qp;
+    qp.access = o.access ?? (ACCESS_QP.LOCAL_WRITE | ACCESS_QP.REMOTE_READ | ACCESS_QP.REMOTE_WRITE);
+    q.modify(EmuQpState.INIT);
+    qp.pathMtuBytes = o.mtu ?? 1024;
+    qp.destQpn = destQpn;
+    qp.destMac.set(o.destMac ?? peer.config.mac);
+    qp.destGid.fill(0);
+    qp.destGid[10] = 0xff;
+    qp.destGid[11] = 0xff;
+    qp.destGid.set(o.destIpv4 ?? peer.config.ipv4, 12);
+    qp.rqPsn = o.rqPsn ?? 0x100;
+    qp.minRnrTimer = o.minRnrTimer ?? 1;
+    qp.maxDestRdAtomic = 4;
+    q.modify(EmuQpState.RTR);
+    qp.sqPsn = o.sqPsn ?? 0x100;
+    qp.timeout = o.timeout ?? 14;
+    qp.retryCnt = o.retryCnt ?? 7;
+    qp.rnrRetry = o.rnrRetry ?? 7;
+    qp.maxRdAtomic = 4;
+    q.modify(EmuQpState.RTS);
+  }
+
+  /** Two QPs of this NIC connected to each other (PSNs agree: each side's sq_psn is the other's rq_psn). */
+  pair(o: ConnectOptions & { sqEntries?: number; rqEntries?: number; cqEntries?: number } = {}): [TestQp, TestQp] {
+    const a = this.qp(o);
+    const b = this.qp(o);
+    this.connect(a, b.qpn, { ...o, sqPsn: 0x1000, rqPsn: 0x2000 });
+    this.connect(b, a.qpn, { ...o, sqPsn: 0x2000, rqPsn: 0x1000 });
+    return [a, b];
+  }
+
+  counters(): Record<string, number> {
+    return this.model.control('engine.counters', []) as Record<string, number>;
+  }
+
+  /** Runs the model on its virtual clock for `ns`, jumping to its deadlines. */
+  runFor(ns: number): void {
+    const until = this.nowNs + ns;
+    for (let i = 0; i < 10_000_000; i++) {
+      this.model.runOnce(this.nowNs);
+      const next = this.model.nextDeadlineNs();
+      if (next > until) {
+        this.nowNs = until;
+        this.model.runOnce(this.nowNs);
+        return;
+      }
+      if (next > this.nowNs) this.nowNs = next;
+    }
+    throw new Error('runFor: the model never went idle');
+  }
+
+  /** Runs until `done()` or `limitNs` of virtual time passed; returns whether it was done. */
+  runUntil(done: () => boolean, limitNs = 10e9): boolean {
+    const until = this.nowNs + limitNs;
+    for (let i = 0; i < 10_000_000; i++) {
+      this.model.runOnce(this.nowNs);
+      if (done()) return true;
+      const next = this.model.nextDeadlineNs();
+      if (next > until) return false;
+      if (next > this.nowNs) this.nowNs = next;
+    }
+    throw new Error('runUntil: the model never went idle');
+  }
+
+  close(): void {
+    this.model.close();
+  }
+}
+
+/** Bytes that name their position and a seed, so misplaced or repeated bytes show. */
+export function pattern(length: number, seed: number): Uint8Array {
+  const b = new Uint8Array(length);
+  for (let i = 0; i < length; i++) b[i] = (i * 7 + seed * 13 + (i >> 8)) & 0xff;
+  return b;
+}
