@@ -1,0 +1,138 @@
+// Issue 6: the rig-bnxt command as a user runs it: each subcommand briefly, a server and a
+// client pairing over TCP in two processes, rc_pingpong's exchange between two processes,
+// and clear one-line errors with a non-zero exit for bad options and unreachable servers.
+import t from 'tap';
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
+import { createSocket } from 'node:dgram';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const cli = ['--import', './scripts/register-ts.mjs', 'scripts/cli.ts'];
+
+function run(args: string[], timeout = 120_000) {
+  const r = spawnSync(process.execPath, [...cli, ...args], { cwd: root, encoding: 'utf8', timeout });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+function runAsync(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolve) => {
+    const p = spawn(process.execPath, [...cli, ...args], { cwd: root });
+    let out = '';
+    let err = '';
+    p.stdout.on('data', (d) => (out += d));
+    p.stderr.on('data', (d) => (err += d));
+    const timer = setTimeout(() => p.kill('SIGKILL'), 120_000);
+    p.on('close', (code) => { clearTimeout(timer); resolve({ code, out, err }); });
+  });
+}
+
+async function freeTcpPort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function freeUdpPorts(): Promise<[number, number]> {
+  const one = () => new Promise<number>((resolve) => {
+    const s = createSocket('udp4');
+    s.bind(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); });
+  });
+  const a = await one();
+  let b = await one();
+  while (b === a) b = await one();
+  return [a, b];
+}
+
+const LATENCY_HEADER = /#bytes\s+#iterations\s+t_min\[usec\]\s+t_max\[usec\]\s+t_typical\[usec\]\s+t_avg\[usec\]\s+t_stdev\[usec\]\s+99% percentile\[usec\]\s+99\.9% percentile\[usec\]/;
+const BANDWIDTH_HEADER = /#bytes\s+#iterations\s+BW peak\[MiB\/sec\]\s+BW average\[MiB\/sec\]\s+MsgRate\[Mpps\]/;
+
+t.test('probe prints the NIC\'s identity', async (t) => {
+  const r = run(['probe', 'emu']);
+  t.equal(r.code, 0, r.err);
+  t.match(r.out, /chip:\s+BCM57508 \(0x1750, P5\)/);
+  t.match(r.out, /HWRM:\s+1\.10\.3\.\d+/);
+  t.match(r.out, /MAC:\s+([0-9a-f]{2}:){5}[0-9a-f]{2}/);
+  t.match(r.out, /GID:\s+0000:0000:0000:0000:0000:ffff:/);
+  t.match(r.out, /link:\s+up/);
+});
+
+t.test('each perf test runs briefly on one software NIC and prints perftest\'s table', async (t) => {
+  for (const test of ['send_lat', 'read_lat']) {
+    const r = run(['perf', test, '-n', '50']);
+    t.equal(r.code, 0, `${test}: ${r.err}`);
+    t.match(r.out, LATENCY_HEADER, `${test} latency header`);
+    t.match(r.out, /^ 2\s+50\s+[\d.]+\s+[\d.]+/m, `${test}: a row for 2 bytes x 50 iterations`);
+  }
+  for (const test of ['send_bw', 'read_bw']) {
+    const r = run(['perf', test, '-n', '50', '-s', '4096']);
+    t.equal(r.code, 0, `${test}: ${r.err}`);
+    t.match(r.out, BANDWIDTH_HEADER, `${test} bandwidth header`);
+    t.match(r.out, /^ 4096\s+50\s+[\d.]+\s+[\d.]+\s+[\d.]+/m, `${test}: a row for 4096 bytes`);
+  }
+  const json = run(['perf', 'send_lat', '-n', '20', '--json']);
+  t.equal(json.code, 0, json.err);
+  const doc = JSON.parse(json.out);
+  t.ok(Array.isArray(doc.results) && doc.results.length === 1, 'JSON document with one result');
+});
+
+t.test('perf pairs a server and a client over TCP in two processes, cabled over UDP', async (t) => {
+  const port = await freeTcpPort();
+  const [a, b] = await freeUdpPorts();
+  const server = runAsync(['perf', 'send_lat', '-n', '100', '-p', String(port), '-d', `emu:${a}:${b}`]);
+  const client = runAsync(['perf', 'send_lat', '-n', '100', '-p', String(port), '-d', `emu:${b}:${a}`, '127.0.0.1']);
+  const [s, c] = await Promise.all([server, client]);
+  t.equal(c.code, 0, `client: ${c.err}`);
+  t.equal(s.code, 0, `server: ${s.err}`);
+  t.match(c.out, LATENCY_HEADER);
+  t.match(c.out, /^ 2\s+100\s+/m, 'the client reports 100 iterations of 2 bytes');
+  t.match(c.out, /remote address: LID 0000 QPN 0x[0-9a-f]+/);
+});
+
+t.test('pingpong: two processes pair with ibv_rc_pingpong\'s exchange and check every message', async (t) => {
+  const port = await freeTcpPort();
+  const [a, b] = await freeUdpPorts();
+  const serverMac = '02:00:00:00:00:0a';
+  const clientMac = '02:00:00:00:00:0b';
+  const common = ['-s', '4096', '-n', '200', '-p', String(port), '-c', '--eth-mtu', '1500', '-m', '1024'];
+  const server = runAsync(['pingpong', ...common, '-d', `emu:${a}:${b}`, '--ipv4', '10.77.0.10', '--nic-mac', serverMac, '--mac', clientMac]);
+  const client = runAsync(['pingpong', ...common, '-d', `emu:${b}:${a}`, '--ipv4', '10.77.0.11', '--nic-mac', clientMac, '--mac', serverMac, '127.0.0.1']);
+  const [s, c] = await Promise.all([server, client]);
+  t.equal(s.code, 0, `server: ${s.err}`);
+  t.equal(c.code, 0, `client: ${c.err}`);
+  for (const out of [s.out, c.out]) {
+    t.match(out, /local address:\s+LID 0x0000, QPN 0x[0-9a-f]{6}, PSN 0x[0-9a-f]{6}, GID ::ffff:10\.77\.0\.1[01]/);
+    t.match(out, /1638400 bytes in [\d.]+ seconds = [\d.]+ Mbit\/sec/, 'rc_pingpong\'s summary: 2 x 200 x 4096 bytes');
+    t.match(out, /200 iters in [\d.]+ seconds = [\d.]+ usec\/iter/);
+  }
+});
+
+t.test('bad options and unreachable servers: one clear line on stderr, non-zero exit, no stack', async (t) => {
+  const cases: [string[], RegExp][] = [
+    [['perf', 'send_lat', '-x'], /unknown option/],
+    [['perf', 'nonsense'], /unknown test 'nonsense'/],
+    [['perf', 'send_lat', '-s', 'huge'], /size/],
+    [['pingpong', '-m', '1000'], /mtu|MTU/],
+    [['probe'], /missing device/],
+    [['probe', 'eth0'], /neither a PCI address|not a PCI address|emu/],
+    [['frobnicate'], /unknown command/],
+  ];
+  for (const [args, want] of cases) {
+    const r = run(args);
+    t.not(r.code, 0, `${args.join(' ')} exits non-zero`);
+    t.match(r.err, want, `${args.join(' ')}: clear message`);
+    t.notMatch(r.err, /\n\s+at /, 'no stack trace');
+  }
+  const port = await freeTcpPort();
+  const [a, b] = await freeUdpPorts();
+  const r = run(['perf', 'send_lat', '-n', '10', '-p', String(port), '-d', `emu:${a}:${b}`, '127.0.0.1']);
+  t.not(r.code, 0, 'unreachable server exits non-zero');
+  t.match(r.err, /cannot reach 127\.0\.0\.1:\d+/);
+  t.notMatch(r.err, /\n\s+at /, 'no stack trace');
+  const absent = run(['probe', '0000:99:00.0']);
+  t.not(absent.code, 0);
+  t.match(absent.err, /0000:99:00\.0 .*not found/);
+});
