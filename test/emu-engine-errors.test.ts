@@ -292,7 +292,7 @@ t.test('frames for another MAC, with a bad ICRC, or for no QP are dropped and co
   const f = new RoceFrame();
   f.dstMac.set(nic.config.mac);
   f.srcMac.set([2, 0, 0, 0, 0, 7]);
-  f.srcIp = 0x0a4d0002;
+  f.srcIp = 0x0a4d0001; // b's peer is a, on this NIC: its frames come from this NIC's address
   f.dstIp = 0x0a4d0001;
   f.opcode = Opcode.RC_SEND_ONLY;
   f.destQp = b.qpn;

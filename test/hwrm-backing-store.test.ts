@@ -5,16 +5,9 @@ import {
   FUNC_BACKING_STORE_CFG_LEGACY_LEN, FUNC_BACKING_STORE_CFG_REQ_ENABLES, FUNC_BACKING_STORE_PG_SIZE, FUNC_BACKING_STORE_LVL,
   backingStorePgSizeLvl, FUNC_BACKING_STORE_V2_TYPE, FUNC_BACKING_STORE_QCAPS_V2_RESP_FLAGS, FUNC_BACKING_STORE_CFG_V2_REQ_FLAGS,
 } from '../firmware-hwrm/hwrm/index.ts';
+import { seq, zeros, u64pat, REQ_HDR, REQ_HDR_BYTES, RESP_HDR } from './helpers/hwrm-fixtures.ts';
 
-// Fixture pattern (bnxt-hwrm-vfio.md 3.14): every field holds, in each of its bytes, that
-// byte's own offset (mod 256), so the expected bytes read 00 01 02 ... with zeros where the
-// doc's table has unused bytes. A u64 keeps only its low 6 bytes (values stay below 2^53).
-const seq = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => (from + i) & 0xff);
-const zeros = (n: number): number[] => new Array<number>(n).fill(0);
-const u64pat = (at: number): number[] => [...seq(at, at + 5), 0, 0];
-const REQ_HDR = { req_type: 0x0100, cmpl_ring: 0x0302, seq_id: 0x0504, target_id: 0x0706, resp_addr: 0x0d0c0b0a0908 };
-const REQ_HDR_BYTES = [...seq(0, 13), 0, 0];
-const RESP_HDR = { error_code: 0x0100, req_type: 0x0302, seq_id: 0x0504, resp_len: 0x0706 };
+// Fixtures follow bnxt-hwrm-vfio.md 3.14 in the offset-per-byte pattern of helpers/hwrm-fixtures.ts.
 
 t.test('hwrm_func_backing_store_qcaps_input is the bare 16-byte header', async (t) => {
   t.equal(FuncBackingStoreQcapsInput.size, 16);

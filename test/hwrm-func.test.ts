@@ -5,16 +5,10 @@ import {
   FUNC_QCAPS_RESP_FLAGS, FUNC_QCAPS_RESP_FLAGS_EXT, FUNC_QCAPS_RESP_FLAGS_EXT3, FUNC_QCFG_RESP_FLAGS,
   FUNC_RESET_REQ_FUNC_RESET_LEVEL, HWRM_FID_SELF,
 } from '../firmware-hwrm/hwrm/index.ts';
+import { seq, zeros, seqBytes, REQ_HDR, REQ_HDR_BYTES, RESP_HDR } from './helpers/hwrm-fixtures.ts';
 
-// Fixture pattern (bnxt-hwrm-vfio.md 3.2, 3.5, 3.6, 3.7): every field holds, in each of its
-// bytes, that byte's own offset, so the expected bytes read 00 01 02 ... with zeros where the
-// doc's table has unused bytes. A u64 keeps only its low 6 bytes (values stay below 2^53).
-const seq = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => (from + i) & 0xff);
-const zeros = (n: number): number[] => new Array<number>(n).fill(0);
-const seqBytes = (from: number, length: number): Uint8Array => Uint8Array.from(seq(from, from + length - 1));
-const REQ_HDR = { req_type: 0x0100, cmpl_ring: 0x0302, seq_id: 0x0504, target_id: 0x0706, resp_addr: 0x0d0c0b0a0908 };
-const REQ_HDR_BYTES = [...seq(0, 13), 0, 0];
-const RESP_HDR = { error_code: 0x0100, req_type: 0x0302, seq_id: 0x0504, resp_len: 0x0706 };
+// Fixtures follow bnxt-hwrm-vfio.md 3.2, 3.5, 3.6, 3.7 in the offset-per-byte pattern of helpers/hwrm-fixtures.ts.
+
 /** A 16-byte response with nothing but the header and valid at 15. */
 const BARE_RESPONSE_BYTES = [...seq(0, 7), ...zeros(7), 0x0f];
 

@@ -4,16 +4,10 @@ import {
   PORT_PHY_QCFG_RESP_SIGNAL_MODE, PORT_PHY_QCFG_RESP_SIGNAL_MODE_MASK, PORT_PHY_QCFG_RESP_ACTIVE_FEC,
   PORT_PHY_QCFG_RESP_ACTIVE_FEC_SHIFT,
 } from '../firmware-hwrm/hwrm/index.ts';
+import { seq, zeros, seqBytes, REQ_HDR, REQ_HDR_BYTES, RESP_HDR } from './helpers/hwrm-fixtures.ts';
 
-// Fixture pattern (bnxt-hwrm-vfio.md 3.8): every field holds, in each of its bytes, that
-// byte's own offset, so the expected bytes read 00 01 02 ... with zeros where the doc's table
-// has unused bytes (PORT_PHY_QCFG's response has none).
-const seq = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => (from + i) & 0xff);
-const zeros = (n: number): number[] => new Array<number>(n).fill(0);
-const seqBytes = (from: number, length: number): Uint8Array => Uint8Array.from(seq(from, from + length - 1));
-const REQ_HDR = { req_type: 0x0100, cmpl_ring: 0x0302, seq_id: 0x0504, target_id: 0x0706, resp_addr: 0x0d0c0b0a0908 };
-const REQ_HDR_BYTES = [...seq(0, 13), 0, 0];
-const RESP_HDR = { error_code: 0x0100, req_type: 0x0302, seq_id: 0x0504, resp_len: 0x0706 };
+// Fixtures follow bnxt-hwrm-vfio.md 3.8 in the offset-per-byte pattern of helpers/hwrm-fixtures.ts
+// (PORT_PHY_QCFG's response has no unused bytes).
 
 t.test('hwrm_port_phy_qcfg_input (24): port_id @16', async (t) => {
   const values = { ...REQ_HDR, port_id: 0x1110 };

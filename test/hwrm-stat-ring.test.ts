@@ -4,16 +4,9 @@ import {
   RingAllocInput, RingAllocOutput, RingFreeInput, RingFreeOutput,
   RING_ALLOC_REQ_RING_TYPE, RING_ALLOC_REQ_INT_MODE, RING_ALLOC_REQ_PAGE_SIZE, RING_ALLOC_REQ_ENABLES,
 } from '../firmware-hwrm/hwrm/index.ts';
+import { seq, zeros, u64pat, REQ_HDR, REQ_HDR_BYTES, RESP_HDR } from './helpers/hwrm-fixtures.ts';
 
-// Fixture pattern (bnxt-hwrm-vfio.md 3.10, 3.12): every field holds, in each of its bytes,
-// that byte's own offset, so the expected bytes read 00 01 02 ... with zeros where the doc's
-// table has unused bytes. A u64 keeps only its low 6 bytes (values stay below 2^53).
-const seq = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => (from + i) & 0xff);
-const zeros = (n: number): number[] => new Array<number>(n).fill(0);
-const u64pat = (at: number): number[] => [...seq(at, at + 5), 0, 0];
-const REQ_HDR = { req_type: 0x0100, cmpl_ring: 0x0302, seq_id: 0x0504, target_id: 0x0706, resp_addr: 0x0d0c0b0a0908 };
-const REQ_HDR_BYTES = [...seq(0, 13), 0, 0];
-const RESP_HDR = { error_code: 0x0100, req_type: 0x0302, seq_id: 0x0504, resp_len: 0x0706 };
+// Fixtures follow bnxt-hwrm-vfio.md 3.10, 3.12 in the offset-per-byte pattern of helpers/hwrm-fixtures.ts.
 
 t.test('hwrm_stat_ctx_alloc_input (40): every field at its documented offset', async (t) => {
   const values = {

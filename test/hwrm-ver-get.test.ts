@@ -3,16 +3,9 @@ import {
   VerGetInput, VerGetOutput, VER_GET_RESP_DEV_CAPS_CFG, VER_GET_RESP_FLAGS, hwrmSpecCode, shortCommandRequired,
   HWRM_VERSION_MAJOR, HWRM_VERSION_MINOR, HWRM_VERSION_UPDATE,
 } from '../firmware-hwrm/hwrm/index.ts';
+import { seq, zeros, seqBytes, REQ_HDR, REQ_HDR_BYTES, RESP_HDR } from './helpers/hwrm-fixtures.ts';
 
-// Fixture pattern (bnxt-hwrm-vfio.md 3.1): every field holds, in each of its bytes, that
-// byte's own offset, so the expected bytes read 00 01 02 ... with zeros where the doc's
-// table has unused bytes. A u64 keeps only its low 6 bytes (values stay below 2^53).
-const seq = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => (from + i) & 0xff);
-const zeros = (n: number): number[] => new Array<number>(n).fill(0);
-const seqBytes = (from: number, length: number): Uint8Array => Uint8Array.from(seq(from, from + length - 1));
-const REQ_HDR = { req_type: 0x0100, cmpl_ring: 0x0302, seq_id: 0x0504, target_id: 0x0706, resp_addr: 0x0d0c0b0a0908 };
-const REQ_HDR_BYTES = [...seq(0, 13), 0, 0];
-const RESP_HDR = { error_code: 0x0100, req_type: 0x0302, seq_id: 0x0504, resp_len: 0x0706 };
+// Fixtures follow bnxt-hwrm-vfio.md 3.1 in the offset-per-byte pattern of helpers/hwrm-fixtures.ts.
 
 t.test('hwrm_ver_get_input (24 bytes): hwrm_intf_maj/min/upd at 16, 17, 18', async (t) => {
   const values = { ...REQ_HDR, hwrm_intf_maj: 0x10, hwrm_intf_min: 0x11, hwrm_intf_upd: 0x12 };

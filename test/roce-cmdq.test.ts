@@ -4,20 +4,9 @@ import {
   CMDQ_MAILBOX_OFFSET, CMDQ_PROD_OFFSET, CMDQ_TRIGGER_OFFSET, CMDQ_TRIGGER_VALUE, CMDQ_FIRST_COMMAND_FLAG,
   CMDQE_BYTES, CMDQ_DEPTH, CMDQ_COOKIE_MASK, CMDQ_COOKIE_BLOCKING,
 } from '../firmware-hwrm/roce/cmdq.ts';
+import { wire } from './helpers/roce-fixtures.ts';
 
 // Expected bytes are written by hand from bnxt-roce-interface.md §2.2, §2.4, §2.5.
-
-/** A `size`-byte fixture; each row is [offset, ...the bytes at that offset]. A byte written twice is a fixture bug. */
-function wire(size: number, ...rows: number[][]): number[] {
-  const out = new Array<number | undefined>(size).fill(undefined);
-  for (const [offset, ...bs] of rows) {
-    bs.forEach((b, i) => {
-      if (out[offset! + i] !== undefined) throw new Error(`fixture writes byte ${offset! + i} twice`);
-      out[offset! + i] = b;
-    });
-  }
-  return out.map((b) => b ?? 0);
-}
 
 t.test('cmdq_init: pbl, level in bits 0-1 and depth in bits 2-15, CREQ ring id, producer', async (t) => {
   const values = { cmdq_pbl: 0x12_3456_7000, cmdq_lvl: 0, cmdq_size: 8192, creq_ring_id: 0x0123, prod_idx: 0 };

@@ -2,29 +2,11 @@ import t from 'tap';
 import {
   CmdqAddGid, CreqAddGidResp, CmdqDeleteGid, CreqDeleteGidResp, gidWords, gidFromWords, macWords, macFromWords, GidVlanTpid,
 } from '../firmware-hwrm/roce/commands-gid.ts';
+import { wire, seq, base, baseRows, resp, respRows } from './helpers/roce-fixtures.ts';
 
 // Expected bytes are written by hand from bnxt-roce-interface.md §3.5: "the kernel stores GID
 // byte 15 at offset 16, byte 14 at 17, … byte 0 at offset 31" and "MAC bytes as m1, m0, m3,
 // m2, m5, m4 at offsets 32–37".
-
-function wire(size: number, ...rows: number[][]): number[] {
-  const out = new Array<number | undefined>(size).fill(undefined);
-  for (const [offset, ...bs] of rows) {
-    bs.forEach((b, i) => {
-      if (out[offset! + i] !== undefined) throw new Error(`fixture writes byte ${offset! + i} twice`);
-      out[offset! + i] = b;
-    });
-  }
-  return out.map((b) => b ?? 0);
-}
-/** `n` consecutive byte values starting at `from`. */
-const seq = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i);
-
-// cmdq_base bytes 0-6 and 8-15, and creq response bytes 0-3 and 8-9.
-const base = (opcode: number, units: number) => ({ opcode, cmd_size: units, flags: 0x0302, cookie: 0x0504, resp_size: 0x06, resp_addr: 0x0e_0d0c_0b0a_0908 });
-const baseRows = (opcode: number, units: number) => [[0, opcode, units, 0x02, 0x03, 0x04, 0x05, 0x06], [8, ...seq(0x08, 7), 0x00]];
-const resp = (event: number) => ({ type: 0x38, status: 0x00, cookie: 0x0504, v: 1, event });
-const respRows = (event: number) => [[0, 0x38, 0x00, 0x04, 0x05], [8, 0x01, event]];
 
 // ::ffff:192.168.1.2 and 00:11:22:33:44:55 in wire order
 const GID = Uint8Array.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 168, 1, 2]);

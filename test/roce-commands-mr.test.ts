@@ -3,27 +3,9 @@ import {
   CmdqAllocateMrw, CreqAllocateMrwResp, CmdqDeallocateKey, CreqDeallocateKeyResp, CmdqRegisterMr, CreqRegisterMrResp,
   CmdqDeregisterMr, CreqDeregisterMrResp, MrwType, MrAccess, RegisterMrFlags, AllocateMrwAccess, MR_SIZE_ALL,
 } from '../firmware-hwrm/roce/commands-mr.ts';
+import { wire, seq, base, baseRows, resp, respRows } from './helpers/roce-fixtures.ts';
 
 // Expected bytes are written by hand from bnxt-roce-interface.md §2.4, §2.7, §3.7.
-
-function wire(size: number, ...rows: number[][]): number[] {
-  const out = new Array<number | undefined>(size).fill(undefined);
-  for (const [offset, ...bs] of rows) {
-    bs.forEach((b, i) => {
-      if (out[offset! + i] !== undefined) throw new Error(`fixture writes byte ${offset! + i} twice`);
-      out[offset! + i] = b;
-    });
-  }
-  return out.map((b) => b ?? 0);
-}
-/** `n` consecutive byte values starting at `from`. */
-const seq = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i);
-
-// cmdq_base bytes 0-6 and 8-15, and creq response bytes 0-3 and 8-9.
-const base = (opcode: number, units: number) => ({ opcode, cmd_size: units, flags: 0x0302, cookie: 0x0504, resp_size: 0x06, resp_addr: 0x0e_0d0c_0b0a_0908 });
-const baseRows = (opcode: number, units: number) => [[0, opcode, units, 0x02, 0x03, 0x04, 0x05, 0x06], [8, ...seq(0x08, 7), 0x00]];
-const resp = (event: number) => ({ type: 0x38, status: 0x00, cookie: 0x0504, v: 1, event });
-const respRows = (event: number) => [[0, 0x38, 0x00, 0x04, 0x05], [8, 0x01, event]];
 
 t.test('ALLOCATE_MRW: 32 bytes', async (t) => {
   const values = {

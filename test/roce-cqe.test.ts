@@ -9,21 +9,9 @@ import {
   CQ_TERMINAL_SQ_CONS_IDX_OFFSET, CQ_TERMINAL_RQ_CONS_IDX_OFFSET, CQ_TERMINAL_NO_INDEX,
   CQ_CUTOFF_RESIZE_TOGGLE_SHIFT, CQ_CUTOFF_RESIZE_TOGGLE_MASK,
 } from '../firmware-hwrm/roce/cqe.ts';
+import { wire, seq } from './helpers/roce-fixtures.ts';
 
 // Expected bytes are written by hand from bnxt-roce-interface.md §6.2–§6.5.
-
-function wire(size: number, ...rows: number[][]): number[] {
-  const out = new Array<number | undefined>(size).fill(undefined);
-  for (const [offset, ...bs] of rows) {
-    bs.forEach((b, i) => {
-      if (out[offset! + i] !== undefined) throw new Error(`fixture writes byte ${offset! + i} twice`);
-      out[offset! + i] = b;
-    });
-  }
-  return out.map((b) => b ?? 0);
-}
-/** `n` consecutive byte values starting at `from`. */
-const seq = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i);
 
 const REQ_FIXTURE = wire(32,
   [0, ...seq(0x00, 8)],   // qp_handle

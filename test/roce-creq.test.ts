@@ -5,19 +5,9 @@ import {
   CREQ_ENTRY_BYTES, CREQ_TYPE_OFFSET, CREQ_TYPE_MASK, CREQ_STATUS_OFFSET, CREQ_COOKIE_OFFSET, CREQ_XID_OFFSET,
   CREQ_V_OFFSET, CREQ_V, CREQ_EVENT_OFFSET,
 } from '../firmware-hwrm/roce/creq.ts';
+import { wire } from './helpers/roce-fixtures.ts';
 
 // Expected bytes are written by hand from bnxt-roce-interface.md §2.7 and §4.
-
-function wire(size: number, ...rows: number[][]): number[] {
-  const out = new Array<number | undefined>(size).fill(undefined);
-  for (const [offset, ...bs] of rows) {
-    bs.forEach((b, i) => {
-      if (out[offset! + i] !== undefined) throw new Error(`fixture writes byte ${offset! + i} twice`);
-      out[offset! + i] = b;
-    });
-  }
-  return out.map((b) => b ?? 0);
-}
 
 t.test('creq_qp_event: type, status, cookie, xid, v, event', async (t) => {
   const values = { type: 0x38, status: 0x05, cookie: 0x8007, xid: 0x0001_2345, v: 1, event: 0x01 };

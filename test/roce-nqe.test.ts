@@ -4,21 +4,9 @@ import {
   NQE_BYTES, NQ_TYPE_OFFSET, NQ_TYPE_MASK, NQ_TOGGLE_SHIFT, NQ_TOGGLE_MASK, NQ_V_OFFSET, NQ_V,
   NQ_CN_CQ_HANDLE_LOW_OFFSET, NQ_CN_CQ_HANDLE_HIGH_OFFSET,
 } from '../firmware-hwrm/roce/nqe.ts';
+import { wire, seq } from './helpers/roce-fixtures.ts';
 
 // Expected bytes are written by hand from bnxt-roce-interface.md §5.7 and §6.6.
-
-function wire(size: number, ...rows: number[][]): number[] {
-  const out = new Array<number | undefined>(size).fill(undefined);
-  for (const [offset, ...bs] of rows) {
-    bs.forEach((b, i) => {
-      if (out[offset! + i] !== undefined) throw new Error(`fixture writes byte ${offset! + i} twice`);
-      out[offset! + i] = b;
-    });
-  }
-  return out.map((b) => b ?? 0);
-}
-/** `n` consecutive byte values starting at `from`. */
-const seq = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i);
 
 const CN_FIXTURE = wire(16, [0, 0xb0, 0x00], [4, ...seq(0x04, 4)], [8, 0x01, 0x00, 0x00, 0x00], [12, ...seq(0x0c, 4)]);
 

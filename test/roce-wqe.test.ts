@@ -9,21 +9,9 @@ import {
   PSN_MASK, PSN_SEARCH_OPCODE_SHIFT,
   sqWqeWord0, rqWqeWord0, psnSearchWord0, psnSearchWord1, sqWqeSizeForSges, sqWqeSizeForInline, psnPackets, psnAdd,
 } from '../firmware-hwrm/roce/wqe.ts';
+import { wire, seq } from './helpers/roce-fixtures.ts';
 
 // Expected bytes are written by hand from bnxt-roce-interface.md §5.3–§5.5.
-
-function wire(size: number, ...rows: number[][]): number[] {
-  const out = new Array<number | undefined>(size).fill(undefined);
-  for (const [offset, ...bs] of rows) {
-    bs.forEach((b, i) => {
-      if (out[offset! + i] !== undefined) throw new Error(`fixture writes byte ${offset! + i} twice`);
-      out[offset! + i] = b;
-    });
-  }
-  return out.map((b) => b ?? 0);
-}
-/** `n` consecutive byte values starting at `from`. */
-const seq = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i);
 
 t.test('SEND header: type, flags, wqe_size in slots, immediate, length, UD fields, timestamp', async (t) => {
   const values = {

@@ -13,6 +13,7 @@
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import type { Result } from '../../../lib/result.ts';
 import { CableStats, dropAll, type Cable, type FrameReceiver } from './cable.ts';
+import { awaitReady } from './await-ready.ts';
 
 const LENGTH_BYTES = 4;
 
@@ -72,14 +73,7 @@ export class StreamCable implements Cable {
 
   /** create, then wait until connected (or listening). */
   static async open(options: StreamCableOptions): Promise<Result<StreamCable>> {
-    const made = StreamCable.create(options);
-    if (!made.ok) return made;
-    const r = await made.value.ready;
-    if (!r.ok) {
-      made.value.close();
-      return r;
-    }
-    return made;
+    return awaitReady(StreamCable.create(options));
   }
 
   /** True while a peer is attached (frames can leave). */

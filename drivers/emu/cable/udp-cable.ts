@@ -12,6 +12,7 @@
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import type { Result } from '../../../lib/result.ts';
 import { CableStats, dropAll, type Cable, type FrameReceiver } from './cable.ts';
+import { awaitReady } from './await-ready.ts';
 import { refuseNonLoopback, refusePort } from './loopback.ts';
 
 export interface UdpCableOptions {
@@ -88,14 +89,7 @@ export class UdpCable implements Cable {
 
   /** create, then wait for the bind. */
   static async open(options: UdpCableOptions): Promise<Result<UdpCable>> {
-    const made = UdpCable.create(options);
-    if (!made.ok) return made;
-    const bound = await made.value.ready;
-    if (!bound.ok) {
-      made.value.close();
-      return bound;
-    }
-    return made;
+    return awaitReady(UdpCable.create(options));
   }
 
   /** The bound port (the chosen one when created with 0); 0 before the bind completes. */
