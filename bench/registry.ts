@@ -6,6 +6,11 @@ import type { Benchmark } from './helpers/types.ts';
 import * as hwrmRoundtrip from './hwrm-roundtrip.ts';
 import * as udpPingNode from './udp-ping-node.ts';
 import * as qpPostPoll from './qp-post-poll.ts';
+import * as qpPingpong from './qp-pingpong.ts';
+import * as qpMessageRate from './qp-message-rate.ts';
+import * as qpBandwidth from './qp-bandwidth.ts';
+import * as qpUdpPingpong from './qp-udp-pingpong.ts';
+import * as qpZeroGc from './qp-zero-gc.ts';
 import * as cmdqRoundtrip from './cmdq-roundtrip.ts';
 import * as qpCycles from './qp-cycles.ts';
 
@@ -15,4 +20,9 @@ export const BENCHMARKS: readonly Benchmark[] = [
   cmdqRoundtrip,
   qpCycles,
   qpPostPoll,
+  qpPingpong,
+  qpMessageRate,
+  qpBandwidth,
+  qpUdpPingpong,
+  qpZeroGc,
 ];

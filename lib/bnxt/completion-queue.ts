@@ -3,6 +3,13 @@
  * their toggle bit equals this pass's phase (1 on the first pass, flipping at each wrap, as
  * rdma-core's bnxt_re reads them), consumed in order, acknowledged with a CQ doorbell.
  *
+ * The NIC needs the consumer index only so it never writes over a CQE not yet read. Each CQ
+ * serves one ring of 4095 entries and holds 4096 CQEs, so the hot path tells the consumer
+ * lazily: a post rings the CQ doorbell only when the NIC, not told since, could otherwise
+ * find the CQ full before it completes that entry (see tellBeforePost). A poll then costs no
+ * doorbell (rdma-core's bnxt_re defers its CQ doorbell too, until half the ring is consumed:
+ * bnxt-roce-interface.md 6.1). Each doorbell moves the consumer by at most the ring's size.
+ *
  *   [cqe 0][cqe 1]...[cqe 4095]   toggle of pass k = 1 - (k & 1)
  *     ^cons
  */
@@ -20,6 +27,8 @@ export class CompletionQueue {
   readonly u32: Uint32Array;
   /** Free-running count of CQEs consumed. */
   cons = 0;
+  /** The consumer count the NIC was last told by a CQ doorbell. */
+  private told = 0;
   private readonly dbHi: number;
 
   constructor(
@@ -53,6 +62,26 @@ export class CompletionQueue {
   /** Consumes the current CQE and tells the NIC (one 64-bit doorbell). */
   advance(): void {
     this.cons++;
+    this.tell();
+  }
+
+  /** Consumes the current CQE; the NIC is told later, by tellBeforePost. */
+  take(): void {
+    this.cons++;
+  }
+
+  /**
+   * Called before the doorbell of the ring's entry number `posted` (a free-running count, the
+   * first entry being 1): its CQE is the posted-th the NIC writes, so the NIC finds room for it
+   * if it was told a consumer at most CQ_ENTRIES behind. At that point at most posted - 1 CQEs
+   * were consumed, so a doorbell moves the consumer by at most CQ_ENTRIES, never ambiguously.
+   */
+  tellBeforePost(posted: number): void {
+    if (posted - this.told > CQ_ENTRIES) this.tell();
+  }
+
+  private tell(): void {
+    this.told = this.cons;
     this.doorbells.doorbell64(this.doorbellOffset, (this.cons & CQ_MASK) | (((this.cons >>> CQ_SHIFT) & 1) << DBC_EPOCH_SHIFT), this.dbHi);
   }
 }

@@ -18,7 +18,7 @@ import type { RoceDevice } from './roce-device.ts';
 import type { RcfwChannel } from './rcfw-channel.ts';
 import { CompletionQueue, CQ_ENTRIES } from './completion-queue.ts';
 import { allocRingMemory, freeRingMemory, ringBuffers, type RingMemory } from './ring-memory.ts';
-import { requesterStatusMessage, responderStatusMessage } from './completion-status.ts';
+import { isFlush, requesterStatusMessage, responderStatusMessage } from './completion-status.ts';
 import { legalTransition, transitionMask, STATE_CODE, type DriverQpState } from './qp-state.ts';
 import * as Q from './roce-commands.ts';
 
@@ -83,6 +83,8 @@ export class BnxtQp {
   private nextPsn: number;
   private mtu = 4096;
   private readonly sqLength = new Uint32Array(RING_ENTRIES);
+  /** Bytes each posted receive takes at most: a CQE claiming more is malformed. */
+  private readonly rqLength = new Uint32Array(RING_ENTRIES);
   private readonly dbOffset: number;
   private readonly sqDbHi: number;
   private readonly rqDbHi: number;
@@ -341,6 +343,7 @@ export class BnxtQp {
     u[p + 3] = 0;
     const np = prod + 1;
     this.sqProd = np;
+    this.scq.tellBeforePost(np); // the CQ's consumer, if the NIC must hear it before this entry's CQE
     this.doorbells.doorbell64(this.dbOffset, (np & MASK) | (((np >>> RING_SHIFT) & 1) << R.DBC_EPOCH_SHIFT), this.sqDbHi);
   }
 
@@ -348,6 +351,7 @@ export class BnxtQp {
   postReceive(key: number, vaLo: number, vaHi: number, at: number, n: number): void {
     const prod = this.rqProd;
     const idx = prod & MASK;
+    this.rqLength[idx] = n;
     if (this.failure !== undefined) {
       this.rqProd = prod + 1;
       return;
@@ -368,6 +372,7 @@ export class BnxtQp {
     u[w + 11] = n;
     const np = prod + 1;
     this.rqProd = np;
+    this.rcq.tellBeforePost(np);
     this.doorbells.doorbell64(this.dbOffset, (np & MASK) | (((np >>> RING_SHIFT) & 1) << R.DBC_EPOCH_SHIFT), this.rqDbHi);
   }
 
@@ -406,37 +411,74 @@ export class BnxtQp {
     const expected = send ? R.CqeType.REQ : R.CqeType.RES_RC;
     let bytes: number;
     if (type !== expected) {
-      cq.advance();
-      this.fail(`the NIC wrote a completion of a kind the ${send ? 'send' : 'receive'} ring does not take (CQE type ${R.cqeTypeName(type)})`);
-      return this.pollFailed(side);
+      return this.failAtCqe(side, cq, `the NIC wrote a completion of a kind the ${send ? 'send' : 'receive'} ring does not take (CQE type ${R.cqeTypeName(type)})`);
     }
     if (send) {
       const idx = this.sqTaken & MASK;
       const consIdx = u[w + 2]! & 0xffff; // sq_cons_idx: the entry after the one completed
       if (consIdx !== ((idx + 1) & MASK)) {
-        cq.advance();
-        this.fail(`the NIC completed send entry ${(consIdx - 1) & MASK} out of order (expected ${idx})`);
-        return this.pollFailed(side);
+        return this.failAtCqe(side, cq, `the NIC completed send entry ${(consIdx - 1) & MASK} out of order (expected ${idx})`);
       }
       bytes = this.sqLength[idx]!;
     } else {
       const idx = this.rqTaken & MASK;
       const wrId = u[w + 7]! & R.RQ_WQE_WR_ID_MASK;
       if (wrId !== idx) {
-        cq.advance();
-        this.fail(`the NIC completed receive entry ${wrId} out of order (expected ${idx})`);
-        return this.pollFailed(side);
+        return this.failAtCqe(side, cq, `the NIC completed receive entry ${wrId} out of order (expected ${idx})`);
       }
       bytes = u[w]!; // cq_res_rc.length
+      if (bytes > this.rqLength[idx]! && status === 0) {
+        return this.failAtCqe(side, cq, `the NIC completed receive entry ${idx} with ${bytes} bytes, more than its ${this.rqLength[idx]!}`);
+      }
     }
-    cq.advance();
+    cq.take(); // one CQE per entry, in order: the NIC hears the consumer at a later post
     if (send) this.sqTaken++;
     else this.rqTaken++;
     if (status === 0) return bytes;
     const message = send ? requesterStatusMessage(status) : responderStatusMessage(status);
+    if (isFlush(send, status)) {
+      // A flushed entry did not fail itself: the QP had. The failure's error is that of the
+      // entry of the other ring that failed (its CQE came before the flushes), else what the
+      // NIC reported on the CREQ (memory: no request), else the flush's own.
+      let cause = this.failedEntryError(send ? Side.Receive : Side.Send);
+      if (cause === undefined) {
+        this.rcfw.pollEvents();
+        cause = this.rcfw.qpError(this.qpn)?.message;
+      }
+      this.fail(cause ?? message);
+      this.lastError = this.failure!;
+      return POLL_ERROR;
+    }
     this.fail(message);
     this.lastError = message; // the failed entry carries its own error
     return POLL_ERROR;
+  }
+
+  /** The error of the first CQE of `side` the NIC wrote that failed its entry (not a flush), if any. */
+  private failedEntryError(side: Side): string | undefined {
+    const send = side === Side.Send;
+    const cq = send ? this.scq : this.rcq;
+    const due = send ? this.sqProd - this.sqTaken : this.rqProd - this.rqTaken;
+    const kind = send ? R.CqeType.REQ : R.CqeType.RES_RC;
+    for (let n = 0; n < due && cq.readyAhead(n); n++) {
+      const trailer = cq.u32[((cq.cons + n) & (CQ_ENTRIES - 1)) * 8 + TRAILER]!;
+      const status = (trailer >>> R.CQE_TRAILER_STATUS_SHIFT) & R.CQE_TRAILER_STATUS_MASK;
+      if (((trailer >>> R.CQE_TYPE_SHIFT) & R.CQE_TYPE_MASK) !== kind || status === 0) continue;
+      if (!isFlush(send, status)) return send ? requesterStatusMessage(status) : responderStatusMessage(status);
+    }
+    return undefined;
+  }
+
+  /**
+   * The CQE at the consumer is not one this ring can take (another kind, out of order,
+   * malformed): the QP fails there. CQEs after it came after the failure, so none of this
+   * side's keeps its result; the entry it stood for carries the failure's error.
+   */
+  private failAtCqe(side: Side, cq: CompletionQueue, message: string): number {
+    cq.advance();
+    this.fail(message);
+    this.keepAfterFailure[side] = 0;
+    return this.pollFailed(side);
   }
 
   /** Marks the QP failed: CQEs the NIC already wrote keep their results, the rest get `message`. */
@@ -458,12 +500,18 @@ export class BnxtQp {
       const trailer = u[w + TRAILER]!;
       const status = (trailer >>> R.CQE_TRAILER_STATUS_SHIFT) & R.CQE_TRAILER_STATUS_MASK;
       const type = (trailer >>> R.CQE_TYPE_SHIFT) & R.CQE_TYPE_MASK;
-      const bytes = send ? this.sqLength[this.sqTaken & MASK]! : u[w]!;
+      const idx = (send ? this.sqTaken : this.rqTaken) & MASK;
+      const bytes = send ? this.sqLength[idx]! : u[w]!;
+      // A kept CQE keeps its result only if it is one this ring takes, for this entry.
+      const inOrder = send ? (u[w + 2]! & 0xffff) === ((idx + 1) & MASK) : (u[w + 7]! & R.RQ_WQE_WR_ID_MASK) === idx && bytes <= this.rqLength[idx]!;
       cq.advance();
       if (send) this.sqTaken++;
       else this.rqTaken++;
-      if (status === 0 && type === (send ? R.CqeType.REQ : R.CqeType.RES_RC)) return bytes;
-      this.lastError = this.failure!;
+      const taken = type === (send ? R.CqeType.REQ : R.CqeType.RES_RC) && inOrder;
+      if (status === 0 && taken) return bytes;
+      if (!inOrder) this.keepAfterFailure[side] = 0;
+      // An entry that failed itself carries its own error; a flushed one, the failure's.
+      this.lastError = taken && !isFlush(send, status) ? (send ? requesterStatusMessage(status) : responderStatusMessage(status)) : this.failure!;
       return POLL_ERROR;
     }
     // Entries the NIC had not completed: the failure's error, in order. Drain any CQEs the NIC

@@ -1,0 +1,59 @@
+/**
+ * The echo side of bench/qp-udp-pingpong.ts: a software NIC cabled over UDP on 127.0.0.1
+ * (`emu:LOCAL:REMOTE`) whose queue pair sends every message back as it came, until a message
+ * of 0 bytes (echoed too), or 30 s without one.
+ *
+ *   node --import ./scripts/register-ts.mjs bench/helpers/qp-echo-child.ts LOCAL REMOTE
+ *
+ * stdout: its endpoint (formatEndpoint), then `ready` once connected with receives posted.
+ * stdin: the peer's endpoint, one line.
+ */
+import { createInterface } from 'node:readline';
+import { Nic, Qp, Region, formatEndpoint, parseEndpoint } from '../../lib/index.ts';
+
+const [local, remote] = process.argv.slice(2);
+const SLOTS = 16;
+const SLOT = 4096;
+const SILENCE_US = 30e6;
+
+function fail(message: string): never {
+  process.stderr.write(`qp-echo-child: ${message}\n`);
+  process.exit(1);
+}
+
+const opened = Nic.open(`emu:${local}:${remote}`);
+if (!opened.ok) fail(opened.error);
+const nic = opened.value;
+const made = Qp.make(nic);
+const region = Region.alloc(nic, SLOTS * SLOT);
+if (!made.ok || !region.ok) fail('no queue pair or region');
+const qp = made.value;
+const r = region.value;
+process.stdout.write(`${formatEndpoint(qp.endpoint)}\n`);
+
+const lines = createInterface({ input: process.stdin });
+let started = false;
+lines.on('close', () => { if (!started) fail('stdin closed before the peer\'s endpoint came'); });
+lines.once('line', (line) => {
+  started = true;
+  lines.close();
+  const connected = qp.connect(parseEndpoint(line));
+  if (!connected.ok) fail(connected.error);
+  // Leave the event loop a turn to flush stdout before the blocking loop.
+  process.stdout.write('ready\n', () => echo());
+});
+
+function echo(): void {
+  for (let i = 0; i < SLOTS; i++) qp.receive(r, i * SLOT, SLOT);
+  for (let i = 0; ; i++) {
+    const n = qp.waitBytes('receive', SILENCE_US);
+    if (n < 0) fail(n === -1 ? 'no message for 30 s' : `receive: ${qp.lastError}`);
+    const slot = (i % SLOTS) * SLOT;
+    qp.send(r, slot, n);
+    if (qp.waitBytes('send', SILENCE_US) < 0) fail(`echo: ${qp.lastError || 'no completion for 30 s'}`);
+    if (n === 0) break;
+    qp.receive(r, slot, SLOT);
+  }
+  nic.close();
+  process.exit(0);
+}

@@ -1,0 +1,99 @@
+/**
+ * The 64-byte message rate with 32 messages in flight (issue goal: >= 5 M msg/s): a keeps 32
+ * sends to b outstanding, b keeps receives posted; each message counts once both its send
+ * and its receive completed. Thread-mode NIC (the model in its worker thread, loop cable).
+ * The reference is C's ring work as a rate (ring-work.c, 64 outstanding): the most a driver
+ * and a device thread could turn over here with no transport between them.
+ */
+import { atLeast, benchResult } from './helpers/result.ts';
+import { openBenchPair, type BenchPair } from './helpers/qp-setup.ts';
+import { sampleBatches, summarize, type Durations, type Summary } from './helpers/timing.ts';
+import type { BenchOptions, BenchResult } from './helpers/types.ts';
+import { ratePerSecond } from './helpers/units.ts';
+
+export const name = 'qp-message-rate';
+
+const BYTES = 64;
+const IN_FLIGHT = 32;
+/** Messages per timed batch: the clock is read once per batch. */
+const BATCH = 256;
+const LIMIT_US = 10e6;
+
+export async function run(options: BenchOptions): Promise<BenchResult[]> {
+  const ring = await options.references.figure('ring-work', 'ns_pipelined_median');
+  const reference = { name: `${ring.name}, as a rate`, figure: ratePerSecond(ring.figure, 'Mops/s'), unit: 'Mops/s' };
+  const thread = measureRate(false, options.durations);
+  // The model stepped in this thread: the CPU cost of a message, driver and NIC model together.
+  const stepped = measureRate(true, options.durations);
+  return [benchResult({
+    label: `64 B messages, ${IN_FLIGHT} in flight, median rate`, figure: ratePerSecond(thread.median, 'Mops/s'), unit: 'Mops/s', reference,
+    goal: atLeast(5),
+    detail: `${thread.count} batches of ${BATCH} messages on a thread-mode NIC; ${(thread.median / 1e3).toFixed(2)} us per message (p90 ${(thread.p90 / 1e3).toFixed(2)} us); `
+      + `model stepped in the driver's thread: ${ratePerSecond(stepped.median, 'Mops/s').toFixed(3)} Mops/s`,
+  })];
+}
+
+function measureRate(stepped: boolean, d: Durations): Summary {
+  const p = openBenchPair({ stepped }, 1 << 16);
+  try {
+    const stream = new MessageStream(p);
+    stream.start();
+    const s = summarize(sampleBatches((n) => stream.complete(n), BATCH, d));
+    stream.drain();
+    return s;
+  } finally {
+    p.close();
+  }
+}
+
+/** a -> b, IN_FLIGHT sends outstanding, a receive posted for each. */
+class MessageStream {
+  private sendsDone = 0;
+  private receivesDone = 0;
+  private posted = 0;
+
+  constructor(private readonly p: BenchPair) {}
+
+  start(): void {
+    for (let i = 0; i < IN_FLIGHT; i++) this.post();
+  }
+
+  private post(): void {
+    this.p.b.receive(this.p.rb, 0, BYTES);
+    this.p.a.send(this.p.ra, 0, BYTES);
+    this.posted++;
+  }
+
+  /**
+   * Runs until `n` more messages arrived: waits for the oldest receive (or, when all
+   * arrived, the oldest send; waitBytes spins, then sleeps, leaving the NIC's thread a core),
+   * takes the send completions that are there, and posts a new message for each one done.
+   */
+  complete(n: number): void {
+    const { a, b } = this.p;
+    const target = this.receivesDone + n;
+    while (this.receivesDone < target) {
+      if (this.receivesDone < this.posted) {
+        const r = b.waitBytes('receive', LIMIT_US);
+        if (r < 0) throw new Error(r === -1 ? 'no receive completion within 10 s' : `receive failed: ${b.lastError}`);
+        this.receivesDone++;
+      } else {
+        // Every message arrived; the window waits for a send's completion (its ACK).
+        const s = a.waitBytes('send', LIMIT_US);
+        if (s < 0) throw new Error(s === -1 ? 'no send completion within 10 s' : `send failed: ${a.lastError}`);
+        this.sendsDone++;
+      }
+      for (let s = a.pollBytes('send'); s !== -1; s = a.pollBytes('send')) {
+        if (s < 0) throw new Error(`send failed: ${a.lastError}`);
+        this.sendsDone++;
+      }
+      while (this.posted - Math.min(this.sendsDone, this.receivesDone) < IN_FLIGHT) this.post();
+    }
+  }
+
+  drain(): void {
+    const { a, b } = this.p;
+    for (; this.receivesDone < this.posted; this.receivesDone++) if (b.waitBytes('receive', LIMIT_US) < 0) throw new Error('a message in flight never arrived');
+    for (; this.sendsDone < this.posted; this.sendsDone++) if (a.waitBytes('send', LIMIT_US) < 0) throw new Error('a send in flight never completed');
+  }
+}

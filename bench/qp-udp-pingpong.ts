@@ -1,0 +1,106 @@
+/**
+ * A 64-byte ping-pong between queue pairs of two processes, each with a software NIC cabled
+ * over UDP on 127.0.0.1 (issue goal: <= 1.2x the raw Node dgram ping-pong between two
+ * processes, bench/udp-ping-node.ts). This process sends 64 B and waits for the echo from
+ * bench/helpers/qp-echo-child.ts; endpoints go over the child's stdin/stdout. Each round trip
+ * carries the two messages and their ACKs as RoCEv2 frames in UDP datagrams, each NIC's model
+ * running in its worker thread.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createSocket } from 'node:dgram';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { Nic, Qp, Region, formatEndpoint, parseEndpoint, type Result } from '../lib/index.ts';
+import { benchResult, ratioAtMost } from './helpers/result.ts';
+import { waitOne } from './helpers/qp-setup.ts';
+import { sampleEach, summarize } from './helpers/timing.ts';
+import type { BenchOptions, BenchResult } from './helpers/types.ts';
+
+export const name = 'qp-udp-pingpong';
+
+const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+const BYTES = 64;
+const LIMIT_US = 10e6;
+const CHILD_LIMIT_MS = 30_000;
+
+export async function run(options: BenchOptions): Promise<BenchResult[]> {
+  const refMedian = await options.references.figure('udp-ping-node', 'us_median');
+  const refP99 = await options.references.figure('udp-ping-node', 'us_p99');
+  const [local, remote] = await freePorts();
+  const child = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', 'bench/helpers/qp-echo-child.ts', String(remote), String(local)], {
+    cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  let nic: Nic | undefined;
+  try {
+    nic = must(Nic.open(`emu:${local}:${remote}`), 'Nic.open');
+    const lines = lineReader(child);
+    const qp = must(Qp.make(nic), 'Qp.make');
+    const r = must(Region.alloc(nic, 1 << 16), 'Region.alloc');
+    const peer = parseEndpoint(await lines.next('its endpoint'));
+    child.stdin!.write(`${formatEndpoint(qp.endpoint)}\n`);
+    must(qp.connect(peer), 'connect');
+    if (await lines.next('ready') !== 'ready') throw new Error('the echo process did not say ready');
+    const trip = () => {
+      qp.receive(r, 4096, BYTES);
+      qp.send(r, 0, BYTES);
+      if (waitOne(qp, 'receive', LIMIT_US) !== BYTES) throw new Error('the echo has another length');
+      waitOne(qp, 'send', LIMIT_US);
+    };
+    const s = summarize(sampleEach(trip, options.durations));
+    // A message of 0 bytes ends the echo process.
+    qp.receive(r, 4096, BYTES);
+    qp.send(r, 0, 0);
+    waitOne(qp, 'receive', LIMIT_US);
+    const detail = `${s.count} round trips between two processes, each a thread-mode NIC cabled over UDP; min ${s.min / 1e3 | 0} us, p90 ${(s.p90 / 1e3).toFixed(1)} us`;
+    return [
+      benchResult({ label: '64 B ping-pong, two processes over the UDP cable, median', figure: s.median / 1e3, unit: 'us', reference: refMedian, goal: ratioAtMost(1.2), detail }),
+      benchResult({ label: '64 B ping-pong, two processes over the UDP cable, p99', figure: s.p99 / 1e3, unit: 'us', reference: refP99 }),
+    ];
+  } finally {
+    nic?.close();
+    await stop(child);
+  }
+}
+
+function must<T>(r: Result<T>, what: string): T {
+  if (!r.ok) throw new Error(`${what}: ${r.error}`);
+  return r.value;
+}
+
+/** Two UDP ports free on 127.0.0.1 just now. */
+async function freePorts(): Promise<[number, number]> {
+  const sockets = [createSocket('udp4'), createSocket('udp4')];
+  const ports = await Promise.all(sockets.map((s) => new Promise<number>((resolve, reject) => {
+    s.once('error', reject);
+    s.bind(0, '127.0.0.1', () => resolve(s.address().port));
+  })));
+  for (const s of sockets) s.close();
+  return [ports[0]!, ports[1]!];
+}
+
+/** The child's stdout, a line at a time, each awaited with a bound. */
+function lineReader(child: ChildProcess): { next(what: string): Promise<string> } {
+  const queued: string[] = [];
+  const waiting: ((line: string) => void)[] = [];
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    const w = waiting.shift();
+    if (w) w(line);
+    else queued.push(line);
+  });
+  return {
+    next: (what) => new Promise((resolve, reject) => {
+      const q = queued.shift();
+      if (q !== undefined) return resolve(q);
+      const timer = setTimeout(() => reject(new Error(`the echo process gave no ${what} within ${CHILD_LIMIT_MS} ms`)), CHILD_LIMIT_MS);
+      waiting.push((line) => { clearTimeout(timer); resolve(line); });
+    }),
+  };
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+  await exited;
+  clearTimeout(timer);
+}

@@ -1,0 +1,74 @@
+/**
+ * Garbage collections during 10^6 steady-state data-path operations (issue goal: 0). One
+ * operation is one call of the hot path: Qp.send, Qp.receive, or Qp.waitBytes taking a
+ * completion (allocation-free), in batches of 256 messages (4 x 256 operations) between
+ * two queue pairs of a thread-mode NIC; the run is long enough for 10^6 operations. The NIC's
+ * model runs in its worker thread, whose heap is its own: the collections counted are the
+ * driver's. The reference is the same loop taking completions with Qp.wait, which returns a
+ * Result object per completion: it shows that an allocation per operation would be seen.
+ */
+import { gcDuring, type GcRun } from './helpers/gc.ts';
+import { atMost, benchResult } from './helpers/result.ts';
+import { openBenchPair, type BenchPair } from './helpers/qp-setup.ts';
+import { nowNs, type Durations } from './helpers/timing.ts';
+import type { BenchOptions, BenchResult } from './helpers/types.ts';
+
+export const name = 'qp-zero-gc';
+
+const MESSAGES = 256;
+const OPS_PER_BATCH = 4 * MESSAGES;
+const TARGET_OPS = 1_000_000;
+const LIMIT_US = 10e6;
+const MAX_RUN_MS = 20_000;
+
+export async function run(options: BenchOptions): Promise<BenchResult[]> {
+  const p = openBenchPair({}, 1 << 16);
+  try {
+    const steady = (batch: number) => { for (let i = 0; i < batch; i++) messages(p, false); };
+    const allocating = (batch: number) => { for (let i = 0; i < batch; i++) messages(p, true); };
+    const d = runLongEnough(p, options.durations);
+    const clean = await gcDuring(steady, 1, d);
+    const dirty = await gcDuring(allocating, 1, { ...d, runMs: Math.min(d.runMs, options.durations.runMs) });
+    // gcDuring counts calls of the loop; each call is OPS_PER_BATCH operations.
+    const ops = clean.operations * OPS_PER_BATCH;
+    const short = ops < TARGET_OPS ? ` (short of 10^6: the machine was slower than the trial said)` : '';
+    return [benchResult({
+      label: 'garbage collections during 10^6 data-path operations', figure: clean.count, unit: 'GCs',
+      reference: { name: `same loop with Qp.wait (a Result per completion): ${describe(dirty)}`, figure: dirty.count, unit: 'GCs' },
+      goal: atMost(0),
+      detail: `${ops.toLocaleString('en-US')} operations (send, receive, waitBytes) in ${(d.runMs / 1e3).toFixed(1)} s${short}; heap growth ${clean.heapGrowthBytes} B (${(clean.heapGrowthBytes / ops).toFixed(3)} B an operation)`,
+    })];
+  } finally {
+    p.close();
+  }
+}
+
+/** MESSAGES messages a -> b: post every receive and send, then take every completion. */
+function messages(p: BenchPair, withResults: boolean): void {
+  const { a, b, ra, rb } = p;
+  for (let i = 0; i < MESSAGES; i++) b.receive(rb, 0, 64);
+  for (let i = 0; i < MESSAGES; i++) a.send(ra, 0, 64);
+  for (let i = 0; i < MESSAGES; i++) {
+    if (withResults) {
+      if (b.wait('receive', LIMIT_US)?.ok !== true || a.wait('send', LIMIT_US)?.ok !== true) throw new Error('a message failed');
+    } else if (b.waitBytes('receive', LIMIT_US) !== 64 || a.waitBytes('send', LIMIT_US) !== 64) {
+      throw new Error(`a message failed: ${a.lastError || b.lastError}`);
+    }
+  }
+}
+
+/** Durations whose run covers TARGET_OPS operations at the rate a trial after a warm-up shows (x 1.3, at most 20 s). */
+function runLongEnough(p: BenchPair, d: Durations): Durations {
+  const warmEnd = nowNs() + d.warmupMs * 1e6;
+  while (nowNs() < warmEnd) messages(p, false);
+  const trials = 32;
+  const t0 = nowNs();
+  for (let i = 0; i < trials; i++) messages(p, false);
+  const msPerBatch = (nowNs() - t0) / 1e6 / trials;
+  const runMs = Math.min(MAX_RUN_MS, Math.max(d.runMs, (TARGET_OPS / OPS_PER_BATCH) * msPerBatch * 1.3));
+  return { ...d, runMs };
+}
+
+function describe(g: GcRun): string {
+  return `${g.count} in ${(g.operations * OPS_PER_BATCH).toLocaleString('en-US')} operations`;
+}

@@ -1,0 +1,70 @@
+// Issue 4: two processes, each with a software NIC, cabled over UDP on 127.0.0.1, exchange
+// messages: endpoints go over the child's stdin/stdout as text (formatEndpoint /
+// parseEndpoint), the child echoes every message, and the parent checks each echo's bytes.
+import t from 'tap';
+import { spawn } from 'node:child_process';
+import { createSocket } from 'node:dgram';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { Nic, Qp, Region, formatEndpoint, parseEndpoint } from '../lib/index.ts';
+import { fillPattern, firstDifference, must } from './helpers/qp-data.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const SIZES = [1, 64, 0, 1023, 1024, 4095, 4096, 4097, 9000, 65_536, 100_000, 3];
+
+/** Two UDP ports free on 127.0.0.1 just now (bound, read, released). */
+async function freePorts(): Promise<[number, number]> {
+  const sockets = [createSocket('udp4'), createSocket('udp4')];
+  const ports = await Promise.all(sockets.map((s) => new Promise<number>((resolve, reject) => {
+    s.once('error', reject);
+    s.bind(0, '127.0.0.1', () => resolve(s.address().port));
+  })));
+  for (const s of sockets) s.close();
+  return [ports[0]!, ports[1]!];
+}
+
+t.test('two processes cabled over UDP exchange messages', async (t) => {
+  const [portA, portB] = await freePorts();
+  const child = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', 'test/helpers/qp-echo-child.ts', String(portB), String(portA), String(SIZES.length)], {
+    cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  t.teardown(() => { if (child.exitCode === null) child.kill(); });
+  const lines = createInterface({ input: child.stdout });
+  const queued: string[] = [];
+  const waiting: ((line: string) => void)[] = [];
+  lines.on('line', (line) => { const w = waiting.shift(); if (w) w(line); else queued.push(line); });
+  const nextLine = (what: string) => new Promise<string>((resolve, reject) => {
+    const q = queued.shift();
+    if (q !== undefined) return resolve(q);
+    const timer = setTimeout(() => reject(new Error(`no ${what} from the child within 60 s: ${stderr}`)), 60_000);
+    waiting.push((line) => { clearTimeout(timer); resolve(line); });
+  });
+
+  const nic = must(Nic.open(`emu:${portA}:${portB}`), 'Nic.open');
+  t.teardown(() => nic.close());
+  const qp = must(Qp.make(nic), 'Qp.make');
+  const out = must(Region.alloc(nic, 1 << 20), 'send region');
+  const back = must(Region.alloc(nic, 1 << 20), 'receive region');
+
+  const peer = parseEndpoint(await nextLine('endpoint'));
+  t.comment(`the child's endpoint: ${formatEndpoint(peer)}`);
+  t.notSame([...peer.mac], [...qp.endpoint.mac], 'the child\'s NIC is another NIC (another MAC)');
+  child.stdin.write(`${formatEndpoint(qp.endpoint)}\n`);
+  must(qp.connect(peer), 'connect');
+  t.equal(await nextLine('ready'), 'ready', 'the child connected and posted its receives');
+
+  for (const [i, n] of SIZES.entries()) {
+    fillPattern(out.bytes, 0, n, 1000 + i);
+    back.bytes.fill(0, 0, n + 1);
+    qp.receive(back, 0, 1 << 20);
+    qp.send(out, 0, n);
+    t.same(qp.wait('send', 30e6), { ok: true, value: n }, `message ${i} of ${n} bytes sent`);
+    t.same(qp.wait('receive', 30e6), { ok: true, value: n }, `its echo came back with ${n} bytes`);
+    t.equal(firstDifference(back.bytes, 0, out.bytes, 0, n), -1, 'the same bytes');
+  }
+  t.equal(await nextLine('done'), 'done', 'the child echoed every message');
+  t.equal(await exited, 0, `the child exited cleanly${stderr ? `: ${stderr}` : ''}`);
+});
