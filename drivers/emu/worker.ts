@@ -10,7 +10,7 @@ import type { ControlMessage, ControlReply } from './control.ts';
 /** How long the model keeps looking for work after its last work, in ms. */
 const SPIN_AFTER_WORK_MS = 2;
 /** How long one spin slice runs before yielding to the event loop (for sockets, timers), in ms. */
-const SLICE_MS = 0.5;
+const SLICE_MS = 0.05;
 
 const data = workerData as ModelInit & { port: MessagePort };
 const port = data.port;
