@@ -3,7 +3,9 @@
 import { build } from 'esbuild';
 import { existsSync } from 'node:fs';
 
-const entries = { 'rig-bnxt': 'scripts/cli.ts', 'emu-worker': 'drivers/emu/worker.ts' };
+// The CLI, the library (what `import 'rig-bnxt'` gives) and the software NIC's worker, which
+// both find beside themselves in dist/.
+const entries = { 'rig-bnxt': 'scripts/cli.ts', index: 'lib/index.ts', 'emu-worker': 'drivers/emu/worker.ts' };
 const entryPoints = Object.fromEntries(Object.entries(entries).filter(([, file]) => existsSync(file)));
 await build({
   entryPoints,
