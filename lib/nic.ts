@@ -8,6 +8,7 @@ import { openDevice, parseIpv4, type OpenOptions } from './open-device.ts';
 import { ok, err, type Result } from './result.ts';
 import { invalid } from './errors.ts';
 import { bringUp, tearDown, type BnxtFunction } from './bnxt/bringup.ts';
+import { DmaPool } from './bnxt/dma-pool.ts';
 import { bringUpRoce, tearDownRoce, type RoceDevice } from './bnxt/roce-device.ts';
 
 export interface NicOptions extends OpenOptions {
@@ -76,9 +77,11 @@ export class Nic {
     const dev = openDevice(name, options);
     if (!dev.ok) return dev;
     const { device, defaultIpv4 } = dev.value;
-    const fn = bringUp(device, { firmwareTimeoutMs: options.firmwareTimeoutMs });
+    const pool = new DmaPool(device.dma);
+    const fn = bringUp(device, { firmwareTimeoutMs: options.firmwareTimeoutMs, pool });
     if (!fn.ok) {
       device.close();
+      pool.releaseQuarantine(); // the device can no longer DMA: what a silent firmware might name goes back
       return err(`${name}: ${fn.error}`);
     }
     // On hardware the address defaults to one made from the MAC; the software NIC was given its own.
@@ -87,6 +90,7 @@ export class Nic {
     if (!roce.ok) {
       tearDown(fn.value);
       device.close();
+      pool.releaseQuarantine();
       return err(`${name}: ${roce.error}`);
     }
     return ok(new Nic(name, address, { device, fn: fn.value, roce: roce.value, id: nextNicId++, children: new Set(), qps: new Map() }));

@@ -22,6 +22,11 @@ export interface OpenOptions {
   readonly seed?: number;
   /** Software NIC only: run the model stepped in this thread on a virtual clock (deterministic tests). */
   readonly stepped?: boolean;
+  /**
+   * Stepped software NIC only: two NICs opened with the same pair name are cabled to each other
+   * in this process and share one virtual clock (two NICs, deterministic, no sockets).
+   */
+  readonly pair?: string;
 }
 
 const PCI_ADDRESS = /^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$/;
@@ -43,7 +48,13 @@ export function openDevice(name: string, options: OpenOptions): Result<OpenedDev
   const m = EMU.exec(name);
   if (!m) invalid(`Nic.open: "${name}" is neither a PCI address (0000:3b:00.0) nor emu / emu:LOCAL:REMOTE`);
   let cable: CableSpec = { kind: 'loop' };
-  let number = (process.pid & 0xff) * 256 + (emuCount++ & 0xff);
+  if (options.pair !== undefined) {
+    if (typeof options.pair !== 'string' || options.pair === '') invalid('Nic.open: pair must be a non-empty name');
+    if (!options.stepped || m[1] !== undefined) invalid('Nic.open: pair cables two stepped NICs opened as "emu"');
+    cable = { kind: 'pair', name: options.pair };
+  }
+  // 1..255: the address's last byte (below) is never 0, so no two NICs of a process share one.
+  let number = (process.pid & 0xff) * 256 + ((emuCount++ % 255) + 1);
   if (m[1] !== undefined) {
     const localPort = Number(m[1]);
     const remotePort = Number(m[2]);

@@ -3,7 +3,9 @@
 export type CableSpec =
   | { readonly kind: 'loop' }
   | { readonly kind: 'udp'; readonly localPort: number; readonly remotePort: number }
-  | { readonly kind: 'stream'; readonly path: string };
+  | { readonly kind: 'stream'; readonly path: string }
+  /** Stepped only: cabled to the other NIC opened with the same name in this process (cable/pair-cable.ts). */
+  | { readonly kind: 'pair'; readonly name: string };
 
 export interface EmuConfig {
   readonly mac: Uint8Array; // 6 bytes, wire order

@@ -12,6 +12,7 @@ import { EmuDmaMemory, type DmaMapper } from './dma-memory.ts';
 import type { ControlMessage, ControlReply } from './control.ts';
 import { BCM57508, type EmuConfig } from './config.ts';
 import { BAR0_BYTES, BAR2_BYTES, NicModel } from './nic-model.ts';
+import { SharedStepping, pairLink } from './cable/pair-cable.ts';
 
 export { BAR0_BYTES, BAR2_BYTES };
 
@@ -66,23 +67,37 @@ class ThreadClock implements Clock {
   relax(): void {}
 }
 
-/** Virtual time: the driver's waits run the model. Deterministic for a given seed. */
+/**
+ * Virtual time: the driver's waits run the model. Deterministic for a given seed. The NICs of
+ * a pair cable share one: a wait on either runs both models, and time jumps only when
+ * neither has anything to do before its next deadline.
+ */
 class SteppedClock implements Clock {
-  private now = 0;
-  constructor(private readonly model: NicModel) {}
+  constructor(private readonly stepping: SharedStepping) {}
   nowNs(): number {
-    return this.now;
+    return this.stepping.nowNs;
   }
   relax(): void {
-    this.model.runOnce(this.now);
+    this.runAll();
   }
   sleep(us: number): void {
-    const until = this.now + us * 1000;
-    // Let the model finish what it can now, then jump to its next deadline or the bound.
-    this.model.runOnce(this.now);
-    const next = this.model.nextDeadlineNs();
-    this.now = Math.max(this.now, Math.min(until, next));
-    this.model.runOnce(this.now);
+    const s = this.stepping;
+    const until = s.nowNs + us * 1000;
+    // Let the models finish what they can now, then jump to the next deadline or the bound
+    // (a frame in flight between two models is work now: its receiver's deadline is now).
+    this.runAll();
+    const models = s.models;
+    let next = Infinity;
+    for (let i = 0; i < models.length; i++) next = Math.min(next, models[i]!.nextDeadlineNs());
+    s.nowNs = Math.max(s.nowNs, Math.min(until, next));
+    this.runAll();
+  }
+  private runAll(): boolean {
+    const s = this.stepping;
+    const models = s.models;
+    let worked = false;
+    for (let i = 0; i < models.length; i++) if (models[i]!.runOnce(s.nowNs)) worked = true;
+    return worked;
   }
 }
 
@@ -103,14 +118,23 @@ export function openEmu(config: EmuConfig): Result<EmuDevice> {
     } catch (e) {
       return err(`cannot start the software NIC: ${(e as Error).message}`);
     }
-    const clock = new SteppedClock(model);
+    // A pair cable's NICs step on the pair's shared clock (its port joined the pair above).
+    const link = config.cable.kind === 'pair' ? pairLink(config.cable.name) : undefined;
+    const stepping = link?.stepping ?? new SharedStepping();
+    stepping.models.push(model);
+    const clock = new SteppedClock(stepping);
+    const closeModel = () => {
+      const i = stepping.models.indexOf(model);
+      if (i >= 0) stepping.models.splice(i, 1);
+      model.close();
+    };
     const queue = new WriteQueueProducer(queueSab, () => clock.relax());
     const mapper: DmaMapper = {
       map: (iova, memory, length) => model.iommu.map(iova, memory, length),
       unmap: (iova) => model.iommu.unmap(iova),
     };
     const control: EmuControl = { call: (name, ...args) => model.control(name, args) };
-    return ok(makeDevice(identity, config, queue, bar0, bar2, new EmuDmaMemory(mapper), clock, control, () => model.close()));
+    return ok(makeDevice(identity, config, queue, bar0, bar2, new EmuDmaMemory(mapper), clock, control, closeModel));
   }
 
   const { port1: hostPort, port2: modelPort } = new MessageChannel();

@@ -149,6 +149,14 @@ export class NicModel {
   readonly controls = {
     mappedBuffers: () => this.iommu.mappedBuffers,
     iommuFaults: () => this.iommu.faults,
+    /**
+     * Test hook (stepped models only: a function does not cross to a worker): `fn` sees every
+     * DMA write the model makes, as (iova, length), before it lands; undefined removes it.
+     */
+    onDmaWrite: (fn: ((iova: number, length: number) => void) | undefined) => {
+      if (fn !== undefined && typeof fn !== 'function') throw new RangeError('model.onDmaWrite: not a function');
+      this.iommu.onWrite = fn;
+    },
   };
 
   close(): void {

@@ -43,11 +43,19 @@ export interface BnxtFunction {
 export interface BringUpOptions {
   /** Caps every firmware wait (tests of a silent firmware use a short one). */
   readonly firmwareTimeoutMs?: number;
+  /**
+   * The pool to allocate from (default: a new one). A caller that passes its own can release
+   * what a failed bring-up quarantined once it has closed the device.
+   */
+  readonly pool?: DmaPool;
 }
 
-/** Brings the function up. On failure the device is left as found (minus quarantined memory) and still open. */
+/**
+ * Brings the function up. On failure the device is left as found (minus memory quarantined in
+ * the pool: release it after closing the device) and still open.
+ */
 export function bringUp(device: Device, options: BringUpOptions = {}): Result<BnxtFunction> {
-  const pool = new DmaPool(device.dma);
+  const pool = options.pool ?? new DmaPool(device.dma);
   const opened = HwrmChannel.open(device, pool, options.firmwareTimeoutMs);
   if (!opened.ok) return opened;
   const hwrm = opened.value;

@@ -26,12 +26,15 @@ const RES: Record<number, string> = {
   [CqResRcStatus.HW_FLUSH_ERR]: 'flushed by the NIC: the queue pair has failed',
 };
 
+/** What a CQE status no table names says (a NIC newer than this driver, or a malformed CQE). */
+const UNKNOWN = 'the NIC completed the entry with a status this driver does not know';
+
 export function requesterStatusMessage(status: number): string {
-  return `${REQ[status] ?? 'failed'} (${cqReqStatusName(status)})`;
+  return `${REQ[status] ?? UNKNOWN} (${cqReqStatusName(status)})`;
 }
 
 export function responderStatusMessage(status: number): string {
-  return `${RES[status] ?? 'failed'} (${cqResRcStatusName(status)})`;
+  return `${RES[status] ?? UNKNOWN} (${cqResRcStatusName(status)})`;
 }
 
 export function isFlush(isRequester: boolean, status: number): boolean {

@@ -168,6 +168,11 @@ export class BnxtQp {
         }, ringBuffers(mem));
         if (!cq.ok) return giveBack(`CREATE_CQ (${which}): ${cq.error}`);
         const id = cq.value.xid;
+        if (id > R.DBC_XID_MASK) {
+          // A CQ the driver cannot name in a doorbell: the firmware holds it under an id we cannot trust.
+          pool.quarantine(...ringBuffers(mem));
+          return giveBack(`CREATE_CQ (${which}): malformed firmware answer (CQ id ${id} does not fit a doorbell)`);
+        }
         undo.push(() => rcfw.send(Q.DESTROY_CQ, { cq_cid: id }));
         cqs.push(new CompletionQueue(id, mem, doorbells, roce.doorbellOffset));
       }
@@ -194,6 +199,10 @@ export class BnxtQp {
       }, [...ringBuffers(sq), ...ringBuffers(rq), xrrq.value]);
       if (!created.ok) return giveBack(`CREATE_QP: ${created.error}`);
       const qpn = created.value.xid;
+      if (qpn > R.DBC_XID_MASK) {
+        pool.quarantine(...ringBuffers(sq), ...ringBuffers(rq), xrrq.value);
+        return giveBack(`CREATE_QP: malformed firmware answer (QP number ${qpn} does not fit a doorbell)`);
+      }
       undo.push(() => rcfw.send(Q.DESTROY_QP, { qp_cid: qpn }));
 
       const qp = new BnxtQp(fn, roce, qpn, sq, rq, xrrq.value, cqs[0]!, cqs[1]!, doorbells);
@@ -390,7 +399,10 @@ export class BnxtQp {
         this.rcfw.pollEvents();
         const event = this.rcfw.qpError(this.qpn);
         if (event === undefined) return POLL_NONE;
-        this.fail(event.message);
+        // The NIC writes a failed entry's CQE before its report: look again, and at the other
+        // ring, so the failure's error is that entry's own.
+        if (cq.ready()) return this.takeCqe(side, cq);
+        this.fail(this.failedEntryError(send ? Side.Receive : Side.Send) ?? event.message);
         return this.pollFailed(side);
       }
       const bytes = this.takeCqe(side, cq);

@@ -128,7 +128,11 @@ export class RcfwChannel {
     }
     const status = answer[1]!;
     const event = answer[9]!;
-    if (event !== cmd.opcode) return err(`${name}: malformed firmware answer (it answers opcode 0x${event.toString(16)})`);
+    if (event !== cmd.opcode) {
+      // What the firmware did with the command is unknown: it may name the memory it was told of.
+      this.pool.quarantine(...names);
+      return err(`${name}: malformed firmware answer (it answers opcode 0x${event.toString(16)})`);
+    }
     if (status !== 0) return err(`${name} refused by the firmware: ${roceStatusName(status)}`);
     const xid = new DataView(answer.buffer).getUint32(4, true);
     return ok({ xid, entry: answer });

@@ -126,6 +126,8 @@ export function bringUpRoce(fn: BnxtFunction, ipv4: Uint8Array): Result<RoceDevi
   const added = ch.send(Q.ADD_GID, { gid: gidWords(gid), src_mac: macWords(fn.info.mac), vlan_id: 0xfff });
   if (!added.ok) return fail('ADD_GID', added.error);
   const gidIndex = added.value.xid;
+  // DELETE_GID and MODIFY_QP name it in 16 bits: another answer is malformed (and cannot be undone).
+  if (gidIndex > 0xffff) return fail('ADD_GID', `malformed firmware answer (GID index ${gidIndex} does not fit 16 bits)`);
 
   return ok({ rcfw: ch, caps, gid, gidIndex, cqNqId, doorbellOffset, pdId: 1, buffers: taken, creqRingId, statCtxId });
 }

@@ -17,6 +17,8 @@ export class EngineCounters {
   dropQpNotReady = 0;
   /** BTH P_Key does not match the QP's partition. */
   dropBadPkey = 0;
+  /** A connected QP's frame from an address other than its peer's, or to an address other than this port's. */
+  dropBadAddress = 0;
   /** Frames from a socket that found the receive queue full. */
   dropReceiveQueueFull = 0;
   /** Responses (ACK, read response) with a PSN nothing outstanding explains. */
@@ -63,7 +65,7 @@ export class EngineCounters {
     const out: Record<string, number> = {};
     for (const [key, value] of Object.entries(this)) if (typeof value === 'number') out[key] = value;
     for (let i = 0; i < PARSE_STATUS_COUNT; i++) if (i !== 0) out[`drop${PARSE_STATUS_NAMES[i]}`] = this.parseDrops[i]!;
-    let dropped = this.dropUnknownQp + this.dropQpNotReady + this.dropBadPkey + this.dropReceiveQueueFull;
+    let dropped = this.dropUnknownQp + this.dropQpNotReady + this.dropBadPkey + this.dropBadAddress + this.dropReceiveQueueFull;
     for (let i = 1; i < PARSE_STATUS_COUNT; i++) dropped += this.parseDrops[i]!;
     out['framesDropped'] = dropped;
     return out;

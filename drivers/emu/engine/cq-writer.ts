@@ -81,6 +81,7 @@ function writeCqe(core: EngineCore, cq: EmuCq, solicited: boolean): boolean {
     return false;
   }
   const at = iommu.viewOffset;
+  iommu.onWrite?.(iova, CQE_BYTES);
   for (let i = 0; i < WORDS; i++) if (i !== CQE_TRAILER_WORD) putLe32(b, at + i * 4, cqe[i]!);
   // The word with the toggle last, with a release store: a reader that sees it sees the rest.
   iommu.write32Release(iova + CQE_TRAILER_WORD * 4, ((cqe[CQE_TRAILER_WORD]! & ~CQE_TOGGLE_MASK) | toggle) >>> 0);
@@ -123,5 +124,11 @@ export function writeResCqe(
 export function writeUnknownCqe(core: EngineCore, cq: EmuCq): boolean {
   cqe.fill(0);
   cqe[6] = (0x7 << CQE_TYPE_SHIFT) >>> 0;
+  return writeCqe(core, cq, true);
+}
+
+/** Fault hook: a CQE of the caller's words (the toggle bit is set here), for malformed-completion tests. */
+export function writeRawCqe(core: EngineCore, cq: EmuCq, words: readonly number[]): boolean {
+  for (let i = 0; i < WORDS; i++) cqe[i] = words[i]! >>> 0;
   return writeCqe(core, cq, true);
 }

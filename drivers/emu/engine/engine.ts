@@ -27,7 +27,7 @@ import { responderOutput, responderReceive } from './responder.ts';
 import { completerReceive, onAckTimeout, onRnrTimer } from './completer.ts';
 import { enterError, flushStep } from './flush.ts';
 import { restartAckTimer } from './timers.ts';
-import { writeUnknownCqe } from './cq-writer.ts';
+import { writeRawCqe, writeUnknownCqe } from './cq-writer.ts';
 import { ReqState, RespState, REQ_STATE_NAMES, RESP_STATE_NAMES } from './states.ts';
 import { QpTransport } from './transport.ts';
 import type { FaultSpec } from './faults.ts';
@@ -254,6 +254,12 @@ export class RoceEngine implements EngineHooks {
       core.counters.dropBadPkey++;
       return;
     }
+    // A connected QP takes packets only from its peer's address, sent to this port's (as rxe's
+    // check_addr does): nobody else speaks for the peer. Before RTR it has no peer and takes none.
+    if (t.respState !== RespState.OFF && (f.srcIp !== t.dstIp || f.dstIp !== core.port.ip)) {
+      core.counters.dropBadAddress++;
+      return;
+    }
     try {
       if ((OPCODE_FLAGS[f.opcode]! & OpFlag.REQUEST) !== 0) responderReceive(core, t, frame);
       else completerReceive(core, t, frame);
@@ -324,6 +330,11 @@ export class RoceEngine implements EngineHooks {
       out['faultCorrupted'] = faults.tx.corrupted + faults.rx.corrupted;
       out['faultDelayed'] = faults.tx.delayed + faults.rx.delayed;
       out['internalErrors'] = this.internalErrors;
+      const local = this.core.port.local;
+      out['dropForgedSource'] = local ? local.forged : 0;
+      out['framesToSelf'] = local ? local.delivered : 0;
+      out['faultHoldOverflow'] = faults.holdOverflow;
+      out['framesDropped']! += out['dropForgedSource'];
       return out;
     },
     /** Host writes attempted for destroyed QPs (none is made; this must stay 0). */
@@ -345,8 +356,24 @@ export class RoceEngine implements EngineHooks {
     },
     /** Hands `frame` to the port as if it had come off the wire (tests; replaying captures). */
     injectFrame: (frame: Uint8Array): void => {
-      this.core.counters.framesReceived++;
-      this.onFrame(frame, frame.length);
+      this.core.port.fromWire(frame, frame.length);
+    },
+    /**
+     * Writes a CQE of the caller's 8 little-endian words into CQ `cqId` (the toggle bit is
+     * the writer's): malformed completions for the driver. False if it has no room or no such CQ.
+     */
+    injectCqe: (cqId: number, words: readonly number[]): boolean => {
+      if (!Array.isArray(words) || words.length !== 8 || !words.every((w) => Number.isInteger(w))) throw new RangeError('engine.injectCqe: words must be 8 integers');
+      const cq = this.core.tables.cq(cqId);
+      return cq !== undefined && writeRawCqe(this.core, cq, words);
+    },
+    /**
+     * Test hook (stepped models only: a function does not cross to a worker): `fn` sees every
+     * frame the port sends, before any fault; undefined removes it.
+     */
+    onTransmit: (fn: ((frame: Uint8Array, length: number) => void) | undefined): void => {
+      if (fn !== undefined && typeof fn !== 'function') throw new RangeError('engine.onTransmit: not a function');
+      this.core.port.onTransmit = fn;
     },
     /** A QP's transport state, for tests and traces. */
     qp: (qpn: number): Record<string, unknown> | undefined => {

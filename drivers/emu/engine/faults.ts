@@ -8,7 +8,7 @@
  */
 import type { Random } from '../random.ts';
 import type { Cable, FrameReceiver } from '../cable/cable.ts';
-import { BTH_AT, BTH_OPCODE, BTH_PSN, ETH_HEADER_BYTES } from '../wire/headers.ts';
+import { BTH_AT, BTH_OPCODE, BTH_PSN, BTH_RESV8A, ETH_HEADER_BYTES, IPV4_AT, IPV4_TOTAL_LENGTH } from '../wire/headers.ts';
 import { getU24 } from '../wire/bytes.ts';
 
 export interface FaultSpec {
@@ -17,7 +17,10 @@ export interface FaultSpec {
   readonly duplicate?: number;
   /** Hold a frame and let the next one in the same direction overtake it. */
   readonly reorder?: number;
-  /** Flip one byte after the Ethernet header (the receiver's checksums then refuse it). */
+  /**
+   * Flip one byte of the part the ICRC covers from the BTH to the ICRC itself (not the masked
+   * resv8a byte): the receiver's ICRC check then refuses the frame, every time.
+   */
   readonly corrupt?: number;
   /** Hold every frame this long (ns of the model's clock). */
   readonly delayNs?: number;
@@ -169,7 +172,16 @@ export class FaultCable implements Cable {
     let bytes = frame;
     if (d.corrupt > 0 && this.random.float() < d.corrupt && length > ETH_HEADER_BYTES) {
       for (let i = 0; i < length; i++) this.scratch[i] = frame[i]!;
-      const at = ETH_HEADER_BYTES + this.random.below(length - ETH_HEADER_BYTES);
+      // From the BTH to the end of the IPv4 packet (the ICRC's last byte), skipping the masked
+      // resv8a byte; a frame too short for that gets a byte after its Ethernet header.
+      const packetEnd = ETH_HEADER_BYTES + ((frame[IPV4_AT + IPV4_TOTAL_LENGTH]! << 8) | frame[IPV4_AT + IPV4_TOTAL_LENGTH + 1]!);
+      let at: number;
+      if (packetEnd <= length && packetEnd > BTH_AT + BTH_RESV8A + 1) {
+        at = BTH_AT + this.random.below(packetEnd - BTH_AT - 1);
+        if (at >= BTH_AT + BTH_RESV8A) at++;
+      } else {
+        at = ETH_HEADER_BYTES + this.random.below(length - ETH_HEADER_BYTES);
+      }
       this.scratch[at] = this.scratch[at]! ^ (1 + this.random.below(255));
       bytes = this.scratch;
       d.corrupted++;

@@ -4,8 +4,10 @@
  * to ERR, it sends nothing more, and every WQE without a completion, on both rings, and every
  * WQE posted later, completes in ring order: the entry that failed with its own status, the
  * rest with WORK_REQUEST_FLUSHED (IBA 10.3.1, the Error state; bnxt-roce-interface.md §6.8). A failure
- * the NIC detects is also reported on the CREQ as a QP error notification with its reason.
- * Flush CQEs wait for room in their CQ: they are written as the driver consumes.
+ * the NIC detects is also reported on the CREQ as a QP error notification with its reason,
+ * after the CQEs of the entries that failed: a driver that reads the report finds the failed
+ * entry's own error already in its CQ. Flush CQEs wait for room in their CQ: they are written
+ * as the driver consumes.
  */
 import { CqReqStatus, CqResRcStatus } from '../../../firmware-hwrm/roce/cqe.ts';
 import { RQ_WQE_WR_ID_MASK, RQ_WQE_WR_ID_OFFSET } from '../../../firmware-hwrm/roce/wqe.ts';
@@ -29,7 +31,12 @@ export function enterError(core: EngineCore, t: QpTransport, reqReason: number, 
   t.outHead = t.outTail;
   t.flushPending = true;
   core.counters.qpErrors++;
-  if (notify && !t.dead) core.tables.postQpError(t.qp, reqReason, resReason);
+  if (notify && !t.dead) {
+    // Reported by flushStep, right after the failed entries' own CQEs.
+    t.notifyPending = true;
+    t.notifyReqReason = reqReason;
+    t.notifyResReason = resReason;
+  }
 }
 
 /** The send WQE at the head (compWqe) failed with `status`: it completes with it, the QP fails. */
@@ -60,6 +67,17 @@ export function failResponder(core: EngineCore, t: QpTransport, resReason: numbe
 export function flushStep(core: EngineCore, t: QpTransport): boolean {
   if (!t.flushPending || t.dead) return false;
   let progress = false;
+  if (t.notifyPending) {
+    // The entries that failed complete first (if their CQ has room), then the report.
+    if (t.sqFailStatus !== 0 && t.compWqe < t.sqProducer && writeReqCqe(core, t, (t.sqSlot(t.compWqe) + 1) % t.sqEntries, t.sqFailStatus)) {
+      t.sqFailStatus = 0;
+      t.compWqe++;
+      progress = true;
+    }
+    if (t.rqFailStatus !== 0 && t.rqConsumer < t.rqProducer && writeFailedReceive(core, t)) progress = true;
+    t.notifyPending = false;
+    core.tables.postQpError(t.qp, t.notifyReqReason, t.notifyResReason);
+  }
   while (t.compWqe < t.sqProducer) {
     const status = t.sqFailStatus !== 0 ? t.sqFailStatus : CqReqStatus.WORK_REQUEST_FLUSHED_ERR;
     if (!writeReqCqe(core, t, (t.sqSlot(t.compWqe) + 1) % t.sqEntries, status)) break;
@@ -69,18 +87,25 @@ export function flushStep(core: EngineCore, t: QpTransport): boolean {
     progress = true;
   }
   while (t.rqConsumer < t.rqProducer) {
-    // The receive's tag from its WQE (0 if its memory is gone: the CQE still keeps the order).
-    const base = t.qp.rq.entryIova(t.rqConsumer % t.rqEntries);
-    const wrId = core.iommu.check(base + RQ_WQE_WR_ID_OFFSET, 4) ? core.iommu.read32(base + RQ_WQE_WR_ID_OFFSET) & RQ_WQE_WR_ID_MASK : 0;
     const failed = t.rqFailStatus !== 0;
-    const status = failed ? t.rqFailStatus : CqResRcStatus.WORK_REQUEST_FLUSHED_ERR;
-    if (!writeResCqe(core, t, failed ? t.rqFailLength : 0, 0, status, 0, wrId, true)) break;
+    if (!writeFailedReceive(core, t)) break;
     if (!failed) core.counters.flushedCompletions++;
-    t.rqFailStatus = 0;
-    t.rqConsumer++;
     progress = true;
   }
   t.recvActive = false;
   t.flushPending = t.compWqe < t.sqProducer || t.rqConsumer < t.rqProducer;
   return progress;
+}
+
+/** The CQE of the receive at rqConsumer: its own failure, or a flush. False if its CQ has no room. */
+function writeFailedReceive(core: EngineCore, t: QpTransport): boolean {
+  // The receive's tag from its WQE (0 if its memory is gone: the CQE still keeps the order).
+  const base = t.qp.rq.entryIova(t.rqConsumer % t.rqEntries);
+  const wrId = core.iommu.check(base + RQ_WQE_WR_ID_OFFSET, 4) ? core.iommu.read32(base + RQ_WQE_WR_ID_OFFSET) & RQ_WQE_WR_ID_MASK : 0;
+  const failed = t.rqFailStatus !== 0;
+  const status = failed ? t.rqFailStatus : CqResRcStatus.WORK_REQUEST_FLUSHED_ERR;
+  if (!writeResCqe(core, t, failed ? t.rqFailLength : 0, 0, status, 0, wrId, true)) return false;
+  t.rqFailStatus = 0;
+  t.rqConsumer++;
+  return true;
 }

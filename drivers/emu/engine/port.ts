@@ -4,16 +4,20 @@
  * it), whole RoCEv2 frames built into one preallocated buffer (the cable copies what it
  * keeps), and received frames handed to the engine.
  *
- * Frames reach the engine two ways. Inside run(), a loop cable delivers what was sent on it
- * (manual delivery: stepped mode has no event-loop turns), and the engine takes each frame at
- * once. Outside run(), a socket's frames arrive on the event loop: they are copied into a
- * preallocated receive queue, the worker is told (onExternalWork), and run() takes them.
+ * Frames reach the engine two ways. Inside run(), the in-memory queues deliver what was sent
+ * into them (manual delivery: stepped mode has no event-loop turns): a loop cable's frames, a
+ * pair cable's (two stepped NICs in one process), and, on any cable to other machines, the
+ * port's frames to itself (LocalDelivery); the engine takes each frame at once. Outside
+ * run(), a socket's frames arrive on the event loop: they are copied into a preallocated
+ * receive queue, the worker is told (onExternalWork), and run() takes them.
  */
 import type { Random } from '../random.ts';
 import type { EmuConfig } from '../config.ts';
 import { LoopCable } from '../cable/loop-cable.ts';
 import { UdpCable } from '../cable/udp-cable.ts';
 import { StreamCable } from '../cable/stream-cable.ts';
+import { PairCable } from '../cable/pair-cable.ts';
+import { LocalDelivery } from '../cable/local-delivery.ts';
 import { PcapTap } from '../cable/pcap-tap.ts';
 import type { Cable } from '../cable/cable.ts';
 import { RoceFrame, encodeFrame, AETH_BYTES, EXT_AT, ICRC_BYTES, RETH_BYTES, ETH_HEADER_BYTES } from '../wire/index.ts';
@@ -21,7 +25,7 @@ import { FaultCable } from './faults.ts';
 import type { EngineCounters } from './counters.ts';
 import type { QpTransport } from './transport.ts';
 
-/** Frames a loop cable holds; the requesters leave TX_RESERVE of them for responses. */
+/** Frames an in-memory queue (loop, pair, own frames) holds; the requesters leave TX_RESERVE of them for responses. */
 const LOOP_SLOTS = 512;
 const TX_RESERVE = 64;
 /** Frames a socket cable may take per run (keeps the worker's slices short; the rest waits). */
@@ -46,6 +50,12 @@ export function partitionKey(pkey: number): number {
 
 export type FrameHandler = (frame: Uint8Array, length: number) => void;
 
+/** A queue of frames in memory, delivered inside run(). */
+interface QueuedFrames {
+  readonly pending: number;
+  deliverPending(): number;
+}
+
 export class Port {
   /** What the engine sends into: the fault injector, around the pcap tap (if any), around the cable. */
   readonly cable: FaultCable;
@@ -55,7 +65,15 @@ export class Port {
   readonly rxf = new RoceFrame();
   readonly txBuf: Uint8Array;
   private readonly loop: LoopCable | null;
-  private readonly srcIp: number;
+  /** Two stepped NICs of this process cabled together: this end. */
+  private readonly pair: PairCable | null;
+  /** On a cable to other machines: the port's frames to itself, and forged ones refused. */
+  readonly local: LocalDelivery | null;
+  /** In-memory queues delivered inside run() (loop, pair, own frames). */
+  private readonly queues: QueuedFrames[] = [];
+  private readonly socket: boolean;
+  /** The port's IPv4 address (a number, as frames carry it). */
+  readonly ip: number;
   private ipId = 0;
   private inRun = false;
   private runBudget = SOCKET_FRAMES_PER_RUN;
@@ -66,6 +84,8 @@ export class Port {
   private rxTail = 0;
   /** Why the cable could not be set up or stopped working (sockets), if it did. */
   error: string | undefined;
+  /** Test hook: sees every frame the port sends, before any fault (stepped runs and unit tests). */
+  onTransmit: ((frame: Uint8Array, length: number) => void) | undefined;
 
   constructor(
     config: EmuConfig,
@@ -81,14 +101,25 @@ export class Port {
     this.maxFrameBytes = EXT_AT + RETH_BYTES + AETH_BYTES + this.mtuCap + 3 + ICRC_BYTES;
     this.txBuf = new Uint8Array(Math.max(this.maxFrameBytes, ETH_HEADER_BYTES + config.mtu));
     this.txf.srcMac.set(config.mac);
-    this.srcIp = ((config.ipv4[0]! << 24) | (config.ipv4[1]! << 16) | (config.ipv4[2]! << 8) | config.ipv4[3]!) >>> 0;
+    this.ip = ((config.ipv4[0]! << 24) | (config.ipv4[1]! << 16) | (config.ipv4[2]! << 8) | config.ipv4[3]!) >>> 0;
     const receiveBytes = Math.max(this.txBuf.length, 9216);
 
     let inner: Cable;
     const spec = config.cable;
+    this.pair = null;
+    this.socket = spec.kind === 'udp' || spec.kind === 'stream';
     if (spec.kind === 'loop') {
       this.loop = new LoopCable({ slots: LOOP_SLOTS, slotBytes: this.txBuf.length, delivery: 'manual' });
+      this.queues.push(this.loop);
       inner = this.loop;
+    } else if (spec.kind === 'pair') {
+      if (!stepped) throw new Error('software NIC port: a pair cable joins stepped NICs only');
+      this.loop = null;
+      const joined = PairCable.join(spec.name, LOOP_SLOTS, receiveBytes);
+      if (typeof joined === 'string') throw new Error(`software NIC port: ${joined}`);
+      this.pair = joined;
+      this.queues.push(joined);
+      inner = joined;
     } else {
       this.loop = null;
       for (let i = 0; i < RECEIVE_QUEUE_SLOTS; i++) this.rxSlots.push(new Uint8Array(receiveBytes));
@@ -111,6 +142,12 @@ export class Port {
       }
       inner = tap.value;
     }
+    // Above the tap: the port's frames to itself never touch the wire, so a capture has none.
+    this.local = this.loop ? null : new LocalDelivery(inner, config.mac, config.ipv4, LOOP_SLOTS, this.txBuf.length);
+    if (this.local) {
+      this.queues.push(this.local);
+      inner = this.local;
+    }
     this.cable = new FaultCable(inner, random, nowNs, receiveBytes);
     this.cable.setReceiver(this.onFrame);
   }
@@ -123,13 +160,16 @@ export class Port {
 
   /** A socket cable's frames for this run are (nearly) used up: whatever waits goes in the next run. */
   exhausted(): boolean {
-    return this.loop === null && this.runBudget <= TX_RESERVE;
+    return this.socket && this.runBudget <= TX_RESERVE;
   }
 
-  /** Frames the port takes now. */
+  /** Frames the port takes now: the room left in every queue a frame may land in. */
   room(): number {
     if (this.loop) return LOOP_SLOTS - this.loop.pending;
-    return this.runBudget;
+    let room = this.socket ? this.runBudget : LOOP_SLOTS;
+    if (this.pair && LOOP_SLOTS - this.pair.peerPending < room) room = LOOP_SLOTS - this.pair.peerPending;
+    if (this.local && LOOP_SLOTS - this.local.pending < room) room = LOOP_SLOTS - this.local.pending;
+    return room;
   }
 
   /**
@@ -140,7 +180,7 @@ export class Port {
     const f = this.txf;
     const qp = t.qp;
     f.dstMac.set(qp.destMac);
-    f.srcIp = this.srcIp;
+    f.srcIp = this.ip;
     f.dstIp = t.dstIp;
     f.ipId = this.ipId = (this.ipId + 1) & 0xffff;
     f.udpSrcPort = t.udpSrcPort;
@@ -149,7 +189,8 @@ export class Port {
     f.psn &= 0xffffff;
     f.payloadLength = payloadLength;
     const length = encodeFrame(this.txBuf, f);
-    if (!this.loop) this.runBudget--;
+    if (this.socket) this.runBudget--;
+    if (this.onTransmit !== undefined) this.onTransmit(this.txBuf, length);
     this.counters.framesSent++;
     this.counters.bytesSent += length;
     // A cable copies a frame given as exactly its bytes with one memcpy; shorter ones byte by byte.
@@ -170,7 +211,8 @@ export class Port {
   /** Delivers waiting frames (looped back, queued from a socket, released by the fault injector); returns how many. */
   deliver(nowNs: number): number {
     let n = this.cable.release(nowNs);
-    if (this.loop) n += this.loop.deliverPending();
+    const queues = this.queues;
+    for (let i = 0; i < queues.length; i++) n += queues[i]!.deliverPending();
     while (this.rxHead !== this.rxTail) {
       const slot = this.rxHead % RECEIVE_QUEUE_SLOTS;
       this.handler(this.rxSlots[slot]!, this.rxLengths[slot]!);
@@ -182,7 +224,9 @@ export class Port {
 
   /** Frames waiting to be delivered now (the engine must run again soon). */
   pending(): boolean {
-    return (this.loop !== null && this.loop.pending > 0) || this.rxHead !== this.rxTail;
+    const queues = this.queues;
+    for (let i = 0; i < queues.length; i++) if (queues[i]!.pending > 0) return true;
+    return this.rxHead !== this.rxTail;
   }
 
   /** Earliest time a held (delayed) frame is due. */
@@ -192,6 +236,19 @@ export class Port {
 
   close(): void {
     this.cable.close();
+  }
+
+  /**
+   * A frame handed in as if it came off the wire (tests, replayed captures): refused if it
+   * claims this port's own address while the port is on a cable to other machines.
+   */
+  fromWire(frame: Uint8Array, length: number): void {
+    this.counters.framesReceived++;
+    if (this.local !== null && this.local.forgedSource(frame, length)) {
+      this.local.forged++;
+      return;
+    }
+    this.handler(frame, length);
   }
 
   private readonly onFrame = (frame: Uint8Array, length: number): void => {

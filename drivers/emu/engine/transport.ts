@@ -160,6 +160,10 @@ export class QpTransport {
   // ---- error and flush ----
   /** The QP is in ERR and has WQEs without a completion, or CQEs to write. */
   flushPending = false;
+  /** A QP error notification owed to the driver, sent once the failed entries' CQEs are written. */
+  notifyPending = false;
+  notifyReqReason = 0;
+  notifyResReason = 0;
 
   constructor(readonly qp: EmuQp) {
     this.sqEntries = Math.max(1, qp.sq.entries);
@@ -208,6 +212,7 @@ export class QpTransport {
     this.rdQueued.fill(0);
     this.outHead = this.outTail = 0;
     this.flushPending = false;
+    this.notifyPending = false;
   }
 
   /** Slot of a free-running send WQE index. */

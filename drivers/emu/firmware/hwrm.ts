@@ -10,7 +10,7 @@
  */
 import * as H from '../../../firmware-hwrm/hwrm/index.ts';
 import type { NicModel } from '../nic-model.ts';
-import { HwrmFaults, type MalformedKind } from './hwrm-faults.ts';
+import { HwrmFaults, type HwrmRandomFaults, type MalformedKind } from './hwrm-faults.ts';
 import { BCM57508 } from '../config.ts';
 import { answerBackingStoreQcaps, checkBackingStoreCfg, type BackingStoreState } from './hwrm-backing-store.ts';
 
@@ -238,6 +238,8 @@ export class HwrmFirmware {
     refuseNth: (n: number, code: number) => this.faults.refuseNth(n, code),
     refuseType: (reqType: number, code: number) => this.faults.refuseType(reqType, code),
     malformNth: (n: number, kind: MalformedKind) => this.faults.malformNth(n, kind),
+    /** Per-request probabilities of a refusal, of going silent, of a malformed answer, drawn from the model's seeded PRNG. */
+    setRandomFaults: (spec: HwrmRandomFaults) => this.faults.setRandom(this.model.random, spec),
     silence: () => { this.faults.silent = true; },
     silenceAfter: (n: number) => this.faults.silenceAfter(n),
     clearFaults: () => this.faults.clear(),

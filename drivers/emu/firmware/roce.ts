@@ -19,7 +19,7 @@ import {
 } from '../../../firmware-hwrm/roce/index.ts';
 import { CmdqChannel, Take } from './roce-channel.ts';
 import { NotifyRing } from './roce-notify-ring.ts';
-import { RoceFaults } from './roce-faults.ts';
+import { RoceFaults, type RoceMalformKind, type RoceRandomFaults } from './roce-faults.ts';
 import { RoceState } from './roce-tables.ts';
 import { roceLimits, type RoceLimits } from './roce-limits.ts';
 import { refuse, type Answer, type RoceContext } from './roce-answer.ts';
@@ -41,7 +41,7 @@ export interface RoceResources {
 
 export class RoceFirmware implements RoceTables {
   private readonly state = new RoceState();
-  private readonly faults = new RoceFaults();
+  private readonly faults: RoceFaults;
   private readonly channel: CmdqChannel;
   /** Writers of the NQ-type rings HWRM allocated (the CREQ and the CQ notification queues), by ring id. */
   private readonly rings = new Map<number, NotifyRing>();
@@ -69,6 +69,7 @@ export class RoceFirmware implements RoceTables {
   lastInternalError: string | undefined;
 
   constructor(private readonly model: NicModel) {
+    this.faults = new RoceFaults(model.random);
     this.channel = new CmdqChannel(model.iommu);
     const channel = this.channel;
     const state = this.state;
@@ -243,12 +244,12 @@ export class RoceFirmware implements RoceTables {
           answer = refuse(RoceStatus.INTERNAL_ERROR, `internal error: ${String(e)}`);
         }
       }
-      this.answer(creq, ch.opcode, ch.cookie, answer, cmd);
+      this.answer(creq, ch.opcode, ch.cookie, answer, cmd, fate.malform);
     }
   }
 
   /** Writes the side buffer (if any), then the CREQ entry. */
-  private answer(creq: NotifyRing, opcode: number, cookie: number, answer: Answer, cmd: Uint8Array): void {
+  private answer(creq: NotifyRing, opcode: number, cookie: number, answer: Answer, cmd: Uint8Array, malform?: RoceMalformKind): void {
     const e = this.entry;
     e.fill(0);
     let status = answer.status;
@@ -273,7 +274,23 @@ export class RoceFirmware implements RoceTables {
     e[2] = cookie & 0xff;
     e[3] = cookie >>> 8;
     e[9] = opcode;
+    if (malform !== undefined) this.malform(malform, opcode);
     this.postEntry(creq);
+  }
+
+  /** Fault hook: spoils the answer in `entry` (its valid bit stays the ring's to set). */
+  private malform(kind: RoceMalformKind, opcode: number): void {
+    const e = this.entry;
+    const f = this.faults;
+    switch (kind) {
+      case 'opcode': e[9] = ((opcode + (f.draw() % 0x3e)) % 0x3f) + 1; break; // another command's opcode (0x01..0x3f)
+      case 'cookie': e[2] ^= 1 + (f.draw() & 0xfe); break;
+      case 'type': e[0] = (e[0]! & ~0x3f) | ((CreqType.QP_EVENT + 1 + (f.draw() % 0x3e)) & 0x3f); break;
+      case 'xid': new DataView(e.buffer).setUint32(4, f.draw(), true); break;
+      case 'bytes':
+        for (let i = 0; i < ENTRY_BYTES; i++) if (i !== 8) e[i] = f.draw() & 0xff;
+        break;
+    }
   }
 
   /**
@@ -327,6 +344,10 @@ export class RoceFirmware implements RoceTables {
     silence: () => {
       this.faults.silent = true;
     },
+    /** Answer the command `n` commands from now with a malformed CREQ entry ('opcode', 'cookie', 'type', 'xid', 'bytes'). */
+    malformNth: (n: number, kind: RoceMalformKind) => this.faults.malformNth(n, kind),
+    /** Per-command probabilities of a refusal, of going silent, of a malformed answer, drawn from the model's seeded PRNG. */
+    setRandomFaults: (spec: RoceRandomFaults) => this.faults.setRandom(spec),
     clearFaults: () => this.faults.clear(),
     /** Commands taken so far. */
     seen: () => this.faults.seen,

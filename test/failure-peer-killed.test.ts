@@ -1,0 +1,87 @@
+// Issue 5, failure rule 4: the peer's machine fails. The peer is another process with its own
+// software NIC, cabled over UDP on 127.0.0.1; it is killed with SIGKILL while a send is
+// outstanding. The send fails with "retry exceeded" after its retries (8 ACK timeouts of
+// 67 ms: 7 retransmissions), and every other entry completes with that error.
+import t from 'tap';
+import { spawn } from 'node:child_process';
+import { createSocket } from 'node:dgram';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { Nic, Qp, Region, formatEndpoint, parseEndpoint } from '../lib/index.ts';
+import { nicInternals } from '../lib/nic.ts';
+import type { EmuDevice } from '../drivers/emu/device.ts';
+import { must, okBytes, error } from './failure-setup.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const RETRY_EXCEEDED = 'retry exceeded: the peer did not acknowledge (TRANSPORT_RETRY_CNT_ERR)';
+
+async function freePorts(): Promise<[number, number]> {
+  const sockets = [createSocket('udp4'), createSocket('udp4')];
+  const ports = await Promise.all(sockets.map((s) => new Promise<number>((resolve, reject) => {
+    s.once('error', reject);
+    s.bind(0, '127.0.0.1', () => resolve(s.address().port));
+  })));
+  for (const s of sockets) s.close();
+  return [ports[0]!, ports[1]!];
+}
+
+t.test('rule 4: a peer process killed with SIGKILL while a send is outstanding: retry exceeded after 8 timeouts of 67 ms, the rest with that error', async (t) => {
+  const [portA, portB] = await freePorts();
+  const child = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', 'test/failure-peer-child.ts', String(portB), String(portA), '1'], {
+    cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+  const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+  t.teardown(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); });
+  const lines = createInterface({ input: child.stdout });
+  const queued: string[] = [];
+  const waiting: ((line: string) => void)[] = [];
+  lines.on('line', (line) => { const w = waiting.shift(); if (w) w(line); else queued.push(line); });
+  const nextLine = (what: string) => new Promise<string>((resolve, reject) => {
+    const q = queued.shift();
+    if (q !== undefined) return resolve(q);
+    const timer = setTimeout(() => reject(new Error(`no ${what} from the peer within 60 s: ${stderr}`)), 60_000);
+    waiting.push((line) => { clearTimeout(timer); resolve(line); });
+  });
+
+  const nic = must(Nic.open(`emu:${portA}:${portB}`), 'Nic.open');
+  t.teardown(() => nic.close());
+  const device = nicInternals(nic).device as EmuDevice;
+  const counters = () => device.emu.call('engine.counters') as Record<string, number>;
+  const qp = must(Qp.make(nic), 'Qp.make');
+  const r = must(Region.alloc(nic, 1 << 16), 'Region.alloc');
+  const peer = parseEndpoint(await nextLine('endpoint'));
+  child.stdin.write(`${formatEndpoint(qp.endpoint)}\n`);
+  must(qp.connect(peer), 'connect');
+  t.equal(await nextLine('ready'), 'ready', 'the peer connected and posted one receive');
+
+  qp.receive(r, 32768, 100);
+  qp.send(r, 0, 100);
+  t.same(qp.wait('send', 30e6), okBytes(100), 'the first send lands in the peer\'s receive');
+  qp.send(r, 100, 200); // the peer has no receive left: retried (RNR) while it lives
+  qp.send(r, 300, 300);
+  const rnrStart = counters()['rnrNaksReceived']!;
+  const rnrDeadline = Date.now() + 30_000;
+  while (counters()['rnrNaksReceived']! < rnrStart + 3 && Date.now() < rnrDeadline) await new Promise((res) => setTimeout(res, 5));
+  t.ok(counters()['rnrNaksReceived']! >= rnrStart + 3, 'the second send is outstanding: the live peer answers it "not ready"');
+  t.equal(qp.poll('send'), undefined, 'it has no completion while the peer lives');
+  const before = counters();
+
+  child.kill('SIGKILL');
+  t.equal(await exited, 'SIGKILL', 'the peer process was killed');
+  const killedAt = performance.now();
+  const failed = qp.wait('send', 10e6);
+  const elapsedMs = performance.now() - killedAt;
+  t.same(failed, error(RETRY_EXCEEDED), 'the outstanding send fails with retry exceeded');
+  t.comment(`it failed ${elapsedMs.toFixed(0)} ms after the kill (8 timeouts of 67.1 ms: 537 ms)`);
+  const after = counters();
+  t.equal(after['ackTimeouts']! - before['ackTimeouts']!, 8, 'after 8 ACK timeouts');
+  t.equal(after['retransmitEvents']! - before['retransmitEvents']!, 7, '7 of them retried: the 7 retries of connect');
+  t.same(qp.wait('send', 1e6), error(RETRY_EXCEEDED), 'the next send completes with that error');
+  t.same(qp.wait('receive', 1e6), error(RETRY_EXCEEDED), 'and so does the receive');
+  qp.send(r, 0, 1);
+  t.same(qp.wait('send', 1e6), error(RETRY_EXCEEDED), 'and a send posted later');
+  t.equal(qp.failure, RETRY_EXCEEDED);
+  t.equal(stderr, '', 'the peer wrote no error before it was killed');
+});

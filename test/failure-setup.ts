@@ -1,0 +1,120 @@
+/**
+ * What the failure tests (issue 5) share: stepped software NICs, one or two cabled to each
+ * other on one virtual clock, connected queue pairs, the driver's view of a queue pair
+ * (its CQ ids and ring memory, for the model's fault hooks and DMA checks), taking every
+ * completion of a ring, and the firmware requests sent so far.
+ */
+import { Nic, Qp, Region, type NicOptions, type Result } from '../lib/index.ts';
+import { nicInternals } from '../lib/nic.ts';
+import type { EmuDevice } from '../drivers/emu/device.ts';
+import type { BnxtQp } from '../lib/bnxt/queue-pair.ts';
+import type { DmaBuffer } from '../drivers/device.ts';
+import { ringBuffers, type RingMemory } from '../lib/bnxt/ring-memory.ts';
+import { must } from './helpers/qp-data.ts';
+
+export { must };
+
+let pairs = 0;
+
+/** A stepped software NIC cabled to itself. */
+export function openNic(options: NicOptions = {}): Nic {
+  return must(Nic.open('emu', { stepped: true, firmwareTimeoutMs: 50, ...options }), 'Nic.open');
+}
+
+/** Two stepped software NICs cabled to each other, on one virtual clock. */
+export function openTwoNics(seed = 1, options: NicOptions = {}): [Nic, Nic] {
+  const pair = `failure-${process.pid}-${pairs++}`;
+  const a = must(Nic.open('emu', { stepped: true, firmwareTimeoutMs: 50, seed, pair, ...options }), 'Nic.open A');
+  const b = must(Nic.open('emu', { stepped: true, firmwareTimeoutMs: 50, seed: seed + 1, pair, ...options }), 'Nic.open B');
+  return [a, b];
+}
+
+/** Two queue pairs connected to each other (on one NIC, or on two). */
+export function connectedPair(nicA: Nic, nicB: Nic = nicA): [Qp, Qp] {
+  const a = must(Qp.make(nicA), 'Qp.make a');
+  const b = must(Qp.make(nicB), 'Qp.make b');
+  must(a.connect(b.endpoint), 'connect a');
+  must(b.connect(a.endpoint), 'connect b');
+  return [a, b];
+}
+
+export function region(nic: Nic, bytes: number): Region {
+  return must(Region.alloc(nic, bytes), 'Region.alloc');
+}
+
+export function emuOf(nic: Nic): EmuDevice {
+  return nicInternals(nic).device as EmuDevice;
+}
+
+/** A control of the NIC's model, after every write queued so far (a stepped model runs them first). */
+export function control<T>(nic: Nic, name: string, ...args: unknown[]): T {
+  const d = emuOf(nic);
+  d.clock.relax();
+  return d.emu.call(name, ...args) as T;
+}
+
+export function counters(nic: Nic): Record<string, number> {
+  return control<Record<string, number>>(nic, 'engine.counters');
+}
+
+/** Lets `us` microseconds of virtual time pass (the models run meanwhile; both, for a cabled pair). */
+export function pass(nic: Nic, us: number): void {
+  const clock = emuOf(nic).clock;
+  const until = clock.nowNs() + us * 1000;
+  while (clock.nowNs() < until) clock.sleep((until - clock.nowNs()) / 1000);
+}
+
+/** The driver's queue pair under the public one (its CQs and rings, for fault hooks and DMA checks). */
+export function hw(qp: Qp): BnxtQp {
+  return (qp as unknown as { hw: BnxtQp }).hw;
+}
+
+/** Every DMA buffer of a queue pair's rings and CQs: where the NIC writes for it. */
+export function ringMemory(qp: Qp): DmaBuffer[] {
+  const h = hw(qp) as unknown as { sq: RingMemory; rq: RingMemory; xrrq: DmaBuffer };
+  const q = hw(qp);
+  return [...ringBuffers(h.sq), ...ringBuffers(h.rq), h.xrrq, ...ringBuffers(q.scq.memory), ...ringBuffers(q.rcq.memory)];
+}
+
+/** The completions of `side` that are there now, oldest first, as poll returns them (stops at None). */
+export function pollAll(qp: Qp, side: 'send' | 'receive', limit = 10_000): Result<number>[] {
+  const out: Result<number>[] = [];
+  for (let i = 0; i < limit; i++) {
+    const r = qp.poll(side);
+    if (r === undefined) break;
+    out.push(r);
+  }
+  return out;
+}
+
+/** `n` completions of `side`, waiting for each at most `us` of virtual time; undefined where one did not come. */
+export function waitAll(qp: Qp, side: 'send' | 'receive', n: number, us = 5_000_000): (Result<number> | undefined)[] {
+  const out: (Result<number> | undefined)[] = [];
+  for (let i = 0; i < n; i++) out.push(qp.wait(side, us));
+  return out;
+}
+
+export function okBytes(n: number): Result<number> {
+  return { ok: true, value: n };
+}
+
+export function error(message: string): Result<number> {
+  return { ok: false, error: message };
+}
+
+/** Firmware requests sent so far (RoCE commands and HWRM), and the commands the model took. */
+export function requestCount(nic: Nic): { roce: number; hwrm: number; taken: number } {
+  const i = nicInternals(nic);
+  return { roce: i.roce.rcfw.requests, hwrm: i.fn.hwrm.requests, taken: emuOf(nic).emu.call('roce.seen') as number };
+}
+
+/** True if [a, a + la) and [b, b + lb) share a byte. */
+export function overlaps(a: number, la: number, b: number, lb: number): boolean {
+  return a < b + lb && b < a + la;
+}
+
+/** The seed of a seeded test: SEED from the environment, else `fallback`; printed with every assertion that uses it. */
+export function seedFor(fallback: number): number {
+  const env = process.env['SEED'];
+  return env !== undefined && env !== '' ? Number(env) >>> 0 : fallback;
+}

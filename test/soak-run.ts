@@ -1,0 +1,372 @@
+/**
+ * The soak (issue 5): messages of mixed sizes between two software NICs cabled to each other
+ * and stepped on one virtual clock, under the fault injector (drop, duplicate, reorder and
+ * corrupt frames, every choice from the models' seeded PRNGs). Sends cross between the NICs;
+ * reads run between queue pairs of one NIC (the spec serves reads only there).
+ *
+ * Every message is checked: a send's payload carries its sequence number and bytes taken from
+ * a seeded pattern at a seeded offset, so the receive that takes it shows a lost, duplicated,
+ * reordered or corrupted message; a read's destination must equal the pattern it was read
+ * from. Completions must come in the order of their entries with the bytes of their entry,
+ * and every ring's room must equal 4095 minus the entries whose completion was not taken.
+ * The run is reproducible by seed: its digest (a hash of every completion, the engines'
+ * counters and the virtual time) is the same for the same seed and options.
+ *
+ * Used by test/soak.test.ts (a short run, twice, in npm test) and scripts/soak.ts (the full run).
+ */
+import { Nic, Qp, Region } from '../lib/index.ts';
+import { nicInternals } from '../lib/nic.ts';
+import type { EmuDevice } from '../drivers/emu/device.ts';
+import type { FaultSpec } from '../drivers/emu/engine/faults.ts';
+
+export interface SoakOptions {
+  readonly seed: number;
+  /** Messages (sends and reads) to complete. */
+  readonly messages: number;
+  /** Faults on every frame each NIC sends. Default: 1 % drop, 1 % duplicate, 1 % reorder, 0.1 % corrupt. */
+  readonly faults?: FaultSpec;
+  /** Queue pairs between the two NICs (each sends both ways). Default 4. */
+  readonly crossPairs?: number;
+  /** Queue pairs within each NIC that read from each other. Default 2 per NIC. */
+  readonly localPairs?: number;
+  /** Entries each stream keeps outstanding. Default 48. */
+  readonly window?: number;
+  /** Share of messages that are reads, in [0, 1]. Default 0.3. */
+  readonly readShare?: number;
+  /**
+   * Test of the checks themselves: the first receive from this number on (counted over every
+   * send stream) that took bytes gets its last byte flipped before it is checked. Default: none.
+   */
+  readonly tamperWithReceive?: number;
+  /** Called about every `progressEvery` messages with a line of progress. */
+  readonly progress?: (line: string) => void;
+  readonly progressEvery?: number;
+}
+
+export interface SoakResult {
+  readonly seed: number;
+  readonly messages: number;
+  readonly sends: number;
+  readonly reads: number;
+  readonly bytes: number;
+  readonly virtualNs: number;
+  readonly wallMs: number;
+  /** Hash of every completion, the counters and the virtual time (hex). */
+  readonly digest: string;
+  /** Everything that broke a rule (empty when the run is good). */
+  readonly problems: readonly string[];
+  readonly counters: { readonly a: Record<string, number>; readonly b: Record<string, number> };
+}
+
+export const DEFAULT_FAULTS: FaultSpec = { drop: 0.01, duplicate: 0.01, reorder: 0.01, corrupt: 0.001 };
+
+/** Largest message (bytes); sizes are drawn below it, mostly small. */
+const MAX_SIZE = 32 * 1024;
+const PATTERN_BYTES = 1 << 20;
+const ROOM = 4095;
+const HEADER = 4;
+/** Problems kept in full; the rest are counted. */
+const MAX_PROBLEMS = 20;
+
+/** mulberry32: the soak's own seeded choices (sizes, offsets, kinds). */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let z = a;
+    z = Math.imul(z ^ (z >>> 15), z | 1);
+    z ^= z + Math.imul(z ^ (z >>> 7), z | 61);
+    return (z ^ (z >>> 14)) >>> 0;
+  };
+}
+
+/** 70 % up to 128 bytes (0 included), 25 % up to 4096, 5 % up to MAX_SIZE. */
+function drawSize(r: () => number): number {
+  const k = r() % 100;
+  if (k < 70) return r() % 129;
+  if (k < 95) return 129 + (r() % (4096 - 128));
+  return 4097 + (r() % (MAX_SIZE - 4096));
+}
+
+/** One direction of traffic on one queue pair: sends to its peer, or reads from its peer's region. */
+class Stream {
+  readonly sizes: Int32Array;
+  readonly offsets: Int32Array;
+  posted = 0;
+  /** Completions taken on the posting side (sends or reads). */
+  done = 0;
+  /** Receives taken on the peer (sends only). */
+  received = 0;
+  readonly random: () => number;
+
+  constructor(
+    readonly id: number,
+    readonly kind: 'send' | 'read',
+    readonly from: Qp,
+    readonly to: Qp,
+    /** Where sends are built / reads land (slots of MAX_SIZE). */
+    readonly out: Region,
+    /** Where sends arrive (slots of MAX_SIZE), or the region reads are served from (the pattern). */
+    readonly into: Region,
+    readonly window: number,
+    seed: number,
+  ) {
+    this.sizes = new Int32Array(window);
+    this.offsets = new Int32Array(window);
+    this.random = prng((seed ^ Math.imul(id + 1, 0x9e3779b1)) >>> 0);
+  }
+}
+
+/** A digest: FNV-1a over 32-bit words, as a number. */
+class Digest {
+  h = 0x811c9dc5;
+  add(v: number): void {
+    let x = v >>> 0;
+    for (let i = 0; i < 4; i++) {
+      this.h = Math.imul(this.h ^ (x & 0xff), 0x01000193) >>> 0;
+      x >>>= 8;
+    }
+  }
+  hex(): string {
+    return this.h.toString(16).padStart(8, '0');
+  }
+}
+
+let runs = 0;
+
+export function runSoak(options: SoakOptions): SoakResult {
+  const seed = options.seed >>> 0;
+  const window = options.window ?? 48;
+  const crossPairs = options.crossPairs ?? 4;
+  const localPairs = options.localPairs ?? 2;
+  const readShare = options.readShare ?? 0.3;
+  const target = options.messages;
+  const problems: string[] = [];
+  let problemCount = 0;
+  const problem = (text: string) => {
+    problemCount++;
+    if (problems.length < MAX_PROBLEMS) problems.push(text);
+  };
+  const pair = `soak-${process.pid}-${runs++}`;
+  const open = (s: number) => {
+    const n = Nic.open('emu', { stepped: true, seed: s, pair, firmwareTimeoutMs: 1000 });
+    if (!n.ok) throw new Error(`Nic.open: ${n.error}`);
+    return n.value;
+  };
+  const nicA = open(seed);
+  const nicB = open((seed + 0x51ed) >>> 0);
+  const started = performance.now();
+  try {
+    const must = <T>(r: { ok: true; value: T } | { ok: false; error: string }, what: string): T => {
+      if (!r.ok) throw new Error(`${what}: ${r.error}`);
+      return r.value;
+    };
+    const device = (nic: Nic) => nicInternals(nic).device as EmuDevice;
+    const clock = device(nicA).clock;
+    // The pattern every payload is taken from, seeded.
+    const pattern = new Uint8Array(PATTERN_BYTES + MAX_SIZE);
+    const pr = prng(seed ^ 0xa5a5a5a5);
+    for (let i = 0; i < pattern.length; i += 4) {
+      const v = pr();
+      pattern[i] = v; pattern[i + 1] = v >>> 8; pattern[i + 2] = v >>> 16; pattern[i + 3] = v >>> 24;
+    }
+    const slots = (nic: Nic) => must(Region.alloc(nic, window * MAX_SIZE), 'Region.alloc');
+    const source = (nic: Nic) => {
+      const r = must(Region.alloc(nic, pattern.length), 'Region.alloc');
+      r.bytes.set(pattern);
+      return r;
+    };
+    const connect = (x: Nic, y: Nic): [Qp, Qp] => {
+      const a = must(Qp.make(x), 'Qp.make');
+      const b = must(Qp.make(y), 'Qp.make');
+      must(a.connect(b.endpoint), 'connect');
+      must(b.connect(a.endpoint), 'connect');
+      return [a, b];
+    };
+    const streams: Stream[] = [];
+    for (let i = 0; i < crossPairs; i++) {
+      const [a, b] = connect(nicA, nicB);
+      streams.push(new Stream(streams.length, 'send', a, b, slots(nicA), slots(nicB), window, seed));
+      streams.push(new Stream(streams.length, 'send', b, a, slots(nicB), slots(nicA), window, seed));
+    }
+    for (const nic of [nicA, nicB]) {
+      const src = source(nic);
+      for (let i = 0; i < localPairs; i++) {
+        const [a, b] = connect(nic, nic);
+        streams.push(new Stream(streams.length, 'read', a, b, slots(nic), src, window, seed));
+        streams.push(new Stream(streams.length, 'read', b, a, slots(nic), src, window, seed));
+      }
+    }
+    const sendStreams = streams.filter((s) => s.kind === 'send');
+    const readStreams = streams.filter((s) => s.kind === 'read');
+    for (const nic of [nicA, nicB]) device(nic).emu.call('engine.setFaults', 'tx', options.faults ?? DEFAULT_FAULTS);
+
+    // Which stream each message goes to, drawn from one seeded sequence.
+    const choose = prng(seed ^ 0x3c3c3c3c);
+    const pick = (): Stream => {
+      const list = readStreams.length > 0 && (sendStreams.length === 0 || choose() / 4294967296 < readShare) ? readStreams : sendStreams;
+      return list[choose() % list.length]!;
+    };
+    // Outstanding entries per queue pair and ring (room checks), by queue pair.
+    const sendDue = new Map<Qp, number>();
+    const recvDue = new Map<Qp, number>();
+    for (const s of streams) { sendDue.set(s.from, 0); recvDue.set(s.from, 0); sendDue.set(s.to, 0); recvDue.set(s.to, 0); }
+    const checkRoom = (q: Qp, where: string) => {
+      const sd = ROOM - sendDue.get(q)!;
+      const rd = ROOM - recvDue.get(q)!;
+      if (q.room('send') !== sd || q.room('receive') !== rd) problem(`${where}: room ${q.room('send')}/${q.room('receive')}, expected ${sd}/${rd}`);
+    };
+
+    const digest = new Digest();
+    let posted = 0;
+    let completed = 0;
+    let sends = 0;
+    let reads = 0;
+    let bytes = 0;
+    let nextProgress = options.progressEvery ?? Infinity;
+    let idle = 0;
+    let receivedAll = 0;
+    const tamper = options.tamperWithReceive ?? -1;
+    let tampered = false;
+
+    const post = (s: Stream): boolean => {
+      if (s.posted - s.done >= s.window || (s.kind === 'send' && s.posted - s.received >= s.window)) return false;
+      const slot = s.posted % s.window;
+      const n = drawSize(s.random);
+      const off = s.random() % PATTERN_BYTES;
+      s.sizes[slot] = n;
+      s.offsets[slot] = off;
+      const at = slot * MAX_SIZE;
+      if (s.kind === 'send') {
+        // [sequence number][pattern bytes from off], cut to n bytes.
+        const o = s.out.bytes;
+        const seq = s.posted;
+        const header = n < HEADER ? n : HEADER;
+        for (let i = 0; i < header; i++) o[at + i] = seq >>> (8 * i);
+        if (n > HEADER) o.set(pattern.subarray(off, off + n - HEADER), at + HEADER);
+        s.to.receive(s.into, at, MAX_SIZE);
+        recvDue.set(s.to, recvDue.get(s.to)! + 1);
+        s.from.send(s.out, at, n);
+      } else {
+        // Spoil the destination's ends so a read that moved nothing shows.
+        if (n > 0) {
+          s.out.bytes[at] = ~pattern[off]!;
+          s.out.bytes[at + n - 1] = ~pattern[off + n - 1]!;
+        }
+        s.from.read(s.into, off, s.out, at, n);
+      }
+      sendDue.set(s.from, sendDue.get(s.from)! + 1);
+      s.posted++;
+      return true;
+    };
+
+    const takeCompletions = (s: Stream): number => {
+      let took = 0;
+      // The posting side: sends and reads complete in order with their entry's bytes.
+      while (s.done < s.posted) {
+        const got = s.from.pollBytes('send');
+        if (got === -1) break;
+        const slot = s.done % s.window;
+        const n = s.sizes[slot]!;
+        if (got !== n) problem(`stream ${s.id} (${s.kind}) entry ${s.done}: completion ${got < 0 ? `Error ${s.from.lastError}` : `Ok ${got}`}, expected Ok ${n}`);
+        if (s.kind === 'read' && got === n && n > 0) {
+          const at = slot * MAX_SIZE;
+          const off = s.offsets[slot]!;
+          if (Buffer.compare(s.out.bytes.subarray(at, at + n), pattern.subarray(off, off + n)) !== 0) problem(`stream ${s.id} read ${s.done} of ${n} bytes: wrong bytes`);
+        }
+        digest.add(s.id);
+        digest.add(got);
+        sendDue.set(s.from, sendDue.get(s.from)! - 1);
+        s.done++;
+        took++;
+        completed++;
+        bytes += n;
+        if (s.kind === 'send') sends++;
+        else reads++;
+      }
+      if (s.kind === 'send') {
+        while (s.received < s.posted) {
+          const got = s.to.pollBytes('receive');
+          if (got === -1) break;
+          const slot = s.received % s.window;
+          const n = s.sizes[slot]!;
+          const at = slot * MAX_SIZE;
+          const i = s.into.bytes;
+          if (tamper >= 0 && receivedAll++ >= tamper && got > 0 && !tampered) {
+            i[at + got - 1] ^= 0x01;
+            tampered = true;
+          }
+          if (got !== n) problem(`stream ${s.id} receive ${s.received}: ${got < 0 ? `Error ${s.to.lastError}` : `Ok ${got}`}, expected Ok ${n}`);
+          else {
+            const header = n < HEADER ? n : HEADER;
+            let seq = 0;
+            for (let k = 0; k < header; k++) seq |= i[at + k]! << (8 * k);
+            const want = header === HEADER ? s.received >>> 0 : s.received & ((1 << (8 * header)) - 1);
+            if (seq >>> 0 !== want >>> 0) problem(`stream ${s.id} receive ${s.received}: took message ${seq >>> 0} (lost, duplicated or out of order)`);
+            const off = s.offsets[slot]!;
+            if (n > HEADER && Buffer.compare(i.subarray(at + HEADER, at + n), pattern.subarray(off, off + n - HEADER)) !== 0) problem(`stream ${s.id} receive ${s.received} of ${n} bytes: corrupted`);
+          }
+          digest.add(s.id | 0x8000);
+          digest.add(got);
+          recvDue.set(s.to, recvDue.get(s.to)! - 1);
+          s.received++;
+          took++;
+        }
+      }
+      return took;
+    };
+
+    while (completed < target && problemCount === 0) {
+      // Post as the windows allow, to streams drawn from the seeded sequence.
+      let tries = 0;
+      while (posted < target && tries < streams.length * 2) {
+        if (post(pick())) {
+          posted++;
+          tries = 0;
+        } else tries++;
+      }
+      clock.relax();
+      let took = 0;
+      for (const s of streams) took += takeCompletions(s);
+      for (const s of streams) { checkRoom(s.from, `stream ${s.id} sender`); checkRoom(s.to, `stream ${s.id} peer`); }
+      if (took === 0) {
+        // Nothing moved now: let virtual time run to the next timer (a retransmission).
+        clock.sleep(1000);
+        if (++idle > 200_000) problem(`no progress for 200000 looks at ${completed} of ${target} messages`);
+      } else idle = 0;
+      if (completed >= nextProgress) {
+        nextProgress += options.progressEvery!;
+        options.progress?.(`${completed} messages, ${(bytes / 1e6).toFixed(0)} MB, ${(clock.nowNs() / 1e9).toFixed(2)} s of NIC time, ${((performance.now() - started) / 1000).toFixed(1)} s`);
+      }
+    }
+    for (const s of streams) {
+      if (s.from.failure !== undefined) problem(`stream ${s.id}: its queue pair failed: ${s.from.failure}`);
+      if (s.to.failure !== undefined) problem(`stream ${s.id}: its peer failed: ${s.to.failure}`);
+    }
+    const ca = device(nicA).emu.call('engine.counters') as Record<string, number>;
+    const cb = device(nicB).emu.call('engine.counters') as Record<string, number>;
+    for (const [name, c] of [['A', ca], ['B', cb]] as const) {
+      if (c['internalErrors'] !== 0) problem(`NIC ${name}: ${c['internalErrors']} internal errors in the model`);
+      if (c['dmaFaults'] !== 0) problem(`NIC ${name}: ${c['dmaFaults']} DMA faults`);
+      if (c['qpErrors'] !== 0) problem(`NIC ${name}: ${c['qpErrors']} queue pairs failed`);
+    }
+    for (const c of [ca, cb]) for (const key of Object.keys(c).sort()) digest.add(c[key]!);
+    digest.add(clock.nowNs() % 4294967296);
+    if (problemCount > problems.length) problems.push(`... and ${problemCount - problems.length} more`);
+    return {
+      seed, messages: completed, sends, reads, bytes, virtualNs: clock.nowNs(), wallMs: performance.now() - started,
+      digest: digest.hex(), problems, counters: { a: ca, b: cb },
+    };
+  } finally {
+    nicA.close();
+    nicB.close();
+  }
+}
+
+/** The fault counters of a run, summed over both NICs. */
+export function faultTotals(r: SoakResult): Record<string, number> {
+  const keys = ['faultTxDropped', 'faultDuplicated', 'faultReordered', 'faultCorrupted', 'dropBAD_ICRC', 'retransmitEvents', 'ackTimeouts', 'duplicateRequests', 'framesSent', 'faultHoldOverflow'];
+  const out: Record<string, number> = {};
+  for (const k of keys) out[k] = (r.counters.a[k] ?? 0) + (r.counters.b[k] ?? 0);
+  return out;
+}
