@@ -7,7 +7,6 @@
  * running in its worker thread.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createSocket } from 'node:dgram';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Nic, Qp, Region, formatEndpoint, parseEndpoint, type Result } from '../lib/index.ts';
@@ -15,6 +14,7 @@ import { benchResult, ratioAtMost } from './helpers/result.ts';
 import { waitOne } from './helpers/qp-setup.ts';
 import { sampleEach, summarize } from './helpers/timing.ts';
 import type { BenchOptions, BenchResult } from './helpers/types.ts';
+import { freeUdpPortPair } from '../scripts/interop/free-ports.ts';
 
 export const name = 'qp-udp-pingpong';
 
@@ -68,15 +68,7 @@ function must<T>(r: Result<T>, what: string): T {
 }
 
 /** Two UDP ports free on 127.0.0.1 just now. */
-async function freePorts(): Promise<[number, number]> {
-  const sockets = [createSocket('udp4'), createSocket('udp4')];
-  const ports = await Promise.all(sockets.map((s) => new Promise<number>((resolve, reject) => {
-    s.once('error', reject);
-    s.bind(0, '127.0.0.1', () => resolve(s.address().port));
-  })));
-  for (const s of sockets) s.close();
-  return [ports[0]!, ports[1]!];
-}
+const freePorts = freeUdpPortPair;
 
 /** The child's stdout, a line at a time, each awaited with a bound. */
 function lineReader(child: ChildProcess): { next(what: string): Promise<string> } {

@@ -3,9 +3,8 @@
 // and clear one-line errors with a non-zero exit for bad options and unreachable servers.
 import t from 'tap';
 import { spawn, spawnSync } from 'node:child_process';
-import { createServer } from 'node:net';
-import { createSocket } from 'node:dgram';
 import { fileURLToPath } from 'node:url';
+import { freeTcpPort, freeUdpPortPair } from '../scripts/interop/free-ports.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const cli = ['--import', './scripts/register-ts.mjs', 'scripts/cli.ts'];
@@ -27,25 +26,7 @@ function runAsync(args: string[]): Promise<{ code: number | null; out: string; e
   });
 }
 
-async function freeTcpPort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function freeUdpPorts(): Promise<[number, number]> {
-  const one = () => new Promise<number>((resolve) => {
-    const s = createSocket('udp4');
-    s.bind(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); });
-  });
-  const a = await one();
-  let b = await one();
-  while (b === a) b = await one();
-  return [a, b];
-}
+const freeUdpPorts = freeUdpPortPair;
 
 const LATENCY_HEADER = /#bytes\s+#iterations\s+t_min\[usec\]\s+t_max\[usec\]\s+t_typical\[usec\]\s+t_avg\[usec\]\s+t_stdev\[usec\]\s+99% percentile\[usec\]\s+99\.9% percentile\[usec\]/;
 const BANDWIDTH_HEADER = /#bytes\s+#iterations\s+BW peak\[MiB\/sec\]\s+BW average\[MiB\/sec\]\s+MsgRate\[Mpps\]/;

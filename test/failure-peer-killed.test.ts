@@ -4,26 +4,18 @@
 // 67 ms: 7 retransmissions), and every other entry completes with that error.
 import t from 'tap';
 import { spawn } from 'node:child_process';
-import { createSocket } from 'node:dgram';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Nic, Qp, Region, formatEndpoint, parseEndpoint } from '../lib/index.ts';
 import { nicInternals } from '../lib/nic.ts';
 import type { EmuDevice } from '../drivers/emu/device.ts';
 import { must, okBytes, error } from './failure-setup.ts';
+import { freeUdpPortPair } from '../scripts/interop/free-ports.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const RETRY_EXCEEDED = 'retry exceeded: the peer did not acknowledge (TRANSPORT_RETRY_CNT_ERR)';
 
-async function freePorts(): Promise<[number, number]> {
-  const sockets = [createSocket('udp4'), createSocket('udp4')];
-  const ports = await Promise.all(sockets.map((s) => new Promise<number>((resolve, reject) => {
-    s.once('error', reject);
-    s.bind(0, '127.0.0.1', () => resolve(s.address().port));
-  })));
-  for (const s of sockets) s.close();
-  return [ports[0]!, ports[1]!];
-}
+const freePorts = freeUdpPortPair;
 
 t.test('rule 4: a peer process killed with SIGKILL while a send is outstanding: retry exceeded after 8 timeouts of 67 ms, the rest with that error', async (t) => {
   const [portA, portB] = await freePorts();

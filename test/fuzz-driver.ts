@@ -21,6 +21,7 @@ import { bringUpRoce, tearDownRoce } from '../lib/bnxt/roce-device.ts';
 import { DmaPool } from '../lib/bnxt/dma-pool.ts';
 import type { BnxtQp } from '../lib/bnxt/queue-pair.ts';
 import { CQE_TYPE_SHIFT, CQE_TRAILER_STATUS_SHIFT, CqeType } from '../firmware-hwrm/roce/cqe.ts';
+import { seeded } from './helpers/seeded.ts';
 
 export interface DriverFuzzOptions {
   readonly seed: number;
@@ -46,16 +47,8 @@ export interface DriverFuzzResult {
 
 const MAX_VIOLATIONS = 20;
 
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let z = a;
-    z = Math.imul(z ^ (z >>> 15), z | 1);
-    z ^= z + Math.imul(z ^ (z >>> 7), z | 61);
-    return (z ^ (z >>> 14)) >>> 0;
-  };
-}
+/** mulberry32 from the tests' seeded helper: every choice comes from the printed seed. */
+const prng = seeded;
 
 function hwOf(q: Qp): BnxtQp {
   return (q as unknown as { hw: BnxtQp }).hw;

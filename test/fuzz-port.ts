@@ -41,6 +41,7 @@ import { ModifyQpMask, QpAccess, QpType } from '../firmware-hwrm/roce/index.ts';
 import {
   OPCODE_FLAGS, OpFlag, Opcode, ParseStatus, RoceFrame, encodeFrame, icrcInt32, parseFrame, payloadOffsetFor, writeIcrc,
 } from '../drivers/emu/wire/index.ts';
+import { seeded } from './helpers/seeded.ts';
 
 export interface PortFuzzOptions {
   readonly seed: number;
@@ -76,16 +77,8 @@ const FRAME_BYTES = 9216;
 const MAX_VIOLATIONS = 20;
 const VALID_OPCODES = Object.values(Opcode);
 
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let z = a;
-    z = Math.imul(z ^ (z >>> 15), z | 1);
-    z ^= z + Math.imul(z ^ (z >>> 7), z | 61);
-    return (z ^ (z >>> 14)) >>> 0;
-  };
-}
+/** mulberry32 from the tests' seeded helper: every choice comes from the printed seed. */
+const prng = seeded;
 
 interface Range { readonly at: number; readonly length: number; readonly what: string }
 

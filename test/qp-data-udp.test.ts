@@ -3,25 +3,17 @@
 // parseEndpoint), the child echoes every message, and the parent checks each echo's bytes.
 import t from 'tap';
 import { spawn } from 'node:child_process';
-import { createSocket } from 'node:dgram';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Nic, Qp, Region, formatEndpoint, parseEndpoint } from '../lib/index.ts';
 import { fillPattern, firstDifference, must } from './helpers/qp-data.ts';
+import { freeUdpPortPair } from '../scripts/interop/free-ports.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SIZES = [1, 64, 0, 1023, 1024, 4095, 4096, 4097, 9000, 65_536, 100_000, 3];
 
 /** Two UDP ports free on 127.0.0.1 just now (bound, read, released). */
-async function freePorts(): Promise<[number, number]> {
-  const sockets = [createSocket('udp4'), createSocket('udp4')];
-  const ports = await Promise.all(sockets.map((s) => new Promise<number>((resolve, reject) => {
-    s.once('error', reject);
-    s.bind(0, '127.0.0.1', () => resolve(s.address().port));
-  })));
-  for (const s of sockets) s.close();
-  return [ports[0]!, ports[1]!];
-}
+const freePorts = freeUdpPortPair;
 
 t.test('two processes cabled over UDP exchange messages', async (t) => {
   const [portA, portB] = await freePorts();

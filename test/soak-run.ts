@@ -18,6 +18,7 @@ import { Nic, Qp, Region } from '../lib/index.ts';
 import { nicInternals } from '../lib/nic.ts';
 import type { EmuDevice } from '../drivers/emu/device.ts';
 import type { FaultSpec } from '../drivers/emu/engine/faults.ts';
+import { seeded } from './helpers/seeded.ts';
 
 export interface SoakOptions {
   readonly seed: number;
@@ -68,17 +69,8 @@ const HEADER = 4;
 /** Problems kept in full; the rest are counted. */
 const MAX_PROBLEMS = 20;
 
-/** mulberry32: the soak's own seeded choices (sizes, offsets, kinds). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let z = a;
-    z = Math.imul(z ^ (z >>> 15), z | 1);
-    z ^= z + Math.imul(z ^ (z >>> 7), z | 61);
-    return (z ^ (z >>> 14)) >>> 0;
-  };
-}
+/** mulberry32 from the tests' seeded helper: every choice comes from the printed seed. */
+const prng = seeded;
 
 /** 70 % up to 128 bytes (0 included), 25 % up to 4096, 5 % up to MAX_SIZE. */
 function drawSize(r: () => number): number {

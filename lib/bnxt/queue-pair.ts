@@ -42,6 +42,17 @@ const SEND_WORD0 = R.sqWqeWord0(R.WqeType.SEND, R.WqeFlags.SIGNAL_COMP, R.STATIC
 const READ_WORD0 = R.sqWqeWord0(R.WqeType.READ_WQE, R.WqeFlags.SIGNAL_COMP, R.STATIC_WQE_SLOTS);
 const RECV_WORD0 = R.rqWqeWord0(R.STATIC_WQE_SLOTS);
 const TRAILER = R.CQE_TRAILER_WORD;
+const SGE_WORD = R.WQE_SGE_OFFSET / 4;
+
+/** The WQE's one SGE (va = region base + at, as 32-bit halves with the carry; lkey; size). */
+function writeSge(u: Uint32Array, w: number, key: number, vaLo: number, vaHi: number, at: number, n: number): void {
+  const lo = vaLo + at;
+  const carry = lo >= 4294967296 ? 1 : 0;
+  u[w] = lo - carry * 4294967296;
+  u[w + 1] = vaHi + carry;
+  u[w + 2] = key;
+  u[w + 3] = n;
+}
 
 export const enum Side { Send = 0, Receive = 1 }
 
@@ -308,10 +319,9 @@ export class BnxtQp {
 
   /** Writes an RDMA READ WQE (remote va/key; the local SGE is the destination). */
   postRead(key: number, vaLo: number, vaHi: number, at: number, n: number, rKey: number, rVaLo: number, rVaHi: number, rAt: number): void {
-    let lo = rVaLo + rAt;
-    let hi = rVaHi;
-    if (lo >= 4294967296) { lo -= 4294967296; hi++; }
-    this.writeSqWqe(READ_WORD0, key, vaLo, vaHi, at, n, lo, hi, rKey, R.WqeType.READ_WQE);
+    const lo = rVaLo + rAt;
+    const carry = lo >= 4294967296 ? 1 : 0;
+    this.writeSqWqe(READ_WORD0, key, vaLo, vaHi, at, n, lo - carry * 4294967296, rVaHi + carry, rKey, R.WqeType.READ_WQE);
   }
 
   private writeSqWqe(word0: number, key: number, vaLo: number, vaHi: number, at: number, n: number, w4: number, w5: number, w6: number, opcode: number): void {
@@ -333,13 +343,7 @@ export class BnxtQp {
     u[w + 5] = w5; // READ: remote_va hi
     u[w + 6] = w6; // READ: remote_key
     u[w + 7] = 0;
-    let lo = vaLo + at;
-    let hi = vaHi;
-    if (lo >= 4294967296) { lo -= 4294967296; hi++; }
-    u[w + 8] = lo;
-    u[w + 9] = hi;
-    u[w + 10] = key;
-    u[w + 11] = n;
+    writeSge(u, w + SGE_WORD, key, vaLo, vaHi, at, n);
     // psn_search_ext: opcode | start PSN, next PSN, start slot index.
     const packets = n === 0 ? 1 : Math.ceil(n / this.mtu);
     const start = this.nextPsn;
@@ -372,13 +376,7 @@ export class BnxtQp {
     u[w + 2] = idx; // wr_id: the CQE names the entry it completes
     u[w + 3] = 0;
     u[w + 4] = 0; u[w + 5] = 0; u[w + 6] = 0; u[w + 7] = 0;
-    let lo = vaLo + at;
-    let hi = vaHi;
-    if (lo >= 4294967296) { lo -= 4294967296; hi++; }
-    u[w + 8] = lo;
-    u[w + 9] = hi;
-    u[w + 10] = key;
-    u[w + 11] = n;
+    writeSge(u, w + SGE_WORD, key, vaLo, vaHi, at, n);
     const np = prod + 1;
     this.rqProd = np;
     this.rcq.tellBeforePost(np);

@@ -17,7 +17,7 @@ export interface RunPorts {
   readonly serverPort: number;
 }
 
-function freeUdpPort(): Promise<number> {
+export function freeUdpPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const socket = createSocket('udp4');
     socket.once('error', reject);
@@ -28,7 +28,7 @@ function freeUdpPort(): Promise<number> {
   });
 }
 
-function freeTcpPort(): Promise<number> {
+export function freeTcpPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
@@ -51,4 +51,12 @@ export async function pickRunPorts(): Promise<RunPorts> {
   for (let tries = 0; serverPort === tcpPort && tries < 10; tries++) serverPort = await freeTcpPort();
   if (serverPort === tcpPort) throw new Error('could not find two distinct free TCP ports on 127.0.0.1');
   return { guestPort, hostPort, tcpPort, serverPort };
+}
+
+/** Two distinct free UDP ports on 127.0.0.1 (the two ends of a software NIC cable). */
+export async function freeUdpPortPair(): Promise<[number, number]> {
+  const a = await freeUdpPort();
+  let b = await freeUdpPort();
+  while (b === a) b = await freeUdpPort();
+  return [a, b];
 }
