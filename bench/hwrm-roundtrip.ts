@@ -38,7 +38,7 @@ export async function run(options: BenchOptions): Promise<BenchResult[]> {
 
 /** Opens a software NIC, brings the function up, times FUNC_QCFG round trips (ns), tears down. */
 function measureQcfg(mode: 'thread' | 'stepped', durations: Durations): Summary {
-  // A software NIC as lib/open-device.ts makes one for "emu": loop cable, seed 1.
+  // A software NIC as drivers/open-device.ts makes one for "emu": loop cable, seed 1.
   const opened = openEmu({
     mac: macFromNumber(0xbe0001), ipv4: Uint8Array.from([10, 77, 0xbe, 1]), mtu: 9000,
     cable: { kind: 'loop' }, pcapPath: undefined, seed: 1, mode,

@@ -4,7 +4,7 @@
  * it, close it to give everything back.
  */
 import type { Device } from '../drivers/device.ts';
-import { openDevice, parseIpv4, type OpenOptions } from './open-device.ts';
+import { openDevice, parseIpv4, type OpenOptions } from '../drivers/open-device.ts';
 import { ok, err, type Result } from './result.ts';
 import { invalid } from './errors.ts';
 import { bringUp, tearDown, type BnxtFunction } from './bnxt/bringup.ts';

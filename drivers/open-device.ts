@@ -2,12 +2,12 @@
  * The one place that opens a device by name: a PCI address is real hardware through VFIO,
  * `emu` / `emu:LOCAL:REMOTE` a software NIC. Above this, nothing knows which it got.
  */
-import type { Device } from '../drivers/device.ts';
-import { openEmu } from '../drivers/emu/device.ts';
-import { macFromNumber, type CableSpec } from '../drivers/emu/config.ts';
-import { openVfio } from '../drivers/vfio/index.ts';
-import { invalid } from './errors.ts';
-import { ok, type Result } from './result.ts';
+import type { Device } from './device.ts';
+import { openEmu } from './emu/device.ts';
+import { macFromNumber, type CableSpec } from './emu/config.ts';
+import { openVfio } from './vfio/index.ts';
+import { invalid } from '../lib/errors.ts';
+import { ok, type Result } from '../lib/result.ts';
 
 export interface OpenOptions {
   /** The NIC's IPv4 address (dotted quad); its GID is the IPv4-mapped RoCEv2 GID. */
