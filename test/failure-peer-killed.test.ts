@@ -3,39 +3,24 @@
 // outstanding. The send fails with "retry exceeded" after its retries (8 ACK timeouts of
 // 67 ms: 7 retransmissions), and every other entry completes with that error.
 import t from 'tap';
-import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { Nic, Qp, Region, formatEndpoint, parseEndpoint } from '../lib/index.ts';
 import { nicInternals } from '../lib/nic.ts';
 import type { EmuDevice } from '../drivers/emu/device.ts';
 import { must, okBytes, error } from './failure-setup.ts';
 import { freeUdpPortPair } from '../scripts/interop/free-ports.ts';
+import { spawnLineChild } from './helpers/line-child.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const RETRY_EXCEEDED = 'retry exceeded: the peer did not acknowledge (TRANSPORT_RETRY_CNT_ERR)';
 
 const freePorts = freeUdpPortPair;
 
 t.test('rule 4: a peer process killed with SIGKILL while a send is outstanding: retry exceeded after 8 timeouts of 67 ms, the rest with that error', async (t) => {
   const [portA, portB] = await freePorts();
-  const child = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', 'test/failure-peer-child.ts', String(portB), String(portA), '1'], {
-    cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
-  const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
-  t.teardown(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); });
-  const lines = createInterface({ input: child.stdout });
-  const queued: string[] = [];
-  const waiting: ((line: string) => void)[] = [];
-  lines.on('line', (line) => { const w = waiting.shift(); if (w) w(line); else queued.push(line); });
-  const nextLine = (what: string) => new Promise<string>((resolve, reject) => {
-    const q = queued.shift();
-    if (q !== undefined) return resolve(q);
-    const timer = setTimeout(() => reject(new Error(`no ${what} from the peer within 60 s: ${stderr}`)), 60_000);
-    waiting.push((line) => { clearTimeout(timer); resolve(line); });
-  });
+  const peerProc = spawnLineChild('test/failure-peer-child.ts', [String(portB), String(portA), '1']);
+  const child = peerProc.child;
+  const exited = peerProc.exited.then((e) => e.signal);
+  t.teardown(() => peerProc.kill());
+  const nextLine = peerProc.nextLine;
 
   const nic = must(Nic.open(`emu:${portA}:${portB}`), 'Nic.open');
   t.teardown(() => nic.close());
@@ -44,7 +29,7 @@ t.test('rule 4: a peer process killed with SIGKILL while a send is outstanding: 
   const qp = must(Qp.make(nic), 'Qp.make');
   const r = must(Region.alloc(nic, 1 << 16), 'Region.alloc');
   const peer = parseEndpoint(await nextLine('endpoint'));
-  child.stdin.write(`${formatEndpoint(qp.endpoint)}\n`);
+  child.stdin!.write(`${formatEndpoint(qp.endpoint)}\n`);
   must(qp.connect(peer), 'connect');
   t.equal(await nextLine('ready'), 'ready', 'the peer connected and posted one receive');
 
@@ -75,5 +60,5 @@ t.test('rule 4: a peer process killed with SIGKILL while a send is outstanding: 
   qp.send(r, 0, 1);
   t.same(qp.wait('send', 1e6), error(RETRY_EXCEEDED), 'and a send posted later');
   t.equal(qp.failure, RETRY_EXCEEDED);
-  t.equal(stderr, '', 'the peer wrote no error before it was killed');
+  t.equal(peerProc.stderr(), '', 'the peer wrote no error before it was killed');
 });

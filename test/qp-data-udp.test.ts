@@ -2,14 +2,11 @@
 // messages: endpoints go over the child's stdin/stdout as text (formatEndpoint /
 // parseEndpoint), the child echoes every message, and the parent checks each echo's bytes.
 import t from 'tap';
-import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { Nic, Qp, Region, formatEndpoint, parseEndpoint } from '../lib/index.ts';
 import { fillPattern, firstDifference, must } from './helpers/qp-data.ts';
 import { freeUdpPortPair } from '../scripts/interop/free-ports.ts';
+import { spawnLineChild } from './helpers/line-child.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SIZES = [1, 64, 0, 1023, 1024, 4095, 4096, 4097, 9000, 65_536, 100_000, 3];
 
 /** Two UDP ports free on 127.0.0.1 just now (bound, read, released). */
@@ -17,23 +14,11 @@ const freePorts = freeUdpPortPair;
 
 t.test('two processes cabled over UDP exchange messages', async (t) => {
   const [portA, portB] = await freePorts();
-  const child = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', 'test/helpers/qp-echo-child.ts', String(portB), String(portA), String(SIZES.length)], {
-    cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  t.teardown(() => { if (child.exitCode === null) child.kill(); });
-  const lines = createInterface({ input: child.stdout });
-  const queued: string[] = [];
-  const waiting: ((line: string) => void)[] = [];
-  lines.on('line', (line) => { const w = waiting.shift(); if (w) w(line); else queued.push(line); });
-  const nextLine = (what: string) => new Promise<string>((resolve, reject) => {
-    const q = queued.shift();
-    if (q !== undefined) return resolve(q);
-    const timer = setTimeout(() => reject(new Error(`no ${what} from the child within 60 s: ${stderr}`)), 60_000);
-    waiting.push((line) => { clearTimeout(timer); resolve(line); });
-  });
+  const peerProc = spawnLineChild('test/helpers/qp-echo-child.ts', [String(portB), String(portA), String(SIZES.length)]);
+  const child = peerProc.child;
+  const exited = peerProc.exited.then((e) => e.code);
+  t.teardown(() => peerProc.kill());
+  const nextLine = peerProc.nextLine;
 
   const nic = must(Nic.open(`emu:${portA}:${portB}`), 'Nic.open');
   t.teardown(() => nic.close());
@@ -44,7 +29,7 @@ t.test('two processes cabled over UDP exchange messages', async (t) => {
   const peer = parseEndpoint(await nextLine('endpoint'));
   t.comment(`the child's endpoint: ${formatEndpoint(peer)}`);
   t.notSame([...peer.mac], [...qp.endpoint.mac], 'the child\'s NIC is another NIC (another MAC)');
-  child.stdin.write(`${formatEndpoint(qp.endpoint)}\n`);
+  child.stdin!.write(`${formatEndpoint(qp.endpoint)}\n`);
   must(qp.connect(peer), 'connect');
   t.equal(await nextLine('ready'), 'ready', 'the child connected and posted its receives');
 
@@ -58,5 +43,5 @@ t.test('two processes cabled over UDP exchange messages', async (t) => {
     t.equal(firstDifference(back.bytes, 0, out.bytes, 0, n), -1, 'the same bytes');
   }
   t.equal(await nextLine('done'), 'done', 'the child echoed every message');
-  t.equal(await exited, 0, `the child exited cleanly${stderr ? `: ${stderr}` : ''}`);
+  t.equal(await exited, 0, `the child exited cleanly${peerProc.stderr() ? `: ${peerProc.stderr()}` : ''}`);
 });
