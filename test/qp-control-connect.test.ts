@@ -1,5 +1,5 @@
 // Issue 3, Qp.connect: one test per spec sentence (Rig_bnxt.Qp, "connect"), on stepped software NICs.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { Qp, Region, InvalidArgument, type Endpoint, type Nic } from '../lib/index.ts';
 import { nicInternals } from '../lib/nic.ts';
 import { openNic, control, qpAttributes, requests, watchCommands, unwrap, STATE, STATUS, emu } from './helpers/qp-control.ts';
@@ -18,6 +18,26 @@ function pair(nic: Nic): [Qp, Qp] {
 }
 
 /** One 64-byte message from a to b (b's receive first); true if both sides completed it. */
+/** Connects `a` again and checks the driver went RESET -> INIT -> RTR -> RTS and the QP is in RTS. */
+function connectsAgainFromReset(t: Test, nic: Nic, a: Qp, b: Qp, what: string): void {
+  const watch = watchCommands(nic);
+  const again = a.connect(b.endpoint);
+  watch.restore();
+  t.ok(again.ok, what);
+  t.same(watch.log.map((c) => c.name), FULL_CONNECT, 'RESET -> INIT -> RTR -> RTS');
+  t.equal(qpAttributes(nic, a.number)?.state, STATE.RTS);
+}
+
+/** Connects `b` back, checks a message moves from a to b, then gives everything back. */
+function trafficFlowsThenClose(t: Test, nic: Nic, a: Qp, b: Qp): void {
+  unwrap(b.connect(a.endpoint));
+  const region = unwrap(Region.alloc(nic, 4096));
+  t.ok(messageMoves(a, b, region), 'and a message moves');
+  for (const x of [a, b]) unwrap(x.destroy());
+  unwrap(region.deregister());
+  nic.close();
+}
+
 function messageMoves(a: Qp, b: Qp, r: Region): boolean {
   b.receive(r, 2048, 64);
   a.send(r, 0, 64);
@@ -207,21 +227,11 @@ t.test('a connect the firmware refused part-way, called again, takes qp back to 
       t.equal(watch.log.at(-1)?.name, name, `the refused command is ${name}`);
       t.equal(a.connected, false);
     }
-    const watch = watchCommands(nic);
-    const again = a.connect(b.endpoint);
-    watch.restore();
-    t.ok(again.ok, `${what}: connect again succeeds`);
-    t.same(watch.log.map((c) => c.name), FULL_CONNECT, 'RESET -> INIT -> RTR -> RTS');
+    connectsAgainFromReset(t, nic, a, b, `${what}: connect again succeeds`);
     const attr = qpAttributes(nic, a.number)!;
-    t.equal(attr.state, STATE.RTS);
     t.same([attr.destQpn, attr.rqPsn, attr.sqPsn, attr.timeout, attr.retryCnt, attr.rnrRetry, attr.pathMtuBytes],
       [b.endpoint.qp, b.endpoint.psn, a.endpoint.psn, 14, 7, 7, 4096], 'with every attribute of a first-time connect');
-    unwrap(b.connect(a.endpoint));
-    const region = unwrap(Region.alloc(nic, 4096));
-    t.ok(messageMoves(a, b, region), 'and a message moves');
-    for (const x of [a, b]) unwrap(x.destroy());
-    unwrap(region.deregister());
-    nic.close();
+    trafficFlowsThenClose(t, nic, a, b);
   }
 });
 
@@ -234,17 +244,8 @@ t.test('a connect an exception ended, called again, takes qp back to reset and c
     t.throws(() => a.connect(b.endpoint), /injected failure/, `an exception at ${step === 1 ? 'RTR' : 'RTS'} ends the connect`);
     broken.restore();
     t.equal(a.connected, false);
-    const watch = watchCommands(nic);
-    t.ok(a.connect(b.endpoint).ok, 'connect again succeeds');
-    watch.restore();
-    t.same(watch.log.map((c) => c.name), FULL_CONNECT, 'RESET -> INIT -> RTR -> RTS');
-    t.equal(qpAttributes(nic, a.number)?.state, STATE.RTS);
-    unwrap(b.connect(a.endpoint));
-    const r = unwrap(Region.alloc(nic, 4096));
-    t.ok(messageMoves(a, b, r), 'and a message moves');
-    for (const x of [a, b]) unwrap(x.destroy());
-    unwrap(r.deregister());
-    nic.close();
+    connectsAgainFromReset(t, nic, a, b, 'connect again succeeds');
+    trafficFlowsThenClose(t, nic, a, b);
   }
   // While a command is out: the device's clock throws as the driver waits for RTR's answer, so
   // the firmware runs the command and its answer comes late.
@@ -265,17 +266,8 @@ t.test('a connect an exception ended, called again, takes qp back to reset and c
   delete (clock as { relax?: unknown }).relax; // the prototype's again
   watch.restore();
   t.equal(a.connected, false);
-  const again = watchCommands(nic);
-  t.ok(a.connect(b.endpoint).ok, 'connect again succeeds, past the late answer');
-  again.restore();
-  t.same(again.log.map((c) => c.name), FULL_CONNECT, 'RESET -> INIT -> RTR -> RTS');
-  t.equal(qpAttributes(nic, a.number)?.state, STATE.RTS);
-  unwrap(b.connect(a.endpoint));
-  const r = unwrap(Region.alloc(nic, 4096));
-  t.ok(messageMoves(a, b, r), 'and a message moves');
-  for (const x of [a, b]) unwrap(x.destroy());
-  unwrap(r.deregister());
-  nic.close();
+  connectsAgainFromReset(t, nic, a, b, 'connect again succeeds, past the late answer');
+  trafficFlowsThenClose(t, nic, a, b);
 });
 
 t.test('Raises Invalid_argument if qp is connected, or e\'s gid is not 16 bytes or its mac not 6, before any request', async (t) => {
