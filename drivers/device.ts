@@ -3,7 +3,7 @@
  * these interfaces; drivers/vfio implements them on real hardware, drivers/emu on the
  * software NIC. Nothing above this boundary may know which one it has.
  */
-import type { Result } from '../lib/result.ts';
+import type { Result } from '../firmware-hwrm/result.ts';
 
 /** One memory-mapped BAR. Offsets are bytes from the BAR's start. */
 export interface Mmio {

@@ -13,8 +13,8 @@
  * overlaps no free range. Ranges are only ever carved out of free ranges, so two handed-out
  * ranges never overlap.
  */
-import { ok, err, type Result } from '../lib/result.ts';
-import { assert, invalid } from '../lib/errors.ts';
+import { ok, err, type Result } from '../firmware-hwrm/result.ts';
+import { assert, invalid } from '../firmware-hwrm/errors.ts';
 
 /** A window of usable IOVAs, `end` exclusive. */
 export interface IovaRange {

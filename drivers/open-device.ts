@@ -6,8 +6,8 @@ import type { Device } from './device.ts';
 import { openEmu } from './emu/device.ts';
 import { macFromNumber, type CableSpec } from './emu/config.ts';
 import { openVfio } from './vfio/index.ts';
-import { invalid } from '../lib/errors.ts';
-import { ok, type Result } from '../lib/result.ts';
+import { invalid } from '../firmware-hwrm/errors.ts';
+import { ok, type Result } from '../firmware-hwrm/result.ts';
 
 export interface OpenOptions {
   /** The NIC's IPv4 address (dotted quad); its GID is the IPv4-mapped RoCEv2 GID. */

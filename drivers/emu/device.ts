@@ -5,7 +5,7 @@
  */
 import { Worker, MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import type { Clock, Device, DmaMemory, Mmio, PciIdentity } from '../device.ts';
-import { ok, err, type Result } from '../../lib/result.ts';
+import { ok, err, type Result } from '../../firmware-hwrm/result.ts';
 import { allocWriteQueue, WriteQueueProducer, WriteKind } from './write-queue.ts';
 import { allocWake, WAKE_COUNTER, WAKE_SLEEPING } from './wake.ts';
 import { EmuDmaMemory, type DmaMapper } from './dma-memory.ts';

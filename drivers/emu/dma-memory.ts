@@ -4,7 +4,7 @@
  * above 4 GiB so the high halves of every address field are exercised.
  */
 import type { DmaBuffer, DmaMemory } from '../device.ts';
-import { ok, err, type Result } from '../../lib/result.ts';
+import { ok, err, type Result } from '../../firmware-hwrm/result.ts';
 import { IovaAllocator } from '../iova-allocator.ts';
 
 const PAGE = 4096;

@@ -4,7 +4,7 @@
  * step and says, on failure, what the user can do about it.
  */
 import { join } from 'node:path';
-import { ok, err, type Result } from '../../lib/result.ts';
+import { ok, err, type Result } from '../../firmware-hwrm/result.ts';
 import { IovaAllocator, type IovaRange } from '../iova-allocator.ts';
 import {
   VFIO_CONST,

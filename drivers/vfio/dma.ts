@@ -6,8 +6,8 @@
  * mapping keeps the pages, and a long-lived fd per buffer would only use up descriptors.
  */
 import type { DmaBuffer, DmaMemory } from '../device.ts';
-import { ok, err, type Result } from '../../lib/result.ts';
-import { invalid } from '../../lib/errors.ts';
+import { ok, err, type Result } from '../../firmware-hwrm/result.ts';
+import { invalid } from '../../firmware-hwrm/errors.ts';
 import type { IovaAllocator } from '../iova-allocator.ts';
 import { LINUX, errnoName, type Libc, type Pointer } from './libc.ts';
 import { Mapping } from './mapping.ts';

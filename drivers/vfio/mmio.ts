@@ -21,7 +21,7 @@
  * (mapping.ts), never the device and never unmapped memory.
  */
 import type { Mmio } from '../device.ts';
-import { invalid } from '../../lib/errors.ts';
+import { invalid } from '../../firmware-hwrm/errors.ts';
 
 // The doorbell scratch: one 8-byte cell seen as two u32 halves (little-endian) and a double.
 const doorbellScratchF64 = new Float64Array(1);

@@ -5,10 +5,10 @@
  * a failure unwinds everything acquired so far, newest first, and says what to do.
  */
 import { join } from 'node:path';
-import { ok, err, type Result } from '../../lib/result.ts';
+import { ok, err, type Result } from '../../firmware-hwrm/result.ts';
 import { PCI_CONFIG, VFIO_CONST } from './abi.ts';
 import { HostClock } from './clock.ts';
-import { invalid } from '../../lib/errors.ts';
+import { invalid } from '../../firmware-hwrm/errors.ts';
 import type { IovaRange } from '../iova-allocator.ts';
 import {
   DEFAULT_IOVA_WINDOW,

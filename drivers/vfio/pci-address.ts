@@ -1,5 +1,5 @@
 /** PCI function addresses as sysfs and VFIO spell them: "DDDD:BB:DD.F", lower-case hex. */
-import { invalid } from '../../lib/errors.ts';
+import { invalid } from '../../firmware-hwrm/errors.ts';
 
 const PCI_ADDRESS = /^([0-9a-f]{4}):([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])$/i;
 

@@ -4,7 +4,7 @@
  */
 import { existsSync, readFileSync, readlinkSync, readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { ok, err, type Result } from '../../lib/result.ts';
+import { ok, err, type Result } from '../../firmware-hwrm/result.ts';
 
 export interface PciFunctionFacts {
   readonly vendorId: number;

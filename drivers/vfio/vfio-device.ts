@@ -3,7 +3,7 @@
  * `Chip` is undefined only for a non-bnxt device opened with VfioAllowOptions.allowDevice.
  */
 import type { Clock, Device, Mmio, PciIdentity } from '../device.ts';
-import { invalid } from '../../lib/errors.ts';
+import { invalid } from '../../firmware-hwrm/errors.ts';
 import type { VfioDmaMemory } from './dma.ts';
 import type { BnxtPciId } from './pci-ids.ts';
 import type { ReleaseStack } from './release-stack.ts';

@@ -1,4 +1,4 @@
-import type { Result } from '../../../lib/result.ts';
+import type { Result } from '../../../firmware-hwrm/result.ts';
 
 /** A socket cable whose `create` returns at once and whose `ready` settles when it can carry frames. */
 export interface StartingCable {

@@ -4,7 +4,7 @@
  * go to the inner cable; received frames before the receiver sees them. Around a LoopCable
  * every frame passes both ways, so record only one direction there ('sent').
  */
-import type { Result } from '../../../lib/result.ts';
+import type { Result } from '../../../firmware-hwrm/result.ts';
 import { PcapWriter, wallClockUs, type PcapOptions } from '../wire/pcap.ts';
 import type { Cable, FrameReceiver } from './cable.ts';
 

@@ -11,7 +11,7 @@
  * skipped (its bytes are read and dropped, the stream stays in step) and counted.
  */
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
-import type { Result } from '../../../lib/result.ts';
+import type { Result } from '../../../firmware-hwrm/result.ts';
 import { CableStats, dropAll, type Cable, type FrameReceiver } from './cable.ts';
 import { awaitReady } from './await-ready.ts';
 

@@ -10,7 +10,7 @@
  * (the socket may still read the bytes after send returns); that is the price of the socket.
  */
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
-import type { Result } from '../../../lib/result.ts';
+import type { Result } from '../../../firmware-hwrm/result.ts';
 import { CableStats, dropAll, type Cable, type FrameReceiver } from './cable.ts';
 import { awaitReady } from './await-ready.ts';
 import { refuseNonLoopback, refusePort } from './loopback.ts';

@@ -7,7 +7,7 @@
  * in `error`; it never throws into the caller's data path.
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
-import type { Result } from '../../../lib/result.ts';
+import type { Result } from '../../../firmware-hwrm/result.ts';
 
 const PCAP_MAGIC_MICROSECONDS = 0xa1b2c3d4;
 const PCAP_VERSION_MAJOR = 2;
