@@ -6,7 +6,7 @@
 import t from 'tap';
 import { ACCESS_MR, REQ, RES, TestNic, WQE, pattern, type TestQp } from './helpers/emu-engine-harness.ts';
 import { Opcode } from '../drivers/emu/wire/index.ts';
-import { EmuQpState } from '../drivers/emu/engine/objects.ts';
+import { EmuQpState } from '../drivers/emu/objects.ts';
 import { openEmu } from '../drivers/emu/device.ts';
 
 const MTU = 1024;

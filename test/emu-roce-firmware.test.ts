@@ -98,7 +98,7 @@ t.test('INITIALIZE_FW needs a RoCE statistics context and context memory', async
   // Without HWRM_FUNC_BACKING_STORE_CFG, HWRM allocates no ring either (so no CREQ): the
   // function's context memory is taken away after the CREQ exists to see the firmware's own check.
   ({ setup, q } = openRoce({ init: false }));
-  q.rig.model.hwrm.backingStore = undefined;
+  q.rig.model.resources.backingStore = undefined;
   cookie = q.send(R.CmdqInitializeFw, { opcode: O.INITIALIZE_FW, stat_ctx_id: setup.statCtxId });
   t.same([...q.take()!], response(2, cookie, 0, 1, O.INITIALIZE_FW), 'no context memory: RESOURCES');
   t.equal((q.rig.model.control('roce.resources', []) as { initialized: boolean }).initialized, false);

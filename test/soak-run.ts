@@ -17,7 +17,7 @@
 import { Nic, Qp, Region } from '../lib/index.ts';
 import { nicInternals } from '../lib/nic.ts';
 import type { EmuDevice } from '../drivers/emu/device.ts';
-import type { FaultSpec } from '../drivers/emu/engine/faults.ts';
+import type { FaultSpec } from '../drivers/emu/cable/faults.ts';
 import { seeded } from './helpers/seeded.ts';
 
 export interface SoakOptions {

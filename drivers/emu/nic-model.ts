@@ -1,22 +1,39 @@
 /**
  * The software NIC: a BCM57508 (Thor, P5) physical function as a register file with write
  * handlers (QEMU style). BAR0 holds the HWRM request window and trigger and the RoCE CMDQ
- * mailbox; BAR2 takes doorbells. The firmware and the RoCE engine act only through DMA
- * (the IOMMU) and the published registers.
+ * mailbox; BAR2 takes doorbells. This file wires the parts and is their only meeting point:
+ *
+ *   host (device.ts, worker.ts, a vfio-user server)
+ *     │  runOnce(now): bus writes in order ─> BAR0 triggers / BAR2 doorbells; iommu.map/unmap;
+ *     │  wake (the driver's sleep is cut short after a run that wrote something)
+ *   NicModel ── NicBus (bus.ts: DMA, registers, notify, clock, PRNG, config, internal errors)
+ *     ├─ firmware/hwrm.ts   HWRM (ChiMP) ──writes──> FunctionResources <──reads── firmware/roce.ts
+ *     ├─ firmware/roce.ts   CMDQ/CREQ, object tables (RoceTables) ──hooks──> engine
+ *     └─ engine/engine.ts   RC transport over the port and its cable ──tables──> firmware
+ *
+ * Firmware and engine never import each other or this file: each gets the bus and the other's
+ * narrow interface (objects.ts RoceTables / EngineHooks, function-resources.ts RoceOfFunction).
  */
-import { Iommu } from './iommu.ts';
 import { WriteQueueConsumer, WriteKind } from './write-queue.ts';
 import { wakeDriver } from './wake.ts';
 import type { EmuConfig } from './config.ts';
+import type { Iommu } from './iommu.ts';
+import type { Random } from './random.ts';
+import { NicBus } from './bus.ts';
 import { HwrmFirmware } from './firmware/hwrm.ts';
 import { RoceFirmware } from './firmware/roce.ts';
+import { FunctionResources } from './firmware/function-resources.ts';
 import { RoceEngine } from './engine/engine.ts';
-import { Random } from './random.ts';
 
 export const BAR0_BYTES = 64 * 1024;
 export const BAR2_BYTES = 16 * 1024 * 1024;
 
-// BAR0 map (bnxt-hwrm-vfio.md 2.1; bnxt-roce-interface.md 1)
+/**
+ * BAR0 map: the HWRM channel (Linux bnxt.h BNXT_GRCPF_REG_CHIMP_COMM, _CHIMP_COMM_TRIGGER,
+ * _WINDOW_BASE_OUT, BNXT_GRC_REG_STATUS_P5) and the RoCE CMDQ mailbox at 0x600 with its
+ * producer at +0xc and trigger at +0x100 (Linux bnxt_re qplib_rcfw.h RCFW_COMM_BASE_OFFSET,
+ * RCFW_PF_VF_COMM_PROD_OFFSET, RCFW_COMM_TRIG_OFFSET).
+ */
 export const BAR0 = {
   CHIMP_COMM: 0x000,
   CHIMP_COMM_TRIGGER: 0x100,
@@ -36,43 +53,55 @@ export interface ModelInit {
 }
 
 export class NicModel {
-  readonly iommu = new Iommu();
-  readonly random: Random;
-  readonly config: EmuConfig;
-  /** What the driver last wrote to each BAR0 word. */
-  readonly bar0Written = new Uint32Array(BAR0_BYTES / 4);
-  /** What the driver reads from BAR0 (the model publishes status here). */
-  readonly bar0Published: Int32Array;
+  /** What the firmware and the engine reach: DMA, registers, notification, clock, PRNG, config. */
+  readonly bus: NicBus;
+  /** What HWRM set up for the function (registration, context memory, rings, statistics contexts). */
+  readonly resources = new FunctionResources();
   readonly hwrm: HwrmFirmware;
   readonly roce: RoceFirmware;
   readonly engine: RoceEngine;
   private readonly queue: WriteQueueConsumer;
   private readonly wake: Int32Array;
-  private wroteSomething = false;
   /** Set by the worker: drains the control port (DMA maps, test calls). */
   onControl: () => void = () => {};
-  /** Set by the worker: called when a frame arrives from outside (a socket). */
-  onExternalWork: () => void = () => {};
-  private nowNs = 0;
 
   constructor(init: ModelInit) {
-    this.config = init.config;
-    this.random = new Random(init.config.seed);
     this.queue = new WriteQueueConsumer(init.queue);
     this.wake = new Int32Array(init.wake);
-    this.bar0Published = new Int32Array(init.bar0);
-    this.engine = new RoceEngine(this);
-    this.roce = new RoceFirmware(this);
-    this.hwrm = new HwrmFirmware(this);
+    const bus = new NicBus(init.config, new Int32Array(init.bar0), BAR0_BYTES);
+    this.bus = bus;
+    this.engine = new RoceEngine(bus);
+    this.roce = new RoceFirmware(bus, this.resources, this.engine);
+    this.hwrm = new HwrmFirmware(bus, this.resources, this.roce);
+    this.engine.attach(this.roce);
+  }
+
+  /** The device's IOMMU: the host maps and unmaps DMA memory here. */
+  get iommu(): Iommu {
+    return this.bus.iommu;
+  }
+
+  get config(): EmuConfig {
+    return this.bus.config;
+  }
+
+  get random(): Random {
+    return this.bus.random;
+  }
+
+  /** Set by the worker: called when a frame arrives from outside (a socket). */
+  set onExternalWork(fn: () => void) {
+    this.bus.onExternalWork = fn;
   }
 
   now(): number {
-    return this.nowNs;
+    return this.bus.nowNs;
   }
 
   /** Processes every queued bus write, then the engine's due work. True if anything happened. */
   runOnce(nowNs: number): boolean {
-    this.nowNs = nowNs;
+    const bus = this.bus;
+    bus.nowNs = nowNs;
     let worked = false;
     const q = this.queue;
     while (q.take()) {
@@ -86,8 +115,8 @@ export class NicModel {
     }
     if (this.engine.run(nowNs)) worked = true;
     if (this.hwrm.run(nowNs)) worked = true;
-    if (this.wroteSomething) {
-      this.wroteSomething = false;
+    if (bus.wroteSomething) {
+      bus.wroteSomething = false;
       wakeDriver(this.wake);
     }
     return worked;
@@ -98,29 +127,20 @@ export class NicModel {
     return Math.min(this.engine.nextDeadlineNs(), this.hwrm.nextDeadlineNs());
   }
 
-  /** Subsystems call this after writing host memory the driver may be waiting on. */
-  notifyDriver(): void {
-    this.wroteSomething = true;
-  }
-
   wakeDriver(): void {
     wakeDriver(this.wake);
   }
 
+  /** What the driver last wrote to each BAR0 word. */
+  get bar0Written(): Uint32Array {
+    return this.bus.bar0Written;
+  }
+
   private writeBar0(offset: number, value: number): void {
     if (offset < 0 || offset >= BAR0_BYTES) return; // writes past the BAR are dropped, as on PCIe
-    this.bar0Written[offset >>> 2] = value;
+    this.bus.bar0Written[offset >>> 2] = value;
     if (offset === BAR0.CHIMP_COMM_TRIGGER) this.hwrm.trigger(value);
     else if (offset === BAR0.RCFW_TRIGGER) this.roce.trigger(value);
-  }
-
-  /** Reads `length` bytes the driver wrote into BAR0 starting at `offset`. */
-  bar0Bytes(offset: number, length: number): Uint8Array {
-    return new Uint8Array(this.bar0Written.buffer, offset, length).slice();
-  }
-
-  publishBar0(offset: number, value: number): void {
-    Atomics.store(this.bar0Published, offset >>> 2, value | 0);
   }
 
   // Worker sleep protocol (see worker.ts).

@@ -10,7 +10,7 @@ import { allocWake } from '../../drivers/emu/wake.ts';
 import type { EmuConfig, CableSpec } from '../../drivers/emu/config.ts';
 import {
   EmuCq, EmuMr, EmuQp, EmuQpState, PagedMemory, Ring, type EmuGid, type RoceTables,
-} from '../../drivers/emu/engine/objects.ts';
+} from '../../drivers/emu/objects.ts';
 
 export const PAGE = 4096;
 export const DOORBELL = 0x10000;
@@ -66,6 +66,11 @@ export class FakeTables implements RoceTables {
     if (!cq.armed) return;
     cq.armed = false;
     this.notifications.push(cq.id);
+  }
+  /** No NQ-type rings here: NQ doorbells are recorded and do nothing else. */
+  readonly nqDoorbells: { ringId: number; index: number; epoch: number }[] = [];
+  nqDoorbell(ringId: number, index: number, epoch: number): void {
+    this.nqDoorbells.push({ ringId, index, epoch });
   }
 }
 
@@ -257,7 +262,7 @@ export class TestNic {
       config: this.config, queue: allocWriteQueue(), wake: allocWake(),
       bar0: new SharedArrayBuffer(BAR0_BYTES), bar2: new SharedArrayBuffer(BAR2_BYTES),
     });
-    this.model.engine.useTables(this.tables);
+    this.model.engine.attach(this.tables);
   }
 
   /** Zeroed host memory mapped at a fresh IOVA (page aligned). */

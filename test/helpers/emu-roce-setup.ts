@@ -12,7 +12,7 @@ import type { EmuConfig } from '../../drivers/emu/config.ts';
 import * as H from '../../firmware-hwrm/hwrm/index.ts';
 import type { FieldSpec, Layout, Values } from '../../firmware-hwrm/layout.ts';
 import * as R from '../../firmware-hwrm/roce/index.ts';
-import type { EmuQp, EngineHooks } from '../../drivers/emu/engine/objects.ts';
+import type { EmuQp, EngineHooks } from '../../drivers/emu/objects.ts';
 
 export interface DmaBuf {
   readonly iova: number;

@@ -1,4 +1,23 @@
-/** Cables: what carries the software NIC's Ethernet frames, and wrappers around them. */
+/**
+ * Cables: what carries the software NIC's Ethernet frames, the wrappers around them, and
+ * plugPortCable, which builds the stack a port sends into from the NIC's cable spec:
+ *
+ *   FaultCable ─> LocalDelivery (cables to other machines) ─> PcapTap (if a capture) ─> cable
+ *
+ * where the cable is a LoopCable (back to the port), a PairCable (two stepped NICs of this
+ * process), a UdpCable (QEMU's -netdev dgram) or a StreamCable (QEMU's -netdev stream).
+ */
+import type { CableSpec } from '../config.ts';
+import type { Random } from '../random.ts';
+import type { Cable } from './cable.ts';
+import { LoopCable } from './loop-cable.ts';
+import { UdpCable } from './udp-cable.ts';
+import { StreamCable } from './stream-cable.ts';
+import { PairCable } from './pair-cable.ts';
+import { LocalDelivery } from './local-delivery.ts';
+import { PcapTap } from './pcap-tap.ts';
+import { FaultCable } from './faults.ts';
+
 export { CableStats, dropAll, type Cable, type FrameReceiver } from './cable.ts';
 export { LoopCable, type LoopCableOptions } from './loop-cable.ts';
 export { UdpCable, type UdpCableOptions } from './udp-cable.ts';
@@ -7,3 +26,91 @@ export { PcapTap, type PcapTapOptions } from './pcap-tap.ts';
 export { refuseNonLoopback, refusePort } from './loopback.ts';
 export { PairCable, PairLink, SharedStepping, pairLink, type Stepped } from './pair-cable.ts';
 export { LocalDelivery } from './local-delivery.ts';
+export { FaultCable, type FaultSpec } from './faults.ts';
+
+/** A queue of frames in memory, delivered when the port's owner runs it (no event-loop turn needed). */
+export interface QueuedFrames {
+  readonly pending: number;
+  deliverPending(): number;
+}
+
+export interface PortCableOptions {
+  readonly spec: CableSpec;
+  /** The port's own addresses (wire order): frames to them stay on the NIC (LocalDelivery). */
+  readonly mac: Uint8Array;
+  readonly ipv4: Uint8Array;
+  readonly pcapPath: string | undefined;
+  /** The NIC runs stepped on a virtual clock (pair cables need it; captures take its time). */
+  readonly stepped: boolean;
+  /** Slots of each in-memory queue (loop, pair, own frames) and the bytes of a sent frame's slot. */
+  readonly slots: number;
+  readonly slotBytes: number;
+  /** Longest frame the port takes in. */
+  readonly receiveBytes: number;
+  readonly random: Random;
+  readonly nowNs: () => number;
+  /** Told when a socket cable cannot be set up (bind, connect). */
+  readonly onError: (why: string) => void;
+}
+
+/** What a port is plugged into, with handles on the queues it must drive and measure. */
+export interface PortCable {
+  /** What the port sends into and receives from: the fault injector, outermost. */
+  readonly cable: FaultCable;
+  readonly loop: LoopCable | null;
+  readonly pair: PairCable | null;
+  /** On a cable to other machines: the port's frames to itself, and forged ones refused. */
+  readonly local: LocalDelivery | null;
+  /** Every in-memory queue, delivered by the port inside its run. */
+  readonly queues: readonly QueuedFrames[];
+  /** The cable is a socket: frames arrive on the event loop. */
+  readonly socket: boolean;
+}
+
+/** Builds the cable stack for `o.spec`; throws (nothing is left open) if a part cannot be made. */
+export function plugPortCable(o: PortCableOptions): PortCable {
+  const spec = o.spec;
+  const queues: QueuedFrames[] = [];
+  let loop: LoopCable | null = null;
+  let pair: PairCable | null = null;
+  let inner: Cable;
+  if (spec.kind === 'loop') {
+    loop = new LoopCable({ slots: o.slots, slotBytes: o.slotBytes, delivery: 'manual' });
+    queues.push(loop);
+    inner = loop;
+  } else if (spec.kind === 'pair') {
+    if (!o.stepped) throw new Error('software NIC port: a pair cable joins stepped NICs only');
+    const joined = PairCable.join(spec.name, o.slots, o.receiveBytes);
+    if (typeof joined === 'string') throw new Error(`software NIC port: ${joined}`);
+    pair = joined;
+    queues.push(joined);
+    inner = joined;
+  } else {
+    const made = spec.kind === 'udp'
+      ? UdpCable.create({ localPort: spec.localPort, remotePort: spec.remotePort, maxFrameBytes: o.receiveBytes })
+      : StreamCable.create({ path: spec.path, maxFrameBytes: o.receiveBytes });
+    if (!made.ok) throw new Error(`software NIC port: ${made.error}`);
+    inner = made.value;
+    void made.value.ready.then((r) => { if (!r.ok) o.onError(r.error); });
+  }
+  if (o.pcapPath !== undefined) {
+    // Around a loop cable every frame passes both ways: record it once, as sent.
+    const tap = PcapTap.open(inner, o.pcapPath, {
+      record: loop ? 'sent' : 'both',
+      ...(o.stepped ? { clockUs: () => o.nowNs() / 1000 } : {}),
+    });
+    if (!tap.ok) {
+      inner.close();
+      throw new Error(`software NIC port: ${tap.error}`);
+    }
+    inner = tap.value;
+  }
+  // Above the tap: the port's frames to itself never touch the wire, so a capture has none.
+  const local = loop ? null : new LocalDelivery(inner, o.mac, o.ipv4, o.slots, o.slotBytes);
+  if (local) {
+    queues.push(local);
+    inner = local;
+  }
+  const cable = new FaultCable(inner, o.random, o.nowNs, o.receiveBytes);
+  return { cable, loop, pair, local, queues, socket: spec.kind === 'udp' || spec.kind === 'stream' };
+}

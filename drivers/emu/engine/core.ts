@@ -1,11 +1,12 @@
 /**
- * What the engine's parts share: the model's IOMMU and tables, the port, the clock, the
+ * What the engine's parts share: the bus (IOMMU, driver notification), the firmware's
+ * tables, the port, the clock, the
  * counters and the list of live transports. The requester, responder, completer, flusher
  * and timers are functions over (core, transport); this object is their whole world.
  */
-import type { NicModel } from '../nic-model.ts';
+import type { ModelBus } from '../bus.ts';
 import type { Iommu } from '../iommu.ts';
-import type { EmuQp, RoceTables } from './objects.ts';
+import { NO_TABLES, type EmuQp, type RoceTables } from '../objects.ts';
 import { EngineCounters } from './counters.ts';
 import { QpTransport } from './transport.ts';
 import type { Port } from './port.ts';
@@ -23,17 +24,12 @@ export class EngineCore {
   readonly armedSolicitedOnly = new Set<number>();
   /** Earliest ACK/RNR timer among live transports; may be early (costs one look), never late. */
   timerDeadlineNs = Infinity;
-  /** Tables given by a test instead of the firmware's (unit tests without the CMDQ). */
-  tablesOverride: RoceTables | undefined;
+  /** The firmware's object tables (attached after both exist; a unit test may attach its own). */
+  tables: RoceTables = NO_TABLES;
   port!: Port;
 
-  constructor(readonly model: NicModel) {
-    this.iommu = model.iommu;
-  }
-
-  /** The firmware's object tables (the firmware is created after the engine: read lazily). */
-  get tables(): RoceTables {
-    return this.tablesOverride ?? (this.model.roce as unknown as RoceTables);
+  constructor(readonly bus: ModelBus) {
+    this.iommu = bus.iommu;
   }
 
   /** The QP's transport, made on first sight. Undefined for a destroyed QP. */

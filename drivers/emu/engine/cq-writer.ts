@@ -14,7 +14,7 @@ import {
 } from '../../../firmware-hwrm/roce/cqe.ts';
 import type { EngineCore } from './core.ts';
 import { putLe32 } from './host.ts';
-import type { EmuCq } from './objects.ts';
+import type { EmuCq } from '../objects.ts';
 import type { QpTransport } from './transport.ts';
 
 const WORDS = CQE_BYTES / 4;
@@ -87,7 +87,7 @@ function writeCqe(core: EngineCore, cq: EmuCq, solicited: boolean): boolean {
   iommu.write32Release(iova + CQE_TRAILER_WORD * 4, ((cqe[CQE_TRAILER_WORD]! & ~CQE_TOGGLE_MASK) | toggle) >>> 0);
   cq.producer++;
   core.counters.cqesWritten++;
-  core.model.notifyDriver();
+  core.bus.notifyDriver();
   if (cq.armed && (solicited || !core.armedSolicitedOnly.has(cq.id))) notify(core, cq);
   return true;
 }

@@ -15,18 +15,11 @@
 import {
   DbcPath, DbcType, doorbellEpoch, doorbellIndex, doorbellPath, doorbellType, doorbellXid,
 } from '../../../firmware-hwrm/roce/doorbell.ts';
-import { EmuQpState } from './objects.ts';
+import { EmuQpState } from '../objects.ts';
 import { ReqState, RespState } from './states.ts';
 import { armCq, cqConsumerDoorbell } from './cq-writer.ts';
 import type { EngineCore } from './core.ts';
 import type { QpTransport } from './transport.ts';
-
-/** What the firmware may offer for NQ-type rings (drivers/emu/firmware/roce.ts). */
-interface NotifyRings {
-  nqDoorbell?: (ringId: number, index: number, epoch: number) => void;
-  creqDoorbell?: (index: number, epoch: number) => void;
-  readonly creqRingId?: number | undefined;
-}
 
 export function handleDoorbell(core: EngineCore, lo: number, hi: number): void {
   const counters = core.counters;
@@ -70,10 +63,8 @@ export function handleDoorbell(core: EngineCore, lo: number, hi: number): void {
     }
     case DbcType.NQ:
     case DbcType.NQ_ARM: {
-      const rings = core.tables as unknown as NotifyRings;
-      if (typeof rings.nqDoorbell === 'function') rings.nqDoorbell(xid, index, epoch);
-      else if (typeof rings.creqDoorbell === 'function' && rings.creqRingId === xid) rings.creqDoorbell(index, epoch);
-      else counters.doorbellsIgnored++;
+      // The firmware's rings (the CREQ and the CQ notification queues): the firmware moves them.
+      core.tables.nqDoorbell(xid, index, epoch);
       return;
     }
     default:

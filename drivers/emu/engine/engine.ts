@@ -1,8 +1,9 @@
 /**
  * The software NIC's RoCE engine: the RC transport that runs queue pairs on a real RoCEv2
  * wire, modelled on Linux rxe's three state machines (requester.ts, responder.ts,
- * completer.ts), with the flusher (flush.ts), the CQE writer (cq-writer.ts), the port and its
- * cable (port.ts) and the fault injector (faults.ts).
+ * completer.ts), with the flusher (flush.ts), the CQE writer (cq-writer.ts) and the port
+ * (port.ts, plugged into a cable from ../cable/). It reaches the host only through the bus
+ * (../bus.ts) and the firmware only through its tables (../objects.ts RoceTables).
  *
  * How it runs: doorbell() only moves indexes (doorbells.ts). run(nowNs), called by the model
  * with its clock (virtual in stepped mode), takes the frames that arrived meanwhile, fires due
@@ -16,8 +17,8 @@
  *   run(now) ─> arrived frames ─> timers ─> [ requesters ─> port.deliver ─> responder / completer
  *                                             ─> responder output ─> flush ] x passes
  */
-import type { NicModel } from '../nic-model.ts';
-import { EmuQpState, type EmuQp, type EngineHooks, type RoceTables } from './objects.ts';
+import type { ModelBus } from '../bus.ts';
+import { EmuQpState, type EmuQp, type EngineHooks, type RoceTables } from '../objects.ts';
 import { OPCODE_FLAGS, OpFlag, ParseStatus, parseFrame } from '../wire/index.ts';
 import { EngineCore } from './core.ts';
 import { Port, partitionKey } from './port.ts';
@@ -30,7 +31,7 @@ import { restartAckTimer } from './timers.ts';
 import { writeRawCqe, writeUnknownCqe } from './cq-writer.ts';
 import { ReqState, RespState, REQ_STATE_NAMES, RESP_STATE_NAMES } from './states.ts';
 import { QpTransport } from './transport.ts';
-import type { FaultSpec } from './faults.ts';
+import type { FaultSpec } from '../cable/faults.ts';
 
 /** Doorbell pages start here in BAR2 (P5 PF: DPI 0 at 0x10000; bnxt-roce-interface.md §1). */
 export const DOORBELL_BASE = 0x10000;
@@ -54,23 +55,23 @@ export class RoceEngine implements EngineHooks {
   internalErrors = 0;
   lastInternalError: string | undefined;
 
-  constructor(private readonly model: NicModel) {
-    const core = new EngineCore(model);
+  constructor(private readonly bus: ModelBus) {
+    const core = new EngineCore(bus);
     this.core = core;
     core.port = new Port(
-      model.config,
-      model.random,
+      bus.config,
+      bus.random,
       () => core.nowNs,
       core.counters,
       this.onFrame,
-      () => model.onExternalWork(),
-      model.config.mode === 'stepped',
+      () => bus.externalWork(),
+      bus.config.mode === 'stepped',
     );
   }
 
-  /** Unit tests: run against these tables instead of the firmware's. */
-  useTables(tables: RoceTables): void {
-    this.core.tablesOverride = tables;
+  /** The firmware's object tables this engine runs (unit tests attach their own instead). */
+  attach(tables: RoceTables): void {
+    this.core.tables = tables;
   }
 
   /** A write into BAR2 at `offset`: a 64-bit doorbell, or one 32-bit half of one (low word first). */
@@ -238,7 +239,7 @@ export class RoceEngine implements EngineHooks {
   private readonly onFrame = (frame: Uint8Array, length: number): void => {
     const core = this.core;
     const f = core.port.rxf;
-    const status = parseFrame(frame, length, f, this.model.config.mac);
+    const status = parseFrame(frame, length, f, this.bus.config.mac);
     if (status !== ParseStatus.OK) {
       core.counters.parseDrops[status]++;
       return;

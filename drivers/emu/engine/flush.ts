@@ -11,7 +11,7 @@
  */
 import { CqReqStatus, CqResRcStatus } from '../../../firmware-hwrm/roce/cqe.ts';
 import { RQ_WQE_WR_ID_MASK, RQ_WQE_WR_ID_OFFSET } from '../../../firmware-hwrm/roce/wqe.ts';
-import { EmuQpState } from './objects.ts';
+import { EmuQpState } from '../objects.ts';
 import { ReqState, RespState } from './states.ts';
 import { writeReqCqe, writeResCqe } from './cq-writer.ts';
 import type { EngineCore } from './core.ts';

@@ -13,15 +13,8 @@
  */
 import type { Random } from '../random.ts';
 import type { EmuConfig } from '../config.ts';
-import { LoopCable } from '../cable/loop-cable.ts';
-import { UdpCable } from '../cable/udp-cable.ts';
-import { StreamCable } from '../cable/stream-cable.ts';
-import { PairCable } from '../cable/pair-cable.ts';
-import { LocalDelivery } from '../cable/local-delivery.ts';
-import { PcapTap } from '../cable/pcap-tap.ts';
-import type { Cable } from '../cable/cable.ts';
+import { plugPortCable, type FaultCable, type LocalDelivery, type LoopCable, type PairCable, type QueuedFrames } from '../cable/index.ts';
 import { RoceFrame, encodeFrame, AETH_BYTES, EXT_AT, ICRC_BYTES, RETH_BYTES, ETH_HEADER_BYTES } from '../wire/index.ts';
-import { FaultCable } from './faults.ts';
 import type { EngineCounters } from './counters.ts';
 import type { QpTransport } from './transport.ts';
 
@@ -50,12 +43,6 @@ export function partitionKey(pkey: number): number {
 
 export type FrameHandler = (frame: Uint8Array, length: number) => void;
 
-/** A queue of frames in memory, delivered inside run(). */
-interface QueuedFrames {
-  readonly pending: number;
-  deliverPending(): number;
-}
-
 export class Port {
   /** What the engine sends into: the fault injector, around the pcap tap (if any), around the cable. */
   readonly cable: FaultCable;
@@ -70,7 +57,7 @@ export class Port {
   /** On a cable to other machines: the port's frames to itself, and forged ones refused. */
   readonly local: LocalDelivery | null;
   /** In-memory queues delivered inside run() (loop, pair, own frames). */
-  private readonly queues: QueuedFrames[] = [];
+  private readonly queues: readonly QueuedFrames[];
   private readonly socket: boolean;
   /** The port's IPv4 address (a number, as frames carry it). */
   readonly ip: number;
@@ -104,51 +91,18 @@ export class Port {
     this.ip = ((config.ipv4[0]! << 24) | (config.ipv4[1]! << 16) | (config.ipv4[2]! << 8) | config.ipv4[3]!) >>> 0;
     const receiveBytes = Math.max(this.txBuf.length, 9216);
 
-    let inner: Cable;
-    const spec = config.cable;
-    this.pair = null;
-    this.socket = spec.kind === 'udp' || spec.kind === 'stream';
-    if (spec.kind === 'loop') {
-      this.loop = new LoopCable({ slots: LOOP_SLOTS, slotBytes: this.txBuf.length, delivery: 'manual' });
-      this.queues.push(this.loop);
-      inner = this.loop;
-    } else if (spec.kind === 'pair') {
-      if (!stepped) throw new Error('software NIC port: a pair cable joins stepped NICs only');
-      this.loop = null;
-      const joined = PairCable.join(spec.name, LOOP_SLOTS, receiveBytes);
-      if (typeof joined === 'string') throw new Error(`software NIC port: ${joined}`);
-      this.pair = joined;
-      this.queues.push(joined);
-      inner = joined;
-    } else {
-      this.loop = null;
-      for (let i = 0; i < RECEIVE_QUEUE_SLOTS; i++) this.rxSlots.push(new Uint8Array(receiveBytes));
-      const made = spec.kind === 'udp'
-        ? UdpCable.create({ localPort: spec.localPort, remotePort: spec.remotePort, maxFrameBytes: receiveBytes })
-        : StreamCable.create({ path: spec.path, maxFrameBytes: receiveBytes });
-      if (!made.ok) throw new Error(`software NIC port: ${made.error}`);
-      inner = made.value;
-      void made.value.ready.then((r) => { if (!r.ok) this.error = r.error; });
-    }
-    if (config.pcapPath !== undefined) {
-      // Around a loop cable every frame passes both ways: record it once, as sent.
-      const tap = PcapTap.open(inner, config.pcapPath, {
-        record: this.loop ? 'sent' : 'both',
-        ...(stepped ? { clockUs: () => this.nowNs() / 1000 } : {}),
-      });
-      if (!tap.ok) {
-        inner.close();
-        throw new Error(`software NIC port: ${tap.error}`);
-      }
-      inner = tap.value;
-    }
-    // Above the tap: the port's frames to itself never touch the wire, so a capture has none.
-    this.local = this.loop ? null : new LocalDelivery(inner, config.mac, config.ipv4, LOOP_SLOTS, this.txBuf.length);
-    if (this.local) {
-      this.queues.push(this.local);
-      inner = this.local;
-    }
-    this.cable = new FaultCable(inner, random, nowNs, receiveBytes);
+    const plugged = plugPortCable({
+      spec: config.cable, mac: config.mac, ipv4: config.ipv4, pcapPath: config.pcapPath, stepped,
+      slots: LOOP_SLOTS, slotBytes: this.txBuf.length, receiveBytes, random, nowNs,
+      onError: (why) => { this.error = why; },
+    });
+    this.cable = plugged.cable;
+    this.loop = plugged.loop;
+    this.pair = plugged.pair;
+    this.local = plugged.local;
+    this.queues = plugged.queues;
+    this.socket = plugged.socket;
+    if (this.socket) for (let i = 0; i < RECEIVE_QUEUE_SLOTS; i++) this.rxSlots.push(new Uint8Array(receiveBytes));
     this.cable.setReceiver(this.onFrame);
   }
 

@@ -18,7 +18,7 @@ import { CqReqStatus } from '../../../firmware-hwrm/roce/cqe.ts';
 import { ReqErrStateReason } from '../../../firmware-hwrm/roce/creq.ts';
 import { Opcode, payloadOffsetFor } from '../wire/index.ts';
 import { ReqState } from './states.ts';
-import { EmuQpState } from './objects.ts';
+import { EmuQpState } from '../objects.ts';
 import { psnAdd, psnDiff } from './psn.ts';
 import { copySgl } from './sgl.ts';
 import { loadTxHeader, loadWqeSgl, readWqeHeader } from './sq-wqe.ts';

@@ -8,7 +8,7 @@ import type { Iommu } from '../iommu.ts';
 import { MrAccess } from '../../../firmware-hwrm/roce/commands-mr.ts';
 import { SGE_BYTES, SGE_L_KEY_OFFSET, SGE_SIZE_OFFSET, SGE_VA_OFFSET } from '../../../firmware-hwrm/roce/wqe.ts';
 import { le32, le64, readHost, writeHost } from './host.ts';
-import type { EmuMr, RoceTables } from './objects.ts';
+import type { EmuMr, RoceTables } from '../objects.ts';
 import type { SgList } from './transport.ts';
 
 /** Why an SGE list or a remote range was refused (0 = accepted). */

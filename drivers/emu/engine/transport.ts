@@ -9,7 +9,7 @@
  *               a completion     to (re)send    from host memory    last SQ doorbell
  *   PSNs:       ackPsn .......... txPsn ........ sentHighPsn / nextNewPsn
  */
-import type { EmuMr, EmuQp } from './objects.ts';
+import type { EmuMr, EmuQp } from '../objects.ts';
 import { ReqState, RespState, checkReqTransition, checkRespTransition } from './states.ts';
 
 /** Static WQE mode: at most 6 SGEs in a 128-byte WQE. */

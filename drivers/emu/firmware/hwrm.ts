@@ -9,41 +9,40 @@
  * contexts are freed by id and FUNC_RESET drops everything a previous owner left.
  */
 import * as H from '../../../firmware-hwrm/hwrm/index.ts';
-import type { NicModel } from '../nic-model.ts';
+import type { ModelBus } from '../bus.ts';
 import { HwrmFaults, type HwrmRandomFaults, type MalformedKind } from './hwrm-faults.ts';
 import { BCM57508 } from '../config.ts';
-import { answerBackingStoreQcaps, checkBackingStoreCfg, type BackingStoreState } from './hwrm-backing-store.ts';
+import { answerBackingStoreQcaps, checkBackingStoreCfg } from './hwrm-backing-store.ts';
+import type { FunctionResources, RoceOfFunction } from './function-resources.ts';
 
 type Req = Record<string, number | bigint | Uint8Array>;
 type Answer = { error: number } | { values: Record<string, unknown> };
-
-export interface NqRing {
-  readonly id: number;
-  readonly pageTblAddr: number;
-  readonly pageTblDepth: number;
-  readonly pageSizeLog2: number;
-  readonly length: number;
-  readonly logicalId: number;
-}
 
 const WINDOW_BYTES = 128;
 const MAX_EXT_REQ_LEN = 336;
 const MAX_NQ_LENGTH = 1 << 20;
 
+/** BAR0 offset of the firmware status register on P5 (Linux bnxt.h BNXT_GRC_REG_STATUS_P5). */
+const GRC_REG_STATUS_P5 = 0x520;
+/** Its value on healthy firmware (Linux bnxt.h BNXT_FW_STATUS_HEALTHY). */
+const FW_STATUS_HEALTHY = 0x8000;
+
 export class HwrmFirmware {
   readonly faults = new HwrmFaults();
-  registered = false;
-  backingStore: BackingStoreState | undefined;
-  readonly rings = new Map<number, NqRing>();
-  readonly statCtxs = new Map<number, { readonly dmaAddr: number; readonly roce: boolean }>();
   private nextRingId = 1;
   private nextStatId = 1;
   /** Requests answered (for tests and benchmarks). */
   answered = 0;
 
-  constructor(private readonly model: NicModel) {
-    // The firmware status register reads "ready" (0x8000) on a healthy P5 (hwrm-vfio.md 2.9).
-    model.publishBar0(0x520, 0x8000);
+  constructor(
+    private readonly bus: ModelBus,
+    /** The function's state this firmware keeps (the RoCE firmware reads it). */
+    private readonly fn: FunctionResources,
+    /** The function's RoCE side: reset with the function, and asked before a ring is freed. */
+    private readonly roce: RoceOfFunction,
+  ) {
+    // Read by Linux bnxt.c bnxt_try_map_fw_health_reg when the firmware offers no health registers.
+    bus.publishBar0(GRC_REG_STATUS_P5, FW_STATUS_HEALTHY);
   }
 
   run(_nowNs: number): boolean {
@@ -57,14 +56,14 @@ export class HwrmFirmware {
   /** A write of the ChiMP trigger register: take the request in the window. */
   trigger(value: number): void {
     if (value !== 1) return;
-    const window = this.model.bar0Bytes(0, WINDOW_BYTES);
+    const window = this.bus.bar0Bytes(0, WINDOW_BYTES);
     const dv = new DataView(window.buffer);
     let request: Uint8Array = window;
     if (dv.getUint16(2, true) === H.SHORT_REQ_SIGNATURE_SHORT_CMD) {
       const short = H.HwrmShortInput.decode(window);
       if (short.req_addr % 16 !== 0 || short.size < 16 || short.size > MAX_EXT_REQ_LEN) return; // nothing sane to answer to
       const body = new Uint8Array(short.size);
-      if (!this.model.iommu.readInto(short.req_addr, short.size, body, 0)) return; // IOMMU fault: no answer
+      if (!this.bus.iommu.readInto(short.req_addr, short.size, body, 0)) return; // IOMMU fault: no answer
       request = body;
     }
     this.handle(request, request !== window);
@@ -90,11 +89,8 @@ export class HwrmFirmware {
         return { values: this.verGet() };
       case H.HWRM.FUNC_RESET:
         // Drops what a previous owner left: rings, contexts, registration, context memory.
-        this.rings.clear();
-        this.statCtxs.clear();
-        this.registered = false;
-        this.backingStore = undefined;
-        this.model.roce.reset();
+        this.fn.clear();
+        this.roce.reset();
         return { values: {} };
       case H.HWRM.FUNC_QCAPS:
         if (req.fid !== H.HWRM_FID_SELF) return { error: E.INVALID_PARAMS };
@@ -103,11 +99,11 @@ export class HwrmFirmware {
         if (req.fid !== H.HWRM_FID_SELF) return { error: E.INVALID_PARAMS };
         return { values: this.funcQcfg() };
       case H.HWRM.FUNC_DRV_RGTR:
-        this.registered = true;
+        this.fn.registered = true;
         return { values: { flags: 0 } };
       case H.HWRM.FUNC_DRV_UNRGTR:
-        if (!this.registered) return { error: E.INVALID_PARAMS };
-        this.registered = false;
+        if (!this.fn.registered) return { error: E.INVALID_PARAMS };
+        this.fn.registered = false;
         return { values: {} };
       case H.HWRM.FUNC_DRV_IF_CHANGE:
         return { values: { flags: 0 } };
@@ -116,34 +112,34 @@ export class HwrmFirmware {
       case H.HWRM.FUNC_BACKING_STORE_QCAPS:
         return { values: answerBackingStoreQcaps() };
       case H.HWRM.FUNC_BACKING_STORE_CFG: {
-        if (!this.registered) return { error: E.RESOURCE_ACCESS_DENIED };
-        const state = checkBackingStoreCfg(req, this.model.iommu);
+        if (!this.fn.registered) return { error: E.RESOURCE_ACCESS_DENIED };
+        const state = checkBackingStoreCfg(req, this.bus.iommu);
         if (typeof state === 'number') return { error: state };
-        this.backingStore = state;
+        this.fn.backingStore = state;
         return { values: {} };
       }
       case H.HWRM.STAT_CTX_ALLOC: {
-        if (!this.registered) return { error: E.RESOURCE_ACCESS_DENIED };
+        if (!this.fn.registered) return { error: E.RESOURCE_ACCESS_DENIED };
         const addr = req.stats_dma_addr as number;
         const len = req.stats_dma_length as number;
-        if (len < 8 || !this.model.iommu.check(addr, len)) return { error: E.INVALID_PARAMS };
+        if (len < 8 || !this.bus.iommu.check(addr, len)) return { error: E.INVALID_PARAMS };
         const id = this.nextStatId++;
-        this.statCtxs.set(id, { dmaAddr: addr, roce: ((req.stat_ctx_flags as number) & 1) !== 0 });
+        this.fn.statCtxs.set(id, { dmaAddr: addr, roce: ((req.stat_ctx_flags as number) & 1) !== 0 });
         return { values: { stat_ctx_id: id } };
       }
       case H.HWRM.STAT_CTX_FREE: {
         const id = req.stat_ctx_id as number;
-        if (!this.statCtxs.delete(id)) return { error: E.INVALID_PARAMS };
+        if (!this.fn.statCtxs.delete(id)) return { error: E.INVALID_PARAMS };
         return { values: { stat_ctx_id: id } };
       }
       case H.HWRM.RING_ALLOC:
         return this.ringAlloc(req);
       case H.HWRM.RING_FREE: {
         const id = req.ring_id as number;
-        const ring = this.rings.get(id);
+        const ring = this.fn.rings.get(id);
         if (!ring || req.ring_type !== H.RING_ALLOC_REQ_RING_TYPE.NQ) return { error: E.INVALID_PARAMS };
-        if (this.model.roce.usesRing(id)) return { error: E.RESOURCE_ACCESS_DENIED };
-        this.rings.delete(id);
+        if (this.roce.usesRing(id)) return { error: E.RESOURCE_ACCESS_DENIED };
+        this.fn.rings.delete(id);
         return { values: {} };
       }
       default:
@@ -153,8 +149,8 @@ export class HwrmFirmware {
 
   private ringAlloc(req: Req): Answer {
     const E = H.HWRM_ERR_CODE;
-    if (!this.registered) return { error: E.RESOURCE_ACCESS_DENIED };
-    if (!this.backingStore) return { error: E.RESOURCE_ACCESS_DENIED }; // P5 keeps ring contexts in context memory
+    if (!this.fn.registered) return { error: E.RESOURCE_ACCESS_DENIED };
+    if (!this.fn.backingStore) return { error: E.RESOURCE_ACCESS_DENIED }; // P5 keeps ring contexts in context memory
     // Only notification queues are modelled: the CREQ and the RoCE NQs are rings of type NQ on P5.
     if (req.ring_type !== H.RING_ALLOC_REQ_RING_TYPE.NQ) return { error: E.INVALID_PARAMS };
     const length = req.length as number;
@@ -162,13 +158,13 @@ export class HwrmFirmware {
     const pageSizeLog2 = req.page_size as number;
     const addr = req.page_tbl_addr as number;
     if (length < H.RING_ALLOC_MIN_LENGTH || length > MAX_NQ_LENGTH || depth > 1) return { error: E.INVALID_PARAMS };
-    if (depth === 0 && !this.model.iommu.check(addr, length * 16)) return { error: E.INVALID_PARAMS };
+    if (depth === 0 && !this.bus.iommu.check(addr, length * 16)) return { error: E.INVALID_PARAMS };
     if (depth === 1) {
       const pages = Math.ceil((length * 16) / 2 ** pageSizeLog2);
-      if (pageSizeLog2 < 12 || pageSizeLog2 > 30 || !this.model.iommu.check(addr, pages * 8)) return { error: E.INVALID_PARAMS };
+      if (pageSizeLog2 < 12 || pageSizeLog2 > 30 || !this.bus.iommu.check(addr, pages * 8)) return { error: E.INVALID_PARAMS };
     }
     const id = this.nextRingId++;
-    this.rings.set(id, { id, pageTblAddr: addr, pageTblDepth: depth, pageSizeLog2, length, logicalId: req.logical_id as number });
+    this.fn.rings.set(id, { id, pageTblAddr: addr, pageTblDepth: depth, pageSizeLog2, length, logicalId: req.logical_id as number });
     return { values: { ring_id: id, logical_ring_id: req.logical_id } };
   }
 
@@ -195,15 +191,15 @@ export class HwrmFirmware {
     const F = H.FUNC_QCAPS_RESP_FLAGS;
     return {
       fid: 0, port_id: 0, flags: F.ROCE_V1_SUPPORTED | F.ROCE_V2_SUPPORTED | F.EXT_STATS_SUPPORTED,
-      mac_address: this.model.config.mac, max_rsscos_ctx: 64, max_cmpl_rings: 128, max_tx_rings: 128, max_rx_rings: 128,
+      mac_address: this.bus.config.mac, max_rsscos_ctx: 64, max_cmpl_rings: 128, max_tx_rings: 128, max_rx_rings: 128,
       max_l2_ctxs: 128, max_vnics: 64, max_stat_ctx: 128, max_hw_ring_grps: 0, flags_ext: 0,
     };
   }
 
   private funcQcfg(): Record<string, unknown> {
     return {
-      fid: 0, port_id: 0, mac_address: this.model.config.mac, admin_mtu: this.model.config.mtu, mru: this.model.config.mtu,
-      alloc_msix: 64, l2_doorbell_bar_size_kb: 64, always_1: 1, legacy_l2_db_size_kb: 64, db_page_size: 0, host_mtu: this.model.config.mtu,
+      fid: 0, port_id: 0, mac_address: this.bus.config.mac, admin_mtu: this.bus.config.mtu, mru: this.bus.config.mtu,
+      alloc_msix: 64, l2_doorbell_bar_size_kb: 64, always_1: 1, legacy_l2_db_size_kb: 64, db_page_size: 0, host_mtu: this.bus.config.mtu,
     };
   }
 
@@ -227,11 +223,11 @@ export class HwrmFirmware {
     if (malformed === 'seq') dv.setUint16(4, (hdr.seq_id + 1) & 0xffff, true);
     if (malformed === 'wrong_type') dv.setUint16(2, (hdr.req_type + 1) & 0xffff, true);
     if (malformed === 'resp_len') dv.setUint16(6, 5000, true);
-    const iommu = this.model.iommu;
+    const iommu = this.bus.iommu;
     if (!iommu.writeFrom(hdr.resp_addr, bytes, 0, bytes.length - 1)) return;
     if (malformed !== 'no_valid') iommu.write8Release(hdr.resp_addr + bytes.length - 1, 1);
     this.answered++;
-    this.model.notifyDriver();
+    this.bus.notifyDriver();
   }
 
   readonly controls = {
@@ -239,11 +235,11 @@ export class HwrmFirmware {
     refuseType: (reqType: number, code: number) => this.faults.refuseType(reqType, code),
     malformNth: (n: number, kind: MalformedKind) => this.faults.malformNth(n, kind),
     /** Per-request probabilities of a refusal, of going silent, of a malformed answer, drawn from the model's seeded PRNG. */
-    setRandomFaults: (spec: HwrmRandomFaults) => this.faults.setRandom(this.model.random, spec),
+    setRandomFaults: (spec: HwrmRandomFaults) => this.faults.setRandom(this.bus.random, spec),
     silence: () => { this.faults.silent = true; },
     silenceAfter: (n: number) => this.faults.silenceAfter(n),
     clearFaults: () => this.faults.clear(),
     seen: () => this.faults.seen,
-    resources: () => ({ registered: this.registered, backingStore: this.backingStore !== undefined, rings: this.rings.size, statCtxs: this.statCtxs.size }),
+    resources: () => ({ registered: this.fn.registered, backingStore: this.fn.backingStore !== undefined, rings: this.fn.rings.size, statCtxs: this.fn.statCtxs.size }),
   };
 }

@@ -2,8 +2,9 @@
  * What a RoCE command handler is given and what it gives back. A handler checks every
  * argument before it changes anything, so a refused command leaves the tables as they were.
  */
-import type { NicModel } from '../nic-model.ts';
-import type { EngineHooks } from '../engine/objects.ts';
+import type { ModelBus } from '../bus.ts';
+import type { EngineHooks } from '../objects.ts';
+import type { FunctionResources } from './function-resources.ts';
 import { RoceStatus } from '../../../firmware-hwrm/roce/index.ts';
 import type { RoceState } from './roce-tables.ts';
 import type { RoceLimits } from './roce-limits.ts';
@@ -19,7 +20,9 @@ export interface Answer {
 }
 
 export interface RoceContext {
-  readonly model: NicModel;
+  readonly bus: ModelBus;
+  /** What HWRM set up for the function (context memory, rings, statistics contexts); read only. */
+  readonly fn: Readonly<FunctionResources>;
   readonly state: RoceState;
   /** The engine, told of state changes and destroyed QPs. */
   readonly hooks: EngineHooks;

@@ -12,7 +12,7 @@
  * bit would, so a second trigger without a new producer write does not reset it again.
  */
 import type { Iommu } from '../iommu.ts';
-import { walkPageList, type PagedMemory } from '../engine/objects.ts';
+import { walkPageList, type PagedMemory } from '../objects.ts';
 import { CMDQE_BYTES, CMDQ_FIRST_COMMAND_FLAG, CMDQ_MAILBOX_OFFSET, CMDQ_PROD_IDX_MASK, CMDQ_PROD_OFFSET } from '../../../firmware-hwrm/roce/index.ts';
 
 const PAGE_BYTES = 4096;

@@ -6,7 +6,7 @@
 import {
   CmdqCreateCq, CmdqDestroyCq, CreqCreateCqResp, CreqDestroyCqResp, RoceStatus,
 } from '../../../firmware-hwrm/roce/index.ts';
-import { EmuCq } from '../engine/objects.ts';
+import { EmuCq } from '../objects.ts';
 import { handleHalves, refuse, success, type Answer, type RoceContext } from './roce-answer.ts';
 import { resolveRing } from './roce-memory.ts';
 
@@ -14,13 +14,13 @@ export const CQE_BYTES = 32;
 
 export function createCq(ctx: RoceContext, cmd: Uint8Array): Answer {
   const c = CmdqCreateCq.decode(cmd);
-  const { state, model } = ctx;
+  const { state, bus, fn } = ctx;
   const limits = ctx.limits();
   const P = RoceStatus.INVALID_PARAMETER;
   if (c.cq_size < 1 || c.cq_size > limits.maxCqe) return refuse(P, `CREATE_CQ: cq_size ${c.cq_size} is not in 1..${limits.maxCqe}`);
   if (c.dpi >= limits.maxDpi) return refuse(P, `CREATE_CQ: dpi ${c.dpi} is not below ${limits.maxDpi}`);
-  if (!model.hwrm.rings.has(c.cnq_id) || c.cnq_id === ctx.creqRingId) return refuse(P, `CREATE_CQ: cnq_id ${c.cnq_id} is no NQ ring`);
-  const ring = resolveRing(model.iommu, c.pbl, c.lvl, c.pg_size, c.cq_size, CQE_BYTES, c.cq_size * CQE_BYTES);
+  if (!fn.rings.has(c.cnq_id) || c.cnq_id === ctx.creqRingId) return refuse(P, `CREATE_CQ: cnq_id ${c.cnq_id} is no NQ ring`);
+  const ring = resolveRing(bus.iommu, c.pbl, c.lvl, c.pg_size, c.cq_size, CQE_BYTES, c.cq_size * CQE_BYTES);
   if (!ring) return refuse(P, `CREATE_CQ: the ring at 0x${c.pbl.toString(16)} (level ${c.lvl}, page code ${c.pg_size}) is not mapped`);
   const id = state.cqIds.alloc(limits.maxCq);
   if (id === undefined) return refuse(RoceStatus.RESOURCES, `CREATE_CQ: all ${limits.maxCq} CQs are in use`);

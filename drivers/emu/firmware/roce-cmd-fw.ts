@@ -10,11 +10,11 @@ import { queryFuncValues, ROCE_FW_VERSION, ROCE_INTF_VERSION } from './roce-limi
 
 export function initializeFw(ctx: RoceContext, cmd: Uint8Array): Answer {
   const c = CmdqInitializeFw.decode(cmd);
-  const { state, model } = ctx;
+  const { state, fn } = ctx;
   if (state.initialized) return refuse(RoceStatus.INVALID_CMD, 'INITIALIZE_FW: the function is already initialized');
   // P5 keeps RoCE contexts in the backing store HWRM configured; without it there is nowhere to put a QP.
-  if (!model.hwrm.backingStore) return refuse(RoceStatus.RESOURCES, 'INITIALIZE_FW: no context memory (HWRM_FUNC_BACKING_STORE_CFG first)');
-  const stat = model.hwrm.statCtxs.get(c.stat_ctx_id);
+  if (!fn.backingStore) return refuse(RoceStatus.RESOURCES, 'INITIALIZE_FW: no context memory (HWRM_FUNC_BACKING_STORE_CFG first)');
+  const stat = fn.statCtxs.get(c.stat_ctx_id);
   if (!stat || !stat.roce) return refuse(RoceStatus.INVALID_PARAMETER, `INITIALIZE_FW: stat_ctx_id ${c.stat_ctx_id} is no RoCE statistics context`);
   // The context-table fields are 0 on P5 (context memory comes from HWRM) and are ignored.
   state.initialized = true;

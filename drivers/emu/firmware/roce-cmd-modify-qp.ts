@@ -5,7 +5,7 @@
  * The engine hears of a state change after it happened.
  */
 import { CmdqModifyQp, CreqModifyQpResp, ModifyQpMask as M, QpState, RoceStatus } from '../../../firmware-hwrm/roce/index.ts';
-import type { EmuQpState } from '../engine/objects.ts';
+import type { EmuQpState } from '../objects.ts';
 import { refuse, success, type Answer, type RoceContext } from './roce-answer.ts';
 import { checkRcModify } from './roce-qp-transitions.ts';
 
@@ -39,8 +39,8 @@ export function modifyQp(ctx: RoceContext, cmd: Uint8Array): Answer {
   const has = (bit: number) => (mask & bit) !== 0;
   const bad = (what: string) => refuse(P, `MODIFY_QP ${qp.qpn}: ${what}`);
   if (has(M.SGID_INDEX) && !state.gids.has(c.sgid_index)) return bad(`sgid_index ${c.sgid_index} is no GID table entry`);
-  const mtuCode = maxPathMtuCode(ctx.model.config.mtu);
-  if (has(M.PATH_MTU) && c.path_mtu > mtuCode) return bad(`path MTU code ${c.path_mtu} exceeds the port's (${mtuCode}, MTU ${ctx.model.config.mtu})`);
+  const mtuCode = maxPathMtuCode(ctx.bus.config.mtu);
+  if (has(M.PATH_MTU) && c.path_mtu > mtuCode) return bad(`path MTU code ${c.path_mtu} exceeds the port's (${mtuCode}, MTU ${ctx.bus.config.mtu})`);
   if (has(M.TIMEOUT) && c.timeout > 31) return bad(`timeout ${c.timeout} is not a 5-bit exponent`);
   if (has(M.RETRY_CNT) && c.retry_cnt > 7) return bad(`retry_cnt ${c.retry_cnt} is not 0..7`);
   if (has(M.RNR_RETRY) && c.rnr_retry > 7) return bad(`rnr_retry ${c.rnr_retry} is not 0..7`);

@@ -11,7 +11,7 @@ import {
   CmdqAllocateMrw, CmdqDeallocateKey, CmdqDeregisterMr, CmdqRegisterMr, CreqAllocateMrwResp, CreqDeallocateKeyResp,
   CreqDeregisterMrResp, CreqRegisterMrResp, MR_SIZE_ALL, MrwType, RegisterMrFlags, RoceStatus,
 } from '../../../firmware-hwrm/roce/index.ts';
-import { EmuMr, type PagedMemory } from '../engine/objects.ts';
+import { EmuMr, type PagedMemory } from '../objects.ts';
 import { refuse, success, type Answer, type RoceContext } from './roce-answer.ts';
 import { IdentityMemory, resolveRegion } from './roce-memory.ts';
 import type { FwKey } from './roce-tables.ts';
@@ -54,7 +54,7 @@ export function registerMr(ctx: RoceContext, cmd: Uint8Array): Answer {
     const max = ctx.limits().maxMrSizeBytes;
     if (c.mr_size > BigInt(max)) return refuse(P, `REGISTER_MR: mr_size ${c.mr_size} is over ${max}`);
     length = Number(c.mr_size);
-    const region = resolveRegion(ctx.model.iommu, c.pbl, c.lvl, pageBytes, c.va, length);
+    const region = resolveRegion(ctx.bus.iommu, c.pbl, c.lvl, pageBytes, c.va, length);
     if (!region) return refuse(P, `REGISTER_MR: the page list at 0x${c.pbl.toString(16)} (level ${c.lvl}) names unmapped memory`);
     memory = region;
   }

@@ -10,7 +10,7 @@ import {
   CmdqCreateQp, CmdqDestroyQp, CmdqQueryQp, CreateQpFlags, CreqCreateQpResp, CreqDestroyQpResp, CreqQueryQpRespSb,
   QpType, RoceStatus, XRRQ_ENTRY_BYTES,
 } from '../../../firmware-hwrm/roce/index.ts';
-import { EmuQp } from '../engine/objects.ts';
+import { EmuQp } from '../objects.ts';
 import { handleHalves, refuse, success, type Answer, type RoceContext } from './roce-answer.ts';
 import { resolveRing } from './roce-memory.ts';
 import type { FwQp } from './roce-tables.ts';
@@ -24,7 +24,7 @@ const KNOWN_UNMODELLED_TYPES: readonly number[] = [QpType.UD, QpType.RAW_ETHERTY
 
 export function createQp(ctx: RoceContext, cmd: Uint8Array): Answer {
   const c = CmdqCreateQp.decode(cmd);
-  const { state, model } = ctx;
+  const { state, bus } = ctx;
   const limits = ctx.limits();
   const P = RoceStatus.INVALID_PARAMETER;
   if (c.type !== QpType.RC) {
@@ -40,7 +40,7 @@ export function createQp(ctx: RoceContext, cmd: Uint8Array): Answer {
   const scq = state.cqs.get(c.scq_cid)?.cq;
   const rcq = state.cqs.get(c.rcq_cid)?.cq;
   if (!scq || !rcq) return refuse(P, `CREATE_QP: no CQ ${scq ? c.rcq_cid : c.scq_cid}`);
-  const iommu = model.iommu;
+  const iommu = bus.iommu;
   const sq = resolveRing(iommu, c.sq_pbl, c.sq_lvl, c.sq_pg_size, c.sq_size, WQE_BYTES, c.sq_size * (WQE_BYTES + PSN_SEARCH_ENTRY_BYTES));
   if (!sq) return refuse(P, `CREATE_QP: the SQ (with its PSN search area) at 0x${c.sq_pbl.toString(16)} is not mapped`);
   const rq = resolveRing(iommu, c.rq_pbl, c.rq_lvl, c.rq_pg_size, c.rq_size, WQE_BYTES, c.rq_size * WQE_BYTES);
@@ -78,11 +78,11 @@ export function destroyQp(ctx: RoceContext, cmd: Uint8Array): Answer {
 
 export function queryQp(ctx: RoceContext, cmd: Uint8Array): Answer {
   const c = CmdqQueryQp.decode(cmd);
-  const { state, model } = ctx;
+  const { state, bus } = ctx;
   const fq = state.qps.get(c.qp_cid);
   if (!fq) return refuse(RoceStatus.INVALID_PARAMETER, `QUERY_QP: no QP ${c.qp_cid}`);
   const qp = fq.qp;
-  const srcMac = fq.srcMac ?? state.gids.get(qp.sgidIndex)?.mac ?? model.config.mac;
+  const srcMac = fq.srcMac ?? state.gids.get(qp.sgidIndex)?.mac ?? bus.config.mac;
   return success(undefined, CreqQueryQpRespSb.encode({
     xid: qp.qpn,
     state: qp.state,

@@ -5,7 +5,7 @@
  * translates offsets from the registered va, so `mr.memory.iova(address - mr.va)` holds.
  */
 import type { Iommu } from '../iommu.ts';
-import { PagedMemory, Ring, walkPageList } from '../engine/objects.ts';
+import { PagedMemory, Ring, walkPageList } from '../objects.ts';
 
 /** CREATE_QP / CREATE_CQ page-size codes (0 = 4K ... 5 = 1G). */
 const PG_SIZE_BYTES = [4096, 8192, 65536, 2 * 1024 * 1024, 8 * 1024 * 1024, 1024 * 1024 * 1024];

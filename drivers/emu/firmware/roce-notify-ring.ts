@@ -12,8 +12,8 @@
  * Posting allocates nothing (it runs per CQ notification).
  */
 import type { Iommu } from '../iommu.ts';
-import { walkPageList, type PagedMemory } from '../engine/objects.ts';
-import type { NqRing } from './hwrm.ts';
+import { walkPageList, type PagedMemory } from '../objects.ts';
+import type { NqRing } from './function-resources.ts';
 
 const ENTRY_BYTES = 16;
 const PAGE_BYTES = 4096;

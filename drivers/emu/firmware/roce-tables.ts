@@ -4,7 +4,7 @@
  * what only the firmware keeps (attributes QUERY_QP reports, notification counts, who
  * allocated a key). Ids come from bounded pools; the bound is the live limit.
  */
-import type { EmuCq, EmuGid, EmuMr, EmuQp } from '../engine/objects.ts';
+import type { EmuCq, EmuGid, EmuMr, EmuQp } from '../objects.ts';
 import { RESERVED_QPS } from './roce-limits.ts';
 
 /** A QP's context beyond EmuQp: what MODIFY_QP set and QUERY_QP reports. */

@@ -11,8 +11,8 @@
  * Nothing escapes trigger() or a doorbell: a broken invariant inside the model is counted
  * (stats.internalErrors) and the command is answered INTERNAL_ERROR, so the worker lives on.
  */
-import type { NicModel } from '../nic-model.ts';
-import type { EmuCq, EmuGid, EmuMr, EmuQp, EngineHooks, RoceTables } from '../engine/objects.ts';
+import type { ModelBus } from '../bus.ts';
+import type { EmuCq, EmuGid, EmuMr, EmuQp, EngineHooks, RoceTables } from '../objects.ts';
 import {
   CMDQ_TRIGGER_VALUE, CmdqBase, CreqQpErrorNotification, CreqRespSbHeader, CreqEvent, CreqType, QpState, RoceStatus,
   NQ_CN_CQ_HANDLE_HIGH_OFFSET, NQ_CN_CQ_HANDLE_LOW_OFFSET, NQ_TYPE_OFFSET, NqType, roceOpcodeName,
@@ -24,6 +24,7 @@ import { RoceState } from './roce-tables.ts';
 import { roceLimits, type RoceLimits } from './roce-limits.ts';
 import { refuse, type Answer, type RoceContext } from './roce-answer.ts';
 import { runCommand } from './roce-commands.ts';
+import type { FunctionResources, RoceOfFunction } from './function-resources.ts';
 
 const ENTRY_BYTES = 16;
 const SB_UNIT_BYTES = 16;
@@ -39,7 +40,7 @@ export interface RoceResources {
   readonly gids: number;
 }
 
-export class RoceFirmware implements RoceTables {
+export class RoceFirmware implements RoceTables, RoceOfFunction {
   private readonly state = new RoceState();
   private readonly faults: RoceFaults;
   private readonly channel: CmdqChannel;
@@ -68,18 +69,22 @@ export class RoceFirmware implements RoceTables {
   lastRefusal: string | undefined;
   lastInternalError: string | undefined;
 
-  constructor(private readonly model: NicModel) {
-    this.faults = new RoceFaults(model.random);
-    this.channel = new CmdqChannel(model.iommu);
+  constructor(
+    private readonly bus: ModelBus,
+    /** What HWRM set up for the function: context memory, NQ rings, statistics contexts (read only here). */
+    private readonly fn: Readonly<FunctionResources>,
+    /** The engine, told of QP state changes and destroyed QPs. */
+    hooks: EngineHooks,
+  ) {
+    this.faults = new RoceFaults(bus.random);
+    this.channel = new CmdqChannel(bus.iommu);
     const channel = this.channel;
-    const state = this.state;
     this.ctx = {
-      model,
-      state,
-      get hooks(): EngineHooks {
-        return model.engine;
-      },
-      limits: (): RoceLimits => roceLimits(model.hwrm.backingStore),
+      bus,
+      fn,
+      state: this.state,
+      hooks,
+      limits: (): RoceLimits => roceLimits(fn.backingStore),
       get creqRingId(): number | undefined {
         return channel.open ? channel.creqRingId : undefined;
       },
@@ -92,7 +97,7 @@ export class RoceFirmware implements RoceTables {
   trigger(value: number): void {
     if (value !== CMDQ_TRIGGER_VALUE) return;
     try {
-      this.channel.latch(this.model.bar0Written);
+      this.channel.latch(this.bus.bar0Written);
       this.process();
     } catch (e) {
       this.internalError(e);
@@ -112,7 +117,7 @@ export class RoceFirmware implements RoceTables {
     try {
       const ring = this.notifyRing(ringId);
       if (!ring) return;
-      if (ring.doorbell(index, epoch) > 0) this.model.notifyDriver();
+      if (ring.doorbell(index, epoch) > 0) this.bus.notifyDriver();
       if (this.channel.open && ringId === this.channel.creqRingId) this.process();
     } catch (e) {
       this.internalError(e);
@@ -206,7 +211,7 @@ export class RoceFirmware implements RoceTables {
       return;
     }
     entry.cnqEvents++;
-    this.model.notifyDriver();
+    this.bus.notifyDriver();
   }
 
   // ---- the command loop --------------------------------------------------------------
@@ -300,29 +305,29 @@ export class RoceFirmware implements RoceTables {
   private writeSideBuffer(opcode: number, cookie: number, cmd: Uint8Array, sb: Uint8Array): number | undefined {
     const hdr = CmdqBase.decode(cmd);
     const bytes = Math.min(hdr.resp_size * SB_UNIT_BYTES, sb.length);
-    if (bytes < CreqRespSbHeader.size || !this.model.iommu.check(hdr.resp_addr, bytes)) return undefined;
+    if (bytes < CreqRespSbHeader.size || !this.bus.iommu.check(hdr.resp_addr, bytes)) return undefined;
     const units = Math.ceil(bytes / SB_UNIT_BYTES);
     CreqRespSbHeader.encode({ opcode, status: 0, cookie, flags: 0, resp_size: units }, sb, 0);
-    this.model.iommu.writeFrom(hdr.resp_addr, sb, 0, bytes);
+    this.bus.iommu.writeFrom(hdr.resp_addr, sb, 0, bytes);
     return units;
   }
 
   private postEntry(ring: NotifyRing): void {
     const w = this.entryWords;
     if (!ring.post(w[0]!, w[1]!, w[2]!, w[3]!)) this.stats.lostEvents++;
-    this.model.notifyDriver();
+    this.bus.notifyDriver();
   }
 
   /** The writer of NQ-type ring `id`, opened (or reopened after HWRM re-allocated it) on use. */
   private notifyRing(id: number): NotifyRing | undefined {
-    const desc = this.model.hwrm.rings.get(id);
+    const desc = this.fn.rings.get(id);
     const known = this.rings.get(id);
     if (!desc) {
       if (known) this.rings.delete(id);
       return undefined;
     }
     if (known && known.desc === desc) return known;
-    const opened = NotifyRing.open(this.model.iommu, desc);
+    const opened = NotifyRing.open(this.bus.iommu, desc);
     if (opened) this.rings.set(id, opened);
     else this.rings.delete(id);
     return opened;

@@ -7,7 +7,7 @@
  * with its clock, so virtual time delays work in stepped mode.
  */
 import type { Random } from '../random.ts';
-import type { Cable, FrameReceiver } from '../cable/cable.ts';
+import type { Cable, FrameReceiver } from './cable.ts';
 import { BTH_AT, BTH_OPCODE, BTH_PSN, BTH_RESV8A, ETH_HEADER_BYTES, IPV4_AT, IPV4_TOTAL_LENGTH } from '../wire/headers.ts';
 import { getU24 } from '../wire/bytes.ts';
 

@@ -4,7 +4,7 @@
  * contexts, they hold what the create/modify commands said, with page lists resolved once
  * through the IOMMU at create time.
  */
-import type { Iommu } from '../iommu.ts';
+import type { Iommu } from './iommu.ts';
 
 /** Host memory the device reaches through a page list (a ring or a memory region). */
 export class PagedMemory {
@@ -163,9 +163,9 @@ export function walkPageList(iommu: Iommu, pbl: number, level: number, pageBytes
 }
 
 /**
- * What the engine asks of the firmware's tables, and what the firmware tells the engine.
- * RoceFirmware (drivers/emu/firmware/roce.ts) implements RoceTables; RoceEngine
- * (drivers/emu/engine/engine.ts) implements EngineHooks.
+ * What the engine asks of the firmware's tables, and what the firmware tells the engine: the
+ * two peers meet only here. RoceFirmware (firmware/roce.ts) implements RoceTables; RoceEngine
+ * (engine/engine.ts) implements EngineHooks; nic-model.ts hands each to the other.
  */
 export interface RoceTables {
   qp(qpn: number): EmuQp | undefined;
@@ -177,7 +177,23 @@ export interface RoceTables {
   postQpError(qp: EmuQp, reqErrStateReason: number, resErrStateReason: number): void;
   /** Writes a CQ notification entry to the NQ of `cq` (if armed). */
   postCqNotification(cq: EmuCq): void;
+  /**
+   * An NQ or NQ_ARM doorbell: the driver consumed NQ-type ring `ringId` (the CREQ or a CQ's
+   * NQ, by the doorbell's xid) up to `index` on a pass of parity `epoch`.
+   */
+  nqDoorbell(ringId: number, index: number, epoch: number): void;
 }
+
+/** Tables with nothing in them: an engine before the firmware is attached. */
+export const NO_TABLES: RoceTables = {
+  qp: () => undefined,
+  cq: () => undefined,
+  mr: () => undefined,
+  gid: () => undefined,
+  postQpError: () => {},
+  postCqNotification: () => {},
+  nqDoorbell: () => {},
+};
 
 export interface EngineHooks {
   /** MODIFY_QP changed `qp`'s state (to RTS: start sending; to ERR: flush). */

@@ -1,0 +1,94 @@
+/**
+ * The software NIC's internal bus: everything its firmware (firmware/) and its engine
+ * (engine/) may reach outside themselves. They get this, never the NicModel that wires them,
+ * so neither can call into the other or into the host except through what is listed here
+ * (as a QEMU device's parts reach the machine only through its address spaces and IRQs).
+ *
+ *   DMA            iommu: host memory by IOVA, only where the driver mapped it
+ *   registers      bar0Written (what the driver wrote), publishBar0 (what it reads back)
+ *   interrupts     notifyDriver: a write the driver may be waiting on landed in host memory
+ *   outside work   externalWork: a socket delivered a frame (the worker must run soon)
+ *   time, chance   now (the model's clock), random (the seeded PRNG)
+ *   config         the NIC's identity and cable, fixed at open
+ *   invariants     internalError: a broken invariant inside the model (strict: throws)
+ */
+import { Iommu } from './iommu.ts';
+import { Random } from './random.ts';
+import type { EmuConfig } from './config.ts';
+
+export interface ModelBus {
+  readonly config: EmuConfig;
+  readonly iommu: Iommu;
+  readonly random: Random;
+  /** What the driver last wrote to each BAR0 word. */
+  readonly bar0Written: Uint32Array;
+  /** Copies `length` bytes the driver wrote into BAR0 from `offset`. */
+  bar0Bytes(offset: number, length: number): Uint8Array;
+  /** Sets the BAR0 word at `offset` the driver reads (status registers). */
+  publishBar0(offset: number, value: number): void;
+  /** The model's clock in ns (virtual in stepped mode), as of the current run. */
+  now(): number;
+  /** Something the driver may be waiting on was written: wake it after this run. */
+  notifyDriver(): void;
+  /** A frame arrived from outside the model's run (a socket): run again soon. */
+  externalWork(): void;
+  /**
+   * A broken invariant caught inside the model. Strict models throw ModelInternalError (so a
+   * test fails where the model went wrong); counting models return and the caller counts it.
+   */
+  internalError(part: string, e: unknown): void;
+}
+
+/** A broken invariant inside a strict software NIC: a bug in the model, never the driver's misuse. */
+export class ModelInternalError extends Error {
+  constructor(readonly part: string, readonly detail: string) {
+    super(`software NIC internal error in ${part}: ${detail}`);
+    this.name = 'ModelInternalError';
+  }
+
+  static of(part: string, e: unknown): ModelInternalError {
+    if (e instanceof ModelInternalError) return e;
+    return new ModelInternalError(part, e instanceof Error ? (e.stack ?? e.message) : String(e));
+  }
+}
+
+/** The bus as the NicModel keeps it: the register file's two halves, the clock, the wake flag. */
+export class NicBus implements ModelBus {
+  readonly iommu = new Iommu();
+  readonly random: Random;
+  readonly bar0Written: Uint32Array;
+  /** Set by the host (the worker): called when a frame arrives from outside a run. */
+  onExternalWork: () => void = () => {};
+  nowNs = 0;
+  /** The driver has something to see since the last wake. */
+  wroteSomething = false;
+
+  constructor(readonly config: EmuConfig, private readonly bar0Published: Int32Array, bar0Bytes: number) {
+    this.random = new Random(config.seed);
+    this.bar0Written = new Uint32Array(bar0Bytes / 4);
+  }
+
+  bar0Bytes(offset: number, length: number): Uint8Array {
+    return new Uint8Array(this.bar0Written.buffer, offset, length).slice();
+  }
+
+  publishBar0(offset: number, value: number): void {
+    Atomics.store(this.bar0Published, offset >>> 2, value | 0);
+  }
+
+  now(): number {
+    return this.nowNs;
+  }
+
+  notifyDriver(): void {
+    this.wroteSomething = true;
+  }
+
+  externalWork(): void {
+    this.onExternalWork();
+  }
+
+  internalError(_part: string, _e: unknown): void {
+    // Counting model: the caller counts it and the model lives on.
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * How a software NIC is opened by name (`emu`, `emu:LOCAL:REMOTE`) and what it is when the
+ * user says nothing more: the software NIC's own policy, kept here so that
+ * drivers/open-device.ts only dispatches by name.
+ *
+ *   cable   `emu` a loop back to itself (or `pair`: another stepped NIC of this process);
+ *           `emu:LOCAL:REMOTE` a UDP tunnel from 127.0.0.1:LOCAL to 127.0.0.1:REMOTE
+ *   number  the UDP local port, else (PID & 0xff) x 256 + 1..255 (distinct per NIC of a process)
+ *   MAC     02:62:6e + the number (locally administered)
+ *   IPv4    10.77.(number >> 8).(number & 0xff), the last byte never 0
+ *   MTU     9000; a capture file from RIG_BNXT_PCAP; seed 1; a worker thread unless stepped
+ */
+import type { Device } from '../device.ts';
+import { invalid } from '../../firmware-hwrm/errors.ts';
+import { ok, type Result } from '../../firmware-hwrm/result.ts';
+import { parseIpv4, parseMac } from '../address-text.ts';
+import { openEmu } from './device.ts';
+import { macFromNumber, type CableSpec } from './config.ts';
+
+/** What a user may say about a NIC when opening it (drivers/open-device.ts OpenOptions). */
+export interface EmuOpenOptions {
+  /** The NIC's IPv4 address (dotted quad); its GID is the IPv4-mapped RoCEv2 GID. */
+  readonly ipv4?: string;
+  /** Software NIC only: its MAC (aa:bb:cc:dd:ee:ff). */
+  readonly mac?: string;
+  /** Software NIC only: its Ethernet MTU (path MTU follows: 1500 gives 1024, 9000 gives 4096). */
+  readonly mtu?: number;
+  /** Software NIC only: append every frame sent and received to this pcap file. */
+  readonly pcap?: string;
+  /** Software NIC only: seed of its random choices. */
+  readonly seed?: number;
+  /** Software NIC only: run the model stepped in this thread on a virtual clock (deterministic tests). */
+  readonly stepped?: boolean;
+  /**
+   * Stepped software NIC only: two NICs opened with the same pair name are cabled to each other
+   * in this process and share one virtual clock (two NICs, deterministic, no sockets).
+   */
+  readonly pair?: string;
+}
+
+const EMU = /^emu(?::(\d{1,5}):(\d{1,5}))?$/;
+const DEFAULT_MTU = 9000;
+const MIN_MTU = 576;
+const MAX_MTU = 9216;
+let emuCount = 0;
+
+/** True if `name` names a software NIC. */
+export function isEmuName(name: string): boolean {
+  return EMU.test(name);
+}
+
+export interface OpenedEmu {
+  readonly device: Device;
+  /** The address the NIC answers to unless the user gave one. */
+  readonly defaultIpv4: Uint8Array;
+}
+
+export function openEmuNamed(name: string, options: EmuOpenOptions): Result<OpenedEmu> {
+  const m = EMU.exec(name);
+  if (!m) invalid(`Nic.open: "${name}" is not emu / emu:LOCAL:REMOTE`);
+  let cable: CableSpec = { kind: 'loop' };
+  if (options.pair !== undefined) {
+    if (typeof options.pair !== 'string' || options.pair === '') invalid('Nic.open: pair must be a non-empty name');
+    if (!options.stepped || m[1] !== undefined) invalid('Nic.open: pair cables two stepped NICs opened as "emu"');
+    cable = { kind: 'pair', name: options.pair };
+  }
+  // 1..255: the address's last byte (below) is never 0, so no two NICs of a process share one.
+  let number = (process.pid & 0xff) * 256 + ((emuCount++ % 255) + 1);
+  if (m[1] !== undefined) {
+    const localPort = Number(m[1]);
+    const remotePort = Number(m[2]);
+    if (localPort < 1 || localPort > 65535 || remotePort < 1 || remotePort > 65535) invalid(`Nic.open: ports of "${name}" must be 1..65535`);
+    cable = { kind: 'udp', localPort, remotePort };
+    number = localPort;
+  }
+  const mac = options.mac !== undefined ? parseMac(options.mac) : macFromNumber(number);
+  const ipv4 = options.ipv4 !== undefined ? parseIpv4(options.ipv4) : Uint8Array.from([10, 77, (number >> 8) & 0xff, number & 0xff || 1]);
+  const mtu = options.mtu ?? DEFAULT_MTU;
+  if (!Number.isInteger(mtu) || mtu < MIN_MTU || mtu > MAX_MTU) invalid(`Nic.open: MTU ${mtu} is not in ${MIN_MTU}..${MAX_MTU}`);
+  const d = openEmu({
+    mac, ipv4, mtu, cable, pcapPath: options.pcap ?? process.env.RIG_BNXT_PCAP, seed: options.seed ?? 1,
+    mode: options.stepped ? 'stepped' : 'thread',
+  });
+  return d.ok ? ok({ device: d.value, defaultIpv4: ipv4 }) : d;
+}
