@@ -1,0 +1,40 @@
+import t from 'tap';
+import { fileURLToPath } from 'node:url';
+import { circles, importGraph, readTree, upwardImports } from './helpers/import-graph.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const tree = importGraph(readTree(ROOT, ['lib', 'drivers', 'firmware-hwrm', 'scripts', 'bench', 'test']));
+
+t.test('the graph is read: every relative import names a file of the tree', async (t) => {
+  const unresolved: string[] = [];
+  for (const [from, targets] of tree) for (const to of targets) if (!tree.has(to)) unresolved.push(`${from} -> ${to}`);
+  t.same(unresolved, []);
+  // A witness that imports are seen at all: the model's core builds both firmwares.
+  t.ok(tree.get('drivers/emu/nic-model.ts')?.includes('drivers/emu/firmware/hwrm.ts'));
+});
+
+t.test('nothing in drivers/ or firmware-hwrm/ imports lib/, scripts/, bench/ or test/; firmware-hwrm/ imports no drivers/', async (t) => {
+  t.same(upwardImports(tree), []);
+});
+
+t.test('drivers/ (the software NIC included) and firmware-hwrm/ have no import circle, type-only imports counted', async (t) => {
+  t.same(circles(tree, 'drivers/'), []);
+  t.same(circles(tree, 'firmware-hwrm/'), []);
+});
+
+t.test('the checks catch what they are for', async (t) => {
+  const graph = importGraph(new Map([
+    ['drivers/emu/a.ts', "import type { B } from './b.ts';\n// import x from '../../lib/nic.ts';\n"],
+    ['drivers/emu/b.ts', "export { C } from './c.ts';\n"],
+    ['drivers/emu/c.ts', "const later = () => import('./a.ts');\n"],
+    ['drivers/emu/d.ts', "import { ok } from '../../lib/result.ts';\nimport './d.ts';\n"],
+    ['firmware-hwrm/x.ts', "import type { Device } from '../drivers/device.ts';\n"],
+    ['drivers/device.ts', "import type { Result } from '../firmware-hwrm/result.ts';\n"],
+    ['lib/result.ts', "export * from '../firmware-hwrm/result.ts';\n"],
+    ['lib/nic.ts', "import { openDevice } from '../drivers/open-device.ts';\n"],
+  ]));
+  t.same(upwardImports(graph), ['drivers/emu/d.ts -> lib/result.ts', 'firmware-hwrm/x.ts -> drivers/device.ts'],
+    'a commented-out import is no import; lib/ importing drivers/ points down');
+  t.same(circles(graph, 'drivers/'), [['drivers/emu/a.ts', 'drivers/emu/b.ts', 'drivers/emu/c.ts'], ['drivers/emu/d.ts']],
+    'a circle through a type-only import, a re-export and a dynamic import; a file importing itself');
+});
