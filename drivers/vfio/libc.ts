@@ -6,7 +6,28 @@
  * (errno is read right after the call, before any other JS can run). Native addresses are
  * bigints, as koffi returns `void *`; they are only handled on the control path.
  */
-import koffi from 'koffi';
+import { createRequire } from 'node:module';
+import { constants as osConstants } from 'node:os';
+import { ok, err, type Result } from '../../firmware-hwrm/result.ts';
+
+type Koffi = typeof import('koffi');
+
+/**
+ * koffi is loaded the first time a PCI device is opened, not when the package is imported:
+ * the software NIC needs no native code, so it keeps working where koffi's native part is
+ * missing (an install with --ignore-scripts --omit=optional, an unsupported platform). A
+ * synchronous require, because Nic.open is synchronous.
+ */
+let koffiModule: Koffi | undefined;
+function koffi(): Koffi {
+  if (koffiModule !== undefined) return koffiModule;
+  try {
+    koffiModule = createRequire(import.meta.url)('koffi') as Koffi;
+  } catch (e) {
+    throw new Error(`real NICs need koffi, the FFI library rig-bnxt binds libc with, and it did not load: ${(e as Error).message.split('\n')[0]} (reinstall without --ignore-scripts/--omit=optional, or use the software NIC)`);
+  }
+  return koffiModule;
+}
 
 /** A native address (koffi's representation of `void *`). */
 export type Pointer = bigint;
@@ -54,28 +75,39 @@ let errnoNames: Map<number, string> | undefined;
 
 /** "ENOENT" for 2 (or "errno 2" when unknown). Accepts errno or -errno. */
 export function errnoName(code: number): string {
-  errnoNames ??= new Map(Object.entries(koffi.os.errno).map(([name, n]) => [n, name]));
+  // Node's own table (os.constants.errno), so naming an error needs no native module.
+  errnoNames ??= new Map(Object.entries(osConstants.errno).map(([name, n]) => [n, name]));
   const n = Math.abs(code);
   return errnoNames.get(n) ?? `errno ${n}`;
 }
 
 /** errno value by name, e.g. errnoCode('ENOENT') === 2. */
 export function errnoCode(name: string): number {
-  const n = (koffi.os.errno as Record<string, number>)[name];
+  const n = (osConstants.errno as Record<string, number>)[name];
   if (n === undefined) throw new Error(`unknown errno name ${name}`);
   return n;
 }
 
 let loaded: Libc | undefined;
 
-/** The process's libc, bound once. */
+/** The process's libc, bound once. Throws when koffi cannot load (see loadSystemLibc). */
 export function systemLibc(): Libc {
   loaded ??= bindLibc();
   return loaded;
 }
 
+/** systemLibc as a Result: opening a PCI device reports a missing koffi as an error, not a crash. */
+export function loadSystemLibc(): Result<Libc> {
+  try {
+    return ok(systemLibc());
+  } catch (e) {
+    return err((e as Error).message);
+  }
+}
+
 function bindLibc(): Libc {
-  const lib = koffi.load('libc.so.6');
+  const ffi = koffi();
+  const lib = ffi.load('libc.so.6');
   // open is variadic in C, but its mode argument is only read with O_CREAT; we never create.
   const open = lib.func('int open(const char *path, int flags)');
   const close = lib.func('int close(int fd)');
@@ -87,7 +119,7 @@ function bindLibc(): Libc {
   const pread = lib.func('int64_t pread(int fd, void *buf, size_t count, int64_t offset)');
   const pwrite = lib.func('int64_t pwrite(int fd, const void *buf, size_t count, int64_t offset)');
 
-  const checked = (r: number): number => (r < 0 ? -koffi.errno() : r);
+  const checked = (r: number): number => (r < 0 ? -ffi.errno() : r);
   return {
     open: (path, flags) => checked(open(path, flags)),
     close: (fd) => checked(close(fd)),
@@ -95,13 +127,13 @@ function bindLibc(): Libc {
     ioctlValue: (fd, request, value) => checked(ioctl(fd, request, 'unsigned long', value)),
     mmap: (lengthBytes, prot, flags, fd, offset, at) => {
       const address = BigInt(mmap(at ?? null, lengthBytes, prot, flags, fd, offset));
-      return address === MAP_FAILED ? -BigInt(koffi.errno()) : address;
+      return address === MAP_FAILED ? -BigInt(ffi.errno()) : address;
     },
     munmap: (address, lengthBytes) => checked(munmap(address, lengthBytes)),
     memfd_create: (name, flags) => checked(memfd_create(name, flags)),
     ftruncate: (fd, lengthBytes) => checked(ftruncate(fd, lengthBytes)),
     pread: (fd, into, offset) => checked(Number(pread(fd, into, into.byteLength, offset))),
     pwrite: (fd, from, offset) => checked(Number(pwrite(fd, from, from.byteLength, offset))),
-    view: (address, lengthBytes) => koffi.view(address, lengthBytes),
+    view: (address, lengthBytes) => ffi.view(address, lengthBytes),
   };
 }

@@ -23,7 +23,7 @@ import {
   vfioIommuMapper,
 } from './container.ts';
 import { VfioDmaMemory } from './dma.ts';
-import { errnoName, systemLibc, type Libc } from './libc.ts';
+import { errnoName, loadSystemLibc, type Libc } from './libc.ts';
 import { BarMmio } from './mmio.ts';
 import { normalizePciAddress } from './pci-address.ts';
 import { bnxtPhysicalFunction, isBnxtVirtualFunction, type BnxtPciId } from './pci-ids.ts';
@@ -100,7 +100,10 @@ export function openVfio(address: string, options: VfioOptions & { readonly allo
     );
   }
 
-  const libc = options.libc ?? systemLibc();
+  // koffi loads here, the first time a PCI device is opened: the software NIC never needs it.
+  const bound = options.libc !== undefined ? ok(options.libc) : loadSystemLibc();
+  if (!bound.ok) return bound;
+  const libc = bound.value;
   const acquired = new ReleaseStack();
   const opened = bringUp(libc, bdf, chip, { vendorId, deviceId }, iommuGroup, sysfsRoot, devRoot, options.hugePages ?? true, iovaWindow, acquired);
   if (!opened.ok) {
