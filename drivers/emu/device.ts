@@ -13,6 +13,7 @@ import type { ControlMessage, ControlReply } from './control.ts';
 import { BCM57508, type EmuConfig } from './config.ts';
 import { BAR0_BYTES, BAR2_BYTES, NicModel } from './nic-model.ts';
 import { SharedStepping, pairLink } from './cable/pair-cable.ts';
+import { findWorkerFile } from './worker-file.ts';
 
 export { BAR0_BYTES, BAR2_BYTES };
 
@@ -137,10 +138,13 @@ export function openEmu(config: EmuConfig): Result<EmuDevice> {
     return ok(makeDevice(identity, config, queue, bar0, bar2, new EmuDmaMemory(mapper), clock, control, closeModel));
   }
 
+  // A missing worker file would only show as a start-up timeout: find it first, or say where it is not.
+  const workerFile = findWorkerFile();
+  if (!workerFile.ok) return workerFile;
   const { port1: hostPort, port2: modelPort } = new MessageChannel();
   let worker: Worker;
   try {
-    worker = new Worker(workerUrl(), { workerData: { ...init, port: modelPort }, transferList: [modelPort] });
+    worker = new Worker(workerFile.value, { workerData: { ...init, port: modelPort }, transferList: [modelPort] });
   } catch (e) {
     return err(`cannot start the software NIC's worker: ${(e as Error).message}`);
   }
@@ -218,9 +222,4 @@ function awaitReply(port: MessagePort, id: number, clock: Clock, worker: Worker,
     if (clock.nowNs() - start > timeoutUs * 1000) return new Error(`no answer from the software NIC's worker (thread ${worker.threadId})`);
     clock.sleep(1000);
   }
-}
-
-function workerUrl(): URL {
-  // Sources run as .ts through the loader; the bundled CLI ships dist/emu-worker.mjs beside itself.
-  return import.meta.url.endsWith('.ts') ? new URL('./worker.ts', import.meta.url) : new URL('./emu-worker.mjs', import.meta.url);
 }
