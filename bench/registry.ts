@@ -13,6 +13,7 @@ import * as qpUdpPingpong from './qp-udp-pingpong.ts';
 import * as qpZeroGc from './qp-zero-gc.ts';
 import * as cmdqRoundtrip from './cmdq-roundtrip.ts';
 import * as qpCycles from './qp-cycles.ts';
+import * as qpWaitAsync from './qp-wait-async.ts';
 
 export const BENCHMARKS: readonly Benchmark[] = [
   hwrmRoundtrip,
@@ -21,6 +22,7 @@ export const BENCHMARKS: readonly Benchmark[] = [
   qpCycles,
   qpPostPoll,
   qpPingpong,
+  qpWaitAsync,
   qpMessageRate,
   qpBandwidth,
   qpUdpPingpong,

@@ -28,6 +28,13 @@ let nextHandle = 1;
 /** Qp.wait's spin before it sleeps: at most this many looks, and this many a microsecond of its bound. */
 const SPIN_LOOKS = LIMITS.spinsBeforeSleep * 10;
 const SPIN_LOOKS_PER_US = 10;
+/**
+ * Qp.waitAsync: looks before its first turn of the event loop (a few microseconds, so a
+ * completion that is about to land costs no turn), and its sleep between turns, short enough
+ * that the event loop's timers and sockets wait at most this long.
+ */
+const ASYNC_SPIN_LOOKS = SPIN_LOOKS;
+const ASYNC_SLEEP_US = 100;
 
 function sideOf(side: QpSide): Side {
   if (side === 'send') return Side.Send;
@@ -199,6 +206,44 @@ export class Qp {
       if (now >= deadline) return POLL_NONE;
       clock.sleep(Math.min(LIMITS.waitSleepUs, (deadline - now) / 1000));
     }
+  }
+
+  /**
+   * wait for Node programs: the same meaning and the same throws (us < 0, nothing due, at call
+   * time), but the event loop runs while it waits (timers fire, sockets are read). It spins a
+   * little first, as wait does, then alternates a short sleep (that a device may cut short)
+   * with a turn of the event loop. Resolves undefined at the bound, the entry still due.
+   */
+  waitAsync(side: QpSide, us: number): Promise<Result<number> | undefined> {
+    const s = sideOf(side);
+    if (typeof us !== 'number' || Number.isNaN(us) || us < 0) invalid(`Qp.waitAsync: us ${us} is negative or not a number`);
+    if (this.hw.due(s) === 0) invalid(`Qp.waitAsync: no entry of the ${side} ring is due`);
+    const clock = this.owner.device.clock;
+    let n = this.hw.poll(s);
+    for (let looks = 0; n === POLL_NONE && looks < ASYNC_SPIN_LOOKS; looks++) {
+      clock.relax();
+      n = this.hw.poll(s);
+    }
+    if (n !== POLL_NONE) return Promise.resolve(this.completion(n));
+    const deadline = clock.nowNs() + us * 1000;
+    return new Promise((resolve) => {
+      const look = (): void => {
+        // A destroyed queue pair has nothing left to complete: what was due stays undefined.
+        const found = this.hw.destroyed ? POLL_NONE : this.hw.poll(s);
+        if (found !== POLL_NONE) return resolve(this.completion(found));
+        const now = clock.nowNs();
+        if (now >= deadline || this.hw.destroyed) return resolve(undefined);
+        clock.sleep(Math.min(ASYNC_SLEEP_US, (deadline - now) / 1000));
+        const after = this.hw.destroyed ? POLL_NONE : this.hw.poll(s);
+        if (after !== POLL_NONE) return resolve(this.completion(after));
+        setImmediate(look);
+      };
+      setImmediate(look);
+    });
+  }
+
+  private completion(n: number): Result<number> {
+    return n === POLL_ERROR ? { ok: false, error: this.hw.lastError } : { ok: true, value: n };
   }
 
   /**

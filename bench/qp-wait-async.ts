@@ -1,0 +1,67 @@
+/**
+ * What Qp.waitAsync costs beside Qp.wait (issue 14 item 5): the same 64-byte send/receive round
+ * trip between two queue pairs of one thread-mode software NIC, each side's receive taken with
+ * waitAsync (the event loop runs between looks) and, as the reference measured in the same run,
+ * with the busy-poll wait. The difference is the price of letting the event loop run.
+ */
+import { benchResult } from './helpers/result.ts';
+import { openBenchPair } from './helpers/qp-setup.ts';
+import { sampleEach, sampleEachAsync, summarize, type Summary } from './helpers/timing.ts';
+import type { BenchOptions, BenchResult } from './helpers/types.ts';
+import type { Qp, Region } from '../lib/index.ts';
+
+export const name = 'qp-wait-async';
+
+const BYTES = 64;
+const LIMIT_US = 10e6;
+
+export async function run(options: BenchOptions): Promise<BenchResult[]> {
+  const p = openBenchPair({}, 1 << 16);
+  try {
+    const { a, b, ra, rb } = p;
+    a.receive(ra, 4096, BYTES);
+    b.receive(rb, 4096, BYTES);
+    const busy = summarize(sampleEach(() => tripWait(a, b, ra, rb), options.durations));
+    const asyncTrips = summarize(await sampleEachAsync(() => tripWaitAsync(a, b, ra, rb), options.durations));
+    const detail = `${asyncTrips.count} round trips with waitAsync (p99 ${us(asyncTrips.p99)}), ${busy.count} with wait (p99 ${us(busy.p99)}); thread-mode NIC, loop cable`;
+    return [
+      benchResult({
+        label: '64 B round trip, receives taken with waitAsync, median',
+        figure: asyncTrips.median / 1e3,
+        unit: 'us',
+        reference: { name: 'the same round trip with Qp.wait (busy poll), median', figure: busy.median / 1e3, unit: 'us' },
+        detail,
+      }),
+    ];
+  } finally {
+    p.close();
+  }
+}
+
+function check(r: { ok: boolean } | undefined, what: string): void {
+  if (r === undefined || !r.ok) throw new Error(`${what}: ${r === undefined ? 'no completion' : 'failed'}`);
+}
+
+function tripWait(a: Qp, b: Qp, ra: Region, rb: Region): void {
+  a.send(ra, 0, BYTES);
+  check(b.wait('receive', LIMIT_US), 'b receive');
+  b.receive(rb, 4096, BYTES);
+  b.send(rb, 0, BYTES);
+  check(a.wait('receive', LIMIT_US), 'a receive');
+  a.receive(ra, 4096, BYTES);
+  check(a.wait('send', LIMIT_US), 'a send');
+  check(b.wait('send', LIMIT_US), 'b send');
+}
+
+async function tripWaitAsync(a: Qp, b: Qp, ra: Region, rb: Region): Promise<void> {
+  a.send(ra, 0, BYTES);
+  check(await b.waitAsync('receive', LIMIT_US), 'b receive');
+  b.receive(rb, 4096, BYTES);
+  b.send(rb, 0, BYTES);
+  check(await a.waitAsync('receive', LIMIT_US), 'a receive');
+  a.receive(ra, 4096, BYTES);
+  check(await a.waitAsync('send', LIMIT_US), 'a send');
+  check(await b.waitAsync('send', LIMIT_US), 'b send');
+}
+
+const us = (ns: number) => `${(ns / 1e3).toFixed(1)} us`;
