@@ -16,6 +16,14 @@
 import { ok, err, type Result } from '../firmware-hwrm/result.ts';
 import { assert, invalid } from '../firmware-hwrm/errors.ts';
 
+/**
+ * IOVAs start at 4 GiB, so every address field's high half is exercised (and 0 is never a valid
+ * address); they stay below 2^48, far under 2^53, so an IOVA is always an exact number. Both
+ * backends (VFIO and the software NIC) hand out addresses from this window.
+ */
+export const IOVA_BASE = 2 ** 32;
+export const IOVA_LIMIT = 2 ** 48;
+
 /** A window of usable IOVAs, `end` exclusive. */
 export interface IovaRange {
   readonly start: number;

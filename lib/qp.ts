@@ -5,22 +5,20 @@
 import { ok, err, type Result } from './result.ts';
 import { invalid } from './errors.ts';
 import { Nic, nicInternals, type NicInternals } from './nic.ts';
-import { Region, MAX_REGION_BYTES } from './region.ts';
+import { Region } from './region.ts';
 import type { Endpoint } from './endpoint.ts';
 import { BnxtQp, Side, POLL_NONE, POLL_ERROR, RING_ROOM } from './bnxt/queue-pair.ts';
 import { LIMITS } from './bnxt/limits.ts';
+import { isIbMtu, pathMtuFor, MAX_MESSAGE_BYTES } from '../firmware-hwrm/roce/ib-transport.ts';
+
+/** The largest path MTU an Ethernet MTU carries (1500 gives 1024): the rule the NIC's firmware applies too. */
+export { pathMtuFor };
 
 export type QpSide = 'send' | 'receive';
 
 export interface ConnectOptions {
   /** Path MTU in bytes (256, 512, 1024, 2048 or 4096); default: 4096, or what the NIC's MTU allows. */
   readonly pathMtu?: number;
-}
-
-/** The largest path MTU an Ethernet MTU carries (RoCEv2 headers take ~58 bytes): 1500 gives 1024. */
-export function pathMtuFor(ethernetMtu: number): number {
-  for (const m of [4096, 2048, 1024, 512, 256]) if (m + 58 <= ethernetMtu) return m;
-  return 256;
 }
 
 let nextHandle = 1;
@@ -97,7 +95,7 @@ export class Qp {
     if (!Number.isInteger(e.psn) || e.psn < 0 || e.psn >= 1 << 24) invalid(`Qp.connect: psn ${e.psn} is not a 24-bit number`);
     const nicMtu = pathMtuFor(this.owner.fn.info.mtu);
     const pathMtu = options.pathMtu ?? nicMtu;
-    if (![256, 512, 1024, 2048, 4096].includes(pathMtu)) invalid(`Qp.connect: path MTU ${pathMtu} is not 256, 512, 1024, 2048 or 4096`);
+    if (!isIbMtu(pathMtu)) invalid(`Qp.connect: path MTU ${pathMtu} is not 256, 512, 1024, 2048 or 4096`);
     // Reads are served only for a peer on this NIC (the spec: then qp serves its peer's reads).
     const sameNic = sameBytes(e.gid, this.owner.roce.gid) && sameBytes(e.mac, this.owner.fn.info.mac) && this.owner.qps.has(e.qp);
     const r = this.hw.connect({ destQp: e.qp, destPsn: e.psn, destGid: e.gid.slice(), destMac: e.mac.slice(), pathMtu: Math.min(pathMtu, nicMtu), remoteRead: sameNic });
@@ -110,7 +108,7 @@ export class Qp {
     if (r.nic !== this.nic) invalid(`${what}: the region belongs to another NIC`);
     if (r.deregistered) invalid(`${what}: the region is deregistered`);
     if (!Number.isInteger(n) || n < 0) invalid(`${what}: length ${n} is not a natural number`);
-    if (n > MAX_REGION_BYTES) invalid(`${what}: length ${n} is over 2^31`);
+    if (n > MAX_MESSAGE_BYTES) invalid(`${what}: length ${n} is over 2^31`);
     if (!Number.isInteger(at) || at < 0 || at + n > r.length) invalid(`${what}: bytes ${at}..${at + n} do not lie in the region (${r.length} bytes)`);
   }
 

@@ -6,12 +6,13 @@ import {
   SQ_RDMA_IMM_DATA_OFFSET, SQ_RDMA_REMOTE_VA_OFFSET, SQ_RDMA_REMOTE_KEY_OFFSET, WQE_SGE_OFFSET,
   SGE_BYTES, SGE_VA_OFFSET, SGE_L_KEY_OFFSET, SGE_SIZE_OFFSET, RQ_WQE_WR_ID_OFFSET, RQ_WQE_WR_ID_MASK,
   PSN_SEARCH_EXT_BYTES, PSN_SEARCH_OPCODE_START_PSN_OFFSET, PSN_SEARCH_FLAGS_NEXT_PSN_OFFSET, PSN_SEARCH_START_SLOT_IDX_OFFSET,
-  PSN_MASK, PSN_SEARCH_OPCODE_SHIFT,
-  sqWqeWord0, rqWqeWord0, psnSearchWord0, psnSearchWord1, sqWqeSizeForSges, sqWqeSizeForInline, psnPackets, psnAdd,
+  PSN_SEARCH_OPCODE_SHIFT,
+  sqWqeWord0, rqWqeWord0, psnSearchWord0, psnSearchWord1, sqWqeSizeForSges, sqWqeSizeForInline,
 } from '../firmware-hwrm/roce/wqe.ts';
+import { PSN_MASK, psnPackets, psnAdd } from '../firmware-hwrm/roce/ib-transport.ts';
 import { wire, seq } from './helpers/roce-fixtures.ts';
 
-// Expected bytes are written by hand from bnxt-roce-interface.md §5.3–§5.5.
+// Expected bytes are written by hand from the offsets of roce_hsi.h's structs.
 
 t.test('SEND header: type, flags, wqe_size in slots, immediate, length, UD fields, timestamp', async (t) => {
   const values = {

@@ -5,12 +5,10 @@
  */
 import type { DmaBuffer, DmaMemory } from '../device.ts';
 import { ok, err, type Result } from '../../firmware-hwrm/result.ts';
-import { IovaAllocator } from '../iova-allocator.ts';
+import { IovaAllocator, IOVA_BASE, IOVA_LIMIT } from '../iova-allocator.ts';
 
 const PAGE = 4096;
 const HUGE = 2 * 1024 * 1024;
-const IOVA_BASE = 2 ** 32;
-const IOVA_LIMIT = 2 ** 48;
 
 export interface DmaMapper {
   map(iova: number, memory: SharedArrayBuffer, length: number): void;

@@ -1,11 +1,11 @@
 /**
- * The VFIO container and group steps of bnxt-hwrm-vfio.md §5.2 (legacy type1 path), the
+ * The VFIO container and group steps of the kernel's Documentation/driver-api/vfio.rst (legacy type1 path), the
  * IOMMU's usable address space (§5.5) and the DMA map/unmap calls. Each function does one
  * step and says, on failure, what the user can do about it.
  */
 import { join } from 'node:path';
 import { ok, err, type Result } from '../../firmware-hwrm/result.ts';
-import { IovaAllocator, type IovaRange } from '../iova-allocator.ts';
+import { IovaAllocator, IOVA_BASE, IOVA_LIMIT, type IovaRange } from '../iova-allocator.ts';
 import {
   VFIO_CONST,
   VFIO_IOCTL,
@@ -22,10 +22,7 @@ import type { IommuMapper } from './dma.ts';
 import { iommuGroupMembers } from './sysfs.ts';
 import { findCapability } from './info-capabilities.ts';
 
-/** IOVAs start at 4 GiB so every address field's high half is exercised (and 0 is never valid). */
-export const IOVA_BASE = 2 ** 32;
-/** Upper bound we use even when the IOMMU allows more: IOVAs stay far below 2^53. */
-export const IOVA_LIMIT = 2 ** 48;
+export { IOVA_BASE, IOVA_LIMIT };
 /** Where DMA buffers go unless VfioOptions.iovaWindow says otherwise. */
 export const DEFAULT_IOVA_WINDOW: IovaRange = { start: IOVA_BASE, end: IOVA_LIMIT };
 /** Used when the kernel reports no IOVA ranges: 39 bits is the smallest VT-d address width. */

@@ -1,8 +1,8 @@
 /**
  * The RoCE (bnxt_re) host/device interface of P5 (BCM57508), static WQE mode: RCFW commands
  * and their CREQ answers and events, WQEs, PSN-search entries, CQEs, NQEs, doorbells and page
- * tables. Pure codecs shared by the driver and the software NIC. Facts:
- * shared/docs/bnxt-roce-interface.md; field names follow roce_hsi.h.
+ * tables. Pure codecs shared by the driver and the software NIC; field names follow
+ * roce_hsi.h (Linux drivers/infiniband/hw/bnxt_re) and bnxt_hsi.h.
  */
 export * from './opcodes.ts';
 export * from './cmdq.ts';
@@ -17,4 +17,5 @@ export * from './cqe.ts';
 export * from './nqe.ts';
 export * from './doorbell.ts';
 export * from './pbl.ts';
+export * from './ib-transport.ts';
 export type { Namer } from './names.ts';

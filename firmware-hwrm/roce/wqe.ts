@@ -22,8 +22,6 @@ export const STATIC_WQE_BYTES = 128;
 export const STATIC_WQE_SLOTS = 8;
 export const STATIC_MAX_SGE = 6;
 export const STATIC_MAX_INLINE_BYTES = 96;
-/** The kernel refuses WQEs whose total length exceeds 2 GiB. */
-export const MAX_WQE_LENGTH_BYTES = 0x8000_0000;
 
 // roce_hsi.h: SQ_BASE_WQE_TYPE_* (header spelling)
 export const WqeType = {
@@ -95,7 +93,6 @@ export const PSN_SEARCH_EXT_BYTES = 16;
 export const PSN_SEARCH_OPCODE_START_PSN_OFFSET = 0;
 export const PSN_SEARCH_FLAGS_NEXT_PSN_OFFSET = 4;
 export const PSN_SEARCH_START_SLOT_IDX_OFFSET = 8;
-export const PSN_MASK = 0xffffff;
 export const PSN_SEARCH_OPCODE_SHIFT = 24;
 export const PSN_SEARCH_FLAGS_SHIFT = 24;
 
@@ -135,16 +132,6 @@ export function sqWqeSizeForSges(sgeCount: number): number {
 /** Slots an inline SQ WQE uses: 2 + ceil(bytes / 16). */
 export function sqWqeSizeForInline(inlineBytes: number): number {
   return WQE_HEADER_SLOTS + Math.ceil(inlineBytes / SLOT_BYTES);
-}
-
-/** Packets a message of `lengthBytes` takes at `mtuBytes` (minimum 1, also for READ responses). */
-export function psnPackets(lengthBytes: number, mtuBytes: number): number {
-  return lengthBytes === 0 ? 1 : Math.ceil(lengthBytes / mtuBytes);
-}
-
-/** (psn + n) mod 2^24. */
-export function psnAdd(psn: number, n: number): number {
-  return (psn + n) & PSN_MASK;
 }
 
 // roce_hsi.h: struct sq_send_hdr (RC uses q_key/dst_qp/avid = 0)

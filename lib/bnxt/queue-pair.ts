@@ -345,9 +345,8 @@ export class BnxtQp {
     u[w + 7] = 0;
     writeSge(u, w + SGE_WORD, key, vaLo, vaHi, at, n);
     // psn_search_ext: opcode | start PSN, next PSN, start slot index.
-    const packets = n === 0 ? 1 : Math.ceil(n / this.mtu);
     const start = this.nextPsn;
-    const next = (start + packets) & R.PSN_MASK;
+    const next = R.psnAdd(start, R.psnPackets(n, this.mtu));
     this.nextPsn = next;
     const p = PSN_AREA_WORD + idx * PSN_WORDS;
     u[p] = ((opcode << R.PSN_SEARCH_OPCODE_SHIFT) | start) >>> 0;

@@ -23,7 +23,7 @@ import { ReqErrStateReason } from '../../../firmware-hwrm/roce/creq.ts';
 import { WqeFlags } from '../../../firmware-hwrm/roce/wqe.ts';
 import { AethKind, NakCode, Opcode, OpFlag, OPCODE_FLAGS, aethKind, aethValue } from '../wire/index.ts';
 import { ReqState } from './states.ts';
-import { psnAdd, psnDiff } from './psn.ts';
+import { psnAdd, psnDiff } from '../../../firmware-hwrm/roce/ib-transport.ts';
 import { copySgl } from './sgl.ts';
 import { loadWqeSgl } from './sq-wqe.ts';
 import { restartAckTimer, startRnrTimer } from './timers.ts';
@@ -183,7 +183,7 @@ function readResponse(core: EngineCore, t: QpTransport, slot: number, frame: Uin
 
 /**
  * COMPLETE: the head WQE is done with `status`. A CQE is written for a signalled WQE or a
- * failure; sq_cons_idx names the WQE after it (bnxt-roce-interface.md §6.7). False if the CQ
+ * failure; sq_cons_idx names the WQE after it (read as bnxt_qplib_cq_process_req in qplib_fp.c reads it). False if the CQ
  * overflowed (the QP then fails).
  */
 function completeWqe(core: EngineCore, t: QpTransport, slot: number, status: number): boolean {

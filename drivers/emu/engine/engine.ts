@@ -19,7 +19,7 @@
  */
 import type { ModelBus } from '../bus.ts';
 import { EmuQpState, type EmuQp, type EngineHooks, type RoceTables } from '../objects.ts';
-import { OPCODE_FLAGS, OpFlag, ParseStatus, parseFrame } from '../wire/index.ts';
+import { OPCODE_FLAGS, OpFlag, ParseStatus, ROCEV2_SRC_PORT_BASE, parseFrame } from '../wire/index.ts';
 import { EngineCore } from './core.ts';
 import { Port, partitionKey } from './port.ts';
 import { handleDoorbell } from './doorbells.ts';
@@ -33,13 +33,12 @@ import { ReqState, RespState, REQ_STATE_NAMES, RESP_STATE_NAMES } from './states
 import { QpTransport } from './transport.ts';
 import type { FaultSpec } from '../cable/faults.ts';
 
-/** Doorbell pages start here in BAR2 (P5 PF: DPI 0 at 0x10000; bnxt-roce-interface.md §1). */
+/** Doorbell pages start here in BAR2 (P5 PF: DPI 0 at DB_PF_OFFSET_P5 = 0x10000, bnxt.h). */
 export const DOORBELL_BASE = 0x10000;
 const DOORBELL_PAGE_BYTES = 4096;
 /** Passes of one run() before it yields (the worker calls again at once when there is more). */
 const MAX_PASSES = 64;
-/** UDP source port per QP: 0xC000 | the QP number's low 14 bits (rxe-interop.md: the 0xC000 range). */
-const SRC_PORT_BASE = 0xc000;
+/** UDP source port per QP: the RoCEv2 source-port base | the QP number's low 14 bits. */
 const SRC_PORT_QPN_MASK = 0x3fff;
 
 export class RoceEngine implements EngineHooks {
@@ -232,7 +231,7 @@ export class RoceEngine implements EngineHooks {
     // RoCEv2 over IPv4: the destination GID is IPv4-mapped (::ffff:a.b.c.d).
     const g = qp.destGid;
     t.dstIp = ((g[12]! << 24) | (g[13]! << 16) | (g[14]! << 8) | g[15]!) >>> 0;
-    t.udpSrcPort = SRC_PORT_BASE | (qp.qpn & SRC_PORT_QPN_MASK);
+    t.udpSrcPort = ROCEV2_SRC_PORT_BASE | (qp.qpn & SRC_PORT_QPN_MASK);
   }
 
   /** A frame from the port: parsed, then to the responder (requests) or completer (responses) of its QP. */

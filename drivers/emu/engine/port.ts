@@ -15,6 +15,7 @@ import type { Random } from '../random.ts';
 import type { EmuConfig } from '../config.ts';
 import { plugPortCable, type FaultCable, type LocalDelivery, type LoopCable, type PairCable, type QueuedFrames } from '../cable/index.ts';
 import { RoceFrame, encodeFrame, AETH_BYTES, EXT_AT, ICRC_BYTES, RETH_BYTES, ETH_HEADER_BYTES } from '../wire/index.ts';
+import { pathMtuFor } from '../../../firmware-hwrm/roce/ib-transport.ts';
 import type { EngineCounters } from './counters.ts';
 import type { QpTransport } from './transport.ts';
 
@@ -24,17 +25,8 @@ const TX_RESERVE = 64;
 /** Frames a socket cable may take per run (keeps the worker's slices short; the rest waits). */
 const SOCKET_FRAMES_PER_RUN = 1024;
 const RECEIVE_QUEUE_SLOTS = 256;
-/** IB path MTUs a port may use: 256 ... 4096 bytes. */
-const IB_MTUS = [4096, 2048, 1024, 512, 256];
-const IPV4_UDP_BYTES = 28;
 /** Frames this long are handed to the cable as a view of exactly their bytes. */
 const LONG_FRAME_BYTES = 512;
-
-/** Largest IB path MTU whose biggest packet (BTH + RETH + AETH + payload + ICRC) fits an Ethernet MTU. */
-export function pathMtuCap(ethernetMtu: number): number {
-  for (const m of IB_MTUS) if (IPV4_UDP_BYTES + (EXT_AT - 42) + RETH_BYTES + AETH_BYTES + m + ICRC_BYTES <= ethernetMtu) return m;
-  return 256;
-}
 
 /** The QP's P_Key; 0x0000 / 0x8000 are not valid partition keys, so they mean the default 0xFFFF. */
 export function partitionKey(pkey: number): number {
@@ -47,6 +39,7 @@ export class Port {
   /** What the engine sends into: the fault injector, around the pcap tap (if any), around the cable. */
   readonly cable: FaultCable;
   readonly maxFrameBytes: number;
+  /** The largest path MTU the port's Ethernet MTU carries (the rule MODIFY_QP checks too). */
   readonly mtuCap: number;
   readonly txf = new RoceFrame();
   readonly rxf = new RoceFrame();
@@ -83,7 +76,7 @@ export class Port {
     private readonly onExternalFrame: () => void,
     stepped: boolean,
   ) {
-    this.mtuCap = pathMtuCap(config.mtu);
+    this.mtuCap = pathMtuFor(config.mtu);
     // Longest frame this port builds: headers + RETH + AETH + one MTU of payload + pad + ICRC.
     this.maxFrameBytes = EXT_AT + RETH_BYTES + AETH_BYTES + this.mtuCap + 3 + ICRC_BYTES;
     this.txBuf = new Uint8Array(Math.max(this.maxFrameBytes, ETH_HEADER_BYTES + config.mtu));

@@ -19,7 +19,7 @@ import { ReqErrStateReason } from '../../../firmware-hwrm/roce/creq.ts';
 import { Opcode, payloadOffsetFor } from '../wire/index.ts';
 import { ReqState } from './states.ts';
 import { EmuQpState } from '../objects.ts';
-import { psnAdd, psnDiff } from './psn.ts';
+import { psnAdd, psnDiff, psnPackets } from '../../../firmware-hwrm/roce/ib-transport.ts';
 import { copySgl } from './sgl.ts';
 import { loadTxHeader, loadWqeSgl, readWqeHeader } from './sq-wqe.ts';
 import { startAckTimer } from './timers.ts';
@@ -74,7 +74,7 @@ function getWqe(core: EngineCore, t: QpTransport): number {
   // IBA fence indicator: a fenced WQE waits until every earlier READ has completed.
   if ((t.wqeFlags[slot]! & WqeFlags.UC_FENCE) !== 0 && t.readsOutstanding > 0) return GET_WQE_WAIT;
   const length = t.wqeLength[slot]!;
-  const packets = length === 0 ? 1 : Math.ceil(length / t.mtu);
+  const packets = psnPackets(length, t.mtu);
   t.wqeStartPsn[slot] = t.nextNewPsn;
   t.wqePackets[slot] = kind === WqeKind.INVALID ? 0 : packets;
   t.nextNewPsn = psnAdd(t.nextNewPsn, t.wqePackets[slot]!);
@@ -135,7 +135,7 @@ function sendPacket(core: EngineCore, t: QpTransport, slot: number): boolean {
       return false;
     }
     f.opcode = opcode;
-    // AckReq on the last packet of a message (rxe-interop.md), and now and then inside a long one.
+    // AckReq on the last packet of a message (as rdma_rxe sets it: rxe_req.c, RXE_END_MASK), and now and then inside a long one.
     f.ackReq = last || (index + 1) % ACK_REQ_EVERY === 0 ? 1 : 0;
     if (last && (t.wqeFlags[slot]! & WqeFlags.SE) !== 0) f.se = 1;
     if (last && withImm) f.immDt = t.txImm;

@@ -13,7 +13,7 @@
  *   EXECUTE       payload into the receive's SGEs or the region; READ: queue the responses
  *   COMPLETE      the message's last packet completes the receive (responder CQE)
  *   ACKNOWLEDGE   on AckReq; ACKs are coalesced to one per batch of frames, PSN = the last
- *                 request done, MSN = messages completed, credits 31 (rxe-interop.md)
+ *                 request done, MSN = messages completed, credits 31 (rxe_resp.c: AETH_ACK_UNLIMITED)
  *
  * Errors of Class A and C (invalid request, remote access, remote operational) answer one
  * NAK and fail the QP; the receive in progress, if any, completes with the error.
@@ -30,11 +30,10 @@ import {
   AETH_SYNDROME_ACK, NakCode, Opcode, OpFlag, OPCODE_FLAGS, nakSyndrome, payloadOffsetFor, rnrNakSyndrome,
 } from '../wire/index.ts';
 import { RespState } from './states.ts';
-import { psnAdd, psnDiff } from './psn.ts';
+import { MAX_MESSAGE_BYTES, psnAdd, psnDiff, psnPackets } from '../../../firmware-hwrm/roce/ib-transport.ts';
 import { SglError, checkRange, copyRegion, copySgl, loadSgl, regionOffset } from './sgl.ts';
 import { writeResCqe } from './cq-writer.ts';
 import { enterError, failReceive, failResponder } from './flush.ts';
-import { MAX_MESSAGE_BYTES } from './sq-wqe.ts';
 import { le32 } from './host.ts';
 import { MAX_SGE, READ_CONTEXTS, type QpTransport } from './transport.ts';
 import type { EngineCore } from './core.ts';
@@ -233,7 +232,7 @@ function executeRead(core: EngineCore, t: QpTransport): void {
       return;
     }
   }
-  const packets = length === 0 ? 1 : Math.ceil(length / t.mtu);
+  const packets = psnPackets(length, t.mtu);
   const c = t.rdNext;
   if (t.rdQueued[c] !== 0) {
     // More READs waiting for their responses than the responder holds (rxe: ERR_TOO_MANY_RDMA_ATM_REQ).
@@ -391,7 +390,7 @@ function sendReadResponse(core: EngineCore, t: QpTransport, c: number): boolean 
   f.psn = cur;
   f.ackReq = 0;
   f.se = 0;
-  // AETH on FIRST, LAST and ONLY: an ACK with the MSN (rxe-interop.md: the request's PSNs and AETH).
+  // AETH on FIRST, LAST and ONLY: an ACK with the MSN (IBA 9.4.3; rdma_rxe's read_reply: the request's PSNs and AETH).
   f.aethSyndrome = AETH_SYNDROME_ACK;
   f.aethMsn = t.msn;
   port.send(t, n);

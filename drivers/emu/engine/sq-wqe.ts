@@ -1,6 +1,6 @@
 /**
  * Reading send WQEs as the driver posted them (static mode, 128 bytes; roce_hsi.h: struct
- * sq_send_hdr / sq_rdma_hdr / sq_sge; bnxt-roce-interface.md §5.3). The model checks again
+ * sq_send_hdr / sq_rdma_hdr / sq_sge). The model checks again
  * what the driver should have checked before the doorbell: the WQE type, its SGE count, each
  * SGE's key, domain, bounds and access.
  */
@@ -11,13 +11,12 @@ import {
   SQ_WQE_FLAGS_OFFSET, SQ_WQE_LENGTH_OFFSET, SQ_WQE_SIZE_OFFSET, SQ_WQE_TYPE_OFFSET, STATIC_WQE_BYTES, WQE_HEADER_SLOTS,
   WQE_SGE_OFFSET, WqeFlags, WqeType,
 } from '../../../firmware-hwrm/roce/wqe.ts';
+import { MAX_MESSAGE_BYTES } from '../../../firmware-hwrm/roce/ib-transport.ts';
 import { SglError, loadSgl } from './sgl.ts';
 import { le32 } from './host.ts';
 import { MAX_SGE, WqeKind, type QpTransport, type SgList } from './transport.ts';
 import type { EngineCore } from './core.ts';
 
-/** Largest message (the kernel refuses longer WQEs; IBA: 2^31 bytes). */
-export const MAX_MESSAGE_BYTES = 0x8000_0000;
 
 export function wqeKindOf(wqeType: number): number {
   switch (wqeType) {

@@ -1,12 +1,12 @@
 /**
  * The requester's two timers, kept as deadlines on the model's clock (never a wall clock):
- *   - the local ACK timeout (IBA 9.7, transport timer; bnxt-roce-interface.md §9): 4.096 us x 2^timeout,
+ *   - the local ACK timeout (IBA 9.7.6.1.3, the transport timer): 4.096 us x 2^timeout,
  *     0 = infinite; running while packets are unacknowledged, restarted on progress;
  *   - the RNR timer: the delay an RNR NAK's AETH advertises (IBA Table 45, wire/aeth.ts).
  */
 import { RNR_TIMER_US } from '../wire/aeth.ts';
 import { ReqState } from './states.ts';
-import { psnDiff } from './psn.ts';
+import { psnDiff } from '../../../firmware-hwrm/roce/ib-transport.ts';
 import type { EngineCore } from './core.ts';
 import type { QpTransport } from './transport.ts';
 

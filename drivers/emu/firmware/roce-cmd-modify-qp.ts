@@ -1,26 +1,24 @@
 /**
- * MODIFY_QP (bnxt-roce-interface.md 3.9, 9): a legal transition carrying its required
+ * MODIFY_QP (roce_hsi.h: struct cmdq_modify_qp; what bnxt_qplib_modify_qp in qplib_fp.c sends): a legal transition carrying its required
  * attributes (roce-qp-transitions.ts), attributes within their encodings, then every
  * attribute the mask names stored on the QP. All checks come before the first change.
  * The engine hears of a state change after it happened.
  */
-import { CmdqModifyQp, CreqModifyQpResp, ModifyQpMask as M, QpState, RoceStatus } from '../../../firmware-hwrm/roce/index.ts';
+import {
+  CmdqModifyQp, CreqModifyQpResp, ModifyQpMask as M, QpState, RoceStatus, PSN_MASK, pathMtuCode, pathMtuFor,
+} from '../../../firmware-hwrm/roce/index.ts';
 import type { EmuQpState } from '../objects.ts';
 import { refuse, success, type Answer, type RoceContext } from './roce-answer.ts';
 import { checkRcModify } from './roce-qp-transitions.ts';
 
-const PSN_MAX = 0xffffff;
 const QPN_MAX = 0xffffff;
-/** Bytes of RoCEv2 headers an IB MTU leaves room for in an Ethernet MTU (GRH, UDP, BTH, XRC, AtomicETH, ICRC). */
-const ROCE_HEADROOM_BYTES = 96;
-/** IB path MTU codes go up to 4096 (code 4); 8192 (5) is a bnxt extension the port never reaches. */
-const MAX_IB_MTU_CODE = 4;
 
-/** The largest path MTU code whose payload fits the port's Ethernet MTU. */
+/**
+ * The largest path MTU code the port's Ethernet MTU carries (the one rule the driver and the
+ * port use too); 8192 (code 5) is a bnxt extension no Ethernet MTU here reaches.
+ */
 export function maxPathMtuCode(portMtu: number): number {
-  let code = 0;
-  while (code < MAX_IB_MTU_CODE && 256 << (code + 1) <= portMtu - ROCE_HEADROOM_BYTES) code++;
-  return code;
+  return pathMtuCode(pathMtuFor(portMtu));
 }
 
 export function modifyQp(ctx: RoceContext, cmd: Uint8Array): Answer {
@@ -45,8 +43,8 @@ export function modifyQp(ctx: RoceContext, cmd: Uint8Array): Answer {
   if (has(M.RETRY_CNT) && c.retry_cnt > 7) return bad(`retry_cnt ${c.retry_cnt} is not 0..7`);
   if (has(M.RNR_RETRY) && c.rnr_retry > 7) return bad(`rnr_retry ${c.rnr_retry} is not 0..7`);
   if (has(M.MIN_RNR_TIMER) && c.min_rnr_timer > 31) return bad(`min_rnr_timer ${c.min_rnr_timer} is not a 5-bit code`);
-  if (has(M.RQ_PSN) && c.rq_psn > PSN_MAX) return bad(`rq_psn 0x${c.rq_psn.toString(16)} is not a 24-bit PSN`);
-  if (has(M.SQ_PSN) && c.sq_psn > PSN_MAX) return bad(`sq_psn 0x${c.sq_psn.toString(16)} is not a 24-bit PSN`);
+  if (has(M.RQ_PSN) && c.rq_psn > PSN_MASK) return bad(`rq_psn 0x${c.rq_psn.toString(16)} is not a 24-bit PSN`);
+  if (has(M.SQ_PSN) && c.sq_psn > PSN_MASK) return bad(`sq_psn 0x${c.sq_psn.toString(16)} is not a 24-bit PSN`);
   if (has(M.DEST_QP_ID) && c.dest_qp_id > QPN_MAX) return bad(`dest_qp_id 0x${c.dest_qp_id.toString(16)} is not a 24-bit QP number`);
   // ORRQ slots = ORD + 1 and IRRQ slots = 2 x IRD + 2, within what CREATE_QP's ORRQ/IRRQ hold.
   const maxOrrq = limits.maxQpInitRdAtom + 1;

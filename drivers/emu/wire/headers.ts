@@ -10,6 +10,10 @@
  * ImmDt, IETH (each opcode carries a subset; see opcodes.ts).
  */
 
+// The sizes the path-MTU rule sums live with it, once (firmware-hwrm/roce/ib-transport.ts).
+import { ATOMIC_ETH_BYTES, BTH_BYTES, ICRC_BYTES, UDP_HEADER_BYTES } from '../../../firmware-hwrm/roce/ib-transport.ts';
+export { ATOMIC_ETH_BYTES, BTH_BYTES, ICRC_BYTES, UDP_HEADER_BYTES };
+
 // IEEE 802.3 Ethernet II header (no 802.1Q tag, no FCS: neither appears in a QEMU datagram).
 export const ETH_HEADER_BYTES = 14;
 export const ETH_DST = 0;
@@ -36,23 +40,21 @@ export const IPV4_VERSION_IHL_PLAIN = 0x45; // version 4, 5 words
 export const IPV4_FLAG_DF = 0x4000;
 export const IPV4_FLAG_MF = 0x2000;
 export const IPV4_FRAGMENT_OFFSET_MASK = 0x1fff;
-/** rxe-interop.md: rxe sends TTL 64, TOS 0, DF set. */
+/** rdma_rxe sends TTL 64, TOS 0 and DF set (rxe_net.c, prepare_ipv4_hdr). */
 export const IPV4_TTL_DEFAULT = 64;
 export const IP_PROTOCOL_UDP = 17;
 
-// RFC 768 UDP header.
-export const UDP_HEADER_BYTES = 8;
+// RFC 768 UDP header (UDP_HEADER_BYTES = 8).
 export const UDP_SRC_PORT = 0;
 export const UDP_DST_PORT = 2;
 export const UDP_LENGTH = 4;
 export const UDP_CHECKSUM = 6;
 /** IANA port of RoCEv2 (IBA Annex A17). */
 export const ROCEV2_UDP_PORT = 4791;
-/** Source ports are chosen per QP in 0xC000-0xFFFF (rxe-interop.md); rxe does not check them. */
+/** Source ports are chosen per QP in 0xC000-0xFFFF (rdma_rxe: RXE_ROCE_V2_SPORT | a 14-bit hash of the QP number, rxe_qp.c); rxe does not check them. */
 export const ROCEV2_SRC_PORT_BASE = 0xc000;
 
-// IBA 9.2 Base Transport Header.
-export const BTH_BYTES = 12;
+// IBA 9.2 Base Transport Header (BTH_BYTES = 12).
 export const BTH_OPCODE = 0;
 export const BTH_FLAGS = 1; // SE bit 7 | M bit 6 | PadCnt bits 5-4 | TVer bits 3-0
 export const BTH_PKEY = 2;
@@ -66,7 +68,7 @@ export const BTH_PAD_SHIFT = 4;
 export const BTH_TVER_MASK = 0x0f;
 export const BTH_ACK_REQ_BIT = 0x80;
 export const BTH_TVER = 0;
-/** The default partition key (full member); rxe-interop.md: rxe uses and accepts 0xFFFF. */
+/** The default partition key (full member, IBA 10.9.1.2); rdma_rxe uses and accepts 0xFFFF. */
 export const PKEY_DEFAULT = 0xffff;
 
 // IBA 9.3.3 RDMA Extended Transport Header.
@@ -75,8 +77,7 @@ export const RETH_VA = 0; // u64 as hi, lo
 export const RETH_RKEY = 8;
 export const RETH_DMA_LENGTH = 12;
 
-// IBA 9.3.4 Atomic Extended Transport Header.
-export const ATOMIC_ETH_BYTES = 28;
+// IBA 9.3.4 Atomic Extended Transport Header (ATOMIC_ETH_BYTES = 28).
 export const ATOMIC_ETH_VA = 0;
 export const ATOMIC_ETH_RKEY = 8;
 export const ATOMIC_ETH_SWAP = 12; // u64 swap (or add) data
@@ -97,8 +98,7 @@ export const IMMDT_BYTES = 4;
 // IBA 9.3.8 Invalidate Extended Transport Header.
 export const IETH_BYTES = 4;
 
-/** Invariant CRC trailer (IBA 7.8.1), little-endian on the wire. */
-export const ICRC_BYTES = 4;
+// Invariant CRC trailer (IBA 7.8.1, ICRC_BYTES = 4), little-endian on the wire.
 
 /** Where the IPv4 header, UDP header and BTH start in a frame. */
 export const IPV4_AT = ETH_HEADER_BYTES;
