@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 
 // The CLI, the library (what `import 'rig-bnxt'` gives) and the software NIC's worker, which
 // both find beside themselves in dist/.
-const entries = { 'rig-bnxt': 'scripts/cli.ts', index: 'lib/index.ts', 'emu-worker': 'drivers/emu/worker.ts' };
+const entries = { 'rig-bnxt': 'scripts/cli.ts', index: 'lib/index.ts', 'emu-worker': 'drivers/emu/worker.ts', 'vfio-user-worker': 'drivers/emu/vfio-user/worker.ts' };
 const entryPoints = Object.fromEntries(Object.entries(entries).filter(([, file]) => existsSync(file)));
 await build({
   entryPoints,

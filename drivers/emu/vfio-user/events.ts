@@ -1,0 +1,19 @@
+/** Messages between the vfio-user server's thread and the thread that started it. */
+import type { HwrmObservation } from './nic-device.ts';
+
+export interface ServerStats {
+  readonly messages: number;
+  readonly errors: number;
+  readonly byCommand: Readonly<Record<string, number>>;
+  readonly iommuFaults: number;
+}
+
+export type ServerEvent =
+  | { readonly kind: 'listening'; readonly socketPath: string }
+  | { readonly kind: 'connected' }
+  | ({ readonly kind: 'hwrm' } & HwrmObservation)
+  | { readonly kind: 'log'; readonly line: string }
+  | { readonly kind: 'failed'; readonly error: string }
+  | { readonly kind: 'ended'; readonly reason: string; readonly stats: ServerStats };
+
+export type ServerRequest = { readonly kind: 'close' };

@@ -1,0 +1,147 @@
+/**
+ * The software NIC as a vfio-user device: its config space (a BCM57508 PF), BAR0 and BAR2 wired
+ * to the model's bus entry points (the same write queue and published registers the in-process
+ * driver uses, so the model cannot tell who drives it), BAR4 holding the MSI-X table and PBA,
+ * guest memory in the model's IOMMU, and the MSI-X vectors.
+ *
+ * PCIe ordering: a read never passes an earlier posted write, so every BAR read first lets the
+ * model take what was written before it.
+ */
+import { NicModel } from '../nic-model.ts';
+import { BAR0_BYTES, BAR2_BYTES } from '../nic-model.ts';
+import { allocWriteQueue, WriteQueueProducer, WriteKind } from '../write-queue.ts';
+import { allocWake } from '../wake.ts';
+import { BCM57508, type EmuConfig } from '../config.ts';
+import { hwrmRequestName } from '../../../firmware-hwrm/hwrm/types.ts';
+import { PciConfigSpace, buildVpd, type PciConfigSpec } from './pci-config.ts';
+import { MsixVectors } from './interrupts.ts';
+import { GuestMemory } from './guest-memory.ts';
+import { REGION } from './protocol.ts';
+import type { BarRegion, SessionDevice } from './session.ts';
+
+export const BAR4_BYTES = 16 * 1024;
+export const MSIX_VECTORS = 64;
+const MSIX_TABLE_OFFSET = 0x0000;
+const MSIX_PBA_OFFSET = 0x2000;
+const HWRM_TRIGGER = 0x100;
+
+/** The config space of a BCM57508 PF as the software NIC presents it (docs/vfio-user.md). */
+export function bcm57508ConfigSpec(serial: string): PciConfigSpec {
+  return {
+    vendorId: BCM57508.vendorId, deviceId: BCM57508.deviceId, revision: BCM57508.chipRev,
+    // 14e4:5208 is the BCM957508-N2100G OCP 3.0 adapter's subsystem id (pci.ids).
+    subsystemVendorId: 0x14e4, subsystemId: 0x5208,
+    barBytes: [BAR0_BYTES, BAR2_BYTES, BAR4_BYTES],
+    msixVectors: MSIX_VECTORS, msixTableOffset: MSIX_TABLE_OFFSET, msixPbaOffset: MSIX_PBA_OFFSET,
+    vpd: buildVpd('Broadcom BCM57508 NetXtreme-E (rig-bnxt software NIC)', { PN: 'BCM957508-N2100G', EC: 'A0', SN: serial, MN: '14e4' }),
+  };
+}
+
+export interface HwrmObservation {
+  readonly reqType: number;
+  readonly name: string;
+  readonly seqId: number;
+  /** error_code of the answer (-1: no answer was written). */
+  readonly errorCode: number;
+}
+
+export class NicVfioDevice implements SessionDevice {
+  readonly model: NicModel;
+  readonly config: PciConfigSpace;
+  readonly vectors = new MsixVectors(MSIX_VECTORS);
+  readonly memory: GuestMemory;
+  readonly bars: ReadonlyMap<number, BarRegion>;
+  /** Every HWRM request the guest triggered, with the answer's error code (the command sequence). */
+  readonly hwrmLog: HwrmObservation[] = [];
+  onHwrm: (o: HwrmObservation) => void = () => {};
+  private readonly queue: WriteQueueProducer;
+  private readonly bar0: Uint8Array;
+  private readonly bar4 = new Uint8Array(BAR4_BYTES);
+  private readonly scratch = new DataView(new ArrayBuffer(8));
+
+  constructor(config: EmuConfig) {
+    const queueSab = allocWriteQueue();
+    const bar0 = new SharedArrayBuffer(BAR0_BYTES);
+    this.model = new NicModel({ config, queue: queueSab, wake: allocWake(), bar0, bar2: new SharedArrayBuffer(BAR2_BYTES) });
+    this.queue = new WriteQueueProducer(queueSab, () => this.run());
+    this.bar0 = new Uint8Array(bar0);
+    const serial = Array.from(config.mac, (b) => b.toString(16).padStart(2, '0')).join('');
+    this.config = new PciConfigSpace(bcm57508ConfigSpec(serial));
+    this.memory = new GuestMemory({
+      map: (iova, memory, length) => this.model.iommu.map(iova, memory, length),
+      unmap: (iova) => this.model.iommu.unmap(iova),
+    });
+    this.bars = new Map<number, BarRegion>([
+      [REGION.BAR0, { size: BAR0_BYTES, read: (o, n) => this.readBar0(o, n), write: (o, d) => this.writeBar(WriteKind.Bar0Write32, o, d) }],
+      [REGION.BAR2, { size: BAR2_BYTES, read: (_o, n) => { this.run(); return new Uint8Array(n); }, write: (o, d) => this.writeBar(WriteKind.Bar2Write32, o, d) }],
+      [REGION.BAR4, { size: BAR4_BYTES, read: (o, n) => this.bar4.slice(o, o + n), write: (o, d) => { this.bar4.set(d, o); } }],
+    ]);
+  }
+
+  /** Lets the model take every queued write and do its due work; true if it did anything. */
+  run(): boolean {
+    let worked = false;
+    for (let i = 0; i < 64 && this.model.runOnce(performance.now() * 1e6); i++) worked = true;
+    return worked;
+  }
+
+  nextDeadlineNs(): number {
+    return this.model.nextDeadlineNs();
+  }
+
+  private readBar0(offset: number, count: number): Uint8Array {
+    this.run();
+    return this.bar0.slice(offset, offset + count);
+  }
+
+  /** Splits a write into the 32-bit (or, on BAR2, 64-bit doorbell) bus writes the model takes. */
+  private writeBar(kind: WriteKind, offset: number, data: Uint8Array): void {
+    const dv = new DataView(data.buffer, data.byteOffset, data.byteLength);
+    if (kind === WriteKind.Bar2Write32 && data.length === 8 && (offset & 7) === 0) {
+      this.queue.push(WriteKind.Bar2Doorbell64, offset, dv.getUint32(0, true) | 0, dv.getUint32(4, true) | 0);
+    } else if ((offset & 3) === 0 && (data.length & 3) === 0) {
+      for (let i = 0; i < data.length; i += 4) this.push32(kind, offset + i, dv.getUint32(i, true));
+    } else {
+      // A narrow write: merge into the word the driver last wrote (BAR0 keeps them) and write that.
+      for (let word = offset & ~3; word < offset + data.length; word += 4) {
+        const s = this.scratch;
+        s.setUint32(0, kind === WriteKind.Bar0Write32 ? this.model.bar0Written[word >>> 2]! : 0, true);
+        for (let b = 0; b < 4; b++) if (word + b >= offset && word + b < offset + data.length) s.setUint8(b, data[word + b - offset]!);
+        this.push32(kind, word, s.getUint32(0, true));
+      }
+    }
+    this.run();
+  }
+
+  private push32(kind: WriteKind, offset: number, value: number): void {
+    this.queue.push(kind, offset, value | 0, 0);
+    if (kind === WriteKind.Bar0Write32 && offset === HWRM_TRIGGER && value === 1) {
+      this.run();
+      this.observeHwrm();
+    }
+  }
+
+  /** Records the request in the window and the answer the firmware wrote at resp_addr. */
+  private observeHwrm(): void {
+    const w = this.model.bar0Written;
+    const reqType = w[0]! & 0xffff;
+    const seqId = w[1]! & 0xffff;
+    const respAddr = w[2]! + w[3]! * 2 ** 32;
+    const answered = this.model.iommu.check(respAddr, 8);
+    const o: HwrmObservation = { reqType, name: hwrmRequestName(reqType), seqId, errorCode: answered ? this.model.iommu.read16(respAddr) : -1 };
+    this.hwrmLog.push(o);
+    this.onHwrm(o);
+  }
+
+  reset(): void {
+    this.config.reset();
+    this.vectors.clear();
+    this.bar4.fill(0);
+  }
+
+  close(): void {
+    this.vectors.clear();
+    this.memory.close();
+    this.model.close();
+  }
+}

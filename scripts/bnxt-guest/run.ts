@@ -1,0 +1,99 @@
+/**
+ * Boots the bnxt guest once against a software NIC served over vfio-user and reports what
+ * happened: the HWRM commands bnxt_en sent (in order, with the model's answers), the guest's
+ * markers and its bnxt log. Never throws for a failed boot: the failure is in the report.
+ *
+ *   node --import ./scripts/register-ts.mjs scripts/bnxt-guest/run.ts [--re] [--wait S] [--out DIR]
+ *
+ * Needs the cache built by build.sh (default /var/cache/rig-bnxt/bnxt-guest) and root (the
+ * chroot QEMU runs in; a private mount namespace, so nothing is left mounted).
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync, copyFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { serveVfioUser, type HwrmObservation } from '../../drivers/emu/vfio-user/index.ts';
+import { macFromNumber } from '../../drivers/emu/config.ts';
+
+export const DEFAULT_CACHE = process.env.RIG_BNXT_GUEST_CACHE ?? '/var/cache/rig-bnxt/bnxt-guest';
+
+export interface GuestRunOptions {
+  readonly cacheDir?: string;
+  readonly bnxtRe?: boolean;
+  /** Seconds the guest waits for the netdev (default 20). */
+  readonly waitS?: number;
+  /** Whole-run limit in ms (default 240 s). */
+  readonly limitMs?: number;
+  readonly log?: (line: string) => void;
+}
+
+export interface GuestRunReport {
+  readonly hwrm: readonly HwrmObservation[];
+  readonly serial: string;
+  readonly markers: readonly string[];
+  readonly serverLog: readonly string[];
+  readonly endReason: string;
+  readonly qemuExit: number | null;
+  readonly timedOut: boolean;
+  readonly workDir: string;
+}
+
+export async function runGuest(o: GuestRunOptions = {}): Promise<GuestRunReport> {
+  const cache = o.cacheDir ?? DEFAULT_CACHE;
+  const chroot = join(cache, 'chroot');
+  for (const f of ['vmlinuz', 'initrd.cpio.gz', 'chroot/usr/bin/qemu-system-x86_64']) {
+    if (!existsSync(join(cache, f))) throw new Error(`${join(cache, f)} is missing: run scripts/bnxt-guest/build.sh`);
+  }
+  mkdirSync(join(cache, 'runs'), { recursive: true });
+  const work = mkdtempSync(join(cache, 'runs', 'run-'));
+  copyFileSync(join(cache, 'vmlinuz'), join(work, 'vmlinuz'));
+  copyFileSync(join(cache, 'initrd.cpio.gz'), join(work, 'initrd.cpio.gz'));
+  const socketPath = join(work, 'bnxt.sock');
+  const serverLog: string[] = [];
+  const log = o.log ?? (() => {});
+  const started = await serveVfioUser({
+    socketPath,
+    config: { mac: macFromNumber(0x5001), ipv4: Uint8Array.from([10, 77, 0, 2]), mtu: 1500, cable: { kind: 'loop' }, pcapPath: undefined, seed: 1, mode: 'thread' },
+    verbose: true,
+    onEvent: (e) => {
+      if (e.kind === 'log') { serverLog.push(e.line); log(`server: ${e.line}`); }
+      if (e.kind === 'hwrm') log(`hwrm: ${e.name} seq ${e.seqId} -> ${e.errorCode}`);
+    },
+  });
+  if (!started.ok) throw new Error(started.error);
+  const server = started.value;
+  const append = [`console=ttyS0`, 'panic=-1', 'loglevel=7', `WAIT=${o.waitS ?? 20}`, o.bnxtRe ? 'BNXT_RE=1' : ''].join(' ');
+  const qemu = [
+    'qemu-system-x86_64', '-accel', 'tcg', '-cpu', 'max', '-m', '512', '-smp', '1', '-nodefaults', '-no-user-config', '-display', 'none', '-no-reboot',
+    '-object', 'memory-backend-memfd,id=mem,size=512M,share=on', '-machine', 'pc,memory-backend=mem',
+    '-kernel', '/share/vmlinuz', '-initrd', '/share/initrd.cpio.gz', '-append', append,
+    '-device', JSON.stringify({ driver: 'vfio-user-pci', socket: { type: 'unix', path: '/share/bnxt.sock' }, addr: '04.0' }),
+    '-serial', 'file:/share/serial.log', '-monitor', 'none',
+  ];
+  // A private mount namespace: the chroot's /proc, /dev and the run folder vanish with QEMU.
+  const script = 'set -e; C=$1; W=$2; shift 2; mount -t proc proc "$C/proc"; mount --bind /dev "$C/dev"; mount --bind /sys "$C/sys"; mount --bind "$W" "$C/share"; exec chroot "$C" "$@"';
+  const child = spawn('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', script, 'sh', chroot, work, ...qemu], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let qemuOut = '';
+  child.stdout.on('data', (d) => { qemuOut += d; });
+  child.stderr.on('data', (d) => { qemuOut += d; });
+  let timedOut = false;
+  const limit = setTimeout(() => { timedOut = true; child.kill('SIGKILL'); }, o.limitMs ?? 240_000);
+  const qemuExit = await new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  clearTimeout(limit);
+  await server.close();
+  const { reason } = await server.ended;
+  const serialPath = join(work, 'serial.log');
+  const serial = existsSync(serialPath) ? readFileSync(serialPath, 'utf8') : '';
+  writeFileSync(join(work, 'qemu.out'), qemuOut);
+  writeFileSync(join(work, 'hwrm.txt'), server.hwrm.map((h) => `${h.name} seq ${h.seqId} -> ${h.errorCode}`).join('\n') + '\n');
+  writeFileSync(join(work, 'server.log'), serverLog.join('\n') + '\n');
+  const markers = serial.split('\n').filter((l) => l.startsWith('BNXT-GUEST')).map((l) => l.trim());
+  return { hwrm: server.hwrm, serial: serial + (qemuOut ? `\n--- qemu ---\n${qemuOut}` : ''), markers, serverLog, endReason: reason, qemuExit, timedOut, workDir: work };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const args = process.argv.slice(2);
+  const waitAt = args.indexOf('--wait');
+  const report = await runGuest({ bnxtRe: args.includes('--re'), waitS: waitAt >= 0 ? Number(args[waitAt + 1]) : undefined, log: (l) => console.log(l) });
+  console.log(report.serial.split('\n').filter((l) => /bnxt|BNXT|14e4|00:04|Error|error|warn/i.test(l)).join('\n'));
+  console.log(`end: ${report.endReason}; qemu exit ${report.qemuExit}${report.timedOut ? ' (timed out)' : ''}; run folder ${report.workDir}`);
+}
