@@ -7,8 +7,10 @@ import { parseCommandLine } from './cli/options.ts';
 import { runPerf } from './cli/run-perf.ts';
 import { runPingpong } from './cli/run-pingpong.ts';
 import { runProbe } from './cli/run-probe.ts';
+import { runServe } from './cli/run-serve.ts';
 
 async function main(argv: readonly string[]): Promise<number> {
+  if (argv[0] === 'serve') return runServe(argv.slice(1)); // vfio-user server (scripts/cli/run-serve.ts)
   const parsed = parseCommandLine(argv);
   if (!parsed.ok) {
     console.error(parsed.error);

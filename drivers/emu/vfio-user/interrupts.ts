@@ -16,7 +16,15 @@ export class MsixVectors {
   /** Raised per vector (tests, traces). */
   readonly raised: Uint32Array;
 
-  constructor(readonly count: number, private readonly closeFdFn: (fd: number) => void = (fd) => { closeFd(fd); }) {
+  /** Vectors not raised because MSI-X was off or bus mastering disabled. */
+  suppressed = 0;
+
+  constructor(
+    readonly count: number,
+    /** True while the device may send an MSI-X message (MSI-X enabled, Bus Master Enable set). */
+    private readonly mayInterrupt: () => boolean,
+    private readonly closeFdFn: (fd: number) => void = (fd) => { closeFd(fd); },
+  ) {
     this.fds = new Array<number | undefined>(count).fill(undefined);
     this.raised = new Uint32Array(count);
   }
@@ -55,10 +63,11 @@ export class MsixVectors {
     return this.fds[vector] !== undefined;
   }
 
-  /** Raises `vector` if it has an eventfd; false if it has none. */
+  /** Raises `vector` if it has an eventfd and the device may interrupt; false if not. */
   signal(vector: number): boolean {
     const fd = this.fds[vector];
     if (fd === undefined) return false;
+    if (!this.mayInterrupt()) { this.suppressed++; return false; }
     writeSync(fd, ONE);
     this.raised[vector]!++;
     return true;

@@ -48,7 +48,7 @@ export interface HwrmObservation {
 export class NicVfioDevice implements SessionDevice {
   readonly model: NicModel;
   readonly config: PciConfigSpace;
-  readonly vectors = new MsixVectors(MSIX_VECTORS);
+  readonly vectors: MsixVectors;
   readonly memory: GuestMemory;
   readonly bars: ReadonlyMap<number, BarRegion>;
   /** Every HWRM request the guest triggered, with the answer's error code (the command sequence). */
@@ -67,6 +67,7 @@ export class NicVfioDevice implements SessionDevice {
     this.bar0 = new Uint8Array(bar0);
     const serial = Array.from(config.mac, (b) => b.toString(16).padStart(2, '0')).join('');
     this.config = new PciConfigSpace(bcm57508ConfigSpec(serial));
+    this.vectors = new MsixVectors(MSIX_VECTORS, () => this.config.busMaster && this.config.msixEnabled);
     this.memory = new GuestMemory({
       map: (iova, memory, length) => this.model.iommu.map(iova, memory, length),
       unmap: (iova) => this.model.iommu.unmap(iova),

@@ -1,0 +1,48 @@
+// `rig-bnxt serve SOCKET` as a user runs it: it listens, a vfio-user client (QEMU's role) speaks
+// to it, and when the client leaves it says what happened, writes the HWRM log and exits 0.
+import t from 'tap';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { TestClient, fields } from './helpers/vfio-user-client.ts';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const cli = ['--import', './scripts/register-ts.mjs', 'scripts/cli.ts'];
+
+t.test('bad arguments: one line, exit 2', async (t) => {
+  for (const [args, msg] of [[[], /missing SOCKET/], [['a', 'b'], /one SOCKET/], [['s', '--chip', 'X'], /BCM57508 only/], [['s', '-d', 'eth0'], /emu or emu:LOCAL:REMOTE/], [['s', '--bogus'], /Unknown option/i]] as const) {
+    const r = spawnSync(process.execPath, [...cli, 'serve', ...args], { cwd: root, encoding: 'utf8', timeout: 60_000 });
+    t.equal(r.status, 2, args.join(' '));
+    t.match(r.stderr, msg);
+    t.notMatch(r.stderr, /\n\s+at /, 'no stack');
+  }
+});
+
+t.test('serves one client, then reports and exits 0', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'serve-'));
+  const sock = join(dir, 'nic.sock');
+  const log = join(dir, 'hwrm.log');
+  const p = spawn(process.execPath, [...cli, 'serve', sock, '--hwrm-log', log], { cwd: root });
+  let out = '';
+  p.stdout.on('data', (d) => { out += d; });
+  p.stderr.on('data', (d) => { out += d; });
+  const exited = new Promise<number | null>((r) => p.on('exit', (c) => r(c)));
+  t.teardown(() => { p.kill(); });
+  const start = Date.now();
+  while (!out.includes('waiting for a vfio-user client')) {
+    if (Date.now() - start > 60_000) throw new Error(`serve did not start: ${out}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  t.match(out, /serving BCM57508 \(14e4:1750\) MAC 02:62:6e:/);
+  const c = TestClient.connect(sock);
+  const v = c.call(1, new Uint8Array([0, 0, 0, 0, ...new TextEncoder().encode('{}'), 0]));
+  t.equal(v.flags, 1, 'VERSION answered');
+  const read = c.call(9, fields([8, 0n], [4, 7], [4, 4]));
+  t.equal(new DataView(read.body.buffer).getUint32(16, true), 0x175014e4);
+  c.close();
+  t.equal(await exited, 0);
+  t.match(out, /ended: the client closed the connection; 2 messages, 0 refused, 0 HWRM commands/);
+  t.equal(readFileSync(log, 'utf8'), '', 'no HWRM command was sent: the log is empty, and says so by existing');
+});
