@@ -12,4 +12,7 @@ export * from './port.ts';
 export * from './backing-store.ts';
 export * from './stat-ctx.ts';
 export * from './ring.ts';
+export * from './queue.ts';
+export * from './port-caps.ts';
+export * from './vnic-caps.ts';
 export * from './requests.ts';

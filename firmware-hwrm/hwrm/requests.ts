@@ -21,6 +21,7 @@ import {
 } from './backing-store.ts';
 import { StatCtxAllocInput, StatCtxAllocOutput, StatCtxFreeInput, StatCtxFreeOutput } from './stat-ctx.ts';
 import { RingAllocInput, RingAllocOutput, RingFreeInput, RingFreeOutput } from './ring.ts';
+import { KERNEL_COMMANDS } from './kernel-commands.ts';
 
 /** Any layout, seen through its common surface (field names known only at run time). */
 export type AnyLayout = Layout<Record<string, FieldSpec>>;
@@ -55,6 +56,8 @@ const COMMANDS: readonly HwrmCommandSpec[] = [
   command('STAT_CTX_FREE', StatCtxFreeInput, StatCtxFreeOutput),
   command('RING_ALLOC', RingAllocInput, RingAllocOutput),
   command('RING_FREE', RingFreeInput, RingFreeOutput),
+  // What Linux's bnxt_en sends beyond the commands above (the vfio-user bring-up).
+  ...KERNEL_COMMANDS.map(([name, request, response]) => command(name, request, response)),
 ];
 
 /** Every command with layouts here, by req_type. A req_type not in it has no layout (yet). */

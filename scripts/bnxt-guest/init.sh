@@ -1,7 +1,7 @@
 #!/bin/sh
 # /init of the bnxt guest (dash; busybox applets behind the real tools on PATH). Loads bnxt_en
 # (and bnxt_re when the kernel command line says BNXT_RE=1) against the software NIC served over
-# vfio-user at 00:04.0, brings the netdev up and reports on the serial console. Marker lines the
+# vfio-user (behind a PCIe root port: 01:00.0), brings the netdev up and reports on the serial console. Marker lines the
 # host reads:
 #   BNXT-GUEST step <name>            a step starts
 #   BNXT-GUEST netdev <ifname> <mac>  bnxt_en registered a netdev
@@ -22,10 +22,10 @@ step() { echo "BNXT-GUEST step $1"; }
 off() { echo "BNXT-GUEST done"; sync; poweroff -f; sleep 5; echo o > /proc/sysrq-trigger; }
 dump() {
   echo "BNXT-GUEST dmesg-begin"
-  dmesg | grep -iE 'bnxt|14e4|0000:00:04|infiniband|roce' | tail -200
+  dmesg | grep -iE 'bnxt|14e4|0000:01:00|infiniband|roce' | tail -200
   echo "BNXT-GUEST dmesg-end"
 }
-lspci -nn -s 00:04.0
+lspci -nn -d 14e4:
 step insmod-bnxt_en
 while read -r module; do
   case "$module" in
@@ -36,7 +36,7 @@ done < /modules/order
 i=0; ifname=
 while [ $i -lt $((WAIT * 10)) ]; do
   for dev in /sys/class/net/*; do
-    [ "$(readlink -f "$dev/device" 2>/dev/null)" = /sys/devices/pci0000:00/0000:00:04.0 ] && ifname=$(basename "$dev")
+    [ "$(cat "$dev/device/vendor" 2>/dev/null)" = 0x14e4 ] && ifname=$(basename "$dev")
   done
   [ -n "$ifname" ] && break
   i=$((i + 1)); sleep 0.1

@@ -64,9 +64,11 @@ export async function runGuest(o: GuestRunOptions = {}): Promise<GuestRunReport>
   const append = [`console=ttyS0`, 'panic=-1', 'loglevel=7', `WAIT=${o.waitS ?? 20}`, o.bnxtRe ? 'BNXT_RE=1' : ''].join(' ');
   const qemu = [
     'qemu-system-x86_64', '-accel', 'tcg', '-cpu', 'max', '-m', '512', '-smp', '1', '-nodefaults', '-no-user-config', '-display', 'none', '-no-reboot',
-    '-object', 'memory-backend-memfd,id=mem,size=512M,share=on', '-machine', 'pc,memory-backend=mem',
+    '-object', 'memory-backend-memfd,id=mem,size=512M,share=on', '-machine', 'q35,memory-backend=mem',
     '-kernel', '/share/vmlinuz', '-initrd', '/share/initrd.cpio.gz', '-append', append,
-    '-device', JSON.stringify({ driver: 'vfio-user-pci', socket: { type: 'unix', path: '/share/bnxt.sock' }, addr: '04.0' }),
+    // Behind a PCIe root port, so the guest sees a PCIe endpoint with extended config space (DSN).
+    '-device', 'pcie-root-port,id=rp0,chassis=1,slot=0',
+    '-device', JSON.stringify({ driver: 'vfio-user-pci', socket: { type: 'unix', path: '/share/bnxt.sock' }, bus: 'rp0', addr: '00.0' }),
     '-serial', 'file:/share/serial.log', '-monitor', 'none',
   ];
   // A private mount namespace: the chroot's /proc, /dev and the run folder vanish with QEMU.

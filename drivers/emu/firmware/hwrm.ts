@@ -5,7 +5,8 @@
  * function's state with the preconditions a driver must respect.
  *
  * Rules this model enforces (beyond layouts): requests larger than the window need short
- * mode; backing store, rings and statistics contexts need a registered driver; rings and
+ * mode; rings and statistics contexts need a registered driver (context memory does not: the
+ * kernel configures it before it registers); rings and
  * contexts are freed by id and FUNC_RESET drops everything a previous owner left.
  */
 import * as H from '../../../firmware-hwrm/hwrm/index.ts';
@@ -14,6 +15,7 @@ import { HwrmFaults, type HwrmRandomFaults, type MalformedKind } from './hwrm-fa
 import { BCM57508 } from '../config.ts';
 import { answerBackingStoreQcaps, checkBackingStoreCfg } from './hwrm-backing-store.ts';
 import type { FunctionResources, RoceOfFunction } from './function-resources.ts';
+import { answerKernelCommand } from './hwrm-kernel.ts';
 
 type Req = Record<string, number | bigint | Uint8Array>;
 type Answer = { error: number } | { values: Record<string, unknown> };
@@ -112,7 +114,9 @@ export class HwrmFirmware {
       case H.HWRM.FUNC_BACKING_STORE_QCAPS:
         return { values: answerBackingStoreQcaps() };
       case H.HWRM.FUNC_BACKING_STORE_CFG: {
-        if (!this.fn.registered) return { error: E.RESOURCE_ACCESS_DENIED };
+        // No registration needed: Linux's bnxt_en configures context memory before it registers
+        // (bnxt.c bnxt_fw_init_one_p2: bnxt_hwrm_func_qcaps -> bnxt_alloc_ctx_mem, then
+        // bnxt_hwrm_func_drv_rgtr), and was seen doing so over vfio-user (docs/bnxt-en-bringup.md).
         const state = checkBackingStoreCfg(req, this.bus.iommu);
         if (typeof state === 'number') return { error: state };
         this.fn.backingStore = state;
@@ -143,7 +147,7 @@ export class HwrmFirmware {
         return { values: {} };
       }
       default:
-        return { error: E.CMD_NOT_SUPPORTED };
+        return answerKernelCommand(this.bus, this.fn, reqType, req) ?? { error: E.CMD_NOT_SUPPORTED };
     }
   }
 

@@ -26,7 +26,8 @@ const MSIX_PBA_OFFSET = 0x2000;
 const HWRM_TRIGGER = 0x100;
 
 /** The config space of a BCM57508 PF as the software NIC presents it (docs/vfio-user.md). */
-export function bcm57508ConfigSpec(serial: string): PciConfigSpec {
+export function bcm57508ConfigSpec(mac: Uint8Array): PciConfigSpec {
+  const serial = Array.from(mac, (b) => b.toString(16).padStart(2, '0')).join('');
   return {
     vendorId: BCM57508.vendorId, deviceId: BCM57508.deviceId, revision: BCM57508.chipRev,
     // 14e4:5208 is the BCM957508-N2100G OCP 3.0 adapter's subsystem id (pci.ids).
@@ -34,6 +35,8 @@ export function bcm57508ConfigSpec(serial: string): PciConfigSpec {
     barBytes: [BAR0_BYTES, BAR2_BYTES, BAR4_BYTES],
     msixVectors: MSIX_VECTORS, msixTableOffset: MSIX_TABLE_OFFSET, msixPbaOffset: MSIX_PBA_OFFSET,
     vpd: buildVpd('Broadcom BCM57508 NetXtreme-E (rig-bnxt software NIC)', { PN: 'BCM957508-N2100G', EC: 'A0', SN: serial, MN: '14e4' }),
+    // The DSN as an EUI-64 made from the MAC (OUI, ff:fe, NIC part); bnxt_en uses it as the switch id.
+    serialNumber: [(mac[5]! | (mac[4]! << 8) | (mac[3]! << 16) | (0xfe << 24)) >>> 0, (0xff | (mac[2]! << 8) | (mac[1]! << 16) | (mac[0]! << 24)) >>> 0],
   };
 }
 
@@ -65,8 +68,7 @@ export class NicVfioDevice implements SessionDevice {
     this.model = new NicModel({ config, queue: queueSab, wake: allocWake(), bar0, bar2: new SharedArrayBuffer(BAR2_BYTES) });
     this.queue = new WriteQueueProducer(queueSab, () => this.run());
     this.bar0 = new Uint8Array(bar0);
-    const serial = Array.from(config.mac, (b) => b.toString(16).padStart(2, '0')).join('');
-    this.config = new PciConfigSpace(bcm57508ConfigSpec(serial));
+    this.config = new PciConfigSpace(bcm57508ConfigSpec(config.mac));
     this.vectors = new MsixVectors(MSIX_VECTORS, () => this.config.busMaster && this.config.msixEnabled);
     this.memory = new GuestMemory({
       map: (iova, memory, length) => this.model.iommu.map(iova, memory, length),
@@ -125,11 +127,18 @@ export class NicVfioDevice implements SessionDevice {
   /** Records the request in the window and the answer the firmware wrote at resp_addr. */
   private observeHwrm(): void {
     const w = this.model.bar0Written;
+    const iommu = this.model.iommu;
     const reqType = w[0]! & 0xffff;
-    const seqId = w[1]! & 0xffff;
-    const respAddr = w[2]! + w[3]! * 2 ** 32;
-    const answered = this.model.iommu.check(respAddr, 8);
-    const o: HwrmObservation = { reqType, name: hwrmRequestName(reqType), seqId, errorCode: answered ? this.model.iommu.read16(respAddr) : -1 };
+    let seqId = w[1]! & 0xffff;
+    let respAddr = w[2]! + w[3]! * 2 ** 32;
+    // Short-command mode (hwrm_short_input): signature 0x4321 at +2, the request itself at req_addr (+8).
+    if (w[0]! >>> 16 === 0x4321 && iommu.check(respAddr, 16)) {
+      const reqAddr = respAddr;
+      seqId = iommu.read16(reqAddr + 4);
+      respAddr = iommu.read64(reqAddr + 8);
+    }
+    const answered = iommu.check(respAddr, 8);
+    const o: HwrmObservation = { reqType, name: hwrmRequestName(reqType), seqId, errorCode: answered ? iommu.read16(respAddr) : -1 };
     this.hwrmLog.push(o);
     this.onHwrm(o);
   }

@@ -7,7 +7,8 @@
  *
  * Layout (offsets chosen by us, contents by the PCI and PCIe specs): header with three 64-bit
  * prefetchable BARs (0: registers, 2: doorbells, 4: MSI-X table and PBA), then the capability
- * list Power Management (0x48), VPD (0x50), MSI-X (0xa0), PCI Express v2 endpoint (0xac).
+ * list Power Management (0x48), VPD (0x50), MSI-X (0xa0), PCI Express v2 endpoint (0xac), and
+ * the Device Serial Number extended capability (0x100).
  * docs/vfio-user.md lists what of this is from a real card and what is our choice.
  */
 
@@ -24,10 +25,13 @@ export interface PciConfigSpec {
   readonly msixTableOffset: number;
   readonly msixPbaOffset: number;
   readonly vpd: Uint8Array;
+  /** Device Serial Number (PCIe extended capability 3), 64 bits as two dwords. */
+  readonly serialNumber: readonly [low: number, high: number];
 }
 
 export const CONFIG_BYTES = 4096;
 export const CAP = { PM: 0x48, VPD: 0x50, MSIX: 0xa0, PCIE: 0xac } as const;
+export const EXT_CAP = { DSN: 0x100 } as const;
 const BAR_OFFSETS = [0x10, 0x18, 0x20] as const;
 /** Memory BAR, 64-bit (type 2), prefetchable: the low nibble of the BAR register. */
 const BAR_FLAGS = 0xc;
@@ -103,6 +107,11 @@ export class PciConfigSpace {
     dv.setUint32(CAP.PCIE + 0x2c, 0x0000_001e, true); // link capabilities 2: 2.5, 5, 8, 16 GT/s
     this.mask16(CAP.PCIE + 0x30, 0xffff);
     dv.setUint16(CAP.PCIE + 0x32, 0x0000, true);
+
+    // Extended capabilities (PCIe config 0x100+): Device Serial Number only, the end of the list.
+    dv.setUint32(EXT_CAP.DSN, 0x0003 | (1 << 16) | (0 << 20), true);
+    dv.setUint32(EXT_CAP.DSN + 4, s.serialNumber[0] >>> 0, true);
+    dv.setUint32(EXT_CAP.DSN + 8, s.serialNumber[1] >>> 0, true);
   }
 
   private mask16(at: number, mask: number): void {
