@@ -22,6 +22,11 @@ const DOC_SIZES: Array<[string, number, number, number]> = [
   ['HWRM_STAT_CTX_FREE', 0x00b1, 24, 16],
   ['HWRM_RING_ALLOC', 0x0050, 96, 16],
   ['HWRM_RING_FREE', 0x0051, 32, 16],
+  // What Linux's bnxt_en sends beyond those: sizes from the "(size:NNNb/NB)" comments of bnxt_hsi.h.
+  ['HWRM_QUEUE_QPORTCFG', 0x0030, 24, 168],
+  ['HWRM_PORT_PHY_QCAPS', 0x002a, 24, 40],
+  ['HWRM_PORT_LED_QCAPS', 0x002f, 24, 48],
+  ['HWRM_VNIC_QCAPS', 0x004a, 24, 24],
 ];
 
 t.test('REQUESTS holds every command of the brief with the documented sizes', async (t) => {
