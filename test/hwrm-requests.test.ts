@@ -27,6 +27,7 @@ const DOC_SIZES: Array<[string, number, number, number]> = [
   ['HWRM_PORT_PHY_QCAPS', 0x002a, 24, 40],
   ['HWRM_PORT_LED_QCAPS', 0x002f, 24, 48],
   ['HWRM_VNIC_QCAPS', 0x004a, 24, 24],
+  ['HWRM_FUNC_CFG', 0x0017, 160, 16],
 ];
 
 t.test('REQUESTS holds every command of the brief with the documented sizes', async (t) => {
@@ -114,7 +115,7 @@ t.test('a firmware model decodes whatever request arrives by its req_type', asyn
 
 t.test('an unknown req_type has no spec and does not throw', async (t) => {
   t.equal(hwrmCommand(0x1ff), undefined);
-  t.equal(hwrmCommand(HWRM.FUNC_CFG), undefined);
+  t.equal(hwrmCommand(HWRM.FW_RESET), undefined, "a named command without a layout here");
   t.equal(hwrmCommand(-1), undefined);
   t.equal(hwrmCommand(Number.NaN), undefined);
 });

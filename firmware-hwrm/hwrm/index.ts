@@ -15,4 +15,5 @@ export * from './ring.ts';
 export * from './queue.ts';
 export * from './port-caps.ts';
 export * from './vnic-caps.ts';
+export * from './func-cfg.ts';
 export * from './requests.ts';

@@ -7,6 +7,7 @@ import type { HwrmCommandName } from './types.ts';
 import { QueueQportcfgInput, QueueQportcfgOutput } from './queue.ts';
 import { PortPhyQcapsInput, PortPhyQcapsOutput, PortLedQcapsInput, PortLedQcapsOutput } from './port-caps.ts';
 import { VnicQcapsInput, VnicQcapsOutput } from './vnic-caps.ts';
+import { FuncCfgInput, FuncCfgOutput } from './func-cfg.ts';
 
 type AnyLayout = Layout<Record<string, FieldSpec>>;
 
@@ -15,4 +16,5 @@ export const KERNEL_COMMANDS: readonly (readonly [HwrmCommandName, AnyLayout, An
   ['PORT_PHY_QCAPS', PortPhyQcapsInput, PortPhyQcapsOutput],
   ['PORT_LED_QCAPS', PortLedQcapsInput, PortLedQcapsOutput],
   ['VNIC_QCAPS', VnicQcapsInput, VnicQcapsOutput],
+  ['FUNC_CFG', FuncCfgInput, FuncCfgOutput],
 ];

@@ -15,7 +15,7 @@ import { HwrmFaults, type HwrmRandomFaults, type MalformedKind } from './hwrm-fa
 import { BCM57508 } from '../config.ts';
 import { answerBackingStoreQcaps, checkBackingStoreCfg } from './hwrm-backing-store.ts';
 import type { FunctionResources, RoceOfFunction } from './function-resources.ts';
-import { answerKernelCommand } from './hwrm-kernel.ts';
+import { answerKernelCommand, reservedQcfgFields, resetKernelState } from './hwrm-kernel.ts';
 
 type Req = Record<string, number | bigint | Uint8Array>;
 type Answer = { error: number } | { values: Record<string, unknown> };
@@ -92,6 +92,7 @@ export class HwrmFirmware {
       case H.HWRM.FUNC_RESET:
         // Drops what a previous owner left: rings, contexts, registration, context memory.
         this.fn.clear();
+        resetKernelState(this.fn);
         this.roce.reset();
         return { values: {} };
       case H.HWRM.FUNC_QCAPS:
@@ -204,6 +205,7 @@ export class HwrmFirmware {
     return {
       fid: 0, port_id: 0, mac_address: this.bus.config.mac, admin_mtu: this.bus.config.mtu, mru: this.bus.config.mtu,
       alloc_msix: 64, l2_doorbell_bar_size_kb: 64, always_1: 1, legacy_l2_db_size_kb: 64, db_page_size: 0, host_mtu: this.bus.config.mtu,
+      ...reservedQcfgFields(this.fn),
     };
   }
 
