@@ -4,6 +4,7 @@ import t from 'tap';
 import { bringUp, tearDown } from '../lib/bnxt/bringup.ts';
 import { HWRM, HWRM_ERR_CODE } from '../firmware-hwrm/hwrm/index.ts';
 import { emuDevice } from './helpers/emu-device.ts';
+import type { MalformedKind } from '../drivers/emu/firmware/hwrm-faults.ts';
 
 const STEPS: [string, number][] = [
   ['HWRM_VER_GET', HWRM.VER_GET],
@@ -16,7 +17,6 @@ const STEPS: [string, number][] = [
   ['HWRM_PORT_PHY_QCFG', HWRM.PORT_PHY_QCFG],
 ];
 
-type Resources = { registered: boolean; backingStore: boolean; rings: number; statCtxs: number };
 
 t.test('brings a BCM57508 up and down, in both the stepped and the threaded model', async (t) => {
   for (const mode of ['stepped', 'thread'] as const) {
@@ -33,11 +33,11 @@ t.test('brings a BCM57508 up and down, in both the stepped and the threaded mode
     t.equal(info.linkUp, true);
     t.equal(info.linkSpeedMbps, 200000);
     t.equal(info.doorbellBase, 0x10000, 'P5 PF doorbells start at BAR2 + 0x10000');
-    const up = d.emu.call('hwrm.resources') as Resources;
+    const up = d.emu.hwrm.resources();
     t.equal(up.registered, true);
     t.equal(up.backingStore, true);
     tearDown(fn.value);
-    const down = d.emu.call('hwrm.resources') as Resources;
+    const down = d.emu.hwrm.resources();
     t.equal(down.registered, false, 'FUNC_DRV_UNRGTR sent');
     t.equal(d.dma.allocatedBytes, 0, `${mode}: all DMA memory given back`);
     d.close();
@@ -47,14 +47,14 @@ t.test('brings a BCM57508 up and down, in both the stepped and the threaded mode
 t.test('a refusal at each step names the step and the HWRM error, and gives back everything', async (t) => {
   for (const [name, type] of STEPS) {
     const d = emuDevice();
-    d.emu.call('hwrm.refuseType', type, HWRM_ERR_CODE.RESOURCE_ALLOC_ERROR);
+    d.emu.hwrm.refuseType(type, HWRM_ERR_CODE.RESOURCE_ALLOC_ERROR);
     const fn = bringUp(d);
     t.notOk(fn.ok, `${name} refused`);
     if (!fn.ok) {
       t.match(fn.error, name, 'the error names the step');
       t.match(fn.error, 'RESOURCE_ALLOC_ERROR', 'and the HWRM error');
     }
-    const r = d.emu.call('hwrm.resources') as Resources;
+    const r = d.emu.hwrm.resources();
     t.equal(r.registered, false, `${name}: unregistered again`);
     t.equal(r.rings + r.statCtxs, 0);
     t.equal(d.dma.allocatedBytes, 0, `${name}: no DMA memory kept`);
@@ -67,7 +67,7 @@ t.test('a firmware that stops answering: open fails after the bound, named memor
   for (let answered = 0; answered < STEPS.length; answered++) {
     const d = emuDevice();
     // Let `answered` requests through, then go silent.
-    d.emu.call('hwrm.silenceAfter', answered);
+    d.emu.hwrm.silenceAfter(answered);
     const fn = bringUp(d, { firmwareTimeoutMs: 50 });
     t.notOk(fn.ok, `silent after ${answered} answers`);
     if (!fn.ok) t.match(fn.error, /did not answer|never set the valid byte/);
@@ -85,7 +85,7 @@ t.test('a firmware that stops answering: open fails after the bound, named memor
 });
 
 t.test('malformed answers give clear errors and never crash', async (t) => {
-  const cases: [string, RegExp][] = [
+  const cases: [MalformedKind, RegExp][] = [
     ['seq', /did not answer/],
     ['resp_len', /malformed firmware answer \(resp_len 5000/],
     ['no_valid', /never set the valid byte/],
@@ -94,7 +94,7 @@ t.test('malformed answers give clear errors and never crash', async (t) => {
   for (const [kind, want] of cases) {
     for (let step = 1; step <= 3; step++) {
       const d = emuDevice();
-      d.emu.call('hwrm.malformNth', step, kind);
+      d.emu.hwrm.malformNth(step, kind);
       const fn = bringUp(d, { firmwareTimeoutMs: 50 });
       t.notOk(fn.ok, `${kind} at request ${step}`);
       if (!fn.ok) t.match(fn.error, want);

@@ -109,7 +109,7 @@ t.test('a lost middle packet: one sequence NAK, go-back-N from it, the message i
   const size = 3 * MTU + 5;
   const { src, dst, send, recv } = sendBuffers(nic, size);
   b.recv([recv]);
-  nic.model.control('engine.dropFrames', ['tx', Opcode.RC_SEND_MIDDLE, -1, 1]);
+  nic.model.controls.engine.dropFrames('tx', Opcode.RC_SEND_MIDDLE, -1, 1);
   a.post({ sges: [send] });
   t.ok(nic.runUntil(() => a.scq.cq.producer === 1 && b.rcq.cq.producer === 1, 1e9));
   const c = nic.counters();
@@ -132,7 +132,7 @@ t.test('a lost ACK: the timer resends, the duplicate is ACKed again and not deli
   const { send, recv } = sendBuffers(nic, 100);
   b.recv([recv]);
   b.recv([recv]);
-  nic.model.control('engine.dropFrames', ['tx', Opcode.RC_ACKNOWLEDGE, -1, 1]);
+  nic.model.controls.engine.dropFrames('tx', Opcode.RC_ACKNOWLEDGE, -1, 1);
   a.post({ sges: [send] });
   t.ok(nic.runUntil(() => a.scq.cq.producer === 1, 1e9));
   const c = nic.counters();
@@ -147,7 +147,7 @@ t.test('every frame duplicated: each message is delivered once and completes onc
   const nic = new TestNic({ seed: 7 });
   t.teardown(() => nic.close());
   const [a, b] = nic.pair({ mtu: MTU });
-  nic.model.control('engine.setFaults', ['tx', { duplicate: 1 }]);
+  nic.model.controls.engine.setFaults('tx', { duplicate: 1 });
   const sizes = [10, 2000, 5000];
   const bufs = sizes.map((s, i) => sendBuffers(nic, s, i + 3));
   for (const x of bufs) b.recv([x.recv]);
@@ -168,7 +168,7 @@ t.test('seeded random loss, reordering and duplication: every message arrives on
   const nic = new TestNic({ seed });
   t.teardown(() => nic.close());
   const [a, b] = nic.pair({ mtu: MTU, timeout: 8 });
-  nic.model.control('engine.setFaults', ['both', { drop: 0.05, duplicate: 0.05, reorder: 0.05 }]);
+  nic.model.controls.engine.setFaults('both', { drop: 0.05, duplicate: 0.05, reorder: 0.05 });
   const count = 40;
   const bufs = Array.from({ length: count }, (_, i) => sendBuffers(nic, 100 + ((i * 997) % 4000), i));
   for (const x of bufs) b.recv([x.recv]);
@@ -253,7 +253,7 @@ t.test('after qpDestroyed the engine writes nothing for the QP and sends nothing
   for (let i = 0; i < 4; i++) b.recv([big.recv]);
   for (let i = 0; i < 4; i++) a.post({ sges: [big.send] });
   // Every frame takes 10 us to arrive, so destroy finds the transfer half done.
-  nic.model.control('engine.setFaults', ['tx', { delayNs: 10_000 }]);
+  nic.model.controls.engine.setFaults('tx', { delayNs: 10_000 });
   nic.runFor(200_000);
   t.ok(b.rcq.cq.producer > 0 && b.rcq.cq.producer < 4, `traffic under way (${b.rcq.cq.producer} receives done)`);
   const owned = [b.sq, b.rq, b.scq.ring, b.rcq.ring, big.dst].map((x) => [x.iova, x.iova + x.bytes.length]);
@@ -264,7 +264,7 @@ t.test('after qpDestroyed the engine writes nothing for the QP and sends nothing
   b.destroy();
   nic.runFor(2e9);
   t.equal(writesToB, 0, 'no DMA write into the destroyed QP\'s rings, CQs or buffers');
-  t.equal(nic.model.control('engine.dmaWritesAfterDestroy', []), 0);
+  t.equal(nic.model.controls.engine.dmaWritesAfterDestroy(), 0);
   t.ok(nic.counters()['dropUnknownQp']! > 0, 'frames for it are dropped as for no QP');
   // The peer's entries fail once its retries end.
   t.equal(a.scq.pollAll().find((x) => x.status !== REQ.OK)?.status, REQ.RETRY_EXCEEDED);
@@ -280,7 +280,7 @@ t.test('after qpDestroyed the engine writes nothing for the QP and sends nothing
   nic.runFor(2e9);
   t.ok(sentBefore > 0);
   t.equal(nic.counters()['packetsSent'], sentBefore, 'no frame after destroy');
-  t.equal(nic.model.control('engine.dmaWritesAfterDestroy', []), 0);
+  t.equal(nic.model.controls.engine.dmaWritesAfterDestroy(), 0);
 });
 
 t.test('frames for another MAC, with a bad ICRC, or for no QP are dropped and counted by reason', async (t) => {
@@ -302,7 +302,7 @@ t.test('frames for another MAC, with a bad ICRC, or for no QP are dropped and co
   const frame = new Uint8Array(200);
   frame.fill(0xee, 54, 54 + 64);
   const length = encodeFrame(frame, f);
-  const inject = (bytes: Uint8Array) => nic.model.control('engine.injectFrame', [bytes]);
+  const inject = (bytes: Uint8Array) => nic.model.controls.engine.injectFrame(bytes);
 
   const otherMac = frame.slice(0, length);
   otherMac[5] ^= 1;
@@ -361,7 +361,7 @@ t.test('injectUnknownCqe writes a CQE of a type no driver takes, with the right 
   const nic = new TestNic();
   t.teardown(() => nic.close());
   const cq = nic.cq(4);
-  t.equal(nic.model.control('engine.injectUnknownCqe', [cq.cq.id]), true);
+  t.equal(nic.model.controls.engine.injectUnknownCqe(cq.cq.id), true);
   const cqe = cq.poll();
   t.ok(cqe, 'visible (toggle 1 on the first lap)');
   t.equal(cqe!.type, 7);

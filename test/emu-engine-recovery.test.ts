@@ -26,7 +26,7 @@ t.test('a lost READ response: the requester asks again from the first missing PS
   const [a] = nic.pair({ mtu: MTU });
   const size = 5 * MTU + 100;
   const { remote, local, wqe } = readSetup(nic, size, 4);
-  nic.model.control('engine.dropFrames', ['tx', Opcode.RC_RDMA_READ_RESPONSE_MIDDLE, 0x1002, 1]);
+  nic.model.controls.engine.dropFrames('tx', Opcode.RC_RDMA_READ_RESPONSE_MIDDLE, 0x1002, 1);
   a.post(wqe);
   t.ok(nic.runUntil(() => a.scq.cq.producer === 1, 1e9));
   const c = nic.counters();
@@ -43,7 +43,7 @@ t.test('a lost READ request is sent again after the ACK timeout', async (t) => {
   t.teardown(() => nic.close());
   const [a] = nic.pair({ mtu: MTU });
   const { remote, local, wqe } = readSetup(nic, 3000, 5);
-  nic.model.control('engine.dropFrames', ['tx', Opcode.RC_RDMA_READ_REQUEST, -1, 1]);
+  nic.model.controls.engine.dropFrames('tx', Opcode.RC_RDMA_READ_REQUEST, -1, 1);
   a.post(wqe);
   t.ok(nic.runUntil(() => a.scq.cq.producer === 1, 1e9));
   t.equal(nic.counters()['ackTimeouts'], 1);
@@ -56,7 +56,7 @@ t.test('SENDs and READs in both directions under seeded random loss, reordering,
   const nic = new TestNic({ seed });
   t.teardown(() => nic.close());
   const [a, b] = nic.pair({ mtu: MTU, timeout: 8, sqEntries: 128, rqEntries: 128 });
-  nic.model.control('engine.setFaults', ['both', { drop: 0.03, duplicate: 0.03, reorder: 0.03, corrupt: 0.02 }]);
+  nic.model.controls.engine.setFaults('both', { drop: 0.03, duplicate: 0.03, reorder: 0.03, corrupt: 0.02 });
   type Check = () => boolean;
   const checks: Check[] = [];
   const work = (from: TestQp, to: TestQp, n: number, base: number) => {
@@ -181,12 +181,12 @@ t.test('openEmu in stepped mode builds the engine beside the real firmware', asy
   t.ok(d.ok, d.ok ? 'opened' : d.error);
   if (!d.ok) return;
   t.teardown(() => d.value.close());
-  const counters = d.value.emu.call('engine.counters') as Record<string, number>;
+  const counters = d.value.emu.engine.counters();
   t.equal(counters['framesSent'], 0);
   // A doorbell for a QP the firmware does not have is refused and counted, nothing more.
   d.value.bar(2).doorbell64(0x10000, 0, (5 | (1 << 26)) >>> 0);
   d.value.clock.relax();
-  t.equal((d.value.emu.call('engine.counters') as Record<string, number>)['doorbellsRejected'], 1);
+  t.equal(d.value.emu.engine.counters()['doorbellsRejected'], 1);
 });
 
 t.test('with a pcap path, every frame sent on a loop cable is written once to the capture', async (t) => {

@@ -65,10 +65,10 @@ t.test('CQ consumer doorbells: the epoch names the lap; a consumer past the prod
   const nic = new TestNic();
   t.teardown(() => nic.close());
   const cq = nic.cq(2);
-  for (let i = 0; i < 2; i++) t.equal(nic.model.control('engine.injectUnknownCqe', [cq.cq.id]), true);
-  t.equal(nic.model.control('engine.injectUnknownCqe', [cq.cq.id]), false, 'full: the third is refused');
+  for (let i = 0; i < 2; i++) t.equal(nic.model.controls.engine.injectUnknownCqe(cq.cq.id), true);
+  t.equal(nic.model.controls.engine.injectUnknownCqe(cq.cq.id), false, 'full: the third is refused');
   t.ok(cq.poll());
-  t.equal(nic.model.control('engine.injectUnknownCqe', [cq.cq.id]), true, 'one consumed: one more fits');
+  t.equal(nic.model.controls.engine.injectUnknownCqe(cq.cq.id), true, 'one consumed: one more fits');
   t.ok(cq.poll());
   t.ok(cq.poll(), 'the third, on the second lap (toggle 0)');
   const before = nic.counters()['doorbellsRejected']!;

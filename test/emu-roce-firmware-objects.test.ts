@@ -14,8 +14,7 @@ const O = R.RoceOpcode;
 const u32le = (v: number) => [v & 0xff, (v >>> 8) & 0xff, (v >>> 16) & 0xff, (v >>> 24) & 0xff];
 const response = (status: number, cookie: number, xid: number, opcode: number, tail = [0, 0, 0, 0, 0, 0]) =>
   [0x38, status, cookie & 0xff, cookie >>> 8, ...u32le(xid), 1, opcode, ...tail];
-type Resources = { initialized: boolean; qps: number; cqs: number; mrs: number; gids: number };
-const resources = (rig: EmuRig) => rig.model.control('roce.resources', []) as Resources;
+const resources = (rig: EmuRig) => rig.model.controls.roce.resources();
 
 /** A level-1 page list over `pages` (VALID on every PTE, as for MRs). */
 function pageList(rig: EmuRig, pages: DmaBuf[]): DmaBuf {
@@ -278,10 +277,10 @@ t.test('roce.injectQpError reports a QP error as the NIC would and tells the eng
   t.equal(modify(q, toInitValues(qpn))[1], 0);
   t.equal(modify(q, toRtrValues(qpn, sgid))[1], 0);
   rig.hookCalls.length = 0;
-  t.equal(rig.model.control('roce.injectQpError', [qpn, 0, R.ResErrStateReason.RES_RX_INVALID_R_KEY]), true);
+  t.equal(rig.model.controls.roce.injectQpError(qpn, 0, R.ResErrStateReason.RES_RX_INVALID_R_KEY), true);
   t.same([...q.take()!], [0x38, 0, 0, 0, ...u32le(qpn), 1, 0xc0, 0, 0x06, 0xff, 0xff, 0xff, 0xff]);
   t.same(rig.hookCalls, [{ hook: 'qpStateChanged', qpn, from: R.QpState.RTR, to: R.QpState.ERR }]);
-  t.equal(rig.model.control('roce.injectQpError', [999, 1, 0]), false, 'no such QP');
+  t.equal(rig.model.controls.roce.injectQpError(999, 1, 0), false, 'no such QP');
 });
 
 t.test('a driver that gives everything back leaves the firmware as it found it (facts 8 teardown order)', async (t) => {

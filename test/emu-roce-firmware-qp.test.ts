@@ -81,7 +81,7 @@ t.test('CREATE_QP refusals: type, flags, sizes, CQs, unmapped rings, full table'
     t.equal(e[1], status, what);
     t.same([...e.subarray(4, 8)], [0, 0, 0, 0], `${what}: no xid`);
   }
-  t.equal((rig.model.control('roce.resources', []) as { qps: number }).qps, 0, 'nothing was created');
+  t.equal(rig.model.controls.roce.resources().qps, 0, 'nothing was created');
   // 4 backing-store QP entries: QP0, QP1 and two RoCE QPs.
   t.equal(makeQp(q, cq.id, cq.id), 2);
   t.equal(makeQp(q, cq.id, cq.id), 3);
@@ -162,7 +162,7 @@ function qpIn(q: TestCmdq, rig: EmuRig, cq: number, sgid: number, state: number)
   const qpn = makeQp(q, cq, cq);
   const step = (values: Parameters<typeof modify>[1]) => {
     const e = modify(q, values);
-    if (e[1] !== 0) throw new Error(`setup transition refused: ${String(rig.model.control('roce.lastRefusal', []))}`);
+    if (e[1] !== 0) throw new Error(`setup transition refused: ${String(rig.model.controls.roce.lastRefusal())}`);
   };
   if (state === S.ERR) step({ opcode: O.MODIFY_QP, qp_cid: qpn, modify_mask: M.STATE, new_state: S.ERR });
   if (state >= S.INIT && state !== S.ERR) step(toInitValues(qpn));

@@ -85,7 +85,7 @@ t.test('before INITIALIZE_FW only QUERY_FUNC, QUERY_VERSION and INITIALIZE_FW ar
   cookie = q.send(R.CmdqInitializeFw, { opcode: O.INITIALIZE_FW, stat_ctx_id: setup.statCtxId });
   t.same([...q.take()!], response(3, cookie, 0, 1, O.INITIALIZE_FW), 'a second INITIALIZE_FW: INVALID_CMD');
   t.equal(creqXid(q.call(R.CmdqCreateCq, { opcode: O.CREATE_CQ, cq_size: 16, pbl: cq.iova, cnq_id: setup.nqRingId })), 1, 'CREATE_CQ now works');
-  t.same(rig.model.control('roce.resources', []), { initialized: true, qps: 0, cqs: 1, mrs: 0, gids: 0 });
+  t.same(rig.model.controls.roce.resources(), { initialized: true, qps: 0, cqs: 1, mrs: 0, gids: 0 });
 });
 
 t.test('INITIALIZE_FW needs a RoCE statistics context and context memory', async (t) => {
@@ -101,7 +101,7 @@ t.test('INITIALIZE_FW needs a RoCE statistics context and context memory', async
   q.rig.model.resources.backingStore = undefined;
   cookie = q.send(R.CmdqInitializeFw, { opcode: O.INITIALIZE_FW, stat_ctx_id: setup.statCtxId });
   t.same([...q.take()!], response(2, cookie, 0, 1, O.INITIALIZE_FW), 'no context memory: RESOURCES');
-  t.equal((q.rig.model.control('roce.resources', []) as { initialized: boolean }).initialized, false);
+  t.equal(q.rig.model.controls.roce.resources().initialized, false);
 });
 
 t.test('DEINITIALIZE_FW is refused (FAIL) while objects exist, and gates commands again after it', async (t) => {
@@ -114,7 +114,7 @@ t.test('DEINITIALIZE_FW is refused (FAIL) while objects exist, and gates command
   t.same([...q.take()!], response(0, cookie, 0, 1, O.DEINITIALIZE_FW));
   cookie = q.send(R.CmdqCreateCq, { opcode: O.CREATE_CQ, cq_size: 16, pbl: cq.ring.iova, cnq_id: setup.nqRingId });
   t.same([...q.take()!], response(3, cookie, 0, 1, O.CREATE_CQ));
-  t.same(rig.model.control('roce.resources', []), { initialized: false, qps: 0, cqs: 0, mrs: 0, gids: 0 });
+  t.same(rig.model.controls.roce.resources(), { initialized: false, qps: 0, cqs: 0, mrs: 0, gids: 0 });
 });
 
 t.test('unknown opcodes are INVALID_CMD, real but unmodelled ones NOT_IMPLEMENTED', async (t) => {
@@ -148,7 +148,7 @@ t.test('malformed framing: cmd_size 0 and cmd_size past the producer are answere
   t.same([...q.take()!], response(3, 0x1002, 0, 1, O.QUERY_VERSION), 'cmd_size past the producer');
   cookie = q.send(R.CmdqQueryVersion, { opcode: O.QUERY_VERSION });
   t.equal(q.take()![2], lo(cookie));
-  t.equal((rig.model.control('roce.stats', []) as { malformed: number }).malformed, 2);
+  t.equal(rig.model.controls.roce.stats().malformed, 2);
 
   // A producer further ahead than the ring holds names nothing the firmware can trust: no answer.
   q.prod += 1000;
@@ -163,7 +163,7 @@ t.test('seeded garbage on the CMDQ never throws out of the model and every comma
   t.comment(`SEED=${seed}`);
   const next = seeded(seed);
   const { q, rig } = openRoce({ cmdqDepth: 64 });
-  const before = (rig.model.control('roce.stats', []) as { commands: number }).commands;
+  const before = rig.model.controls.roce.stats().commands;
   let answered = 0;
   let sent = 0;
   for (let i = 0; i < 300; i++) {
@@ -177,8 +177,8 @@ t.test('seeded garbage on the CMDQ never throws out of the model and every comma
     sent++;
     while (q.take()) answered++;
   }
-  const stats = rig.model.control('roce.stats', []) as { internalErrors: number; commands: number };
-  t.equal(stats.internalErrors, 0, `no internal error (${String(rig.model.control('roce.lastInternalError', []))})`);
+  const stats = rig.model.controls.roce.stats();
+  t.equal(stats.internalErrors, 0, `no internal error (${String(rig.model.controls.roce.lastInternalError())})`);
   t.equal(stats.commands - before, sent);
   t.equal(answered, sent, 'one CREQ entry per command');
 });
@@ -294,27 +294,27 @@ t.test('a mailbox naming no usable CMDQ answers nothing until a good one arrives
 
 t.test('fault controls: refuse the Nth command, refuse an opcode, stop answering', async (t) => {
   const { rig, q } = openRoce();
-  rig.model.control('roce.refuseNth', [2, R.RoceStatus.INTERNAL_ERROR]);
+  rig.model.controls.roce.refuseNth(2, R.RoceStatus.INTERNAL_ERROR);
   const statuses: number[] = [];
   for (let i = 0; i < 3; i++) statuses.push(q.call(R.CmdqQueryVersion, { opcode: O.QUERY_VERSION })[1]!);
   t.same(statuses, [0, 7, 0]);
 
-  rig.model.control('roce.refuseOpcode', [O.QUERY_VERSION, R.RoceStatus.FAIL]);
+  rig.model.controls.roce.refuseOpcode(O.QUERY_VERSION, R.RoceStatus.FAIL);
   const cookie = q.send(R.CmdqQueryVersion, { opcode: O.QUERY_VERSION });
   t.same([...q.take()!], response(1, cookie, 0, 1, 0x8b), 'refused: status FAIL, nothing else');
   t.equal(makeCq(q).id, 1, 'other opcodes still run');
-  rig.model.control('roce.clearFaults', []);
+  rig.model.controls.roce.clearFaults();
 
-  rig.model.control('roce.silence', []);
-  const seen = rig.model.control('roce.seen', []) as number;
+  rig.model.controls.roce.silence();
+  const seen = rig.model.controls.roce.seen();
   q.send(R.CmdqCreateCq, { opcode: O.CREATE_CQ, cq_size: 16, pbl: rig.alloc(4096).iova, cnq_id: q.setup.nqRingId });
   t.equal(q.take(), undefined, 'silent: no answer');
-  t.equal(rig.model.control('roce.seen', []), seen + 1, 'but the command was taken');
-  t.equal((rig.model.control('roce.resources', []) as { cqs: number }).cqs, 1, 'and not run');
-  rig.model.control('roce.clearFaults', []);
+  t.equal(rig.model.controls.roce.seen(), seen + 1, 'but the command was taken');
+  t.equal(rig.model.controls.roce.resources().cqs, 1, 'and not run');
+  rig.model.controls.roce.clearFaults();
   t.equal(q.call(R.CmdqQueryVersion, { opcode: O.QUERY_VERSION })[1], 0, 'answers again after clearFaults');
-  t.throws(() => rig.model.control('roce.refuseNth', [0, 1]), RangeError);
-  t.throws(() => rig.model.control('roce.refuseOpcode', [1, 0]), RangeError);
+  t.throws(() => rig.model.controls.roce.refuseNth(0, 1), RangeError);
+  t.throws(() => rig.model.controls.roce.refuseOpcode(1, 0), RangeError);
 });
 
 t.test('HWRM may not free the CREQ of an initialized function nor an NQ a CQ notifies', async (t) => {
@@ -335,7 +335,7 @@ t.test('HWRM_FUNC_RESET drops every RoCE object and the initialized state', asyn
   const qpn = makeQp(q, cq.id, cq.id);
   const qp = rig.model.roce.qp(qpn)!;
   rig.hwrm(H.FuncResetInput, H.HWRM.FUNC_RESET, {});
-  t.same(rig.model.control('roce.resources', []), { initialized: false, qps: 0, cqs: 0, mrs: 0, gids: 0 });
+  t.same(rig.model.controls.roce.resources(), { initialized: false, qps: 0, cqs: 0, mrs: 0, gids: 0 });
   t.equal(qp.destroyed, true);
   t.same(rig.hookCalls.at(-1), { hook: 'qpDestroyed', qpn });
 });

@@ -4,7 +4,7 @@
 import t from 'tap';
 import type { Nic, Qp, Region } from '../lib/index.ts';
 import {
-  openNic, openTwoNics, connectedPair, region, control, counters, pass, ringMemory, overlaps, waitAll, okBytes, error, must,
+  openNic, openTwoNics, connectedPair, region, controls, counters, pass, ringMemory, overlaps, waitAll, okBytes, error, must,
 } from './failure-setup.ts';
 
 const RETRY_EXCEEDED = 'retry exceeded: the peer did not acknowledge (TRANSPORT_RETRY_CNT_ERR)';
@@ -15,12 +15,12 @@ function watchWrites(nic: Nic, qp: Qp, regions: readonly Region[]): { landed: st
   for (const r of regions) memory.push({ at: r.vaHi * 2 ** 32 + r.vaLo, length: r.length, what: 'its region' });
   const landed: string[] = [];
   let all = 0;
-  const start = () => control(nic, 'model.onDmaWrite', (iova: number, length: number) => {
+  const start = () => controls(nic).model.onDmaWrite((iova: number, length: number) => {
     all++;
     for (const m of memory) if (overlaps(iova, length, m.at, m.length)) landed.push(`${length} bytes at 0x${iova.toString(16)} (${m.what})`);
   });
   start();
-  return { landed, all: () => all, start, stop: () => control(nic, 'model.onDmaWrite', undefined) };
+  return { landed, all: () => all, start, stop: () => controls(nic).model.onDmaWrite(undefined) };
 }
 
 t.test('rule 8: destroy with sends and receives outstanding (peer on another NIC): nothing runs or lands after it returns; the peer\'s entries fail after their retries', async (t) => {
@@ -60,7 +60,7 @@ t.test('rule 8: destroy with sends and receives outstanding (peer on another NIC
   t.equal(end['packetsSent'], afterDestroy['packetsSent'], 'a\'s outstanding sends were never sent again');
   t.equal(end['framesSent'], afterDestroy['framesSent'], 'the NIC sent nothing at all for a: no ACK, no NAK');
   t.ok(end['dropUnknownQp']! > afterDestroy['dropUnknownQp']!, 'b\'s retries reached a QP number that no longer exists');
-  t.equal(control(nicA, 'engine.dmaWritesAfterDestroy'), 0, 'the engine never tried a write for the destroyed queue pair');
+  t.equal(controls(nicA).engine.dmaWritesAfterDestroy(), 0, 'the engine never tried a write for the destroyed queue pair');
 });
 
 t.test('rule 8: destroy during an RDMA read (peer on the same NIC): the read\'s remaining responses land nowhere', async (t) => {
@@ -72,7 +72,7 @@ t.test('rule 8: destroy during an RDMA read (peer on the same NIC): the read\'s 
   const dst = region(nic, size);
   src.bytes.fill(0x5c);
   // Every frame takes 20 us on the cable (at most 64 in flight): the read lasts a while.
-  control(nic, 'engine.setFaults', 'tx', { delayNs: 20_000 });
+  controls(nic).engine.setFaults('tx', { delayNs: 20_000 });
   c.read(src, 0, dst, 0, size);
   for (let i = 0; i < 1000 && dst.bytes[size / 8] === 0; i++) pass(nic, 10);
   const landedBefore = dst.bytes.indexOf(0);
@@ -90,6 +90,6 @@ t.test('rule 8: destroy during an RDMA read (peer on the same NIC): the read\'s 
   // d, the peer that served the read, fails its next send once the retries end.
   d.send(src, 0, 10);
   t.same(d.wait('send', 5e6), error(RETRY_EXCEEDED), 'the peer\'s send fails after its retries');
-  t.equal(control(nic, 'engine.dmaWritesAfterDestroy'), 0);
+  t.equal(controls(nic).engine.dmaWritesAfterDestroy(), 0);
   t.equal(counters(nic)['internalErrors'], 0);
 });

@@ -4,7 +4,7 @@
 import t from 'tap';
 import { InvalidArgument } from '../lib/index.ts';
 import {
-  openNic, openTwoNics, connectedPair, region, counters, control, pollAll, waitAll, okBytes, error, pass, hw, must,
+  openNic, openTwoNics, connectedPair, region, counters, transport, pollAll, waitAll, okBytes, error, pass, hw, must,
 } from './failure-setup.ts';
 
 const LOCAL_PROTECTION = 'local protection error: the region is not registered or the bytes lie outside it (LOCAL_PROTECTION_ERR)';
@@ -113,7 +113,7 @@ t.test('rule 7: a failed queue pair stays failed; every entry posted on it compl
   const failure = a.failure;
   t.equal(failure, REMOTE_INVALID);
   const sent = counters(nic)['packetsSent'];
-  const before = control<Record<string, unknown>>(nic, 'engine.qp', a.number);
+  const before = transport(nic, a.number);
   // Three laps of each ring (past index 4095 three times), in batches of every size up to full.
   let posted = 0;
   for (const batch of [1, 7, 4095, 4095, 3000, 4095]) {
@@ -140,8 +140,8 @@ t.test('rule 7: a failed queue pair stays failed; every entry posted on it compl
   }
   t.equal(a.failure, failure, 'still failed, with the same error');
   t.equal(counters(nic)['packetsSent'], sent, `the NIC ran none of the ${posted} entries posted after the failure`);
-  const after = control<Record<string, unknown>>(nic, 'engine.qp', a.number);
-  t.same([after['sqProducer'], after['rqProducer']], [before['sqProducer'], before['rqProducer']], 'nor did it hear of them');
+  const after = transport(nic, a.number);
+  t.same([after.sqProducer, after.rqProducer], [before.sqProducer, before.rqProducer], 'nor did it hear of them');
   t.throws(() => a.connect(b.endpoint), InvalidArgument, 'a failed queue pair is still connected: it cannot connect again');
   t.equal(hw(a).due(0), 0);
 });

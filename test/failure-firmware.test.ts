@@ -5,7 +5,7 @@
 import t from 'tap';
 import { Qp, Region, InvalidArgument } from '../lib/index.ts';
 import {
-  openNic, openTwoNics, connectedPair, region, control, counters, pass, okBytes, emuOf, seedFor, must,
+  openNic, openTwoNics, connectedPair, region, controls, counters, pass, okBytes, emuOf, seedFor, must,
 } from './failure-setup.ts';
 
 // roce_hsi.h: CMDQ_BASE_OPCODE_*, CREQ_BASE_STATUS_FAIL.
@@ -38,10 +38,10 @@ t.test('rule 9: destroy refused after traffic: Error, the queue pair counts as d
   a.send(ra, 0, 100); // b posted no receive: outstanding
   pass(nicA, 1000);
   const live = nicA.info.dmaBytes;
-  control(nicA, 'roce.refuseOpcode', DESTROY_QP, FAIL);
+  controls(nicA).roce.refuseOpcode(DESTROY_QP, FAIL);
   const r = a.destroy();
   t.same(r, { ok: false, error: 'Qp.destroy: DESTROY_QP refused by the firmware: FAIL' }, 'destroy is an Error');
-  control(nicA, 'roce.clearFaults');
+  controls(nicA).roce.clearFaults();
   t.same(a.destroy(), r, 'and so is every later call, with the firmware answering again');
   t.equal(a.connected, false, 'it counts as destroyed');
   t.throws(() => a.send(ra, 0, 1), InvalidArgument, 'it takes no more entries');
@@ -72,14 +72,14 @@ t.test('rule 9: make and connect refused while other queue pairs carry messages:
   for (let i = 0; i < 8; i++) b.receive(rb, i * 4096, 4096);
   for (let i = 0; i < 8; i++) a.send(ra, i * 100, 1000 + i);
   const before = nic.info.dmaBytes;
-  control(nic, 'roce.refuseOpcode', CREATE_QP, FAIL);
+  controls(nic).roce.refuseOpcode(CREATE_QP, FAIL);
   const made = Qp.make(nic);
   t.same(made, { ok: false, error: 'Qp.make: CREATE_QP: CREATE_QP refused by the firmware: FAIL' }, 'make is an Error');
   t.equal(nic.info.dmaBytes, before, 'and gave back every ring it took');
-  control(nic, 'roce.clearFaults');
+  controls(nic).roce.clearFaults();
   const c = must(Qp.make(nic), 'make');
   const d = must(Qp.make(nic), 'make');
-  control(nic, 'roce.refuseNth', 2, FAIL); // connect from INIT: MODIFY_QP to RTR, then to RTS (refused)
+  controls(nic).roce.refuseNth(2, FAIL); // connect from INIT: MODIFY_QP to RTR, then to RTS (refused)
   const refused = c.connect(d.endpoint);
   t.equal(refused.ok, false, 'connect refused part-way is an Error');
   t.equal(c.connected, false);
@@ -102,7 +102,7 @@ t.test('rule 9: a firmware gone silent during destroy after traffic: destroy, ma
   const ra = region(nic, 1 << 16);
   const rb = region(nic, 1 << 16);
   t.ok(traffic(a, b, ra, rb, 10, 2000), 'traffic before');
-  control(nic, 'roce.silence');
+  controls(nic).roce.silence();
   const r = a.destroy();
   t.equal(r.ok, false, 'destroy is an Error');
   if (!r.ok) t.match(r.error, /did not answer within 50 ms/);
@@ -124,7 +124,7 @@ t.test('rule 9: refusals drawn at random (seeded) through cycles of make, connec
   t.teardown(() => nic.close());
   const ra = region(nic, 1 << 16);
   const rb = region(nic, 1 << 16);
-  control(nic, 'roce.setRandomFaults', { refuse: 0.15 });
+  controls(nic).roce.setRandomFaults({ refuse: 0.15 });
   let made = 0;
   let connected = 0;
   let carried = 0;
@@ -148,7 +148,7 @@ t.test('rule 9: refusals drawn at random (seeded) through cycles of make, connec
   t.ok(refusals > 0 && connected > 0, `random refusals came (${refusals}) and connected pairs carried messages (${carried} of ${connected}); made ${made} (SEED=${seed})`);
   t.equal(carried, connected, `every queue pair that connected carried its messages (SEED=${seed})`);
   t.equal(counters(nic)['internalErrors'], 0);
-  control(nic, 'roce.clearFaults');
+  controls(nic).roce.clearFaults();
   const dma = emuOf(nic).dma;
   nic.close();
   t.equal(dma.allocatedBytes, 0, `close releases every queue pair's memory, refused or not (SEED=${seed})`);

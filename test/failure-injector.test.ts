@@ -8,7 +8,7 @@ import { Qp, Region, type Result } from '../lib/index.ts';
 import { ReqErrStateReason, ResErrStateReason } from '../firmware-hwrm/roce/creq.ts';
 import { CQE_TYPE_SHIFT } from '../firmware-hwrm/roce/cqe.ts';
 import { runSoak, faultTotals } from './soak-run.ts';
-import { openNic, connectedPair, region, control, counters, hw, seedFor, emuOf, pass } from './failure-setup.ts';
+import { openNic, connectedPair, region, controls, counters, hw, seedFor, emuOf, pass } from './failure-setup.ts';
 import { seeded } from './helpers/seeded.ts';
 
 const SMALL = { crossPairs: 1, localPairs: 1, window: 4, messages: 4000 } as const;
@@ -52,7 +52,7 @@ function firmwareRun(seed: number): string[] {
   try {
     const r = Region.alloc(nic, 1 << 16);
     note('alloc', r);
-    control(nic, 'roce.setRandomFaults', { refuse: 0.1, malform: 0.05, silence: 0.003 });
+    controls(nic).roce.setRandomFaults({ refuse: 0.1, malform: 0.05, silence: 0.003 });
     for (let i = 0; i < 30; i++) {
       const a = Qp.make(nic);
       const b = Qp.make(nic);
@@ -72,7 +72,7 @@ function firmwareRun(seed: number): string[] {
       if (a.ok) note('destroy a', a.value.destroy());
       if (b.ok) note('destroy b', b.value.destroy());
     }
-    out.push(`internal errors: ${JSON.stringify(control(nic, 'roce.stats'))}`);
+    out.push(`internal errors: ${JSON.stringify(controls(nic).roce.stats())}`);
   } finally {
     nic.close();
   }
@@ -141,12 +141,12 @@ t.test('engine: QP error events and completions of no ring\'s kind, injected at 
       injections++;
       const victim = qps[random() % qps.length]!;
       if (random() % 2 === 0) {
-        control(nic, 'roce.injectQpError', victim.number, random() % 2 === 0 ? ReqErrStateReason.REQ_TIMEOUT_RETRY_LIMIT : 0, ResErrStateReason.RES_EXCEEDS_WQE);
+        controls(nic).roce.injectQpError(victim.number, random() % 2 === 0 ? ReqErrStateReason.REQ_TIMEOUT_RETRY_LIMIT : 0, ResErrStateReason.RES_EXCEEDS_WQE);
       } else {
         const cq = random() % 2 === 0 ? hw(victim).scq : hw(victim).rcq;
         const words = [random(), random(), random(), random(), random(), random(), random(), random()];
         words[6] = (words[6]! & ~(0x1f << CQE_TYPE_SHIFT)) | ((2 + (random() % 14)) << CQE_TYPE_SHIFT); // a type neither ring takes
-        control(nic, 'engine.injectCqe', cq.id, words);
+        controls(nic).engine.injectCqe(cq.id, words);
       }
     }
     emuOf(nic).clock.sleep(50);
@@ -168,7 +168,7 @@ t.test('engine: QP error events and completions of no ring\'s kind, injected at 
     for (const x of live) { take(x, 'send'); take(x, 'receive'); }
   }
   const stuck = live.filter((q) => posted.get(q)!.sendTaken !== posted.get(q)!.send.length)
-    .map((q) => `QP ${q.number}: ${JSON.stringify(control(nic, 'engine.qp', q.number))}`);
+    .map((q) => `QP ${q.number}: ${JSON.stringify(controls(nic).engine.qp(q.number))}`);
   t.ok(injections > 0, `${injections} faults injected (SEED=${seed})`);
   t.equal(violations, 0, `no ring completed Ok after an Error, every Ok had its entry's bytes, every room was right (SEED=${seed})`);
   t.ok(failed.length > 0, `${failed.length} of ${qps.length} queue pairs failed (SEED=${seed})`);

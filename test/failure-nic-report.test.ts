@@ -4,7 +4,7 @@
 import t from 'tap';
 import { ReqErrStateReason, ResErrStateReason } from '../firmware-hwrm/roce/creq.ts';
 import {
-  openNic, openTwoNics, connectedPair, region, control, counters, pollAll, okBytes, error, pass, requestCount, emuOf,
+  openNic, openTwoNics, connectedPair, region, controls, counters, pollAll, okBytes, error, pass, requestCount, emuOf,
 } from './failure-setup.ts';
 
 const REPORTED = 'the NIC reported the QP failed (requester: REQ_TIMEOUT_RETRY_LIMIT, responder: RES_EXCEEDS_WQE)';
@@ -27,7 +27,7 @@ t.test('rule 2: a QP error notification fails the queue pair: completed entries 
   pass(nicA, 2000);
   t.ok(counters(nicA)['rnrNaksReceived']! > 0, 'the third send is being retried');
   const before = requestCount(nicA);
-  t.equal(control(nicA, 'roce.injectQpError', a.number, ReqErrStateReason.REQ_TIMEOUT_RETRY_LIMIT, ResErrStateReason.RES_EXCEEDS_WQE), true, 'the NIC reports the failure');
+  t.equal(controls(nicA).roce.injectQpError(a.number, ReqErrStateReason.REQ_TIMEOUT_RETRY_LIMIT, ResErrStateReason.RES_EXCEEDS_WQE), true, 'the NIC reports the failure');
   const reported = requestCount(nicA);
   t.same(pollAll(a, 'send'), [okBytes(100), okBytes(200), error(REPORTED), error(REPORTED)],
     'send ring: the two the NIC completed keep their result, the rest fail with the report, in order');
@@ -52,9 +52,9 @@ t.test('rule 2: read before the NIC flushed (poll finds the report on the CREQ) 
     a.send(r, 2000, 60);
     pass(nic, 1000);
     const before = requestCount(nic);
-    control(nic, 'roce.injectQpError', a.number, ReqErrStateReason.REQ_TIMEOUT_RETRY_LIMIT, ResErrStateReason.RES_EXCEEDS_WQE);
+    controls(nic).roce.injectQpError(a.number, ReqErrStateReason.REQ_TIMEOUT_RETRY_LIMIT, ResErrStateReason.RES_EXCEEDS_WQE);
     // Read without running the model: poll does not run it, so it has written no CQE yet.
-    const cqes = () => (emuOf(nic).emu.call('engine.counters') as Record<string, number>)['cqesWritten'];
+    const cqes = () => emuOf(nic).emu.engine.counters()['cqesWritten'];
     const written = cqes();
     if (how === 'after the NIC flushed') pass(nic, 100);
     const flushed = cqes()! - written!;

@@ -25,7 +25,7 @@ t.test('rule 4: a peer process killed with SIGKILL while a send is outstanding: 
   const nic = must(Nic.open(`emu:${portA}:${portB}`), 'Nic.open');
   t.teardown(() => nic.close());
   const device = nicInternals(nic).device as EmuDevice;
-  const counters = () => device.emu.call('engine.counters') as Record<string, number>;
+  const counters = () => device.emu.engine.counters();
   const qp = must(Qp.make(nic), 'Qp.make');
   const r = must(Region.alloc(nic, 1 << 16), 'Region.alloc');
   const peer = parseEndpoint(await nextLine('endpoint'));

@@ -6,7 +6,8 @@
  */
 import { Nic, Qp, Region, type NicOptions, type Result } from '../lib/index.ts';
 import { nicInternals } from '../lib/nic.ts';
-import type { EmuDevice } from '../drivers/emu/device.ts';
+import type { EmuControls, EmuDevice } from '../drivers/emu/device.ts';
+import type { EngineCounterReport, TransportReport } from '../drivers/emu/engine/engine.ts';
 import type { BnxtQp } from '../lib/bnxt/queue-pair.ts';
 import type { DmaBuffer } from '../drivers/device.ts';
 import { ringBuffers, type RingMemory } from '../lib/bnxt/ring-memory.ts';
@@ -46,15 +47,22 @@ export function emuOf(nic: Nic): EmuDevice {
   return nicInternals(nic).device as EmuDevice;
 }
 
-/** A control of the NIC's model, after every write queued so far (a stepped model runs them first). */
-export function control<T>(nic: Nic, name: string, ...args: unknown[]): T {
+/** The controls of the NIC's model, after every write queued so far (a stepped model runs them first). */
+export function controls(nic: Nic): EmuControls {
   const d = emuOf(nic);
   d.clock.relax();
-  return d.emu.call(name, ...args) as T;
+  return d.emu;
 }
 
-export function counters(nic: Nic): Record<string, number> {
-  return control<Record<string, number>>(nic, 'engine.counters');
+export function counters(nic: Nic): EngineCounterReport {
+  return controls(nic).engine.counters();
+}
+
+/** The engine's transport state of QP `qpn`, after every queued write; throws if it runs no such QP. */
+export function transport(nic: Nic, qpn: number): TransportReport {
+  const report = controls(nic).engine.qp(qpn);
+  if (!report) throw new Error(`the engine runs no QP ${qpn}`);
+  return report;
 }
 
 /** Lets `us` microseconds of virtual time pass (the models run meanwhile; both, for a cabled pair). */
@@ -105,7 +113,7 @@ export function error(message: string): Result<number> {
 /** Firmware requests sent so far (RoCE commands and HWRM), and the commands the model took. */
 export function requestCount(nic: Nic): { roce: number; hwrm: number; taken: number } {
   const i = nicInternals(nic);
-  return { roce: i.roce.rcfw.requests, hwrm: i.fn.hwrm.requests, taken: emuOf(nic).emu.call('roce.seen') as number };
+  return { roce: i.roce.rcfw.requests, hwrm: i.fn.hwrm.requests, taken: emuOf(nic).emu.roce.seen() };
 }
 
 /** True if [a, a + la) and [b, b + lb) share a byte. */

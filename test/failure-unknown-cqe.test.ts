@@ -5,7 +5,7 @@
 import t from 'tap';
 import { CQE_TYPE_SHIFT, CqeType } from '../firmware-hwrm/roce/cqe.ts';
 import {
-  openNic, openTwoNics, connectedPair, region, control, counters, pollAll, waitAll, okBytes, error, pass, hw, ringMemory, overlaps, must,
+  openNic, openTwoNics, connectedPair, region, controls, counters, pollAll, waitAll, okBytes, error, pass, hw, ringMemory, overlaps, must,
 } from './failure-setup.ts';
 
 /** A CQE's 8 words with only its type set (the model writes the toggle). */
@@ -41,7 +41,7 @@ for (const kind of KINDS) {
     }
     pass(nic, 1000);
     const cq = kind.side === 'send' ? hw(a).scq : hw(a).rcq;
-    t.equal(control(nic, 'engine.injectCqe', cq.id, cqeOfType(kind.type)), true, 'the model wrote the bad completion');
+    t.equal(controls(nic).engine.injectCqe(cq.id, cqeOfType(kind.type)), true, 'the model wrote the bad completion');
     for (let i = 2; i < 4; i++) {
       a.send(ra, 0, 10 + i);
       b.send(rb, 4096, 20 + i);
@@ -76,7 +76,7 @@ t.test('rule 3: the NIC goes on running the failed queue pair\'s entries until d
   for (let i = 0; i < 3000; i++) b.receive(rb, (i % 256) * 4096, 4096);
   for (let i = 0; i < 10; i++) b.send(rb, 0, 100);
   pass(nicA, 1000);
-  t.equal(control(nicA, 'engine.injectCqe', hw(a).scq.id, cqeOfType(CqeType.RES_RC)), true, 'a bad completion on a\'s send CQ');
+  t.equal(controls(nicA).engine.injectCqe(hw(a).scq.id, cqeOfType(CqeType.RES_RC)), true, 'a bad completion on a\'s send CQ');
   a.send(ra, 0, 1); // its CQE comes after the bad one: the driver sees the failure here
   t.same(a.wait('send', 1e6), error('the NIC wrote a completion of a kind the send ring does not take (CQE type RES_RC)'));
   t.ok(a.failure, 'a has failed');
@@ -109,7 +109,7 @@ t.test('rule 3: the NIC goes on running the failed queue pair\'s entries until d
   // destroy a; from then on the NIC writes no memory for it, though b still sends to it.
   const memory = ringMemory(a);
   const landed: string[] = [];
-  control(nicA, 'model.onDmaWrite', (iova: number, length: number) => {
+  controls(nicA).model.onDmaWrite((iova: number, length: number) => {
     for (const m of memory) if (overlaps(iova, length, m.iova, m.length)) landed.push(`0x${iova.toString(16)}+${length} in a's rings`);
     if (overlaps(iova, length, ra.vaHi * 2 ** 32 + ra.vaLo, ra.length)) landed.push(`0x${iova.toString(16)}+${length} in a's region`);
   });
@@ -119,6 +119,6 @@ t.test('rule 3: the NIC goes on running the failed queue pair\'s entries until d
   const r = waitAll(b, 'send', 4, 5e6);
   t.ok(r.every((x) => x !== undefined && !x.ok && /retry exceeded/.test(x.error)), 'b\'s later sends fail once their retries end');
   t.same(landed, [], 'no DMA write landed in a\'s rings or region after destroy returned');
-  t.equal(control(nicA, 'engine.dmaWritesAfterDestroy'), 0, 'nor did the engine try one');
-  control(nicA, 'model.onDmaWrite', undefined);
+  t.equal(controls(nicA).engine.dmaWritesAfterDestroy(), 0, 'nor did the engine try one');
+  controls(nicA).model.onDmaWrite(undefined);
 });

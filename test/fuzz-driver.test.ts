@@ -6,7 +6,7 @@ import t from 'tap';
 import { Qp } from '../lib/index.ts';
 import { CQE_TYPE_SHIFT, CqeType } from '../firmware-hwrm/roce/cqe.ts';
 import { fuzzDriver } from './fuzz-driver.ts';
-import { openNic, connectedPair, region, control, hw, pollAll, okBytes, error, pass, seedFor, emuOf } from './failure-setup.ts';
+import { openNic, connectedPair, region, controls, hw, pollAll, okBytes, error, pass, seedFor, emuOf } from './failure-setup.ts';
 
 t.test('a receive CQE claiming more bytes than its receive posted fails the queue pair (the driver never reports bytes it did not post)', async (t) => {
   const nic = openNic();
@@ -19,7 +19,7 @@ t.test('a receive CQE claiming more bytes than its receive posted fails the queu
   pass(nic, 1000);
   // A well-formed RES_RC CQE for the second receive (wr_id 1), but of 5000 bytes.
   const words = [5000, 0, 0, 0, 0, 0, (CqeType.RES_RC << CQE_TYPE_SHIFT) >>> 0, 1];
-  t.equal(control(nic, 'engine.injectCqe', hw(a).rcq.id, words), true);
+  t.equal(controls(nic).engine.injectCqe(hw(a).rcq.id, words), true);
   const message = 'the NIC completed receive entry 1 with 5000 bytes, more than its 100';
   t.same(pollAll(a, 'receive'), [okBytes(60), error(message)], 'the first receive keeps its result; the lying CQE fails the next');
   t.equal(a.failure, message);
@@ -29,7 +29,7 @@ t.test('a CREATE_QP or CREATE_CQ answer naming an object no doorbell can name is
   for (const nth of [1, 2, 3]) {
     const nic = openNic({ seed: 77 });
     const dma = emuOf(nic).dma;
-    control(nic, 'roce.malformNth', nth, 'xid'); // CREATE_CQ, CREATE_CQ, CREATE_QP
+    controls(nic).roce.malformNth(nth, 'xid'); // CREATE_CQ, CREATE_CQ, CREATE_QP
     let made: ReturnType<typeof Qp.make> | undefined;
     t.doesNotThrow(() => { made = Qp.make(nic); }, `answer ${nth} malformed: no exception`);
     t.equal(made?.ok, false, `answer ${nth} malformed: make is an Error`);

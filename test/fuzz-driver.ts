@@ -81,10 +81,9 @@ export function fuzzDriver(options: DriverFuzzOptions): DriverFuzzResult {
     });
     if (!opened.ok) { violation(`openEmu: ${opened.error}`); break; }
     const device = opened.value;
-    const call = (name: string, ...args: unknown[]) => device.emu.call(name, ...args);
     try {
-      call('hwrm.setRandomFaults', { refuse: 0.03, silence: 0.01, malform: 0.03 });
-      call('roce.setRandomFaults', { refuse: 0.03, silence: 0.01, malform: 0.03 });
+      device.emu.hwrm.setRandomFaults({ refuse: 0.03, silence: 0.01, malform: 0.03 });
+      device.emu.roce.setRandomFaults({ refuse: 0.03, silence: 0.01, malform: 0.03 });
       // As Nic.open does: the pool's quarantine goes back once the device is closed.
       const pool = new DmaPool(device.dma);
       const fn = bringUp(device, { firmwareTimeoutMs: 20, pool });
@@ -124,7 +123,7 @@ export function fuzzDriver(options: DriverFuzzOptions): DriverFuzzResult {
     const device = nicInternals(nic).device as EmuDevice;
     const dma = device.dma;
     try {
-      device.emu.call('roce.setRandomFaults', { refuse: 0.08, silence: 0.001, malform: 0.03 });
+      device.emu.roce.setRandomFaults({ refuse: 0.08, silence: 0.001, malform: 0.03 });
       const regions: Region[] = [];
       for (let k = round; k < Math.min(options.rounds, round + 20); k++) {
         const region = Region.alloc(nic, 4096 + (r() % 65536));
@@ -230,7 +229,7 @@ export function fuzzDriver(options: DriverFuzzOptions): DriverFuzzResult {
           if (r() % 2 === 0) w[0] = r() % 10_000;
         }
         try {
-          device.emu.call('engine.injectCqe', cq.id, w);
+          device.emu.engine.injectCqe(cq.id, w);
         } catch (e) {
           violation(`injectCqe threw: ${(e as Error).message}`);
         }
@@ -262,10 +261,10 @@ export function fuzzDriver(options: DriverFuzzOptions): DriverFuzzResult {
 
 /** The model met no internal error and no IOMMU fault. */
 function checkModel(device: EmuDevice, where: string, violation: (text: string) => void): void {
-  const engine = device.emu.call('engine.counters') as Record<string, number>;
-  const roce = device.emu.call('roce.stats') as Record<string, number>;
-  const faults = device.emu.call('model.iommuFaults') as number;
-  if (engine['internalErrors'] !== 0) violation(`${where}: ${engine['internalErrors']} internal errors in the engine: ${String(device.emu.call('engine.lastInternalError'))}`);
-  if (roce['internalErrors'] !== 0) violation(`${where}: ${roce['internalErrors']} internal errors in the RoCE firmware: ${String(device.emu.call('roce.lastInternalError'))}`);
+  const engine = device.emu.engine.counters();
+  const roce = device.emu.roce.stats();
+  const faults = device.emu.model.iommuFaults();
+  if (engine['internalErrors'] !== 0) violation(`${where}: ${engine['internalErrors']} internal errors in the engine: ${String(device.emu.engine.lastInternalError())}`);
+  if (roce['internalErrors'] !== 0) violation(`${where}: ${roce['internalErrors']} internal errors in the RoCE firmware: ${String(device.emu.roce.lastInternalError())}`);
   if (faults !== 0) violation(`${where}: ${faults} IOMMU faults: the NIC was pointed outside the driver's memory`);
 }

@@ -7,7 +7,7 @@ import type { Nic, Qp } from '../lib/index.ts';
 import { nicInternals } from '../lib/nic.ts';
 import { Opcode, RoceFrame, encodeFrame } from '../drivers/emu/wire/index.ts';
 import { fuzzPort } from './fuzz-port.ts';
-import { openTwoNics, connectedPair, region, control, counters, pass, seedFor, okBytes } from './failure-setup.ts';
+import { openTwoNics, connectedPair, region, controls, counters, transport, pass, seedFor, okBytes } from './failure-setup.ts';
 
 const FRAMES = 40_000;
 
@@ -17,7 +17,7 @@ function ipOf(nic: Nic): number {
 
 /** The responder's expected PSN of `qp` (what a forger who saw the traffic would use). */
 function ePsn(nic: Nic, qp: Qp): number {
-  return control<Record<string, number>>(nic, 'engine.qp', qp.number)['ePsn']!;
+  return transport(nic, qp.number).ePsn;
 }
 
 interface Craft {
@@ -47,11 +47,11 @@ t.test('crafted frames from the cable: no read through a queue pair whose peer i
   const secretVa = secret.vaHi * 2 ** 32 + secret.vaLo;
   // What V sends: READ responses and payload-carrying frames, by destination.
   const sent: { opcode: number; toSelf: boolean; bytes: number }[] = [];
-  control(V, 'engine.onTransmit', (frame: Uint8Array, length: number) => {
+  controls(V).engine.onTransmit((frame: Uint8Array, length: number) => {
     sent.push({ opcode: frame[42]!, toSelf: vMac.every((b, i) => frame[i] === b), bytes: length });
   });
   const writes: string[] = [];
-  control(V, 'model.onDmaWrite', (iova: number, length: number) => {
+  controls(V).model.onDmaWrite((iova: number, length: number) => {
     if (iova < secretVa + secret.length && secretVa < iova + length) writes.push(`${length} bytes at 0x${iova.toString(16)}`);
   });
   const frame = new Uint8Array(9216);
@@ -72,7 +72,7 @@ t.test('crafted frames from the cable: no read through a queue pair whose peer i
     f.payloadLength = c.payload ?? 0;
     frame.fill(0xab, 54, 54 + 16 + f.payloadLength); // the payload, wherever the opcode's headers end
     const n = encodeFrame(frame, f);
-    control(V, 'engine.injectFrame', frame.slice(0, n));
+    controls(V).engine.injectFrame(frame.slice(0, n));
     pass(V, 100);
   };
   const readResponses = () => sent.filter((s) => s.opcode >= Opcode.RC_RDMA_READ_RESPONSE_FIRST && s.opcode <= Opcode.RC_RDMA_READ_RESPONSE_ONLY);
@@ -119,8 +119,8 @@ t.test('crafted frames from the cable: no read through a queue pair whose peer i
   t.equal(long?.ok, false, 'a SEND longer than the receive fails it');
   t.ok(rv1.bytes.subarray(8192 + 2048).every((b) => b === 0), 'and writes nothing past the receive');
   t.same(writes, [], 'still no write into the secret region');
-  control(V, 'engine.onTransmit', undefined);
-  control(V, 'model.onDmaWrite', undefined);
+  controls(V).engine.onTransmit(undefined);
+  controls(V).model.onDmaWrite(undefined);
   t.equal(counters(V)['internalErrors'], 0);
   void p1; void v3;
 });

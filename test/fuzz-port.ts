@@ -121,7 +121,7 @@ export function fuzzPort(options: PortFuzzOptions): PortFuzzResult {
   const started = performance.now();
   try {
     const dev = (n: Nic) => nicInternals(n).device as EmuDevice;
-    const call = <T>(n: Nic, name: string, ...args: unknown[]) => dev(n).emu.call(name, ...args) as T;
+    const controls = (n: Nic) => dev(n).emu;
     const clock = dev(V).clock;
     const vMac = nicInternals(V).fn.info.mac;
     const pMac = nicInternals(P).fn.info.mac;
@@ -192,13 +192,13 @@ export function fuzzPort(options: PortFuzzOptions): PortFuzzResult {
       for (const m of list) if (iova < m.at + m.length && m.at < iova + length) return m;
       return undefined;
     };
-    call(V, 'model.onDmaWrite', (iova: number, length: number) => {
+    controls(V).model.onDmaWrite((iova: number, length: number) => {
       const bad = touches(forbidden, iova, length) ?? touches(wqes, iova, length);
       if (bad) violation(`DMA write of ${length} bytes at 0x${iova.toString(16)} into ${bad.what}`);
       else if (!inside(fixed, iova, length) && !inside(cqs, iova, length)) violation(`DMA write of ${length} bytes at 0x${iova.toString(16)}: outside every region or ring the NIC may write`);
     });
     const tx = new RoceFrame();
-    call(V, 'engine.onTransmit', (frame: Uint8Array, length: number) => {
+    controls(V).engine.onTransmit((frame: Uint8Array, length: number) => {
       if (parseFrame(frame, length, tx, null) !== ParseStatus.OK) {
         violation(`V sent a frame its own parser refuses (${length} bytes)`);
         return;
@@ -257,7 +257,7 @@ export function fuzzPort(options: PortFuzzOptions): PortFuzzResult {
     const rebuild = () => {
       const v1Failed = v1.failure !== undefined || p1.failure !== undefined;
       // vo takes no entries: its engine state says whether a crafted frame failed it.
-      const voFailed = call<Record<string, string> | undefined>(V, 'engine.qp', vo.number)?.['responder'] !== 'READY';
+      const voFailed = controls(V).engine.qp(vo.number)?.['responder'] !== 'READY';
       if (!v1Failed && !voFailed) return;
       for (const q of [...(v1Failed ? [v1, p1] : []), ...(voFailed ? [vo, po] : [])]) {
         const d = q.destroy();
@@ -279,7 +279,7 @@ export function fuzzPort(options: PortFuzzOptions): PortFuzzResult {
     const out = new Uint8Array(FRAME_BYTES);
     let ePsn = [0, 0, 0, 0];
     const refreshPsn = () => {
-      ePsn = [v1, v2, v3, vo].map((q) => (call<Record<string, number> | undefined>(V, 'engine.qp', q.number)?.['ePsn'] ?? 0));
+      ePsn = [v1, v2, v3, vo].map((q) => (controls(V).engine.qp(q.number)?.['ePsn'] ?? 0));
     };
     const randomMac = (m: Uint8Array) => { for (let i = 0; i < 6; i++) m[i] = r(); };
     const forge = (): number => {
@@ -380,7 +380,7 @@ export function fuzzPort(options: PortFuzzOptions): PortFuzzResult {
       const length = forge();
       const frame = out.subarray(0, length);
       if (parseFrame(frame, length, probe, vMac) === ParseStatus.OK) parsed++;
-      call(V, 'engine.injectFrame', frame);
+      controls(V).engine.injectFrame(frame);
       if ((i + 1) % every === 0) options.progress?.(`${i + 1} frames, ${parsed} parsed, ${readsChecked} reads checked, ${rebuilds} rebuilds, ${((performance.now() - started) / 1000).toFixed(1)} s`);
     }
     // Let everything in flight settle, then check the reads once more.
@@ -388,16 +388,16 @@ export function fuzzPort(options: PortFuzzOptions): PortFuzzResult {
       clock.sleep(10_000);
       service();
     }
-    const counters = call<Record<string, number>>(V, 'engine.counters');
-    if (counters['internalErrors'] !== 0) violation(`${counters['internalErrors']} internal errors in V's engine: ${call(V, 'engine.lastInternalError')}`);
-    if (call<number>(V, 'model.iommuFaults') !== 0) violation(`${call(V, 'model.iommuFaults')} IOMMU faults on V`);
+    const counters = controls(V).engine.counters();
+    if (counters['internalErrors'] !== 0) violation(`${counters['internalErrors']} internal errors in V's engine: ${controls(V).engine.lastInternalError()}`);
+    if (controls(V).model.iommuFaults() !== 0) violation(`${controls(V).model.iommuFaults()} IOMMU faults on V`);
     if (counters['dmaFaults'] !== 0) violation(`${counters['dmaFaults']} DMA faults on V`);
-    const pc = call<Record<string, number>>(P, 'engine.counters');
+    const pc = controls(P).engine.counters();
     if (pc['internalErrors'] !== 0) violation(`${pc['internalErrors']} internal errors in P's engine`);
     if (secret.bytes.some((b) => b !== SECRET)) violation('the secret region changed');
     if (src.bytes.some((b, i) => b !== ((i * 7 + (i >>> 9)) & 0xff))) violation('the read source changed');
-    call(V, 'model.onDmaWrite', undefined);
-    call(V, 'engine.onTransmit', undefined);
+    controls(V).model.onDmaWrite(undefined);
+    controls(V).engine.onTransmit(undefined);
     if (violationCount > violations.length) violations.push(`... and ${violationCount - violations.length} more`);
     return { seed, frames: options.frames, parsed, counters, rebuilds, readsChecked, receivesTaken, wallMs: performance.now() - started, violations };
   } finally {

@@ -2,7 +2,7 @@
 import t, { type Test } from 'tap';
 import { Qp, Region, InvalidArgument, type Endpoint, type Nic } from '../lib/index.ts';
 import { nicInternals } from '../lib/nic.ts';
-import { openNic, control, qpAttributes, requests, watchCommands, unwrap, STATE, STATUS, emu } from './helpers/qp-control.ts';
+import { openNic, controls, qpAttributes, requests, watchCommands, unwrap, STATE, STATUS, emu } from './helpers/qp-control.ts';
 
 // roce_hsi.h: CMDQ_MODIFY_QP_ACCESS_* (QP access bits; bnxt-roce-interface.md 3.9).
 const LOCAL_WRITE = 0x1;
@@ -100,7 +100,7 @@ t.test('a send to the peer is retried while the peer has posted no receive, with
   t.equal(qpAttributes(nic, b.number)?.minRnrTimer, 1, 'on the responder too (it is the responder\'s NAK delay)');
   const r = unwrap(Region.alloc(nic, 4096));
   r.bytes.set([1, 2, 3, 4], 0);
-  const naks = () => control<Record<string, number>>(nic, 'engine.counters')['rnrNaksReceived']!;
+  const naks = () => controls(nic).engine.counters()['rnrNaksReceived']!;
   a.send(r, 0, 4);
   t.equal(a.wait('send', 200_000), undefined, 'no completion after 200 ms without a receive (virtual time)');
   t.ok(naks() > 1000, `${naks()} RNR NAKs, far past any finite retry count, and the send is still due`);
@@ -124,7 +124,7 @@ t.test('a send the peer does not acknowledge is retried 7 times, each after 67 m
   // b stays in INIT: it drops a's packets, so nothing is acknowledged.
   const r = unwrap(Region.alloc(nic, 4096));
   const clock = nicInternals(nic).device.clock;
-  const counters = () => control<Record<string, number>>(nic, 'engine.counters');
+  const counters = () => controls(nic).engine.counters();
   const c0 = counters();
   const t0 = clock.nowNs();
   a.send(r, 0, 100);
@@ -192,7 +192,7 @@ t.test('Error msg if the firmware refuses a change of qp\'s state', async (t) =>
   for (const [n, step, state] of [[1, 'RTR', STATE.INIT], [2, 'RTS', STATE.RTR]] as const) {
     const nic = openNic();
     const [a, b] = pair(nic);
-    control(nic, 'roce.refuseNth', n, STATUS.INVALID_PARAMETER);
+    controls(nic).roce.refuseNth(n, STATUS.INVALID_PARAMETER);
     const r = a.connect(b.endpoint);
     t.notOk(r.ok, `MODIFY_QP to ${step} refused: connect is an Error`);
     if (!r.ok) {
@@ -219,7 +219,7 @@ t.test('a connect the firmware refused part-way, called again, takes qp back to 
     const nic = openNic();
     const [a, b] = pair(nic);
     for (const [n, name] of refusals) {
-      control(nic, 'roce.refuseNth', n, STATUS.FAIL);
+      controls(nic).roce.refuseNth(n, STATUS.FAIL);
       const watch = watchCommands(nic);
       const r = a.connect(b.endpoint);
       watch.restore();

@@ -2,7 +2,7 @@
 // they started (stepped software NIC, so the run is deterministic and single-threaded).
 import t from 'tap';
 import { Qp } from '../lib/index.ts';
-import { openNic, control, holdings, requests, unwrap } from './helpers/qp-control.ts';
+import { openNic, controls, holdings, requests, unwrap } from './helpers/qp-control.ts';
 
 const CYCLES = 10_000;
 const CHECK_EVERY = 2_500;
@@ -27,9 +27,9 @@ t.test(`${CYCLES} make/connect/destroy cycles give back everything they took`, a
   t.equal(sent.seen - asked.seen, CYCLES * 9, 'and the model took each');
   t.equal(sent.hwrm, asked.hwrm, 'no HWRM request');
   t.ok(numbers.size > 1, `the firmware handed out ${numbers.size} QP numbers`);
-  t.equal(control<{ internalErrors: number }>(nic, 'roce.stats').internalErrors, 0, 'the firmware model met no internal error');
-  t.equal(control(nic, 'engine.internalErrors'), 0, 'nor the engine');
-  t.equal(control(nic, 'engine.dmaWritesAfterDestroy'), 0);
+  t.equal(controls(nic).roce.stats().internalErrors, 0, 'the firmware model met no internal error');
+  t.equal(controls(nic).engine.internalErrors(), 0, 'nor the engine');
+  t.equal(controls(nic).engine.dmaWritesAfterDestroy(), 0);
   unwrap(anchor.destroy());
   nic.close();
 });

@@ -2,7 +2,7 @@
 import t from 'tap';
 import { Qp, Region, InvalidArgument } from '../lib/index.ts';
 import { nicInternals } from '../lib/nic.ts';
-import { openNic, control, holdings, requests, watchCommands, unwrap, OP, STATUS, emu } from './helpers/qp-control.ts';
+import { openNic, controls, holdings, requests, watchCommands, unwrap, OP, STATUS, emu } from './helpers/qp-control.ts';
 
 const DESTROY_COMMANDS = ['DESTROY_QP', 'DESTROY_CQ', 'DESTROY_CQ'];
 /** A QP's rings: SQ 4096 x (128 + 16) B, RQ 4096 x 128 B, two CQs of 4096 x 32 B. */
@@ -45,7 +45,7 @@ t.test('the NIC runs none of its entries and writes no memory for it once destro
   for (let i = 0; i < 8; i++) a.send(ra, i * 4096, 4096);
   const clock = nicInternals(nic).device.clock;
   clock.sleep(1000);
-  const counters = () => control<Record<string, number>>(nic, 'engine.counters');
+  const counters = () => controls(nic).engine.counters();
   t.ok(counters()['rnrNaksReceived']! > 0, 'a\'s sends are running');
   unwrap(a.destroy());
   const sent = counters()['packetsSent']!;
@@ -55,7 +55,7 @@ t.test('the NIC runs none of its entries and writes no memory for it once destro
   for (let i = 0; i < 4; i++) b.send(rb, i * 1024, 1024);
   b.wait('send', 2_000_000);
   t.ok(ra.bytes.every((v) => v === 0xee), 'a\'s receive memory is never written');
-  t.equal(control(nic, 'engine.dmaWritesAfterDestroy'), 0, 'the engine made no host write for it');
+  t.equal(controls(nic).engine.dmaWritesAfterDestroy(), 0, 'the engine made no host write for it');
   t.ok(counters()['dropUnknownQp']! > 0, 'b\'s packets reach a QP number that no longer exists');
   unwrap(b.destroy());
   unwrap(ra.deregister());
@@ -73,7 +73,7 @@ t.test('the entries of its peer\'s queue pair fail once their retries end', asyn
   b.receive(r, 0, 64);
   b.receive(r, 64, 64);
   unwrap(a.destroy());
-  const counters = () => control<Record<string, number>>(nic, 'engine.counters');
+  const counters = () => controls(nic).engine.counters();
   const retries = counters()['retransmitEvents']!;
   b.send(r, 1024, 100);
   b.send(r, 2048, 100);
@@ -97,7 +97,7 @@ t.test('it is Error msg if the firmware refuses; qp then counts as destroyed, an
     const qp = unwrap(Qp.make(nic));
     unwrap(qp.connect(qp.endpoint));
     const live = nic.info.dmaBytes;
-    control(nic, 'roce.refuseNth', n, STATUS.FAIL);
+    controls(nic).roce.refuseNth(n, STATUS.FAIL);
     const r = qp.destroy();
     t.notOk(r.ok, `${DESTROY_COMMANDS[n - 1]} refused: destroy is an Error`);
     if (!r.ok) t.match(r.error, `${DESTROY_COMMANDS[n - 1]} refused by the firmware: FAIL`);
@@ -151,7 +151,7 @@ t.test('a firmware silent during destroy: Error, the rings stay allocated and ar
     const nic = openNic();
     const qp = unwrap(Qp.make(nic));
     const live = nic.info.dmaBytes;
-    const watch = watchCommands(nic, (k) => { if (k === n) control(nic, 'roce.silence'); });
+    const watch = watchCommands(nic, (k) => { if (k === n) controls(nic).roce.silence(); });
     const r = qp.destroy();
     watch.restore();
     t.notOk(r.ok, `silent at ${DESTROY_COMMANDS[n - 1]}: destroy is an Error`);

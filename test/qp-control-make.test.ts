@@ -2,7 +2,7 @@
 import t from 'tap';
 import { Qp, InvalidArgument, Region } from '../lib/index.ts';
 import {
-  openNic, control, qpAttributes, holdings, requests, watchCommands, watchAllocations, overlaps, unwrap, OP, STATE, STATUS, emu,
+  openNic, controls, qpAttributes, holdings, requests, watchCommands, watchAllocations, overlaps, unwrap, OP, STATE, STATUS, emu,
 } from './helpers/qp-control.ts';
 
 const MAKE_COMMANDS = ['CREATE_CQ', 'CREATE_CQ', 'CREATE_QP', 'MODIFY_QP INIT'];
@@ -22,7 +22,7 @@ t.test('make nic is an unconnected queue pair of nic', async (t) => {
   const a = qpAttributes(nic, qp.number);
   t.ok(a, 'the firmware holds the QP under its number');
   t.equal(a?.state, STATE.INIT, 'in INIT: ready to be connected, not to send');
-  t.same(control(nic, 'roce.resources'), { initialized: true, qps: 1, cqs: 2, mrs: 0, gids: 1 });
+  t.same(controls(nic).roce.resources(), { initialized: true, qps: 1, cqs: 2, mrs: 0, gids: 1 });
   const r = unwrap(Region.alloc(nic, 64));
   t.throws(() => qp.send(r, 0, 8), InvalidArgument, 'an unconnected queue pair takes no send');
   t.throws(() => qp.receive(r, 0, 8), InvalidArgument, 'nor a receive');
@@ -54,7 +54,7 @@ t.test('its sends start at a random packet sequence number', async (t) => {
   const qp = qps[0]!;
   unwrap(qp.connect(qp.endpoint));
   t.equal(qpAttributes(nic, qp.number)?.sqPsn, qp.endpoint.psn, 'MODIFY_QP gave the firmware sq_psn = the endpoint\'s psn');
-  t.equal((control<Record<string, number> | undefined>(nic, 'engine.qp', qp.number))?.['txPsn'], qp.endpoint.psn, 'the engine sends from it');
+  t.equal((controls(nic).engine.qp(qp.number))?.['txPsn'], qp.endpoint.psn, 'the engine sends from it');
   for (const q of qps) unwrap(q.destroy());
   unwrap(first.destroy());
   other.close();
@@ -87,7 +87,7 @@ t.test('Error msg if the firmware refuses it; a refused make gives back what it 
   const nic = openNic();
   const start = holdings(nic);
   for (let n = 1; n <= MAKE_COMMANDS.length; n++) {
-    control(nic, 'roce.refuseNth', n, STATUS.RESOURCES);
+    controls(nic).roce.refuseNth(n, STATUS.RESOURCES);
     const watch = watchCommands(nic);
     const made = Qp.make(nic);
     watch.restore();
@@ -103,11 +103,11 @@ t.test('Error msg if the firmware refuses it; a refused make gives back what it 
     t.same(holdings(nic), start, `${MAKE_COMMANDS[n - 1]} refused: DMA memory, mappings and model tables as before`);
   }
   // A refusal of the undo itself: the CQ the firmware keeps still names its ring, so that memory must stay.
-  control(nic, 'roce.refuseNth', 3, STATUS.RESOURCES); // CREATE_QP
-  control(nic, 'roce.refuseNth', 4, STATUS.FAIL); // the first DESTROY_CQ of the undo
+  controls(nic).roce.refuseNth(3, STATUS.RESOURCES); // CREATE_QP
+  controls(nic).roce.refuseNth(4, STATUS.FAIL); // the first DESTROY_CQ of the undo
   const made = Qp.make(nic);
   t.notOk(made.ok);
-  t.equal(control<{ cqs: number }>(nic, 'roce.resources').cqs, 1, 'the firmware kept one CQ');
+  t.equal(controls(nic).roce.resources().cqs, 1, 'the firmware kept one CQ');
   t.ok(nic.info.quarantinedBytes >= 4096 * 32, 'its ring (4096 CQEs of 32 B) is held, not freed');
   const dma = emu(nic).dma;
   nic.close();
@@ -119,7 +119,7 @@ t.test('but for memory a firmware that stopped answering may still name', async 
     const nic = openNic();
     const start = holdings(nic);
     const allocations = watchAllocations(nic);
-    const watch = watchCommands(nic, (k) => { if (k === n) control(nic, 'roce.silence'); });
+    const watch = watchCommands(nic, (k) => { if (k === n) controls(nic).roce.silence(); });
     const made = Qp.make(nic);
     watch.restore();
     allocations.restore();

@@ -6,7 +6,7 @@
 import t from 'tap';
 import { Qp, pathMtuFor } from '../lib/index.ts';
 import { maxPathMtuCode } from '../drivers/emu/firmware/roce-cmd-modify-qp.ts';
-import { openNic, control, qpAttributes, unwrap } from './helpers/qp-control.ts';
+import { openNic, controls, qpAttributes, unwrap } from './helpers/qp-control.ts';
 
 const LOWEST = 576;
 const HIGHEST = 9216;
@@ -65,7 +65,7 @@ t.test('Qp.connect succeeds across 576..9216, and driver, port and firmware agre
       const expected = expectedPathMtu(mtu);
       const driver = pathMtuFor(mtu);
       const firmware = qpAttributes(nic, a.number)?.pathMtuBytes;
-      const engine = control<Record<string, number> | undefined>(nic, 'engine.qp', a.number)?.['mtu'];
+      const engine = controls(nic).engine.qp(a.number)?.mtu;
       if (driver !== expected || firmware !== expected || engine !== expected) {
         disagreements.push(`MTU ${mtu}: expected ${expected}, driver ${driver}, firmware ${firmware}, engine ${engine}`);
       }

@@ -3,7 +3,7 @@
 import t, { type Test } from 'tap';
 import { Qp, Region, InvalidArgument } from '../lib/index.ts';
 import {
-  openNic, control, mrAttributes, holdings, requests, watchCommands, watchAllocations, unwrap, OP, STATUS, emu,
+  openNic, controls, mrAttributes, holdings, requests, watchCommands, watchAllocations, unwrap, OP, STATUS, emu,
 } from './helpers/qp-control.ts';
 
 const KIB4 = 4096;
@@ -59,7 +59,7 @@ function checkShape(t: Test, length: number, level: number, pageBytes: number): 
     t.ok(mr.pages.every((p, i) => p === vaOf(r) + i * pageBytes), 'the page list names the region\'s own pages, in order');
     t.equal(mr.access, MR_LOCAL_WRITE | MR_REMOTE_READ, 'local write and remote read');
   }
-  t.equal(control<{ mrs: number }>(nic, 'roce.resources').mrs, start.roce.mrs + 1);
+  t.equal(controls(nic).roce.resources().mrs, start.roce.mrs + 1);
   // The NIC reaches the last byte through the page list.
   const qp = unwrap(Qp.make(nic));
   unwrap(qp.connect(qp.endpoint));
@@ -122,7 +122,7 @@ t.test('alloc is an Error when the firmware refuses REGISTER_MR, and gives back 
   const nic = openNic();
   const start = holdings(nic);
   for (const length of [100, 3 * KIB4, MIB2 + 1]) {
-    control(nic, 'roce.refuseNth', 1, STATUS.RESOURCES);
+    controls(nic).roce.refuseNth(1, STATUS.RESOURCES);
     const r = Region.alloc(nic, length);
     t.notOk(r.ok, `${length} bytes: an Error`);
     if (!r.ok) t.match(r.error, 'REGISTER_MR refused by the firmware: RESOURCES');
@@ -148,7 +148,7 @@ t.test('alloc is an Error when the machine has no memory, and gives back what it
 t.test('a firmware silent at REGISTER_MR: Error, the memory it was told of stays allocated until close', async (t) => {
   const nic = openNic();
   const start = holdings(nic);
-  control(nic, 'roce.silence');
+  controls(nic).roce.silence();
   const r = Region.alloc(nic, 3 * KIB4);
   t.notOk(r.ok, 'an Error');
   if (!r.ok) t.match(r.error, /did not answer/);
@@ -168,7 +168,7 @@ t.test('deregister refused: an Error, the region stays registered and can be der
   const nic = openNic();
   const start = holdings(nic);
   const r = unwrap(Region.alloc(nic, 2 * KIB4));
-  control(nic, 'roce.refuseNth', 1, STATUS.FAIL);
+  controls(nic).roce.refuseNth(1, STATUS.FAIL);
   const refused = r.deregister();
   t.notOk(refused.ok, 'an Error');
   if (!refused.ok) t.match(refused.error, 'DEREGISTER_MR refused by the firmware: FAIL');
@@ -182,7 +182,7 @@ t.test('deregister refused: an Error, the region stays registered and can be der
 t.test('deregister with a silent firmware: an Error; the memory stays allocated until close', async (t) => {
   const nic = openNic();
   const r = unwrap(Region.alloc(nic, 2 * KIB4));
-  control(nic, 'roce.silence');
+  controls(nic).roce.silence();
   const d = r.deregister();
   t.notOk(d.ok);
   if (!d.ok) t.match(d.error, /did not answer/);

@@ -191,7 +191,7 @@ export function runSoak(options: SoakOptions): SoakResult {
     }
     const sendStreams = streams.filter((s) => s.kind === 'send');
     const readStreams = streams.filter((s) => s.kind === 'read');
-    for (const nic of [nicA, nicB]) device(nic).emu.call('engine.setFaults', 'tx', options.faults ?? DEFAULT_FAULTS);
+    for (const nic of [nicA, nicB]) device(nic).emu.engine.setFaults('tx', options.faults ?? DEFAULT_FAULTS);
 
     // Which stream each message goes to, drawn from one seeded sequence.
     const choose = prng(seed ^ 0x3c3c3c3c);
@@ -335,14 +335,14 @@ export function runSoak(options: SoakOptions): SoakResult {
       if (s.from.failure !== undefined) problem(`stream ${s.id}: its queue pair failed: ${s.from.failure}`);
       if (s.to.failure !== undefined) problem(`stream ${s.id}: its peer failed: ${s.to.failure}`);
     }
-    const ca = device(nicA).emu.call('engine.counters') as Record<string, number>;
-    const cb = device(nicB).emu.call('engine.counters') as Record<string, number>;
+    const ca = device(nicA).emu.engine.counters();
+    const cb = device(nicB).emu.engine.counters();
     for (const [name, c] of [['A', ca], ['B', cb]] as const) {
       if (c['internalErrors'] !== 0) problem(`NIC ${name}: ${c['internalErrors']} internal errors in the model`);
       if (c['dmaFaults'] !== 0) problem(`NIC ${name}: ${c['dmaFaults']} DMA faults`);
       if (c['qpErrors'] !== 0) problem(`NIC ${name}: ${c['qpErrors']} queue pairs failed`);
     }
-    for (const c of [ca, cb]) for (const key of Object.keys(c).sort()) digest.add(c[key]!);
+    for (const c of [ca, cb]) for (const [, value] of Object.entries(c).sort(([x], [y]) => (x < y ? -1 : 1))) digest.add(value);
     digest.add(clock.nowNs() % 4294967296);
     if (problemCount > problems.length) problems.push(`... and ${problemCount - problems.length} more`);
     return {

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { Nic, Qp, Region } from '../lib/index.ts';
 import { nicInternals } from '../lib/nic.ts';
+import type { EmuDevice } from '../drivers/emu/device.ts';
 import { readPcap } from '../scripts/interop/capture-check.ts';
 import { findPython, runPython } from './helpers/python.ts';
 
@@ -20,7 +21,7 @@ const BIG = 3 * MTU + 5; // FIRST, MIDDLE, MIDDLE, LAST
 function capture(): { a: number; b: number } {
   const nic = Nic.open('emu', { stepped: true, mtu: 1500, pcap, seed: 7 });
   if (!nic.ok) throw new Error(nic.error);
-  const emu = (nicInternals(nic.value).device as unknown as { emu: { call(n: string, ...a: unknown[]): unknown } }).emu;
+  const emu = (nicInternals(nic.value).device as EmuDevice).emu;
   const a = Qp.make(nic.value);
   const b = Qp.make(nic.value);
   const r = Region.alloc(nic.value, 1 << 20);
@@ -39,7 +40,7 @@ function capture(): { a: number; b: number } {
   t.equal(A.wait('send', 2000), undefined, 'no receive posted: the send is still being retried');
   B.receive(R, 65536, 64); ok('send after RNR', A.wait('send', 5e6)); ok('recv after RNR', B.wait('receive', 5e6));
   // NAK (PSN sequence error): the first MIDDLE of a long send is lost once; go-back-N recovers.
-  emu.call('engine.dropFrames', 'tx', 0x01, -1, 1);
+  emu.engine.dropFrames('tx', 0x01, -1, 1);
   B.receive(R, 65536, BIG); A.send(R, 0, BIG); ok('send after a lost frame', A.wait('send', 5e6)); ok('recv', B.wait('receive', 5e6));
   // NAK (invalid request): a send longer than its receive fails both QPs.
   B.receive(R, 65536, 10); A.send(R, 0, 100);

@@ -9,21 +9,18 @@ import { ok, err, type Result } from '../../firmware-hwrm/result.ts';
 import { allocWriteQueue, WriteQueueProducer, WriteKind } from './write-queue.ts';
 import { allocWake, WAKE_COUNTER, WAKE_SLEEPING } from './wake.ts';
 import { EmuDmaMemory, type DmaMapper } from './dma-memory.ts';
-import type { ControlMessage, ControlReply } from './control.ts';
+import { controlsByName, type ControlMessage, type ControlReply, type EmuControls } from './control.ts';
 import { BCM57508, type EmuConfig } from './config.ts';
-import { BAR0_BYTES, BAR2_BYTES, NicModel } from './nic-model.ts';
+import { BAR0_BYTES, BAR2_BYTES, NicModel, type ControlNames } from './nic-model.ts';
 import { SharedStepping, pairLink } from './cable/pair-cable.ts';
 import { findWorkerFile } from './worker-file.ts';
 
 export { BAR0_BYTES, BAR2_BYTES };
-
-/** Test and fault controls of a software NIC (names are NicModel's `control*` methods). */
-export interface EmuControl {
-  call(name: string, ...args: unknown[]): unknown;
-}
+export type { EmuControls };
 
 export interface EmuDevice extends Device {
-  readonly emu: EmuControl;
+  /** The model's test and fault controls, typed; the same calls in stepped and thread mode. */
+  readonly emu: EmuControls;
   readonly config: EmuConfig;
 }
 
@@ -134,8 +131,7 @@ export function openEmu(config: EmuConfig): Result<EmuDevice> {
       map: (iova, memory, length) => model.iommu.map(iova, memory, length),
       unmap: (iova) => model.iommu.unmap(iova),
     };
-    const control: EmuControl = { call: (name, ...args) => model.control(name, args) };
-    return ok(makeDevice(identity, config, queue, bar0, bar2, new EmuDmaMemory(mapper), clock, control, closeModel));
+    return ok(makeDevice(identity, config, queue, bar0, bar2, new EmuDmaMemory(mapper), clock, model.controls, closeModel));
   }
 
   // A missing worker file would only show as a start-up timeout: find it first, or say where it is not.
@@ -165,21 +161,21 @@ export function openEmu(config: EmuConfig): Result<EmuDevice> {
     unmap: (iova) => post({ op: 'unmap', iova }),
   };
   let nextId = 1;
-  const control: EmuControl = {
-    call(name, ...args) {
-      const id = nextId++;
-      post({ op: 'call', id, name, args });
-      const reply = awaitReply(hostPort, id, clock, worker);
-      if (reply instanceof Error) throw reply;
-      return reply;
-    },
+  const call = (name: string, args: unknown[]): unknown => {
+    const id = nextId++;
+    post({ op: 'call', id, name, args });
+    const reply = awaitReply(hostPort, id, clock, worker);
+    if (reply instanceof Error) throw reply;
+    return reply;
   };
-  // Wait for the model's first sign of life so open fails cleanly if the worker cannot start.
+  // Wait for the model's first sign of life (with its controls' names) so open fails cleanly
+  // if the worker cannot start.
   const started = awaitReply(hostPort, 0, clock, worker, 10_000_000);
   if (started instanceof Error) {
     void worker.terminate();
     return err(`the software NIC did not start: ${started.message}`);
   }
+  const control = controlsByName(started as ControlNames, call);
   const close = () => {
     post({ op: 'close' });
     workerGone = true;
@@ -191,7 +187,7 @@ export function openEmu(config: EmuConfig): Result<EmuDevice> {
 
 function makeDevice(
   identity: PciIdentity, config: EmuConfig, queue: WriteQueueProducer, bar0: SharedArrayBuffer, bar2: SharedArrayBuffer,
-  dma: DmaMemory, clock: Clock, emu: EmuControl, closeModel: () => void,
+  dma: DmaMemory, clock: Clock, emu: EmuControls, closeModel: () => void,
 ): EmuDevice {
   const bars = {
     0: new EmuMmio(BAR0_BYTES, bar0, queue, WriteKind.Bar0Write32),

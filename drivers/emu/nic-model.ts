@@ -64,6 +64,16 @@ export class NicModel {
   private readonly wake: Int32Array;
   /** Set by the worker: drains the control port (DMA maps, test calls). */
   onControl: () => void = () => {};
+  /**
+   * The test and fault controls, by part: what a test may ask the model or break in it. A
+   * stepped device hands out this object itself; a worker's host calls it by name (control()).
+   */
+  readonly controls: {
+    readonly engine: RoceEngine['controls'];
+    readonly roce: RoceFirmware['controls'];
+    readonly hwrm: HwrmFirmware['controls'];
+    readonly model: ModelControls;
+  };
 
   constructor(init: ModelInit) {
     this.queue = new WriteQueueConsumer(init.queue);
@@ -74,6 +84,19 @@ export class NicModel {
     this.roce = new RoceFirmware(bus, this.resources, this.engine);
     this.hwrm = new HwrmFirmware(bus, this.resources, this.roce);
     this.engine.attach(this.roce);
+    this.controls = { engine: this.engine.controls, roce: this.roce.controls, hwrm: this.hwrm.controls, model: this.modelControls() };
+  }
+
+  private modelControls(): ModelControls {
+    const iommu = this.bus.iommu;
+    return {
+      mappedBuffers: () => iommu.mappedBuffers,
+      iommuFaults: () => iommu.faults,
+      onDmaWrite: (fn) => {
+        if (fn !== undefined && typeof fn !== 'function') throw new RangeError('model.onDmaWrite: not a function');
+        iommu.onWrite = fn;
+      },
+    };
   }
 
   /** The device's IOMMU: the host maps and unmaps DMA memory here. */
@@ -157,29 +180,45 @@ export class NicModel {
     return this.queue.tailIndex();
   }
 
-  /** Test and fault controls: `name` selects a method of a subsystem's `controls` table. */
+  /**
+   * Runs control `name` ('part.op', as controlNames() lists them) with `args`: how a worker's
+   * host reaches `controls` (drivers/emu/control.ts). Throws for a name no part has.
+   */
   control(name: string, args: readonly unknown[]): unknown {
-    const [scope, op] = name.split('.', 2) as [string, string | undefined];
-    const target = scope === 'hwrm' ? this.hwrm.controls : scope === 'roce' ? this.roce.controls : scope === 'engine' ? this.engine.controls : scope === 'model' ? this.controls : undefined;
-    const fn = op && target ? (target as Record<string, unknown>)[op] : undefined;
-    if (typeof fn !== 'function') throw new Error(`software NIC has no control ${name}`);
-    return (fn as (...a: unknown[]) => unknown)(...args);
+    const dot = name.indexOf('.');
+    const part = dot > 0 ? ownValue(this.controls, name.slice(0, dot)) : undefined;
+    const op = typeof part === 'object' && part !== null ? ownValue(part, name.slice(dot + 1)) : undefined;
+    if (typeof op !== 'function') throw new Error(`software NIC has no control ${name}`);
+    return Reflect.apply(op, part, args);
   }
 
-  readonly controls = {
-    mappedBuffers: () => this.iommu.mappedBuffers,
-    iommuFaults: () => this.iommu.faults,
-    /**
-     * Test hook (stepped models only: a function does not cross to a worker): `fn` sees every
-     * DMA write the model makes, as (iova, length), before it lands; undefined removes it.
-     */
-    onDmaWrite: (fn: ((iova: number, length: number) => void) | undefined) => {
-      if (fn !== undefined && typeof fn !== 'function') throw new RangeError('model.onDmaWrite: not a function');
-      this.iommu.onWrite = fn;
-    },
-  };
+  /** The name of every control, by part: a worker reports them so its host offers the same calls. */
+  controlNames(): ControlNames {
+    const c = this.controls;
+    return { engine: Object.keys(c.engine), roce: Object.keys(c.roce), hwrm: Object.keys(c.hwrm), model: Object.keys(c.model) };
+  }
 
   close(): void {
     this.engine.close();
   }
+}
+
+/** Controls of the model as a whole (its IOMMU). */
+export interface ModelControls {
+  /** DMA buffers the host has mapped. */
+  mappedBuffers(): number;
+  /** Accesses the IOMMU refused (nothing was mapped there). */
+  iommuFaults(): number;
+  /**
+   * Test hook (stepped models only: a function does not cross to a worker): `fn` sees every
+   * DMA write the model makes, as (iova, length), before it lands; undefined removes it.
+   */
+  onDmaWrite(fn: ((iova: number, length: number) => void) | undefined): void;
+}
+
+/** The controls' names by part (NicModel.controlNames). */
+export type ControlNames = { readonly [P in keyof NicModel['controls']]: readonly string[] };
+
+function ownValue(o: object, key: string): unknown {
+  return Object.hasOwn(o, key) ? (o as Record<string, unknown>)[key] : undefined;
 }

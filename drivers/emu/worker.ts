@@ -97,5 +97,6 @@ function kick(): void {
 // until close.
 const keepAlive = setInterval(() => {}, 1 << 30);
 
-port.postMessage({ id: 0, ok: true } satisfies ControlReply);
+// Started: the names of the controls, from which the host builds its typed surface (control.ts).
+port.postMessage({ id: 0, ok: true, value: model.controlNames() } satisfies ControlReply);
 schedule();

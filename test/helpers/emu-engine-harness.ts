@@ -8,6 +8,7 @@ import { NicModel, BAR0_BYTES, BAR2_BYTES } from '../../drivers/emu/nic-model.ts
 import { allocWriteQueue } from '../../drivers/emu/write-queue.ts';
 import { allocWake } from '../../drivers/emu/wake.ts';
 import type { EmuConfig, CableSpec } from '../../drivers/emu/config.ts';
+import type { EngineCounterReport } from '../../drivers/emu/engine/engine.ts';
 import {
   EmuCq, EmuMr, EmuQp, EmuQpState, PagedMemory, Ring, type EmuGid, type RoceTables,
 } from '../../drivers/emu/objects.ts';
@@ -348,8 +349,8 @@ export class TestNic {
     return [a, b];
   }
 
-  counters(): Record<string, number> {
-    return this.model.control('engine.counters', []) as Record<string, number>;
+  counters(): EngineCounterReport {
+    return this.model.controls.engine.counters();
   }
 
   /** Runs the model on its virtual clock for `ns`, jumping to its deadlines. */

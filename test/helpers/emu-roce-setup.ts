@@ -40,9 +40,10 @@ export class EmuRig {
     const queue = allocWriteQueue();
     this.model = new NicModel({ config, queue, wake: allocWake(), bar0: new SharedArrayBuffer(BAR0_BYTES), bar2: new SharedArrayBuffer(BAR2_BYTES) });
     this.queue = new WriteQueueProducer(queue, () => this.run());
-    const hooks = this.model.engine as unknown as EngineHooks;
-    hooks.qpStateChanged = (qp: EmuQp, from: number) => this.hookCalls.push({ hook: 'qpStateChanged', qpn: qp.qpn, from, to: qp.state });
-    hooks.qpDestroyed = (qp: EmuQp) => this.hookCalls.push({ hook: 'qpDestroyed', qpn: qp.qpn });
+    // The firmware holds the engine as its EngineHooks: recorders take the engine's place.
+    const hooks: EngineHooks = this.model.engine;
+    hooks.qpStateChanged = (qp: EmuQp, from: number) => { this.hookCalls.push({ hook: 'qpStateChanged', qpn: qp.qpn, from, to: qp.state }); };
+    hooks.qpDestroyed = (qp: EmuQp) => { this.hookCalls.push({ hook: 'qpDestroyed', qpn: qp.qpn }); };
     this.resp = this.alloc(4096);
     this.shortReq = this.alloc(4096);
   }

@@ -5,7 +5,7 @@
  * commands and DMA allocations for one NIC.
  */
 import { Nic, nicInternals, type NicOptions } from '../../lib/nic.ts';
-import type { EmuDevice } from '../../drivers/emu/device.ts';
+import type { EmuControls, EmuDevice } from '../../drivers/emu/device.ts';
 import type { DmaBuffer } from '../../drivers/device.ts';
 import type { MrAttributes, QpAttributes, RoceResources } from '../../drivers/emu/firmware/roce.ts';
 import type { Result } from '../../lib/result.ts';
@@ -33,16 +33,17 @@ export function emu(nic: Nic): EmuDevice {
   return nicInternals(nic).device as EmuDevice;
 }
 
-export function control<T>(nic: Nic, name: string, ...args: unknown[]): T {
-  return emu(nic).emu.call(name, ...args) as T;
+/** The model's test and fault controls (they act at once: nothing queued is run first). */
+export function controls(nic: Nic): EmuControls {
+  return emu(nic).emu;
 }
 
 export function qpAttributes(nic: Nic, qpn: number): QpAttributes | undefined {
-  return control<QpAttributes | undefined>(nic, 'roce.qpAttributes', qpn);
+  return controls(nic).roce.qpAttributes(qpn);
 }
 
 export function mrAttributes(nic: Nic, key: number): MrAttributes | undefined {
-  return control<MrAttributes | undefined>(nic, 'roce.mrAttributes', key);
+  return controls(nic).roce.mrAttributes(key);
 }
 
 /** Everything a control-path operation may take: DMA memory, model tables, IOMMU mappings. */
@@ -61,9 +62,9 @@ export function holdings(nic: Nic): Holdings {
     dmaBytes: info.dmaBytes,
     dmaBuffers: emu(nic).dma.allocatedBuffers,
     quarantinedBytes: info.quarantinedBytes,
-    roce: control<RoceResources>(nic, 'roce.resources'),
-    hwrm: control(nic, 'hwrm.resources'),
-    iommuMappings: control<number>(nic, 'model.mappedBuffers'),
+    roce: controls(nic).roce.resources(),
+    hwrm: controls(nic).hwrm.resources(),
+    iommuMappings: controls(nic).model.mappedBuffers(),
   };
 }
 
@@ -76,7 +77,7 @@ export interface Requests {
 
 export function requests(nic: Nic): Requests {
   const i = nicInternals(nic);
-  return { rcfw: i.roce.rcfw.requests, hwrm: i.fn.hwrm.requests, seen: control<number>(nic, 'roce.seen') };
+  return { rcfw: i.roce.rcfw.requests, hwrm: i.fn.hwrm.requests, seen: controls(nic).roce.seen() };
 }
 
 /** One RoCE command the driver sent: its name (MODIFY_QP with its new state), body, and DMA in use then. */

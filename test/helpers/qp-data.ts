@@ -6,6 +6,7 @@
 import { Nic, Qp, Region, type NicOptions, type Result } from '../../lib/index.ts';
 import { nicInternals } from '../../lib/nic.ts';
 import type { EmuDevice } from '../../drivers/emu/device.ts';
+import type { EngineCounterReport, TransportReport } from '../../drivers/emu/engine/engine.ts';
 
 /** The value of an Ok result; throws with `what` and the message of an Error. */
 export function must<T>(r: Result<T>, what: string): T {
@@ -51,17 +52,19 @@ export function emuOf(nic: Nic): EmuDevice {
  * The engine's counters once it took every write queued so far: a stepped model runs here
  * first; a worker takes the control call behind the earlier writes of the same queue.
  */
-export function engineCounters(nic: Nic): Record<string, number> {
+export function engineCounters(nic: Nic): EngineCounterReport {
   const d = emuOf(nic);
   d.clock.relax();
-  return d.emu.call('engine.counters') as Record<string, number>;
+  return d.emu.engine.counters();
 }
 
 /** The engine's view of a queue pair (its producer and consumer indexes), after every queued write. */
-export function engineQp(nic: Nic, qpn: number): Record<string, unknown> {
+export function engineQp(nic: Nic, qpn: number): TransportReport {
   const d = emuOf(nic);
   d.clock.relax();
-  return d.emu.call('engine.qp', qpn) as Record<string, unknown>;
+  const report = d.emu.engine.qp(qpn);
+  if (!report) throw new Error(`the engine runs no QP ${qpn}`);
+  return report;
 }
 
 /** Requests sent to the firmware so far, RoCE (CMDQ) and HWRM. */

@@ -3,7 +3,7 @@
  * only by the control path. Drops are counted by reason so a test or a trace can say why a
  * frame went nowhere.
  */
-import { PARSE_STATUS_COUNT, PARSE_STATUS_NAMES } from '../wire/index.ts';
+import { PARSE_STATUS_COUNT, PARSE_STATUS_NAMES, type ParseStatus } from '../wire/index.ts';
 
 export class EngineCounters {
   framesSent = 0;
@@ -61,13 +61,25 @@ export class EngineCounters {
   dmaFaults = 0;
 
   /** A snapshot for the control path (allocates). */
-  snapshot(): Record<string, number> {
+  snapshot(): EngineCounterSnapshot {
     const out: Record<string, number> = {};
     for (const [key, value] of Object.entries(this)) if (typeof value === 'number') out[key] = value;
     for (let i = 0; i < PARSE_STATUS_COUNT; i++) if (i !== 0) out[`drop${PARSE_STATUS_NAMES[i]}`] = this.parseDrops[i]!;
     let dropped = this.dropUnknownQp + this.dropQpNotReady + this.dropBadPkey + this.dropBadAddress + this.dropReceiveQueueFull;
     for (let i = 1; i < PARSE_STATUS_COUNT; i++) dropped += this.parseDrops[i]!;
     out['framesDropped'] = dropped;
-    return out;
+    // Built by name from this class's own number fields and the parse-status names: the type says so.
+    return out as EngineCounterSnapshot;
   }
 }
+
+type NumberFields<T> = { readonly [K in keyof T as T[K] extends number ? K : never]: number };
+
+/** Frames the parser refused, by reason: dropBAD_ICRC, dropWRONG_DEST_MAC, ... */
+export type ParseDropCounters = { readonly [K in Exclude<keyof typeof ParseStatus, 'OK'> as `drop${K}`]: number };
+
+/** Every counter of EngineCounters as a number, the parse drops by name, and their total. */
+export type EngineCounterSnapshot = NumberFields<EngineCounters> & ParseDropCounters & {
+  /** Frames that reached no QP: every drop reason above, summed. */
+  readonly framesDropped: number;
+};

@@ -32,6 +32,7 @@ import { writeRawCqe, writeUnknownCqe } from './cq-writer.ts';
 import { ReqState, RespState, REQ_STATE_NAMES, RESP_STATE_NAMES } from './states.ts';
 import { QpTransport } from './transport.ts';
 import type { FaultSpec } from '../cable/faults.ts';
+import type { EngineCounterSnapshot } from './counters.ts';
 
 /** Doorbell pages start here in BAR2 (P5 PF: DPI 0 at DB_PF_OFFSET_P5 = 0x10000, bnxt.h). */
 export const DOORBELL_BASE = 0x10000;
@@ -316,26 +317,29 @@ export class RoceEngine implements EngineHooks {
     this.lastInternalError = e instanceof Error ? (e.stack ?? e.message) : String(e);
   }
 
-  // ---- controls: model.control('engine.NAME', args) ----------------------------------
+  // ---- controls (emu.engine.NAME; carried to a worker by name: drivers/emu/control.ts) ----
 
   readonly controls = {
     /** Every counter, drops by reason included (ParseStatus names: dropWRONG_DEST_MAC, dropBAD_ICRC...). */
-    counters: (): Record<string, number> => {
-      const out = this.core.counters.snapshot();
+    counters: (): EngineCounterReport => {
+      const counted = this.core.counters.snapshot();
       const faults = this.core.port.cable;
-      out['faultTxDropped'] = faults.tx.dropped;
-      out['faultRxDropped'] = faults.rx.dropped;
-      out['faultDuplicated'] = faults.tx.duplicated + faults.rx.duplicated;
-      out['faultReordered'] = faults.tx.reordered + faults.rx.reordered;
-      out['faultCorrupted'] = faults.tx.corrupted + faults.rx.corrupted;
-      out['faultDelayed'] = faults.tx.delayed + faults.rx.delayed;
-      out['internalErrors'] = this.internalErrors;
       const local = this.core.port.local;
-      out['dropForgedSource'] = local ? local.forged : 0;
-      out['framesToSelf'] = local ? local.delivered : 0;
-      out['faultHoldOverflow'] = faults.holdOverflow;
-      out['framesDropped']! += out['dropForgedSource'];
-      return out;
+      const forged = local ? local.forged : 0;
+      return {
+        ...counted,
+        faultTxDropped: faults.tx.dropped,
+        faultRxDropped: faults.rx.dropped,
+        faultDuplicated: faults.tx.duplicated + faults.rx.duplicated,
+        faultReordered: faults.tx.reordered + faults.rx.reordered,
+        faultCorrupted: faults.tx.corrupted + faults.rx.corrupted,
+        faultDelayed: faults.tx.delayed + faults.rx.delayed,
+        faultHoldOverflow: faults.holdOverflow,
+        internalErrors: this.internalErrors,
+        dropForgedSource: forged,
+        framesToSelf: local ? local.delivered : 0,
+        framesDropped: counted.framesDropped + forged,
+      };
     },
     /** Host writes attempted for destroyed QPs (none is made; this must stay 0). */
     dmaWritesAfterDestroy: (): number => this.core.counters.dmaWritesAfterDestroy,
@@ -376,7 +380,7 @@ export class RoceEngine implements EngineHooks {
       this.core.port.onTransmit = fn;
     },
     /** A QP's transport state, for tests and traces. */
-    qp: (qpn: number): Record<string, unknown> | undefined => {
+    qp: (qpn: number): TransportReport | undefined => {
       const qp = this.core.tables.qp(qpn);
       const t = qp?.transport;
       if (!(t instanceof QpTransport)) return undefined;
@@ -392,4 +396,42 @@ export class RoceEngine implements EngineHooks {
     /** Why the port's cable failed (socket bind), if it did. */
     portError: (): string | undefined => this.core.port.error,
   };
+}
+
+/** engine.counters(): the engine's counters, the fault injector's, and the port's own-frame counts. */
+export type EngineCounterReport = EngineCounterSnapshot & {
+  readonly faultTxDropped: number;
+  readonly faultRxDropped: number;
+  readonly faultDuplicated: number;
+  readonly faultReordered: number;
+  readonly faultCorrupted: number;
+  readonly faultDelayed: number;
+  /** Frames the fault injector had to drop because all its hold slots were taken. */
+  readonly faultHoldOverflow: number;
+  /** Exceptions caught inside the engine (counting models; a strict model throws instead). */
+  readonly internalErrors: number;
+  /** Frames from the cable that claimed this port's own address (counted in framesDropped too). */
+  readonly dropForgedSource: number;
+  /** Frames the port delivered to itself without the cable. */
+  readonly framesToSelf: number;
+};
+
+/** engine.qp(qpn): a QP's transport state, for tests and traces. */
+export interface TransportReport {
+  readonly requester: string;
+  readonly responder: string;
+  readonly sqProducer: number;
+  readonly compWqe: number;
+  readonly txWqe: number;
+  readonly txPsn: number;
+  readonly ackPsn: number;
+  readonly ePsn: number;
+  readonly msn: number;
+  readonly rqProducer: number;
+  readonly rqConsumer: number;
+  readonly retryLeft: number;
+  readonly rnrLeft: number;
+  readonly ackDeadlineNs: number;
+  readonly rnrDeadlineNs: number;
+  readonly mtu: number;
 }
