@@ -28,6 +28,20 @@ const DOC_SIZES: Array<[string, number, number, number]> = [
   ['HWRM_PORT_LED_QCAPS', 0x002f, 24, 48],
   ['HWRM_VNIC_QCAPS', 0x004a, 24, 24],
   ['HWRM_FUNC_CFG', 0x0017, 160, 16],
+  ['HWRM_VNIC_ALLOC', 0x0040, 24, 16],
+  ['HWRM_VNIC_FREE', 0x0041, 24, 16],
+  ['HWRM_VNIC_CFG', 0x0042, 48, 16],
+  ['HWRM_VNIC_RSS_CFG', 0x0046, 48, 16],
+  ['HWRM_VNIC_PLCMODES_CFG', 0x0048, 40, 16],
+  ['HWRM_RING_CMPL_RING_CFG_AGGINT_PARAMS', 0x0053, 40, 16],
+  ['HWRM_RING_AGGINT_QCAPS', 0x0054, 16, 48],
+  ['HWRM_VNIC_RSS_COS_LB_CTX_ALLOC', 0x0070, 16, 16],
+  ['HWRM_VNIC_RSS_COS_LB_CTX_FREE', 0x0071, 24, 16],
+  ['HWRM_CFA_L2_FILTER_ALLOC', 0x0090, 96, 24],
+  ['HWRM_CFA_L2_FILTER_FREE', 0x0091, 24, 16],
+  ['HWRM_CFA_L2_SET_RX_MASK', 0x0093, 56, 16],
+  ['HWRM_PORT_MAC_CFG', 0x0021, 56, 16],
+  ['HWRM_PORT_PHY_CFG', 0x0020, 64, 16],
 ];
 
 t.test('REQUESTS holds every command of the brief with the documented sizes', async (t) => {

@@ -16,4 +16,5 @@ export * from './queue.ts';
 export * from './port-caps.ts';
 export * from './vnic-caps.ts';
 export * from './func-cfg.ts';
+export * from './l2.ts';
 export * from './requests.ts';

@@ -8,6 +8,7 @@ import { QueueQportcfgInput, QueueQportcfgOutput } from './queue.ts';
 import { PortPhyQcapsInput, PortPhyQcapsOutput, PortLedQcapsInput, PortLedQcapsOutput } from './port-caps.ts';
 import { VnicQcapsInput, VnicQcapsOutput } from './vnic-caps.ts';
 import { FuncCfgInput, FuncCfgOutput } from './func-cfg.ts';
+import * as L from './l2.ts';
 
 type AnyLayout = Layout<Record<string, FieldSpec>>;
 
@@ -17,4 +18,18 @@ export const KERNEL_COMMANDS: readonly (readonly [HwrmCommandName, AnyLayout, An
   ['PORT_LED_QCAPS', PortLedQcapsInput, PortLedQcapsOutput],
   ['VNIC_QCAPS', VnicQcapsInput, VnicQcapsOutput],
   ['FUNC_CFG', FuncCfgInput, FuncCfgOutput],
+  ['VNIC_ALLOC', L.VnicAllocInput, L.VnicAllocOutput],
+  ['VNIC_FREE', L.VnicFreeInput, L.VnicFreeOutput],
+  ['VNIC_CFG', L.VnicCfgInput, L.VnicCfgOutput],
+  ['VNIC_RSS_CFG', L.VnicRssCfgInput, L.VnicRssCfgOutput],
+  ['VNIC_RSS_COS_LB_CTX_ALLOC', L.VnicRssCosLbCtxAllocInput, L.VnicRssCosLbCtxAllocOutput],
+  ['VNIC_RSS_COS_LB_CTX_FREE', L.VnicRssCosLbCtxFreeInput, L.VnicRssCosLbCtxFreeOutput],
+  ['VNIC_PLCMODES_CFG', L.VnicPlcmodesCfgInput, L.VnicPlcmodesCfgOutput],
+  ['CFA_L2_FILTER_ALLOC', L.CfaL2FilterAllocInput, L.CfaL2FilterAllocOutput],
+  ['CFA_L2_FILTER_FREE', L.CfaL2FilterFreeInput, L.CfaL2FilterFreeOutput],
+  ['CFA_L2_SET_RX_MASK', L.CfaL2SetRxMaskInput, L.CfaL2SetRxMaskOutput],
+  ['RING_CMPL_RING_CFG_AGGINT_PARAMS', L.RingCmplRingCfgAggintParamsInput, L.RingCmplRingCfgAggintParamsOutput],
+  ['RING_AGGINT_QCAPS', L.RingAggintQcapsInput, L.RingAggintQcapsOutput],
+  ['PORT_MAC_CFG', L.PortMacCfgInput, L.PortMacCfgOutput],
+  ['PORT_PHY_CFG', L.PortPhyCfgInput, L.PortPhyCfgOutput],
 ];

@@ -37,9 +37,97 @@ function reservationOf(fn: FunctionResources): Reservation {
   return r;
 }
 
-/** FUNC_RESET: the reservations go with everything else the function held. */
+/** An L2 ring bnxt_en allocated (TX, RX, RX aggregation, completion). */
+export interface L2Ring {
+  readonly id: number;
+  readonly type: number;
+  readonly pageTblAddr: number;
+  readonly pageTblDepth: number;
+  readonly pageSizeLog2: number;
+  readonly length: number;
+  readonly logicalId: number;
+  /** TX: its completion ring; completion ring: its NQ; RX aggregation: its RX ring. */
+  readonly peerRingId: number;
+  readonly rxBufSize: number;
+  /** Completion ring: the 64-bit handle bnxt_en reads back from each NQ entry. */
+  readonly cqHandle: number;
+}
+
+/** The function's L2 objects: rings, VNICs, RSS contexts, MAC filters. */
+export interface L2State {
+  readonly rings: Map<number, L2Ring>;
+  readonly vnics: Map<number, { defaultRxRing: number; defaultCmplRing: number; mru: number; rxMask: number; rssCtx: number | undefined }>;
+  readonly rssCtxs: Set<number>;
+  readonly filters: Map<number, { readonly mac: Uint8Array; readonly vnic: number }>;
+  nextVnic: number;
+  nextRssCtx: number;
+  nextFilter: number;
+}
+const l2States = new WeakMap<FunctionResources, L2State>();
+
+export function l2Of(fn: FunctionResources): L2State {
+  let s = l2States.get(fn);
+  if (!s) {
+    s = { rings: new Map(), vnics: new Map(), rssCtxs: new Set(), filters: new Map(), nextVnic: 0, nextRssCtx: 0, nextFilter: 1 };
+    l2States.set(fn, s);
+  }
+  return s;
+}
+
+/** FUNC_RESET: the reservations and L2 objects go with everything else the function held. */
 export function resetKernelState(fn: FunctionResources): void {
   reservations.delete(fn);
+  l2States.delete(fn);
+}
+
+const MAX_L2_RING = 1 << 16;
+
+/**
+ * RING_ALLOC of an L2 ring: its memory must be mapped (16-byte elements on every L2 ring), its
+ * partner must exist (a TX ring's completion ring, a completion ring's NQ, an aggregation
+ * ring's RX ring), and its statistics context must have been allocated.
+ */
+export function kernelRingAlloc(bus: ModelBus, fn: FunctionResources, req: Req, nextId: () => number): KernelAnswer {
+  const E = H.HWRM_ERR_CODE;
+  const T = H.RING_ALLOC_REQ_RING_TYPE;
+  const l2 = l2Of(fn);
+  const type = req.ring_type as number;
+  const length = req.length as number;
+  const depth = req.page_tbl_depth as number;
+  const pageSizeLog2 = req.page_size as number;
+  const addr = req.page_tbl_addr as number;
+  if (type !== T.L2_CMPL && type !== T.TX && type !== T.RX && type !== T.RX_AGG) return { error: E.INVALID_PARAMS };
+  if (length < 1 || length > MAX_L2_RING || (length & (length - 1)) !== 0 || depth > 1) return { error: E.INVALID_PARAMS };
+  const bytes = length * 16;
+  if (depth === 0 && !bus.iommu.check(addr, bytes)) return { error: E.INVALID_PARAMS };
+  if (depth === 1 && (pageSizeLog2 < 12 || pageSizeLog2 > 30 || !bus.iommu.check(addr, Math.ceil(bytes / 2 ** pageSizeLog2) * 8))) return { error: E.INVALID_PARAMS };
+  let peer = 0;
+  if (type === T.TX) {
+    peer = req.cmpl_ring_id as number;
+    if (l2.rings.get(peer)?.type !== T.L2_CMPL) return { error: E.INVALID_PARAMS };
+  } else if (type === T.L2_CMPL) {
+    peer = req.nq_ring_id as number;
+    if (!fn.rings.has(peer)) return { error: E.INVALID_PARAMS };
+  } else if (type === T.RX_AGG) {
+    peer = req.rx_ring_id as number;
+    if (l2.rings.get(peer)?.type !== T.RX) return { error: E.INVALID_PARAMS };
+  }
+  if (type !== T.L2_CMPL && !fn.statCtxs.has(req.stat_ctx_id as number)) return { error: E.INVALID_PARAMS };
+  const id = nextId();
+  l2.rings.set(id, {
+    id, type, pageTblAddr: addr, pageTblDepth: depth, pageSizeLog2, length, logicalId: req.logical_id as number,
+    peerRingId: peer, rxBufSize: req.rx_buf_size as number, cqHandle: req.cq_handle as number,
+  });
+  return { values: { ring_id: id, logical_ring_id: req.logical_id } };
+}
+
+/** RING_FREE of an L2 ring: by id and the type it was allocated with. */
+export function kernelRingFree(fn: FunctionResources, req: Req): KernelAnswer {
+  const l2 = l2Of(fn);
+  const ring = l2.rings.get(req.ring_id as number);
+  if (!ring || ring.type !== (req.ring_type as number)) return { error: H.HWRM_ERR_CODE.INVALID_PARAMS };
+  l2.rings.delete(ring.id);
+  return { values: {} };
 }
 
 /** FUNC_QCFG's alloc_* fields: what is reserved now (a real PF starts with nothing reserved). */
@@ -98,6 +186,87 @@ export function answerKernelCommand(bus: ModelBus, fn: FunctionResources, reqTyp
     }
     case H.HWRM.FUNC_CFG:
       return funcCfg(fn, req);
+    case H.HWRM.VNIC_ALLOC: {
+      const l2 = l2Of(fn);
+      const id = l2.nextVnic++;
+      l2.vnics.set(id, { defaultRxRing: 0xffff, defaultCmplRing: 0xffff, mru: 0, rxMask: 0, rssCtx: undefined });
+      return { values: { vnic_id: id } };
+    }
+    case H.HWRM.VNIC_FREE:
+      return l2Of(fn).vnics.delete(req.vnic_id as number) ? { values: {} } : { error: E.INVALID_PARAMS };
+    case H.HWRM.VNIC_CFG: {
+      const l2 = l2Of(fn);
+      const vnic = l2.vnics.get(req.vnic_id as number);
+      if (!vnic) return { error: E.INVALID_PARAMS };
+      const en = req.enables as number;
+      const VE = H.VNIC_CFG_REQ_ENABLES;
+      if (en & VE.DEFAULT_RX_RING_ID) {
+        if (l2.rings.get(req.default_rx_ring_id as number)?.type !== H.RING_ALLOC_REQ_RING_TYPE.RX) return { error: E.INVALID_PARAMS };
+        vnic.defaultRxRing = req.default_rx_ring_id as number;
+      }
+      if (en & VE.DEFAULT_CMPL_RING_ID) {
+        if (l2.rings.get(req.default_cmpl_ring_id as number)?.type !== H.RING_ALLOC_REQ_RING_TYPE.L2_CMPL) return { error: E.INVALID_PARAMS };
+        vnic.defaultCmplRing = req.default_cmpl_ring_id as number;
+      }
+      if (en & VE.MRU) vnic.mru = req.mru as number;
+      return { values: {} };
+    }
+    case H.HWRM.VNIC_RSS_COS_LB_CTX_ALLOC: {
+      const l2 = l2Of(fn);
+      const id = l2.nextRssCtx++;
+      l2.rssCtxs.add(id);
+      return { values: { rss_cos_lb_ctx_id: id } };
+    }
+    case H.HWRM.VNIC_RSS_COS_LB_CTX_FREE:
+      return l2Of(fn).rssCtxs.delete(req.rss_cos_lb_ctx_id as number) ? { values: {} } : { error: E.INVALID_PARAMS };
+    case H.HWRM.VNIC_RSS_CFG: {
+      const l2 = l2Of(fn);
+      const vnic = l2.vnics.get(req.vnic_id as number);
+      if (!vnic) return { error: E.INVALID_PARAMS };
+      // A hash type of 0 turns RSS off (bnxt_hwrm_vnic_set_rss with set_rss false); then no tables are read.
+      if ((req.hash_type as number) !== 0) {
+        if (!l2.rssCtxs.has(req.rss_ctx_idx as number)) return { error: E.INVALID_PARAMS };
+        if (!bus.iommu.check(req.ring_grp_tbl_addr as number, 64) || !bus.iommu.check(req.hash_key_tbl_addr as number, 40)) return { error: E.INVALID_PARAMS };
+        vnic.rssCtx = req.rss_ctx_idx as number;
+      }
+      return { values: {} };
+    }
+    case H.HWRM.VNIC_PLCMODES_CFG:
+      return l2Of(fn).vnics.has(req.vnic_id as number) ? { values: {} } : { error: E.INVALID_PARAMS };
+    case H.HWRM.CFA_L2_FILTER_ALLOC: {
+      const l2 = l2Of(fn);
+      const vnic = req.dst_id as number;
+      if (!l2.vnics.has(vnic)) return { error: E.INVALID_PARAMS };
+      const id = l2.nextFilter++;
+      l2.filters.set(id, { mac: (req.l2_addr as Uint8Array).slice(), vnic });
+      return { values: { l2_filter_id: id, flow_id: 0 } };
+    }
+    case H.HWRM.CFA_L2_FILTER_FREE:
+      return l2Of(fn).filters.delete(req.l2_filter_id as number) ? { values: {} } : { error: E.INVALID_PARAMS };
+    case H.HWRM.CFA_L2_SET_RX_MASK: {
+      const vnic = l2Of(fn).vnics.get(req.vnic_id as number);
+      if (!vnic) return { error: E.INVALID_PARAMS };
+      const n = req.num_mc_entries as number;
+      if (n > 0 && !bus.iommu.check(req.mc_tbl_addr as number, n * 6)) return { error: E.INVALID_PARAMS };
+      vnic.rxMask = req.mask as number;
+      return { values: {} };
+    }
+    case H.HWRM.RING_CMPL_RING_CFG_AGGINT_PARAMS:
+      return l2Of(fn).rings.has(req.ring_id as number) || fn.rings.has(req.ring_id as number) ? { values: {} } : { error: E.INVALID_PARAMS };
+    case H.HWRM.RING_AGGINT_QCAPS:
+      // Limits as bnxt_en's defaults assume them (bnxt_hwrm_coal_params_qcaps), timer units of 80 ns.
+      return { values: {
+        cmpl_params: 0x3f, nq_params: 0x1, num_cmpl_dma_aggr_min: 1, num_cmpl_dma_aggr_max: 63, num_cmpl_dma_aggr_during_int_min: 0,
+        num_cmpl_dma_aggr_during_int_max: 63, cmpl_aggr_dma_tmr_min: 1, cmpl_aggr_dma_tmr_max: 65535, cmpl_aggr_dma_tmr_during_int_min: 0,
+        cmpl_aggr_dma_tmr_during_int_max: 65535, int_lat_tmr_min_min: 0, int_lat_tmr_min_max: 65535, int_lat_tmr_max_min: 1, int_lat_tmr_max_max: 65535,
+        num_cmpl_aggr_int_min: 1, num_cmpl_aggr_int_max: 65535, timer_units: 80,
+      } };
+    case H.HWRM.PORT_MAC_CFG:
+      if ((req.port_id as number) !== 0) return { error: E.INVALID_PARAMS };
+      return { values: { mru: bus.config.mtu + 22, mtu: bus.config.mtu + 22, ipg: 12, lpbk: 0 } };
+    case H.HWRM.PORT_PHY_CFG:
+      if ((req.port_id as number) !== 0) return { error: E.INVALID_PARAMS };
+      return { values: {} };
     default:
       return undefined;
   }

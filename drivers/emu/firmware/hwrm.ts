@@ -15,7 +15,7 @@ import { HwrmFaults, type HwrmRandomFaults, type MalformedKind } from './hwrm-fa
 import { BCM57508 } from '../config.ts';
 import { answerBackingStoreQcaps, checkBackingStoreCfg } from './hwrm-backing-store.ts';
 import type { FunctionResources, RoceOfFunction } from './function-resources.ts';
-import { answerKernelCommand, reservedQcfgFields, resetKernelState } from './hwrm-kernel.ts';
+import { answerKernelCommand, kernelRingAlloc, kernelRingFree, reservedQcfgFields, resetKernelState } from './hwrm-kernel.ts';
 
 type Req = Record<string, number | bigint | Uint8Array>;
 type Answer = { error: number } | { values: Record<string, unknown> };
@@ -142,7 +142,8 @@ export class HwrmFirmware {
       case H.HWRM.RING_FREE: {
         const id = req.ring_id as number;
         const ring = this.fn.rings.get(id);
-        if (!ring || req.ring_type !== H.RING_ALLOC_REQ_RING_TYPE.NQ) return { error: E.INVALID_PARAMS };
+        if (req.ring_type !== H.RING_ALLOC_REQ_RING_TYPE.NQ) return kernelRingFree(this.fn, req);
+        if (!ring) return { error: E.INVALID_PARAMS };
         if (this.roce.usesRing(id)) return { error: E.RESOURCE_ACCESS_DENIED };
         this.fn.rings.delete(id);
         return { values: {} };
@@ -156,8 +157,8 @@ export class HwrmFirmware {
     const E = H.HWRM_ERR_CODE;
     if (!this.fn.registered) return { error: E.RESOURCE_ACCESS_DENIED };
     if (!this.fn.backingStore) return { error: E.RESOURCE_ACCESS_DENIED }; // P5 keeps ring contexts in context memory
-    // Only notification queues are modelled: the CREQ and the RoCE NQs are rings of type NQ on P5.
-    if (req.ring_type !== H.RING_ALLOC_REQ_RING_TYPE.NQ) return { error: E.INVALID_PARAMS };
+    // The CREQ and the RoCE NQs are rings of type NQ on P5; L2 rings (bnxt_en's) live in hwrm-kernel.ts.
+    if (req.ring_type !== H.RING_ALLOC_REQ_RING_TYPE.NQ) return kernelRingAlloc(this.bus, this.fn, req, () => this.nextRingId++);
     const length = req.length as number;
     const depth = req.page_tbl_depth as number;
     const pageSizeLog2 = req.page_size as number;
