@@ -10,6 +10,7 @@ import { invalid } from './errors.ts';
 import { bringUp, tearDown, type BnxtFunction } from './bnxt/bringup.ts';
 import { DmaPool } from './bnxt/dma-pool.ts';
 import { bringUpRoce, tearDownRoce, type RoceDevice } from './bnxt/roce-device.ts';
+import type { Qp } from './qp.ts';
 
 export interface NicOptions extends OpenOptions {
   /** Caps every firmware wait, in ms (for tests of a firmware that stops answering). */
@@ -38,13 +39,13 @@ export interface NicInfo {
 /** Internal handles other modules of lib/ use; not part of the public surface. */
 export interface NicInternals {
   readonly device: Device;
-  readonly fn: BnxtFunction;
+  readonly func: BnxtFunction;
   readonly roce: RoceDevice;
   readonly id: number;
   /** Live objects (QPs, regions) to destroy at close. */
   readonly children: Set<{ closeWithNic(): void }>;
   /** Live queue pairs by number (a peer on this NIC is one of them). */
-  readonly qps: Map<number, unknown>;
+  readonly qps: Map<number, Qp>;
 }
 
 const internals = new WeakMap<Nic, NicInternals>();
@@ -78,27 +79,28 @@ export class Nic {
     if (!dev.ok) return dev;
     const { device, defaultIpv4 } = dev.value;
     const pool = new DmaPool(device.dma);
-    const fn = bringUp(device, { firmwareTimeoutMs: options.firmwareTimeoutMs, pool });
-    if (!fn.ok) {
+    const func = bringUp(device, { firmwareTimeoutMs: options.firmwareTimeoutMs, pool });
+    if (!func.ok) {
       device.close();
       pool.releaseQuarantine(); // the device can no longer DMA: what a silent firmware might name goes back
-      return err(`${name}: ${fn.error}`);
+      return err(`${name}: ${func.error}`);
     }
     // On hardware the address defaults to one made from the MAC; the software NIC was given its own.
-    const address = ipv4 ?? (defaultIpv4 ?? Uint8Array.from([10, fn.value.info.mac[3]!, fn.value.info.mac[4]!, fn.value.info.mac[5]!]));
-    const roce = bringUpRoce(fn.value, address);
+    const mac = func.value.info.mac;
+    const address = ipv4 ?? (defaultIpv4 ?? Uint8Array.from([10, mac[3]!, mac[4]!, mac[5]!]));
+    const roce = bringUpRoce(func.value, address);
     if (!roce.ok) {
-      tearDown(fn.value);
+      tearDown(func.value);
       device.close();
       pool.releaseQuarantine();
       return err(`${name}: ${roce.error}`);
     }
-    return ok(new Nic(name, address, { device, fn: fn.value, roce: roce.value, id: nextNicId++, children: new Set(), qps: new Map() }));
+    return ok(new Nic(name, address, { device, func: func.value, roce: roce.value, id: nextNicId++, children: new Set(), qps: new Map() }));
   }
 
   get info(): NicInfo {
-    const { fn, roce } = nicInternals(this);
-    const i = fn.info;
+    const { func, roce } = nicInternals(this);
+    const i = func.info;
     return {
       name: this.name,
       chip: i.chip.name,
@@ -112,8 +114,8 @@ export class Nic {
       linkUp: i.linkUp,
       linkSpeedMbps: i.linkSpeedMbps,
       mtu: i.mtu,
-      dmaBytes: fn.pool.allocatedBytes,
-      quarantinedBytes: fn.pool.quarantinedBytes,
+      dmaBytes: func.pool.allocatedBytes,
+      quarantinedBytes: func.pool.quarantinedBytes,
       maxQps: roce.caps.max_qp,
     };
   }
@@ -127,11 +129,11 @@ export class Nic {
     const i = internals.get(this);
     if (!i) return;
     for (const child of [...i.children]) child.closeWithNic();
-    tearDownRoce(i.fn, i.roce);
-    tearDown(i.fn);
+    tearDownRoce(i.roce);
+    tearDown(i.func);
     i.device.close();
     // The device can no longer DMA: what a silent firmware might have named is safe to release.
-    i.fn.pool.releaseQuarantine();
+    i.func.pool.releaseQuarantine();
     internals.delete(this);
   }
 }

@@ -23,6 +23,14 @@ export interface ConnectOptions {
 
 let nextHandle = 1;
 
+/** The driver's queue pair under each public one. */
+const driverQps = new WeakMap<Qp, BnxtQp>();
+
+/** @internal The driver's queue pair under `qp` (its CQs and rings), for tests and benchmarks. */
+export function driverQpOf(qp: Qp): BnxtQp {
+  return driverQps.get(qp) ?? invalid('not a queue pair');
+}
+
 /** Qp.wait's spin before it sleeps: at most this many looks, and this many a microsecond of its bound. */
 const SPIN_LOOKS = LIMITS.spinsBeforeSleep * 10;
 const SPIN_LOOKS_PER_US = 10;
@@ -41,44 +49,45 @@ function sideOf(side: QpSide): Side {
 }
 
 export class Qp {
-  private readonly hw: BnxtQp;
+  private readonly driverQp: BnxtQp;
   private readonly owner: NicInternals;
 
-  private constructor(readonly nic: Nic, owner: NicInternals, hw: BnxtQp) {
+  private constructor(readonly nic: Nic, owner: NicInternals, driverQp: BnxtQp) {
     this.nic = nic;
     this.owner = owner;
-    this.hw = hw;
+    this.driverQp = driverQp;
+    driverQps.set(this, driverQp);
   }
 
   /** An unconnected queue pair of `nic`, whose sends start at a random PSN. */
   static make(nic: Nic): Result<Qp> {
     if (!(nic instanceof Nic)) invalid('Qp.make: not a NIC');
     const owner = nicInternals(nic);
-    const hw = BnxtQp.make(owner.fn, owner.roce, nextHandle++);
-    if (!hw.ok) return hw;
-    const qp = new Qp(nic, owner, hw.value);
+    const made = BnxtQp.make(owner.func, owner.roce, nextHandle++);
+    if (!made.ok) return made;
+    const qp = new Qp(nic, owner, made.value);
     owner.children.add(qp);
-    owner.qps.set(hw.value.qpn, qp);
+    owner.qps.set(made.value.qpn, qp);
     return ok(qp);
   }
 
   /** What a peer needs to connect to this queue pair. */
   get endpoint(): Endpoint {
-    return { qp: this.hw.qpn, psn: this.hw.psn, gid: this.owner.roce.gid.slice(), mac: this.owner.fn.info.mac.slice() };
+    return { qp: this.driverQp.qpn, psn: this.driverQp.psn, gid: this.owner.roce.gid.slice(), mac: this.owner.func.info.mac.slice() };
   }
 
   /** The QP number. */
   get number(): number {
-    return this.hw.qpn;
+    return this.driverQp.qpn;
   }
 
   get connected(): boolean {
-    return this.hw.connected;
+    return this.driverQp.connected;
   }
 
   /** The failure's message once the queue pair failed, else undefined. */
   get failure(): string | undefined {
-    return this.hw.failure;
+    return this.driverQp.failure;
   }
 
   /**
@@ -86,19 +95,19 @@ export class Qp {
    * if it is connected (or destroyed), or e's gid is not 16 bytes or its mac not 6.
    */
   connect(e: Endpoint, options: ConnectOptions = {}): Result<void> {
-    if (this.hw.destroyed) invalid('Qp.connect: the queue pair is destroyed');
-    if (this.hw.connected) invalid('Qp.connect: the queue pair is connected');
+    if (this.driverQp.destroyed) invalid('Qp.connect: the queue pair is destroyed');
+    if (this.driverQp.connected) invalid('Qp.connect: the queue pair is connected');
     if (e === null || typeof e !== 'object') invalid('Qp.connect: the endpoint is not an object');
     if (!(e.gid instanceof Uint8Array) || e.gid.length !== 16) invalid('Qp.connect: the endpoint\'s gid is not 16 bytes');
     if (!(e.mac instanceof Uint8Array) || e.mac.length !== 6) invalid('Qp.connect: the endpoint\'s mac is not 6 bytes');
     if (!Number.isInteger(e.qp) || e.qp < 0 || e.qp >= 1 << 24) invalid(`Qp.connect: qp ${e.qp} is not a 24-bit number`);
     if (!Number.isInteger(e.psn) || e.psn < 0 || e.psn >= 1 << 24) invalid(`Qp.connect: psn ${e.psn} is not a 24-bit number`);
-    const nicMtu = pathMtuFor(this.owner.fn.info.mtu);
+    const nicMtu = pathMtuFor(this.owner.func.info.mtu);
     const pathMtu = options.pathMtu ?? nicMtu;
     if (!isIbMtu(pathMtu)) invalid(`Qp.connect: path MTU ${pathMtu} is not 256, 512, 1024, 2048 or 4096`);
     // Reads are served only for a peer on this NIC (the spec: then qp serves its peer's reads).
-    const sameNic = sameBytes(e.gid, this.owner.roce.gid) && sameBytes(e.mac, this.owner.fn.info.mac) && this.owner.qps.has(e.qp);
-    const r = this.hw.connect({ destQp: e.qp, destPsn: e.psn, destGid: e.gid.slice(), destMac: e.mac.slice(), pathMtu: Math.min(pathMtu, nicMtu), remoteRead: sameNic });
+    const sameNic = sameBytes(e.gid, this.owner.roce.gid) && sameBytes(e.mac, this.owner.func.info.mac) && this.owner.qps.has(e.qp);
+    const r = this.driverQp.connect({ destQp: e.qp, destPsn: e.psn, destGid: e.gid.slice(), destMac: e.mac.slice(), pathMtu: Math.min(pathMtu, nicMtu), remoteRead: sameNic });
     if (!r.ok) return err(`Qp.connect: ${r.error}`);
     return ok();
   }
@@ -114,33 +123,33 @@ export class Qp {
 
   /** Posts the send of the n bytes at offset at of r to the peer. */
   send(r: Region, at: number, n: number): void {
-    if (!this.hw.connected) invalid('Qp.send: the queue pair is not connected');
+    if (!this.driverQp.connected) invalid('Qp.send: the queue pair is not connected');
     this.checkRegion('Qp.send', r, at, n);
-    if (this.hw.room(Side.Send) === 0) invalid('Qp.send: the send ring is full (room 0)');
-    this.hw.postSend(r.key, r.vaLo, r.vaHi, at, n);
+    if (this.driverQp.room(Side.Send) === 0) invalid('Qp.send: the send ring is full (room 0)');
+    this.driverQp.postSend(r.key, r.vaLo, r.vaHi, at, n);
   }
 
   /** Posts the read of the n bytes at offset i of s into offset at of r, served by the peer. */
   read(s: Region, i: number, r: Region, at: number, n: number): void {
-    if (!this.hw.connected) invalid('Qp.read: the queue pair is not connected');
+    if (!this.driverQp.connected) invalid('Qp.read: the queue pair is not connected');
     this.checkRegion('Qp.read (destination)', r, at, n);
     this.checkRegion('Qp.read (source)', s, i, n);
-    if (!this.owner.qps.has(this.hw.peerQpn) || !this.hw.remoteRead) invalid('Qp.read: the peer is not a queue pair of this NIC');
-    if (this.hw.room(Side.Send) === 0) invalid('Qp.read: the send ring is full (room 0)');
-    this.hw.postRead(r.key, r.vaLo, r.vaHi, at, n, s.key, s.vaLo, s.vaHi, i);
+    if (!this.owner.qps.has(this.driverQp.peerQpn) || !this.driverQp.remoteRead) invalid('Qp.read: the peer is not a queue pair of this NIC');
+    if (this.driverQp.room(Side.Send) === 0) invalid('Qp.read: the send ring is full (room 0)');
+    this.driverQp.postRead(r.key, r.vaLo, r.vaHi, at, n, s.key, s.vaLo, s.vaHi, i);
   }
 
   /** Posts the receive of up to n bytes at offset at of r. */
   receive(r: Region, at: number, n: number): void {
-    if (!this.hw.connected) invalid('Qp.receive: the queue pair is not connected');
+    if (!this.driverQp.connected) invalid('Qp.receive: the queue pair is not connected');
     this.checkRegion('Qp.receive', r, at, n);
-    if (this.hw.room(Side.Receive) === 0) invalid('Qp.receive: the receive ring is full (room 0)');
-    this.hw.postReceive(r.key, r.vaLo, r.vaHi, at, n);
+    if (this.driverQp.room(Side.Receive) === 0) invalid('Qp.receive: the receive ring is full (room 0)');
+    this.driverQp.postReceive(r.key, r.vaLo, r.vaHi, at, n);
   }
 
   /** How many more entries `side` takes (4095 minus those whose completion was not taken). */
   room(side: QpSide): number {
-    return this.hw.room(sideOf(side));
+    return this.driverQp.room(sideOf(side));
   }
 
   /**
@@ -148,9 +157,9 @@ export class Qp {
    * undefined if it has none yet or nothing is due. Sends the firmware no request.
    */
   poll(side: QpSide): Result<number> | undefined {
-    const n = this.hw.poll(sideOf(side));
+    const n = this.driverQp.poll(sideOf(side));
     if (n === POLL_NONE) return undefined;
-    if (n === POLL_ERROR) return { ok: false, error: this.hw.lastError };
+    if (n === POLL_ERROR) return { ok: false, error: this.driverQp.lastError };
     return { ok: true, value: n };
   }
 
@@ -159,11 +168,11 @@ export class Qp {
    * -2 for a failed entry (its message is `lastError`).
    */
   pollBytes(side: QpSide): number {
-    return this.hw.poll(side === 'send' ? Side.Send : Side.Receive);
+    return this.driverQp.poll(side === 'send' ? Side.Send : Side.Receive);
   }
 
   get lastError(): string {
-    return this.hw.lastError;
+    return this.driverQp.lastError;
   }
 
   /**
@@ -173,7 +182,7 @@ export class Qp {
   wait(side: QpSide, us: number): Result<number> | undefined {
     const n = this.waitBytes(side, us);
     if (n === POLL_NONE) return undefined;
-    if (n === POLL_ERROR) return { ok: false, error: this.hw.lastError };
+    if (n === POLL_ERROR) return { ok: false, error: this.driverQp.lastError };
     return { ok: true, value: n };
   }
 
@@ -181,9 +190,9 @@ export class Qp {
   waitBytes(side: QpSide, us: number): number {
     const s = sideOf(side);
     if (typeof us !== 'number' || Number.isNaN(us) || us < 0) invalid(`Qp.wait: us ${us} is negative or not a number`);
-    if (this.hw.due(s) === 0) invalid(`Qp.wait: no entry of the ${side} ring is due`);
+    if (this.driverQp.due(s) === 0) invalid(`Qp.wait: no entry of the ${side} ring is due`);
     const clock = this.owner.device.clock;
-    let n = this.hw.poll(s);
+    let n = this.driverQp.poll(s);
     if (n !== POLL_NONE) return n;
     // Spin first (a completion usually follows within microseconds) without reading the clock:
     // a clock read allocates, and a spin that finds its completion must not. A look takes
@@ -192,13 +201,13 @@ export class Qp {
     const spins = Math.min(SPIN_LOOKS, us * SPIN_LOOKS_PER_US);
     for (let looks = 0; looks < spins; looks++) {
       clock.relax();
-      n = this.hw.poll(s);
+      n = this.driverQp.poll(s);
       if (n !== POLL_NONE) return n;
     }
     // Then sleep between looks until the bound.
     const deadline = clock.nowNs() + us * 1000;
     for (;;) {
-      n = this.hw.poll(s);
+      n = this.driverQp.poll(s);
       if (n !== POLL_NONE) return n;
       const now = clock.nowNs();
       if (now >= deadline) return POLL_NONE;
@@ -215,24 +224,24 @@ export class Qp {
   waitAsync(side: QpSide, us: number): Promise<Result<number> | undefined> {
     const s = sideOf(side);
     if (typeof us !== 'number' || Number.isNaN(us) || us < 0) invalid(`Qp.waitAsync: us ${us} is negative or not a number`);
-    if (this.hw.due(s) === 0) invalid(`Qp.waitAsync: no entry of the ${side} ring is due`);
+    if (this.driverQp.due(s) === 0) invalid(`Qp.waitAsync: no entry of the ${side} ring is due`);
     const clock = this.owner.device.clock;
-    let n = this.hw.poll(s);
+    let n = this.driverQp.poll(s);
     for (let looks = 0; n === POLL_NONE && looks < ASYNC_SPIN_LOOKS; looks++) {
       clock.relax();
-      n = this.hw.poll(s);
+      n = this.driverQp.poll(s);
     }
     if (n !== POLL_NONE) return Promise.resolve(this.completion(n));
     const deadline = clock.nowNs() + us * 1000;
     return new Promise((resolve) => {
       const look = (): void => {
         // A destroyed queue pair has nothing left to complete: what was due stays undefined.
-        const found = this.hw.destroyed ? POLL_NONE : this.hw.poll(s);
+        const found = this.driverQp.destroyed ? POLL_NONE : this.driverQp.poll(s);
         if (found !== POLL_NONE) return resolve(this.completion(found));
         const now = clock.nowNs();
-        if (now >= deadline || this.hw.destroyed) return resolve(undefined);
+        if (now >= deadline || this.driverQp.destroyed) return resolve(undefined);
         clock.sleep(Math.min(ASYNC_SLEEP_US, (deadline - now) / 1000));
-        const after = this.hw.destroyed ? POLL_NONE : this.hw.poll(s);
+        const after = this.driverQp.destroyed ? POLL_NONE : this.driverQp.poll(s);
         if (after !== POLL_NONE) return resolve(this.completion(after));
         setImmediate(look);
       };
@@ -241,7 +250,7 @@ export class Qp {
   }
 
   private completion(n: number): Result<number> {
-    return n === POLL_ERROR ? { ok: false, error: this.hw.lastError } : { ok: true, value: n };
+    return n === POLL_ERROR ? { ok: false, error: this.driverQp.lastError } : { ok: true, value: n };
   }
 
   /**
@@ -249,16 +258,16 @@ export class Qp {
    * call after one that did not finish; the queue pair then counts as destroyed.
    */
   destroy(): Result<void> {
-    if (this.hw.destroyBroken !== undefined) return err(`Qp.destroy: ${this.hw.destroyBroken}`);
-    if (this.hw.destroyed) return err('Qp.destroy: the queue pair is already destroyed');
+    if (this.driverQp.destroyBroken !== undefined) return err(`Qp.destroy: ${this.driverQp.destroyBroken}`);
+    if (this.driverQp.destroyed) return err('Qp.destroy: the queue pair is already destroyed');
     this.owner.children.delete(this);
-    this.owner.qps.delete(this.hw.qpn);
-    return this.hw.destroy();
+    this.owner.qps.delete(this.driverQp.qpn);
+    return this.driverQp.destroy();
   }
 
   /** @internal Called by Nic.close. */
   closeWithNic(): void {
-    if (!this.hw.destroyed) this.destroy();
+    if (!this.driverQp.destroyed) this.destroy();
   }
 }
 

@@ -10,7 +10,7 @@ import type { EmuControls, EmuDevice } from '../drivers/emu/device.ts';
 import type { EngineCounterReport, TransportReport } from '../drivers/emu/engine/engine.ts';
 import type { BnxtQp } from '../lib/bnxt/queue-pair.ts';
 import type { DmaBuffer } from '../drivers/device.ts';
-import { ringBuffers, type RingMemory } from '../lib/bnxt/ring-memory.ts';
+import { driverQpOf } from '../lib/qp.ts';
 import { must } from './helpers/qp-data.ts';
 
 export { must };
@@ -74,14 +74,12 @@ export function pass(nic: Nic, us: number): void {
 
 /** The driver's queue pair under the public one (its CQs and rings, for fault hooks and DMA checks). */
 export function hw(qp: Qp): BnxtQp {
-  return (qp as unknown as { hw: BnxtQp }).hw;
+  return driverQpOf(qp);
 }
 
 /** Every DMA buffer of a queue pair's rings and CQs: where the NIC writes for it. */
 export function ringMemory(qp: Qp): DmaBuffer[] {
-  const h = hw(qp) as unknown as { sq: RingMemory; rq: RingMemory; xrrq: DmaBuffer };
-  const q = hw(qp);
-  return [...ringBuffers(h.sq), ...ringBuffers(h.rq), h.xrrq, ...ringBuffers(q.scq.memory), ...ringBuffers(q.rcq.memory)];
+  return hw(qp).memory;
 }
 
 /** The completions of `side` that are there now, oldest first, as poll returns them (stops at None). */
@@ -113,7 +111,7 @@ export function error(message: string): Result<number> {
 /** Firmware requests sent so far (RoCE commands and HWRM), and the commands the model took. */
 export function requestCount(nic: Nic): { roce: number; hwrm: number; taken: number } {
   const i = nicInternals(nic);
-  return { roce: i.roce.rcfw.requests, hwrm: i.fn.hwrm.requests, taken: emuOf(nic).emu.roce.seen() };
+  return { roce: i.roce.rcfw.requests, hwrm: i.func.hwrm.requests, taken: emuOf(nic).emu.roce.seen() };
 }
 
 /** True if [a, a + la) and [b, b + lb) share a byte. */

@@ -20,6 +20,7 @@ import { bringUp, tearDown } from '../lib/bnxt/bringup.ts';
 import { bringUpRoce, tearDownRoce } from '../lib/bnxt/roce-device.ts';
 import { DmaPool } from '../lib/bnxt/dma-pool.ts';
 import type { BnxtQp } from '../lib/bnxt/queue-pair.ts';
+import { driverQpOf } from '../lib/qp.ts';
 import { CQE_TYPE_SHIFT, CQE_TRAILER_STATUS_SHIFT, CqeType } from '../firmware-hwrm/roce/cqe.ts';
 import { seeded } from './helpers/seeded.ts';
 
@@ -51,7 +52,7 @@ const MAX_VIOLATIONS = 20;
 const prng = seeded;
 
 function hwOf(q: Qp): BnxtQp {
-  return (q as unknown as { hw: BnxtQp }).hw;
+  return driverQpOf(q);
 }
 
 export function fuzzDriver(options: DriverFuzzOptions): DriverFuzzResult {
@@ -93,7 +94,7 @@ export function fuzzDriver(options: DriverFuzzOptions): DriverFuzzResult {
         if (!roce.ok) { bringUps.failed++; noteError(roce.error, 'RoCE bring-up'); }
         else {
           bringUps.ok++;
-          tearDownRoce(fn.value, roce.value);
+          tearDownRoce(roce.value);
         }
         tearDown(fn.value);
       }

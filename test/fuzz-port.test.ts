@@ -40,8 +40,8 @@ t.test('crafted frames from the cable: no read through a queue pair whose peer i
   const secret = region(V, 1 << 16);
   secret.bytes.fill(0x5e);
   const rv1 = region(V, 1 << 16);
-  const vMac = nicInternals(V).fn.info.mac;
-  const pMac = nicInternals(P).fn.info.mac;
+  const vMac = nicInternals(V).func.info.mac;
+  const pMac = nicInternals(P).func.info.mac;
   const vIp = ipOf(V);
   const pIp = ipOf(P);
   const secretVa = secret.vaHi * 2 ** 32 + secret.vaLo;

@@ -36,6 +36,7 @@ import type { EmuDevice } from '../drivers/emu/device.ts';
 import type { DmaBuffer } from '../drivers/device.ts';
 import { ringBuffers, type RingMemory } from '../lib/bnxt/ring-memory.ts';
 import type { BnxtQp } from '../lib/bnxt/queue-pair.ts';
+import { driverQpOf } from '../lib/qp.ts';
 import * as Q from '../lib/bnxt/roce-commands.ts';
 import { ModifyQpMask, QpAccess, QpType } from '../firmware-hwrm/roce/index.ts';
 import {
@@ -87,7 +88,7 @@ function iovaOf(r: Region): number {
 }
 
 function hwOf(q: Qp): BnxtQp {
-  return (q as unknown as { hw: BnxtQp }).hw;
+  return driverQpOf(q);
 }
 
 function cqMemory(q: Qp): DmaBuffer[] {
@@ -123,8 +124,8 @@ export function fuzzPort(options: PortFuzzOptions): PortFuzzResult {
     const dev = (n: Nic) => nicInternals(n).device as EmuDevice;
     const controls = (n: Nic) => dev(n).emu;
     const clock = dev(V).clock;
-    const vMac = nicInternals(V).fn.info.mac;
-    const pMac = nicInternals(P).fn.info.mac;
+    const vMac = nicInternals(V).func.info.mac;
+    const pMac = nicInternals(P).func.info.mac;
     const ipOf = (n: Nic) => n.info.ipv4.split('.').reduce((x, b) => ((x << 8) | Number(b)) >>> 0, 0);
     const vIp = ipOf(V);
     const pIp = ipOf(P);
@@ -133,7 +134,7 @@ export function fuzzPort(options: PortFuzzOptions): PortFuzzResult {
     const region = (n: Nic, fill: number) => {
       const g = must(Region.alloc(n, REGION), 'Region.alloc');
       g.bytes.fill(fill);
-      const buffer = (g as unknown as { buffer: DmaBuffer }).buffer;
+      const buffer = (g as unknown as { driverRegion: { buffer: DmaBuffer } }).driverRegion.buffer;
       if (buffer.length <= REGION) throw new Error('a region\'s buffer has no slack to check');
       buffer.bytes.fill(SLACK, REGION);
       if (buffer.length > REGION) slack.push({ at: buffer.iova + REGION, length: buffer.length - REGION, what: 'a region buffer past the region\'s end' });

@@ -4,11 +4,12 @@
 import t, { type Test } from 'tap';
 import { InvalidArgument, Nic, Qp, Region } from '../lib/index.ts';
 import { engineCounters, engineQp, must, openPair, type QpPair } from './helpers/qp-data.ts';
+import { driverQpOf } from '../lib/qp.ts';
 
 /** The ring memory of a queue pair (its SQ with the PSN area, and its RQ), as the NIC reads it. */
 function rings(q: Qp): { sq: Uint32Array; rq: Uint32Array } {
-  const hw = (q as unknown as { hw: { sq32: Uint32Array; rq32: Uint32Array } }).hw;
-  return { sq: hw.sq32, rq: hw.rq32 };
+  const driverQp = driverQpOf(q) as unknown as { sq32: Uint32Array; rq32: Uint32Array };
+  return { sq: driverQp.sq32, rq: driverQp.rq32 };
 }
 
 interface Snapshot { sq: Buffer; rq: Buffer; rooms: number[]; doorbells: number; producers: unknown[] }

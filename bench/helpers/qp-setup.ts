@@ -4,6 +4,7 @@
  */
 import { Nic, Qp, Region, type NicOptions, type Result } from '../../lib/index.ts';
 import type { CompletionQueue } from '../../lib/bnxt/completion-queue.ts';
+import { driverQpOf } from '../../lib/qp.ts';
 
 export interface BenchPair {
   readonly nic: Nic;
@@ -38,8 +39,8 @@ export function openBenchPair(options: NicOptions = {}, bytes = 1 << 20): BenchP
 
 /** The CQs behind a queue pair (the driver's own objects), to see completions without taking them. */
 export function completionQueues(q: Qp): { send: CompletionQueue; receive: CompletionQueue } {
-  const hw = (q as unknown as { hw: { scq: CompletionQueue; rcq: CompletionQueue } }).hw;
-  return { send: hw.scq, receive: hw.rcq };
+  const driverQp = driverQpOf(q);
+  return { send: driverQp.scq, receive: driverQp.rcq };
 }
 
 /** Spins (allocation-free) until the entry `ahead` past the CQ's consumer is written; false after `limit` looks. */

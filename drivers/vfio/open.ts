@@ -28,7 +28,7 @@ import { BarMmio } from './mmio.ts';
 import { normalizePciAddress } from './pci-address.ts';
 import { bnxtPhysicalFunction, isBnxtVirtualFunction, type BnxtPciId } from './pci-ids.ts';
 import { mapBar, readCommand, regionInfo, writeCommand } from './region.ts';
-import { ReleaseStack } from './release-stack.ts';
+import { Ledger } from '../ledger.ts';
 import { readPciFunction } from './sysfs.ts';
 import { VfioDevice } from './vfio-device.ts';
 
@@ -104,10 +104,10 @@ export function openVfio(address: string, options: VfioOptions & { readonly allo
   const bound = options.libc !== undefined ? ok(options.libc) : loadSystemLibc();
   if (!bound.ok) return bound;
   const libc = bound.value;
-  const acquired = new ReleaseStack();
+  const acquired = new Ledger();
   const opened = bringUp(libc, bdf, chip, { vendorId, deviceId }, iommuGroup, sysfsRoot, devRoot, options.hugePages ?? true, iovaWindow, acquired);
   if (!opened.ok) {
-    const failures = acquired.releaseAll();
+    const failures = acquired.unwind();
     return failures.length === 0 ? opened : err(`${opened.error} (and while releasing: ${failures.join('; ')})`);
   }
   return opened;
@@ -137,7 +137,7 @@ function bringUp(
   devRoot: string,
   hugePages: boolean,
   iovaWindow: IovaRange,
-  acquired: ReleaseStack,
+  acquired: Ledger,
 ): Result<VfioDevice<BnxtPciId | undefined>> {
   const closeFd = (fd: number) => () => {
     const r = libc.close(fd);
@@ -147,17 +147,17 @@ function bringUp(
   // §5.2 steps 1–3: container, API version, type1v2.
   const container = openContainer(libc, devRoot);
   if (!container.ok) return container;
-  acquired.push('close the VFIO container', closeFd(container.value));
+  acquired.release('close the VFIO container', closeFd(container.value));
 
   // Steps 4–5: the group, which must be viable.
   const groupFd = openGroup(libc, devRoot, sysfsRoot, group, bdf);
   if (!groupFd.ok) return groupFd;
-  acquired.push(`close ${join(devRoot, 'vfio', group)}`, closeFd(groupFd.value));
+  acquired.release(`close ${join(devRoot, 'vfio', group)}`, closeFd(groupFd.value));
 
   // Step 6: the group joins the container.
   const joined = setContainer(libc, groupFd.value, container.value);
   if (!joined.ok) return joined;
-  acquired.push('VFIO_GROUP_UNSET_CONTAINER', () => unsetContainer(libc, groupFd.value));
+  acquired.release('VFIO_GROUP_UNSET_CONTAINER', () => unsetContainer(libc, groupFd.value));
 
   // Step 7: type1v2 IOMMU; step 8: its page size and IOVA windows.
   const iommu = setIommu(libc, container.value);
@@ -168,11 +168,11 @@ function bringUp(
   // Step 10: the device fd. (vfio-pci resets the function when it is first opened, §5.1.)
   const deviceFd = getDeviceFd(libc, groupFd.value, bdf);
   if (!deviceFd.ok) return deviceFd;
-  acquired.push(`close the ${bdf} device fd`, closeFd(deviceFd.value));
+  acquired.release(`close the ${bdf} device fd`, closeFd(deviceFd.value));
 
   // §5.5: DMA memory mapped into this container's IOMMU; all of it is unmapped on close.
   const dma = new VfioDmaMemory({ libc, iommu: vfioIommuMapper(libc, container.value), iovas: iovaAllocatorFor(space.value), hugePages });
-  acquired.push('free the DMA memory', () => {
+  acquired.release('free the DMA memory', () => {
     dma.freeAll();
     return undefined;
   });
@@ -189,12 +189,12 @@ function bringUp(
   // both; an allowed non-bnxt device (allowDevice) may have no BAR2.
   const bar0 = mapBar(libc, deviceFd.value, bar0Info.value, 'BAR0');
   if (!bar0.ok) return bar0;
-  acquired.push('unmap BAR0', () => retired(bar0.value.retire()));
+  acquired.release('unmap BAR0', () => retired(bar0.value.retire()));
   let bar2Mmio: BarMmio | undefined;
   if (chip !== undefined || bar2Info.value.size !== 0) {
     const bar2 = mapBar(libc, deviceFd.value, bar2Info.value, 'BAR2');
     if (!bar2.ok) return bar2;
-    acquired.push('unmap BAR2', () => retired(bar2.value.retire()));
+    acquired.release('unmap BAR2', () => retired(bar2.value.retire()));
     bar2Mmio = new BarMmio(bar2.value.buffer);
   }
 
@@ -204,7 +204,7 @@ function bringUp(
   const enable = PCI_CONFIG.PCI_COMMAND_MEMORY | PCI_CONFIG.PCI_COMMAND_MASTER;
   const enabled = writeCommand(libc, deviceFd.value, config.value, command.value | enable);
   if (!enabled.ok) return enabled;
-  acquired.push('clear Bus Master', () => {
+  acquired.release('clear Bus Master', () => {
     const now = readCommand(libc, deviceFd.value, config.value);
     const cleared = writeCommand(libc, deviceFd.value, config.value, (now.ok ? now.value : command.value) & ~PCI_CONFIG.PCI_COMMAND_MASTER);
     return cleared.ok ? undefined : cleared.error;

@@ -6,7 +6,7 @@ import type { Clock, Device, Mmio, PciIdentity } from '../device.ts';
 import { invalid } from '../../firmware-hwrm/errors.ts';
 import type { VfioDmaMemory } from './dma.ts';
 import type { BnxtPciId } from './pci-ids.ts';
-import type { ReleaseStack } from './release-stack.ts';
+import type { Ledger } from '../ledger.ts';
 
 export class VfioDevice<Chip extends BnxtPciId | undefined = BnxtPciId> implements Device {
   private closed = false;
@@ -21,7 +21,7 @@ export class VfioDevice<Chip extends BnxtPciId | undefined = BnxtPciId> implemen
     readonly dma: VfioDmaMemory,
     readonly clock: Clock,
     /** Everything openVfio acquired; unwinding it is close(). */
-    private readonly acquired: ReleaseStack,
+    private readonly acquired: Ledger,
   ) {}
 
   bar(index: 0 | 2): Mmio {
@@ -38,7 +38,7 @@ export class VfioDevice<Chip extends BnxtPciId | undefined = BnxtPciId> implemen
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    const failures = this.acquired.releaseAll();
+    const failures = this.acquired.unwind();
     if (failures.length > 0) process.emitWarning(`rig-bnxt: closing ${this.identity.address}: ${failures.join('; ')}`);
   }
 }

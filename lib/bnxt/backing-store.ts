@@ -5,6 +5,7 @@
  * included, but with this driver's smaller RoCE limits.
  */
 import type { DmaBuffer } from '../../drivers/device.ts';
+import type { Ledger } from '../../drivers/ledger.ts';
 import type { Values } from '../../firmware-hwrm/layout.ts';
 import {
   FUNC_BACKING_STORE_CFG_REQ_ENABLES as EN, FUNC_BACKING_STORE_CFG_LEGACY_LEN, backingStorePgSizeLvl,
@@ -15,7 +16,7 @@ import { ok, err, type Result } from '../result.ts';
 import type { DmaPool } from './dma-pool.ts';
 import type { HwrmChannel } from './hwrm-channel.ts';
 import { BACKING_STORE_CFG, BACKING_STORE_QCAPS } from './hwrm-commands.ts';
-import { buildPageTable, freePageTable, type PageTable } from './page-table.ts';
+import { buildPageTable, type PageTable } from './page-table.ts';
 
 /** RoCE objects this driver sizes context memory for (the kernel defaults are 64 K QPs). */
 export const ROCE_LIMITS = { qps: 1024, srqs: 0, mrs: 4096, ahs: 0 } as const;
@@ -35,15 +36,12 @@ export interface BackingStore {
   readonly qpEntries: number;
 }
 
-export function freeBackingStore(pool: DmaPool, bs: BackingStore): void {
-  for (const a of bs.areas) {
-    freePageTable(pool, a.table);
-    pool.free(a.data);
-  }
-}
-
-/** Queries the context-memory needs, allocates and zeroes them, and hands them to the firmware. */
-export function configureBackingStore(hwrm: HwrmChannel, pool: DmaPool): Result<BackingStore> {
+/**
+ * Queries the context-memory needs, allocates and zeroes them, and hands them to the firmware.
+ * Every buffer goes into `ledger` as it is taken: the caller's unwind gives it back (or holds
+ * it, if the firmware stopped answering after being told of it).
+ */
+export function configureBackingStore(hwrm: HwrmChannel, pool: DmaPool, ledger: Ledger): Result<BackingStore> {
   // HWRM_FUNC_BACKING_STORE_QCAPS: entry sizes and limits per context kind.
   const q = hwrm.send(BACKING_STORE_QCAPS, {});
   if (!q.ok) return q;
@@ -81,17 +79,15 @@ export function configureBackingStore(hwrm: HwrmChannel, pool: DmaPool): Result<
   const areas: Area[] = [];
   const cfg: Cfg = {};
   let enables = 0;
-  const giveBack = (why: string): Result<BackingStore> => {
-    freeBackingStore(pool, { areas, buffers: [], qpEntries: 0 });
-    return err(why);
-  };
   for (const kind of kinds) {
     if (kind.entries <= 0 || kind.size <= 0) continue;
     const data = pool.alloc(kind.entries * kind.size);
-    if (!data.ok) return giveBack(`no memory for ${kind.name} context memory: ${data.error}`);
+    if (!data.ok) return err(`no memory for ${kind.name} context memory: ${data.error}`);
+    ledger.take(data.value);
     // 4 KiB pages, level 1 at least, as the kernel does (it never uses level 0 here).
     const table = buildPageTable(pool, data.value, 4096, () => PTU_PTE_VALID, 1);
-    if (!table.ok) { pool.free(data.value); return giveBack(table.error); }
+    if (!table.ok) return err(table.error);
+    ledger.takeAll(table.value.tables);
     areas.push({ data: data.value, table: table.value });
     kind.apply(cfg, table.value.dir, backingStorePgSizeLvl(FUNC_BACKING_STORE_PG_SIZE.PG_4K, table.value.level), kind.entries);
     enables |= kind.enable;
@@ -99,10 +95,7 @@ export function configureBackingStore(hwrm: HwrmChannel, pool: DmaPool): Result<
   const buffers = areas.flatMap((a) => [a.data, ...a.table.tables]);
   // HWRM_FUNC_BACKING_STORE_CFG: the 256-byte legacy form carries everything used here.
   const r = hwrm.send(BACKING_STORE_CFG, { ...cfg, enables: enables >>> 0 }, { names: buffers, lengthBytes: FUNC_BACKING_STORE_CFG_LEGACY_LEN });
-  if (!r.ok) {
-    if (hwrm.stalled) return err(r.error); // the firmware may still name it: quarantined, not freed
-    return giveBack(r.error);
-  }
+  if (!r.ok) return err(r.error);
   return ok({ areas, buffers, qpEntries: extraQps });
 }
 

@@ -5,6 +5,7 @@
  * reverse; memory a silent firmware may still name stays quarantined until close.
  */
 import type { Device } from '../../drivers/device.ts';
+import { Ledger } from '../../drivers/ledger.ts';
 import {
   FUNC_DRV_RGTR_REQ_ENABLES, FUNC_DRV_RGTR_REQ_OS_TYPE, FUNC_QCAPS_RESP_FLAGS, HWRM_FID_SELF, HWRM_VERSION_MAJOR,
   HWRM_VERSION_MINOR, HWRM_VERSION_UPDATE, VER_GET_RESP_FLAGS, shortCommandRequired, linkSpeedMbps, PORT_PHY_QCFG_RESP_LINK,
@@ -14,7 +15,7 @@ import { chipProfile, chipSupported, type ChipProfile } from './chip.ts';
 import { DmaPool } from './dma-pool.ts';
 import { HwrmChannel } from './hwrm-channel.ts';
 import * as C from './hwrm-commands.ts';
-import { configureBackingStore, freeBackingStore, type BackingStore } from './backing-store.ts';
+import { configureBackingStore, type BackingStore } from './backing-store.ts';
 import { LIMITS } from './limits.ts';
 
 export interface FunctionInfo {
@@ -38,6 +39,8 @@ export interface BnxtFunction {
   readonly hwrm: HwrmChannel;
   readonly info: FunctionInfo;
   readonly backingStore: BackingStore;
+  /** What bring-up took, in order: tearDown unwinds it. */
+  readonly ledger: Ledger;
 }
 
 export interface BringUpOptions {
@@ -59,10 +62,11 @@ export function bringUp(device: Device, options: BringUpOptions = {}): Result<Bn
   const opened = HwrmChannel.open(device, pool, options.firmwareTimeoutMs);
   if (!opened.ok) return opened;
   const hwrm = opened.value;
-  const undo: (() => void)[] = [() => hwrm.close()];
+  const ledger = new Ledger(pool, [hwrm]);
+  ledger.release('close the HWRM channel', () => { hwrm.close(); return undefined; });
   const fail = (step: string, why: string): Result<BnxtFunction> => {
-    // Give back in reverse; a silent firmware gets no more requests (the channel refuses them).
-    for (const u of undo.reverse()) u();
+    // Give back in reverse; a silent firmware gets no more requests and its memory stays held.
+    ledger.unwind();
     return err(`bring-up failed at ${step}: ${why}`);
   };
 
@@ -103,15 +107,14 @@ export function bringUp(device: Device, options: BringUpOptions = {}): Result<Bn
     ver_maj_8b: 0, ver_min_8b: 1, ver_upd_8b: 0,
   });
   if (!rgtr.ok) return fail('HWRM_FUNC_DRV_RGTR', rgtr.error);
-  undo.push(() => { if (!hwrm.stalled) hwrm.send(C.FUNC_DRV_UNRGTR, {}); });
+  ledger.undo(hwrm, 'HWRM_FUNC_DRV_UNRGTR', () => hwrm.send(C.FUNC_DRV_UNRGTR, {}));
 
   // HWRM_QUEUE_QPORTCFG is skipped: CoS queue ids serve the L2 TX path; the backing store
   // below sizes TQM rings from tqm_fp_rings_count, which the firmware reports.
 
   // HWRM_FUNC_BACKING_STORE_QCAPS + CFG (V1 on P5): context memory, RoCE kinds included.
-  const bs = configureBackingStore(hwrm, pool);
+  const bs = configureBackingStore(hwrm, pool, ledger);
   if (!bs.ok) return fail('HWRM_FUNC_BACKING_STORE_CFG', bs.error);
-  undo.push(() => (hwrm.stalled ? pool.quarantine(...bs.value.buffers) : freeBackingStore(pool, bs.value)));
 
   // HWRM_FUNC_QCFG: MTU and the doorbell area (P5 uses the fixed PF doorbell offset).
   const qcfg = hwrm.send(C.FUNC_QCFG, { fid: HWRM_FID_SELF });
@@ -123,7 +126,7 @@ export function bringUp(device: Device, options: BringUpOptions = {}): Result<Bn
 
   const fwVersion = `${v.hwrm_fw_major || v.hwrm_fw_maj_8b}.${v.hwrm_fw_minor || v.hwrm_fw_min_8b}.${v.hwrm_fw_build || v.hwrm_fw_bld_8b}.${v.hwrm_fw_patch || v.hwrm_fw_rsvd_8b}`;
   return ok({
-    device, pool, hwrm, backingStore: bs.value,
+    device, pool, hwrm, backingStore: bs.value, ledger,
     info: {
       chip, chipNum: v.chip_num, chipRev: v.chip_rev,
       firmwareVersion: fwVersion,
@@ -138,11 +141,10 @@ export function bringUp(device: Device, options: BringUpOptions = {}): Result<Bn
   });
 }
 
-/** Teardown in reverse of bring-up: unregister, then free context memory and the channel. */
-export function tearDown(fn: BnxtFunction): void {
-  // HWRM_FUNC_DRV_UNRGTR, unless the firmware stopped answering.
-  if (!fn.hwrm.stalled) fn.hwrm.send(C.FUNC_DRV_UNRGTR, {});
-  if (fn.hwrm.stalled) fn.pool.quarantine(...fn.backingStore.buffers);
-  else freeBackingStore(fn.pool, fn.backingStore);
-  fn.hwrm.close();
+/**
+ * Teardown in reverse of bring-up: FUNC_DRV_UNRGTR (unless the firmware stopped answering),
+ * then context memory (quarantined if it did) and the channel.
+ */
+export function tearDown(func: BnxtFunction): void {
+  func.ledger.unwind();
 }

@@ -16,13 +16,13 @@ import { ok, err, type Result } from '../result.ts';
 import type { BnxtFunction } from './bringup.ts';
 import type { RoceDevice } from './roce-device.ts';
 import type { RcfwChannel } from './rcfw-channel.ts';
-import { CompletionQueue, CQ_ENTRIES } from './completion-queue.ts';
-import { allocRingMemory, freeRingMemory, ringBuffers, type RingMemory } from './ring-memory.ts';
+import { CQ_ENTRIES, type CompletionQueue } from './completion-queue.ts';
+import { createQpResources, RING_ENTRIES, type QpResources } from './qp-resources.ts';
 import { isFlush, requesterStatusMessage, responderStatusMessage } from './completion-status.ts';
 import { legalTransition, transitionMask, STATE_CODE, type DriverQpState } from './qp-state.ts';
 import * as Q from './roce-commands.ts';
 
-export const RING_ENTRIES = 4096;
+export { RING_ENTRIES };
 export const RING_ROOM = RING_ENTRIES - 1;
 const MASK = RING_ENTRIES - 1;
 const RING_SHIFT = 12;
@@ -106,25 +106,37 @@ export class BnxtQp {
   /** The message of the last POLL_ERROR. */
   lastError = '';
 
+  readonly scq: CompletionQueue;
+  readonly rcq: CompletionQueue;
+  /** What the QP holds in the firmware and in memory: destroy unwinds it. */
+  private readonly ledger: QpResources['ledger'];
+  /** Ring memory (for tests that check where the NIC reads and writes). */
+  private readonly sq: QpResources['sq'];
+  private readonly rq: QpResources['rq'];
+
   private constructor(
-    private readonly fn: BnxtFunction,
     private readonly roce: RoceDevice,
-    qpn: number,
-    private readonly sq: RingMemory,
-    private readonly rq: RingMemory,
-    private readonly xrrq: DmaBuffer,
-    readonly scq: CompletionQueue,
-    readonly rcq: CompletionQueue,
+    held: QpResources,
     private readonly doorbells: Mmio,
   ) {
-    this.qpn = qpn;
+    this.qpn = held.qpn;
     this.psn = randomInt(0, 1 << 24);
     this.nextPsn = this.psn;
-    this.sq32 = sq.buffer.u32;
-    this.rq32 = rq.buffer.u32;
+    this.sq32 = held.sq.buffer.u32;
+    this.rq32 = held.rq.buffer.u32;
+    this.scq = held.scq;
+    this.rcq = held.rcq;
+    this.ledger = held.ledger;
+    this.sq = held.sq;
+    this.rq = held.rq;
     this.dbOffset = roce.doorbellOffset;
-    this.sqDbHi = R.doorbellHi(qpn, R.DbcType.SQ);
-    this.rqDbHi = R.doorbellHi(qpn, R.DbcType.RQ);
+    this.sqDbHi = R.doorbellHi(held.qpn, R.DbcType.SQ);
+    this.rqDbHi = R.doorbellHi(held.qpn, R.DbcType.RQ);
+  }
+
+  /** @internal Every DMA buffer the QP holds (rings, their page tables, read queues) until destroyed. */
+  get memory(): DmaBuffer[] {
+    return this.ledger.buffers();
   }
 
   private get rcfw(): RcfwChannel {
@@ -138,97 +150,20 @@ export class BnxtQp {
    * reverse; memory the firmware may still name (it went silent, or refused to destroy what
    * names it) is quarantined instead. On an exception everything taken is quarantined.
    */
-  static make(fn: BnxtFunction, roce: RoceDevice, handle: number): Result<BnxtQp> {
-    const pool = fn.pool;
-    const rcfw = roce.rcfw;
+  static make(func: BnxtFunction, roce: RoceDevice, handle: number): Result<BnxtQp> {
     // A silent firmware would get none of the commands: take nothing it could be left holding.
-    if (rcfw.stalled) return err(`Qp.make: ${rcfw.stalled}`);
-    const doorbells = fn.device.bar(2);
-    const rings: RingMemory[] = [];
-    const undo: (() => Result<unknown>)[] = [];
-    const buffers: DmaBuffer[] = [];
-    const giveBack = (why: string): Result<BnxtQp> => {
-      let named = false; // a refused undo leaves an object in the firmware that names our memory
-      for (const u of undo.reverse()) {
-        if (rcfw.stalled) break;
-        if (!u().ok) named = true;
-      }
-      if (rcfw.stalled || named) pool.quarantine(...buffers, ...rings.flatMap(ringBuffers));
-      else {
-        for (const r of rings) freeRingMemory(pool, r);
-        for (const b of buffers) pool.free(b);
-      }
-      return err(`Qp.make: ${why}`);
-    };
-    const ring = (bytes: number): RingMemory | string => {
-      const r = allocRingMemory(pool, bytes);
-      if (!r.ok) return r.error;
-      rings.push(r.value);
-      return r.value;
-    };
-
-    const steps = (): Result<BnxtQp> => {
-      // CREATE_CQ: the send CQ, then the receive CQ.
-      const cqs: CompletionQueue[] = [];
-      for (const which of ['send', 'receive']) {
-        const mem = ring(CQ_ENTRIES * R.CQE_BYTES);
-        if (typeof mem === 'string') return giveBack(mem);
-        const cq = rcfw.send(Q.CREATE_CQ, {
-          cq_handle: BigInt(handle * 2 + cqs.length), lvl: mem.level, pg_size: mem.pgSize, cnq_id: roce.cqNqId,
-          dpi: 0, cq_size: CQ_ENTRIES, pbl: mem.table.dir,
-        }, ringBuffers(mem));
-        if (!cq.ok) return giveBack(`CREATE_CQ (${which}): ${cq.error}`);
-        const id = cq.value.xid;
-        if (id > R.DBC_XID_MASK) {
-          // A CQ the driver cannot name in a doorbell: the firmware holds it under an id we cannot trust.
-          pool.quarantine(...ringBuffers(mem));
-          return giveBack(`CREATE_CQ (${which}): malformed firmware answer (CQ id ${id} does not fit a doorbell)`);
-        }
-        undo.push(() => rcfw.send(Q.DESTROY_CQ, { cq_cid: id }));
-        cqs.push(new CompletionQueue(id, mem, doorbells, roce.doorbellOffset));
-      }
-
-      // SQ (ring + PSN search area) and RQ memory, and the read-request queues (ORRQ / IRRQ).
-      const sq = ring(RING_ENTRIES * (R.STATIC_WQE_BYTES + fn.info.chip.psnSearchEntryBytes));
-      if (typeof sq === 'string') return giveBack(sq);
-      const rq = ring(RING_ENTRIES * R.STATIC_WQE_BYTES);
-      if (typeof rq === 'string') return giveBack(rq);
-      // Sized for the device's read depths, as the kernel does (max_qp_init_rd_atom / max_qp_rd_atom).
-      const orrqBytes = R.orrqSlots(roce.caps.max_qp_init_rd_atom) * R.XRRQ_ENTRY_BYTES;
-      const xrrq = pool.alloc(orrqBytes + R.irrqSlots(roce.caps.max_qp_rd_atom) * R.XRRQ_ENTRY_BYTES);
-      if (!xrrq.ok) return giveBack(`no memory for read queues: ${xrrq.error}`);
-      buffers.push(xrrq.value);
-
-      // CREATE_QP (RC, static WQE mode).
-      const created = rcfw.send(Q.CREATE_QP, {
-        qp_handle: BigInt(handle), qp_flags: R.CreateQpFlags.FORCE_COMPLETION, type: R.QpType.RC,
-        sq_lvl: sq.level, sq_pg_size: sq.pgSize, rq_lvl: rq.level, rq_pg_size: rq.pgSize, dpi: 0,
-        sq_size: RING_ENTRIES, rq_size: RING_ENTRIES, sq_sge: R.STATIC_MAX_SGE, rq_sge: R.STATIC_MAX_SGE,
-        scq_cid: cqs[0]!.id, rcq_cid: cqs[1]!.id, pd_id: roce.pdId,
-        sq_pbl: sq.table.dir, rq_pbl: rq.table.dir,
-        orrq_addr: xrrq.value.iova, irrq_addr: xrrq.value.iova + orrqBytes,
-      }, [...ringBuffers(sq), ...ringBuffers(rq), xrrq.value]);
-      if (!created.ok) return giveBack(`CREATE_QP: ${created.error}`);
-      const qpn = created.value.xid;
-      if (qpn > R.DBC_XID_MASK) {
-        pool.quarantine(...ringBuffers(sq), ...ringBuffers(rq), xrrq.value);
-        return giveBack(`CREATE_QP: malformed firmware answer (QP number ${qpn} does not fit a doorbell)`);
-      }
-      undo.push(() => rcfw.send(Q.DESTROY_QP, { qp_cid: qpn }));
-
-      const qp = new BnxtQp(fn, roce, qpn, sq, rq, xrrq.value, cqs[0]!, cqs[1]!, doorbells);
+    if (roce.rcfw.stalled) return err(`Qp.make: ${roce.rcfw.stalled}`);
+    const held = createQpResources(func, roce, handle);
+    if (!held.ok) return err(`Qp.make: ${held.error}`);
+    const { ledger } = held.value;
+    return ledger.guard(() => {
+      const qp = new BnxtQp(roce, held.value, func.device.bar(2));
       // MODIFY_QP RESET -> INIT.
       const init = qp.modify('INIT', {});
-      if (!init.ok) return giveBack(init.error);
-      return ok(qp);
-    };
-    try {
-      return steps();
-    } catch (e) {
-      // Whatever the firmware was told of may still be named by it: keep it all until close.
-      pool.quarantine(...buffers, ...rings.flatMap(ringBuffers));
-      throw e;
-    }
+      if (init.ok) return ok(qp);
+      ledger.unwind();
+      return err(`Qp.make: ${init.error}`);
+    });
   }
 
   /** One MODIFY_QP, checked against the transition table. */
@@ -271,34 +206,23 @@ export class BnxtQp {
     return ok();
   }
 
-  /** DESTROY_QP, then the CQs, then the memory, each only after the firmware confirmed. */
+  /**
+   * DESTROY_QP, then the CQs, then the memory, each only after the firmware confirmed. A
+   * refusal or silence ends it: the rings stay allocated (quarantined) until the NIC is
+   * closed, and every later destroy is an error.
+   */
   destroy(): Result<void> {
-    const { pool } = this.fn;
     this.destroyed = true;
     this.connected = false;
-    const all = [...ringBuffers(this.sq), ...ringBuffers(this.rq), this.xrrq, ...ringBuffers(this.scq.memory), ...ringBuffers(this.rcq.memory)];
-    const keep = (why: string): Result<void> => {
-      this.destroyBroken = why;
-      pool.quarantine(...all); // rings stay allocated until the NIC is closed
-      return err(`Qp.destroy: ${why}`);
-    };
-    this.destroyBroken = 'an earlier destroy did not finish';
-    try {
-      const qp = this.rcfw.send(Q.DESTROY_QP, { qp_cid: this.qpn });
-      if (!qp.ok) return keep(qp.error);
-      for (const cq of [this.rcq, this.scq]) {
-        const r = this.rcfw.send(Q.DESTROY_CQ, { cq_cid: cq.id });
-        if (!r.ok) return keep(r.error);
-      }
-    } catch (e) {
-      // An exception ended it: the firmware may still name the rings, which stay allocated until close.
-      pool.quarantine(...all);
-      throw e;
+    this.destroyBroken = 'an earlier destroy did not finish'; // stays if an exception ends it
+    const failures = this.ledger.unwind({ stopAtRefusal: true });
+    if (failures.length > 0) {
+      this.ledger.abandon(); // the firmware keeps part of it, which may name any of the rings
+      this.destroyBroken = failures[0]!;
+      return err(`Qp.destroy: ${failures[0]!}`);
     }
     this.destroyBroken = undefined;
     this.rcfw.forgetQp(this.qpn);
-    for (const r of [this.sq, this.rq, this.scq.memory, this.rcq.memory]) freeRingMemory(pool, r);
-    pool.free(this.xrrq);
     return ok();
   }
 

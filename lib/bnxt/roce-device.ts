@@ -5,6 +5,7 @@
  * the kernel's order in reverse.
  */
 import type { DmaBuffer } from '../../drivers/device.ts';
+import { Ledger } from '../../drivers/ledger.ts';
 import {
   RING_ALLOC_REQ_RING_TYPE, RING_ALLOC_REQ_INT_MODE, RING_ALLOC_REQ_PAGE_TBL_DEPTH, STAT_CTX_ALLOC_REQ_STAT_CTX_FLAGS,
 } from '../../firmware-hwrm/hwrm/index.ts';
@@ -33,8 +34,10 @@ export interface RoceDevice {
   /** Where the driver's doorbells go: BAR2 offset of DPI 0 (the privileged page). */
   readonly doorbellOffset: number;
   readonly pdId: number;
-  /** DMA buffers of the channel, for teardown. */
+  /** DMA buffers of the channel and the rings (the CREQ, CMDQ, NQ, statistics, side buffer). */
   readonly buffers: readonly DmaBuffer[];
+  /** What RoCE bring-up took, in order: tearDownRoce unwinds it. */
+  readonly ledger: Ledger;
   readonly creqRingId: number;
   readonly statCtxId: number;
 }
@@ -48,22 +51,16 @@ export function ipv4MappedGid(ipv4: Uint8Array): Uint8Array {
   return gid;
 }
 
-export function bringUpRoce(fn: BnxtFunction, ipv4: Uint8Array): Result<RoceDevice> {
-  const { hwrm, pool, device } = fn;
-  const taken: DmaBuffer[] = [];
-  const undo: (() => void)[] = [];
+export function bringUpRoce(func: BnxtFunction, ipv4: Uint8Array): Result<RoceDevice> {
+  const { hwrm, pool, device } = func;
+  const ledger = new Ledger(pool, [hwrm]);
   const fail = (step: string, why: string): Result<RoceDevice> => {
-    for (const u of undo.reverse()) u();
-    for (const b of taken) (hwrm.stalled || rcfwStalled() ? pool.quarantine(b) : pool.free(b));
+    ledger.unwind();
     return err(`RoCE bring-up failed at ${step}: ${why}`);
   };
-  let rcfw: RcfwChannel | undefined;
-  const rcfwStalled = () => rcfw?.stalled !== undefined;
   const alloc = (bytes: number): DmaBuffer | string => {
     const b = pool.alloc(bytes);
-    if (!b.ok) return b.error;
-    taken.push(b.value);
-    return b.value;
+    return b.ok ? ledger.take(b.value) : b.error;
   };
 
   // CREQ memory: one contiguous block, given to the firmware at page-table depth 0.
@@ -76,7 +73,7 @@ export function bringUpRoce(fn: BnxtFunction, ipv4: Uint8Array): Result<RoceDevi
   }, { names: [creq] });
   if (!creqRing.ok) return fail('HWRM_RING_ALLOC (CREQ)', creqRing.error);
   const creqRingId = creqRing.value.ring_id;
-  undo.push(() => { if (!hwrm.stalled) hwrm.send(C.RING_FREE, { ring_type: RING_ALLOC_REQ_RING_TYPE.NQ, ring_id: creqRingId }); });
+  ledger.undo(hwrm, 'HWRM_RING_FREE (CREQ)', () => hwrm.send(C.RING_FREE, { ring_type: RING_ALLOC_REQ_RING_TYPE.NQ, ring_id: creqRingId }));
 
   // HWRM_STAT_CTX_ALLOC with the ROCE flag: INITIALIZE_FW names it.
   const stats = alloc(STATS_BYTES);
@@ -86,19 +83,19 @@ export function bringUpRoce(fn: BnxtFunction, ipv4: Uint8Array): Result<RoceDevi
   }, { names: [stats] });
   if (!stat.ok) return fail('HWRM_STAT_CTX_ALLOC', stat.error);
   const statCtxId = stat.value.stat_ctx_id;
-  undo.push(() => { if (!hwrm.stalled) hwrm.send(C.STAT_CTX_FREE, { stat_ctx_id: statCtxId }); });
+  ledger.undo(hwrm, 'HWRM_STAT_CTX_FREE', () => hwrm.send(C.STAT_CTX_FREE, { stat_ctx_id: statCtxId }));
 
   // The CMDQ: a small ring (commands go one at a time), level 0, through the BAR0 mailbox.
   const cmdq = alloc(CMDQ_ENTRIES * 16);
   if (typeof cmdq === 'string') return fail('CMDQ memory', cmdq);
   const side = alloc(4096);
   if (typeof side === 'string') return fail('side buffer memory', side);
-  const doorbellOffset = fn.info.doorbellBase; // DPI 0: CREQ, NQ and the driver's ring doorbells
-  rcfw = new RcfwChannel(device, pool, cmdq, creq, creqRingId, device.bar(2), doorbellOffset);
+  const doorbellOffset = func.info.doorbellBase; // DPI 0: CREQ, NQ and the driver's ring doorbells
+  const ch = new RcfwChannel(device, pool, cmdq, creq, creqRingId, device.bar(2), doorbellOffset);
+  ledger.watch(ch);
   // RoCE commands are bounded like HWRM ones: VER_GET's max_req_timeout (and a test's cap).
-  rcfw.timeoutMs = Math.min(rcfw.timeoutMs, fn.hwrm.caps.maxTimeoutMs, fn.hwrm.timeoutCapMs);
-  rcfw.start();
-  const ch = rcfw;
+  ch.timeoutMs = Math.min(ch.timeoutMs, hwrm.caps.maxTimeoutMs, hwrm.timeoutCapMs);
+  ch.start();
 
   // QUERY_FUNC: the function's RoCE limits, in a 160-byte side buffer. The first command: bit 31 on the producer.
   const qf = ch.send(Q.QUERY_FUNC, { resp_addr: side.iova, resp_size: cmdqUnits(CreqQueryFuncRespSb.size) }, [side]);
@@ -108,7 +105,7 @@ export function bringUpRoce(fn: BnxtFunction, ipv4: Uint8Array): Result<RoceDevi
   // INITIALIZE_FW: context fields stay 0 on P5 (context memory came from the backing store).
   const init = ch.send(Q.INITIALIZE_FW, { log2_dbr_pg_size: 0, stat_ctx_id: statCtxId });
   if (!init.ok) return fail('INITIALIZE_FW', init.error);
-  undo.push(() => { if (!ch.stalled) ch.send(Q.DEINITIALIZE_FW, {}); });
+  ledger.undo(ch, 'DEINITIALIZE_FW', () => ch.send(Q.DEINITIALIZE_FW, {}));
 
   // HWRM_RING_ALLOC (type NQ): the notification queue the CQs name.
   const nq = alloc(CQ_NQ_ENTRIES * 16);
@@ -119,28 +116,25 @@ export function bringUpRoce(fn: BnxtFunction, ipv4: Uint8Array): Result<RoceDevi
   }, { names: [nq] });
   if (!nqRing.ok) return fail('HWRM_RING_ALLOC (NQ)', nqRing.error);
   const cqNqId = nqRing.value.ring_id;
-  undo.push(() => { if (!hwrm.stalled) hwrm.send(C.RING_FREE, { ring_type: RING_ALLOC_REQ_RING_TYPE.NQ, ring_id: cqNqId }); });
+  ledger.undo(hwrm, 'HWRM_RING_FREE (NQ)', () => hwrm.send(C.RING_FREE, { ring_type: RING_ALLOC_REQ_RING_TYPE.NQ, ring_id: cqNqId }));
 
   // ADD_GID: the NIC's RoCEv2 GID (IPv4-mapped) with its MAC.
   const gid = ipv4MappedGid(ipv4);
-  const added = ch.send(Q.ADD_GID, { gid: gidWords(gid), src_mac: macWords(fn.info.mac), vlan_id: 0xfff });
+  const added = ch.send(Q.ADD_GID, { gid: gidWords(gid), src_mac: macWords(func.info.mac), vlan_id: 0xfff });
   if (!added.ok) return fail('ADD_GID', added.error);
   const gidIndex = added.value.xid;
   // DELETE_GID and MODIFY_QP name it in 16 bits: another answer is malformed (and cannot be undone).
   if (gidIndex > 0xffff) return fail('ADD_GID', `malformed firmware answer (GID index ${gidIndex} does not fit 16 bits)`);
 
-  return ok({ rcfw: ch, caps, gid, gidIndex, cqNqId, doorbellOffset, pdId: 1, buffers: taken, creqRingId, statCtxId });
+  ledger.undo(ch, 'DELETE_GID', () => ch.send(Q.DELETE_GID, { gid_index: gidIndex }));
+
+  return ok({ rcfw: ch, caps, gid, gidIndex, cqNqId, doorbellOffset, pdId: 1, buffers: ledger.buffers(), creqRingId, statCtxId, ledger });
 }
 
-/** Teardown in the kernel's order: DELETE_GID, RING_FREE (NQ), DEINITIALIZE_FW, STAT_CTX_FREE, RING_FREE (CREQ). */
-export function tearDownRoce(fn: BnxtFunction, r: RoceDevice): void {
-  const { hwrm, pool } = fn;
-  const ch = r.rcfw;
-  if (!ch.stalled) ch.send(Q.DELETE_GID, { gid_index: r.gidIndex });
-  if (!hwrm.stalled) hwrm.send(C.RING_FREE, { ring_type: RING_ALLOC_REQ_RING_TYPE.NQ, ring_id: r.cqNqId });
-  if (!ch.stalled) ch.send(Q.DEINITIALIZE_FW, {});
-  if (!hwrm.stalled) hwrm.send(C.STAT_CTX_FREE, { stat_ctx_id: r.statCtxId });
-  if (!hwrm.stalled) hwrm.send(C.RING_FREE, { ring_type: RING_ALLOC_REQ_RING_TYPE.NQ, ring_id: r.creqRingId });
-  const silent = hwrm.stalled !== undefined || ch.stalled !== undefined;
-  for (const b of r.buffers) (silent ? pool.quarantine(b) : pool.free(b));
+/**
+ * Teardown in the kernel's order, the reverse of bring-up: DELETE_GID, RING_FREE (NQ),
+ * DEINITIALIZE_FW, STAT_CTX_FREE, RING_FREE (CREQ), then the memory (held if a channel went silent).
+ */
+export function tearDownRoce(r: RoceDevice): void {
+  r.ledger.unwind();
 }

@@ -77,7 +77,7 @@ export interface Requests {
 
 export function requests(nic: Nic): Requests {
   const i = nicInternals(nic);
-  return { rcfw: i.roce.rcfw.requests, hwrm: i.fn.hwrm.requests, seen: controls(nic).roce.seen() };
+  return { rcfw: i.roce.rcfw.requests, hwrm: i.func.hwrm.requests, seen: controls(nic).roce.seen() };
 }
 
 /** One RoCE command the driver sent: its name (MODIFY_QP with its new state), body, and DMA in use then. */
@@ -105,7 +105,7 @@ export function watchCommands(nic: Nic, before?: (n: number, name: string) => vo
   rcfw.send = function (cmd, body, names) {
     const name = commandName(cmd.opcode, body);
     before?.(++n, name);
-    const dmaBytesBefore = i.fn.pool.allocatedBytes;
+    const dmaBytesBefore = i.func.pool.allocatedBytes;
     const r = original.call(this, cmd, body, names);
     log.push({ opcode: cmd.opcode, name, body, dmaBytesBefore, ok: r.ok });
     return r;
@@ -123,7 +123,7 @@ function commandName(opcode: number, body: Record<string, unknown>): string {
  * nth allocation from now (if given) fails as a machine out of memory would.
  */
 export function watchAllocations(nic: Nic, failAt?: number): { readonly buffers: DmaBuffer[]; calls(): number; restore(): void } {
-  const pool = nicInternals(nic).fn.pool as unknown as { alloc(length: number): Result<DmaBuffer> };
+  const pool = nicInternals(nic).func.pool as unknown as { alloc(length: number): Result<DmaBuffer> };
   const original = pool.alloc;
   const buffers: DmaBuffer[] = [];
   let calls = 0;

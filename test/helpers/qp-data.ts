@@ -70,7 +70,7 @@ export function engineQp(nic: Nic, qpn: number): TransportReport {
 /** Requests sent to the firmware so far, RoCE (CMDQ) and HWRM. */
 export function firmwareRequests(nic: Nic): { roce: number; hwrm: number } {
   const i = nicInternals(nic);
-  return { roce: i.roce.rcfw.requests, hwrm: i.fn.hwrm.requests };
+  return { roce: i.roce.rcfw.requests, hwrm: i.func.hwrm.requests };
 }
 
 /** Runs a stepped model (or lets a worker run) until `done()`, at most `limit` looks. */

@@ -1,0 +1,105 @@
+/**
+ * What a queue pair holds: its two CQs, SQ and RQ rings, read-request queues and the QP
+ * object in the firmware, made in the kernel's order (bnxt_re_create_qp: the CQs exist first,
+ * CREATE_QP names them) and recorded in one ledger as they are taken, so a refusal at any step
+ * and a later destroy both give them back in reverse.
+ *
+ *   CREATE_CQ (send) -> CREATE_CQ (receive) -> SQ, RQ, ORRQ/IRRQ memory -> CREATE_QP (RC)
+ */
+import type { DmaBuffer } from '../../drivers/device.ts';
+import { Ledger } from '../../drivers/ledger.ts';
+import * as R from '../../firmware-hwrm/roce/index.ts';
+import { ok, err, type Result } from '../result.ts';
+import type { BnxtFunction } from './bringup.ts';
+import type { RoceDevice } from './roce-device.ts';
+import { CompletionQueue, CQ_ENTRIES } from './completion-queue.ts';
+import { allocRingMemory, ringBuffers, type RingMemory } from './ring-memory.ts';
+import * as Q from './roce-commands.ts';
+
+/** Slots of each work ring (static WQE mode: one slot per WQE). */
+export const RING_ENTRIES = 4096;
+
+export interface QpResources {
+  readonly qpn: number;
+  readonly sq: RingMemory;
+  readonly rq: RingMemory;
+  readonly xrrq: DmaBuffer;
+  readonly scq: CompletionQueue;
+  readonly rcq: CompletionQueue;
+  /** Everything above, in the order taken: unwinding it destroys the QP, then the CQs, then frees the memory. */
+  readonly ledger: Ledger;
+}
+
+/**
+ * Creates the CQs, rings and the QP (left in RESET). A refusal gives back everything taken, in
+ * reverse; memory the firmware may still name (it went silent, refused to destroy what names
+ * it, or answered with an id the driver cannot use) is quarantined instead. An exception
+ * quarantines everything taken and reaches the caller.
+ */
+export function createQpResources(func: BnxtFunction, roce: RoceDevice, handle: number): Result<QpResources> {
+  const ledger = new Ledger(func.pool, [roce.rcfw]);
+  const made = ledger.guard(() => createSteps(func, roce, handle, ledger));
+  if (!made.ok) ledger.unwind();
+  return made;
+}
+
+function createSteps(func: BnxtFunction, roce: RoceDevice, handle: number, ledger: Ledger): Result<QpResources> {
+  const { pool } = func;
+  const rcfw = roce.rcfw;
+  const doorbells = func.device.bar(2);
+  const ring = (bytes: number): Result<RingMemory> => {
+    const r = allocRingMemory(pool, bytes);
+    if (r.ok) ledger.takeAll(ringBuffers(r.value));
+    return r;
+  };
+
+  // CREATE_CQ: the send CQ, then the receive CQ.
+  const cqs: CompletionQueue[] = [];
+  for (const which of ['send', 'receive']) {
+    const mem = ring(CQ_ENTRIES * R.CQE_BYTES);
+    if (!mem.ok) return mem;
+    const cq = rcfw.send(Q.CREATE_CQ, {
+      cq_handle: BigInt(handle * 2 + cqs.length), lvl: mem.value.level, pg_size: mem.value.pgSize, cnq_id: roce.cqNqId,
+      dpi: 0, cq_size: CQ_ENTRIES, pbl: mem.value.table.dir,
+    }, ringBuffers(mem.value));
+    if (!cq.ok) return err(`CREATE_CQ (${which}): ${cq.error}`);
+    const id = cq.value.xid;
+    if (id > R.DBC_XID_MASK) {
+      // A CQ the driver cannot name in a doorbell: the firmware holds it under an id we cannot trust.
+      ledger.hold(...ringBuffers(mem.value));
+      return err(`CREATE_CQ (${which}): malformed firmware answer (CQ id ${id} does not fit a doorbell)`);
+    }
+    ledger.undo(rcfw, `DESTROY_CQ (${which})`, () => rcfw.send(Q.DESTROY_CQ, { cq_cid: id }));
+    cqs.push(new CompletionQueue(id, mem.value, doorbells, roce.doorbellOffset));
+  }
+
+  // SQ (ring + PSN search area) and RQ memory, and the read-request queues (ORRQ / IRRQ).
+  const sq = ring(RING_ENTRIES * (R.STATIC_WQE_BYTES + func.info.chip.psnSearchEntryBytes));
+  if (!sq.ok) return sq;
+  const rq = ring(RING_ENTRIES * R.STATIC_WQE_BYTES);
+  if (!rq.ok) return rq;
+  // Sized for the device's read depths, as the kernel does (max_qp_init_rd_atom / max_qp_rd_atom).
+  const orrqBytes = R.orrqSlots(roce.caps.max_qp_init_rd_atom) * R.XRRQ_ENTRY_BYTES;
+  const xrrq = pool.alloc(orrqBytes + R.irrqSlots(roce.caps.max_qp_rd_atom) * R.XRRQ_ENTRY_BYTES);
+  if (!xrrq.ok) return err(`no memory for read queues: ${xrrq.error}`);
+  ledger.take(xrrq.value);
+
+  // CREATE_QP (RC, static WQE mode).
+  const named = [...ringBuffers(sq.value), ...ringBuffers(rq.value), xrrq.value];
+  const created = rcfw.send(Q.CREATE_QP, {
+    qp_handle: BigInt(handle), qp_flags: R.CreateQpFlags.FORCE_COMPLETION, type: R.QpType.RC,
+    sq_lvl: sq.value.level, sq_pg_size: sq.value.pgSize, rq_lvl: rq.value.level, rq_pg_size: rq.value.pgSize, dpi: 0,
+    sq_size: RING_ENTRIES, rq_size: RING_ENTRIES, sq_sge: R.STATIC_MAX_SGE, rq_sge: R.STATIC_MAX_SGE,
+    scq_cid: cqs[0]!.id, rcq_cid: cqs[1]!.id, pd_id: roce.pdId,
+    sq_pbl: sq.value.table.dir, rq_pbl: rq.value.table.dir,
+    orrq_addr: xrrq.value.iova, irrq_addr: xrrq.value.iova + orrqBytes,
+  }, named);
+  if (!created.ok) return err(`CREATE_QP: ${created.error}`);
+  const qpn = created.value.xid;
+  if (qpn > R.DBC_XID_MASK) {
+    ledger.hold(...named);
+    return err(`CREATE_QP: malformed firmware answer (QP number ${qpn} does not fit a doorbell)`);
+  }
+  ledger.undo(rcfw, 'DESTROY_QP', () => rcfw.send(Q.DESTROY_QP, { qp_cid: qpn }));
+  return ok({ qpn, sq: sq.value, rq: rq.value, xrrq: xrrq.value, scq: cqs[0]!, rcq: cqs[1]!, ledger });
+}
