@@ -36,7 +36,7 @@ export interface NicInfo {
   readonly maxQps: number;
 }
 
-/** Internal handles other modules of lib/ use; not part of the public surface. */
+/** @internal Handles other modules of lib/ use; not part of the public surface (kept out of the published declarations). */
 export interface NicInternals {
   readonly device: Device;
   readonly func: BnxtFunction;
@@ -51,6 +51,7 @@ export interface NicInternals {
 const internals = new WeakMap<Nic, NicInternals>();
 let nextNicId = 1;
 
+/** @internal */
 export function nicInternals(nic: Nic): NicInternals {
   const i = internals.get(nic);
   if (!i) invalid('this NIC is closed');

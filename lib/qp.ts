@@ -7,7 +7,7 @@ import { invalid } from './errors.ts';
 import { Nic, nicInternals, type NicInternals } from './nic.ts';
 import { Region } from './region.ts';
 import type { Endpoint } from './endpoint.ts';
-import { BnxtQp, Side, POLL_NONE, POLL_ERROR, RING_ROOM } from './bnxt/queue-pair.ts';
+import { BnxtQp, Side, POLL_NONE, POLL_ERROR } from './bnxt/queue-pair.ts';
 import { LIMITS } from './bnxt/limits.ts';
 import { isIbMtu, pathMtuFor, MAX_MESSAGE_BYTES } from '../firmware-hwrm/roce/ib-transport.ts';
 
@@ -275,4 +275,3 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
-export { RING_ROOM };
