@@ -8,6 +8,7 @@ import { runPerf } from './cli/run-perf.ts';
 import { runPingpong } from './cli/run-pingpong.ts';
 import { runProbe } from './cli/run-probe.ts';
 import { runServe } from './cli/run-serve.ts';
+import { versionLine } from './cli/version.ts';
 
 async function main(argv: readonly string[]): Promise<number> {
   if (argv[0] === 'serve') return runServe(argv.slice(1)); // vfio-user server (scripts/cli/run-serve.ts)
@@ -19,6 +20,7 @@ async function main(argv: readonly string[]): Promise<number> {
   const cmd = parsed.value;
   switch (cmd.command) {
     case 'help': console.log(cmd.text); return 0;
+    case 'version': console.log(versionLine()); return 0;
     case 'probe': return runProbe(cmd);
     case 'perf': return runPerf(cmd);
     case 'pingpong': return runPingpong(cmd);

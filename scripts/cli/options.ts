@@ -95,13 +95,17 @@ export interface HelpCommand {
   readonly text: string;
 }
 
-export type CliCommand = PerfCommand | PingpongCommand | ProbeCommand | HelpCommand;
+export interface VersionCommand {
+  readonly command: 'version';
+}
+
+export type CliCommand = PerfCommand | PingpongCommand | ProbeCommand | HelpCommand | VersionCommand;
 
 export const USAGE = `Usage:
   rig-bnxt perf send_lat|send_bw|read_lat|read_bw [options] [SERVER]
   rig-bnxt pingpong [options] [SERVER]
   rig-bnxt probe DEV
-  rig-bnxt --help
+  rig-bnxt --help | --version
 
 perf without SERVER and without -d runs both sides in this process on one software NIC;
 with -d and no SERVER it waits for a client; with SERVER it connects to it. pingpong
@@ -154,6 +158,10 @@ export function parseCommandLine(argv: readonly string[]): Result<CliCommand> {
     case '--help':
     case 'help':
       return ok({ command: 'help', text: USAGE });
+    case '-V':
+    case '--version':
+    case 'version':
+      return ok({ command: 'version' });
     case 'perf':
       return parsePerf(rest);
     case 'pingpong':
