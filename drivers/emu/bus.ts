@@ -14,7 +14,7 @@
  */
 import { Iommu } from './iommu.ts';
 import { Random } from './random.ts';
-import type { EmuConfig } from './config.ts';
+import { strictByDefault, type EmuConfig } from './config.ts';
 
 export interface ModelBus {
   readonly config: EmuConfig;
@@ -62,8 +62,13 @@ export class NicBus implements ModelBus {
   nowNs = 0;
   /** The driver has something to see since the last wake. */
   wroteSomething = false;
+  /** Broken invariants throw (tests) instead of being counted (config.strict, else the environment). */
+  readonly strict: boolean;
+  /** The first broken invariant of a strict model: it runs no more. */
+  failure: ModelInternalError | undefined;
 
   constructor(readonly config: EmuConfig, private readonly bar0Published: Int32Array, bar0Bytes: number) {
+    this.strict = config.strict ?? strictByDefault();
     this.random = new Random(config.seed);
     this.bar0Written = new Uint32Array(bar0Bytes / 4);
   }
@@ -88,7 +93,11 @@ export class NicBus implements ModelBus {
     this.onExternalWork();
   }
 
-  internalError(_part: string, _e: unknown): void {
+  internalError(part: string, e: unknown): void {
     // Counting model: the caller counts it and the model lives on.
+    if (!this.strict) return;
+    const failure = ModelInternalError.of(part, e);
+    this.failure ??= failure;
+    throw failure;
   }
 }

@@ -18,6 +18,21 @@ export interface EmuConfig {
   readonly seed: number;
   /** Run the model in a worker thread (default) or stepped in the caller's thread on a virtual clock. */
   readonly mode: 'thread' | 'stepped';
+  /**
+   * What a broken invariant inside the model does: strict models throw (the driver's next call,
+   * or close, fails with ModelInternalError); counting ones count it (internalErrors) and live
+   * on. Unset: strict when RIG_BNXT_EMU_STRICT=1 (every test: package.json tap.test-env),
+   * counting otherwise (the CLI, long runs).
+   */
+  readonly strict?: boolean;
+}
+
+/** The environment variable that makes software NICs strict unless their config says otherwise. */
+export const STRICT_ENV = 'RIG_BNXT_EMU_STRICT';
+
+/** Whether a model whose config leaves `strict` unset is strict, in environment `env`. */
+export function strictByDefault(env: Readonly<Record<string, string | undefined>> = process.env): boolean {
+  return env[STRICT_ENV] === '1';
 }
 
 export const BCM57508 = {

@@ -15,8 +15,19 @@ export type ControlMessage =
   | { readonly op: 'call'; readonly id: number; readonly name: string; readonly args: readonly unknown[] }
   | { readonly op: 'close' };
 
-/** A worker's answer to call `id` (id 0: it started, and `value` holds its ControlNames). */
-export type ControlReply = { readonly id: number; readonly ok: boolean; readonly value?: unknown; readonly error?: string };
+/**
+ * A worker's answer to call `id`. Id 0: it started, and `value` holds its ControlNames.
+ * FAILURE_REPLY: it stopped on a broken invariant in `part`, described by `error`.
+ */
+export type ControlReply = {
+  readonly id: number;
+  readonly ok: boolean;
+  readonly value?: unknown;
+  readonly error?: string;
+  readonly part?: string;
+};
+
+export const FAILURE_REPLY = -1;
 
 /** A software NIC's test and fault controls: emu.engine.counters(), emu.hwrm.refuseType(type, code), ... */
 export type EmuControls = NicModel['controls'];

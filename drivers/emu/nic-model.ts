@@ -19,7 +19,7 @@ import { wakeDriver } from './wake.ts';
 import type { EmuConfig } from './config.ts';
 import type { Iommu } from './iommu.ts';
 import type { Random } from './random.ts';
-import { NicBus } from './bus.ts';
+import { NicBus, type ModelInternalError } from './bus.ts';
 import { HwrmFirmware } from './firmware/hwrm.ts';
 import { RoceFirmware } from './firmware/roce.ts';
 import { FunctionResources } from './firmware/function-resources.ts';
@@ -121,9 +121,19 @@ export class NicModel {
     return this.bus.nowNs;
   }
 
-  /** Processes every queued bus write, then the engine's due work. True if anything happened. */
+  /** The broken invariant that stopped this strict model, if one did. */
+  get failure(): ModelInternalError | undefined {
+    return this.bus.failure;
+  }
+
+  /**
+   * Processes every queued bus write, then the engine's due work. True if anything happened.
+   * A strict model throws ModelInternalError where an invariant broke, and again on every run
+   * after (it is stopped); a counting one never throws.
+   */
   runOnce(nowNs: number): boolean {
     const bus = this.bus;
+    if (bus.failure) throw bus.failure;
     bus.nowNs = nowNs;
     let worked = false;
     const q = this.queue;

@@ -4,10 +4,14 @@
  * sleeps on it. Real hardware would raise an interrupt; a driver that polls only needs
  * its sleeps cut short.
  *
- *   Int32 [0] counter  [1] driver sleeping
+ * A worker that stopped on a broken invariant (a strict model) sets the failed word and wakes
+ * the driver, so its next wait ends with the model's error instead of a timeout.
+ *
+ *   Int32 [0] counter  [1] driver sleeping  [2] model failed
  */
 export const WAKE_COUNTER = 0;
 export const WAKE_SLEEPING = 1;
+export const WAKE_FAILED = 2;
 
 export function allocWake(): SharedArrayBuffer {
   return new SharedArrayBuffer(16);

@@ -5,7 +5,9 @@
  */
 import { workerData, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import { NicModel, type ModelInit } from './nic-model.ts';
-import type { ControlMessage, ControlReply } from './control.ts';
+import { FAILURE_REPLY, type ControlMessage, type ControlReply } from './control.ts';
+import { ModelInternalError } from './bus.ts';
+import { WAKE_FAILED } from './wake.ts';
 
 /** How long the model keeps looking for work after its last work, in ms. */
 const SPIN_AFTER_WORK_MS = 2;
@@ -15,7 +17,9 @@ const SLICE_MS = 0.05;
 const data = workerData as ModelInit & { port: MessagePort };
 const port = data.port;
 const model = new NicModel(data);
+const wake = new Int32Array(data.wake);
 let closed = false;
+let failed = false;
 
 model.onControl = () => {
   for (let m = receiveMessageOnPort(port); m; m = receiveMessageOnPort(port)) handle(m.message as ControlMessage);
@@ -32,6 +36,7 @@ function handle(m: ControlMessage): void {
         reply = { id: m.id, ok: true, value: model.control(m.name, m.args) };
       } catch (e) {
         reply = { id: m.id, ok: false, error: (e as Error).message };
+        if (e instanceof ModelInternalError) fail(e);
       }
       port.postMessage(reply);
       model.wakeDriver();
@@ -53,13 +58,32 @@ let scheduled = false;
 function slice(): void {
   scheduled = false;
   const sliceStart = performance.now();
-  for (;;) {
-    if (closed) return;
-    const t = performance.now();
-    if (model.runOnce(t * 1e6)) lastWorkMs = t;
-    if (t - lastWorkMs > SPIN_AFTER_WORK_MS) return sleep();
-    if (t - sliceStart > SLICE_MS) return schedule();
+  try {
+    for (;;) {
+      if (closed) return;
+      const t = performance.now();
+      if (model.runOnce(t * 1e6)) lastWorkMs = t;
+      if (t - lastWorkMs > SPIN_AFTER_WORK_MS) return sleep();
+      if (t - sliceStart > SLICE_MS) return schedule();
+    }
+  } catch (e) {
+    fail(e);
   }
+}
+
+/**
+ * The model stopped: a strict model's broken invariant (or anything escaping a run). The host
+ * hears of it at once, so the driver's next wait or call throws it instead of timing out, and
+ * this worker runs the model no more (it answers no control either).
+ */
+function fail(e: unknown): void {
+  if (failed) return;
+  failed = true;
+  closed = true;
+  const f = ModelInternalError.of('worker', e);
+  port.postMessage({ id: FAILURE_REPLY, ok: false, error: f.detail, part: f.part } satisfies ControlReply);
+  Atomics.store(wake, WAKE_FAILED, 1);
+  model.wakeDriver();
 }
 
 function schedule(): void {

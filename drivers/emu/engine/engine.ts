@@ -51,9 +51,11 @@ export class RoceEngine implements EngineHooks {
   private pendingLo = 0;
   private turn = 0;
   private closed = false;
-  /** Exceptions caught inside the engine (a broken invariant); the worker lives on. */
+  /** Exceptions caught inside the engine (a broken invariant) in a counting model; the worker lives on. */
   internalErrors = 0;
   lastInternalError: string | undefined;
+  /** Test hook (breakInvariant): the next run throws inside, as a bug in the model would. */
+  private breakNextRun: string | undefined;
 
   constructor(private readonly bus: ModelBus) {
     const core = new EngineCore(bus);
@@ -116,6 +118,7 @@ export class RoceEngine implements EngineHooks {
     let worked = false;
     port.beginRun(nowNs);
     try {
+      if (this.breakNextRun !== undefined) this.breakInvariantNow();
       // Frames that came in while the engine was not running go first: an ACK that arrived
       // before its deadline must not lose to the timer it stops.
       if (port.deliver(nowNs) > 0) worked = true;
@@ -312,7 +315,15 @@ export class RoceEngine implements EngineHooks {
     return fired;
   }
 
+  private breakInvariantNow(): never {
+    const why = this.breakNextRun;
+    this.breakNextRun = undefined;
+    throw new Error(`broken on purpose (engine.breakInvariant): ${why}`);
+  }
+
+  /** A broken invariant: a strict model throws (bus), a counting one counts it and goes on. */
   private internalError(e: unknown): void {
+    this.bus.internalError('engine', e);
     this.internalErrors++;
     this.lastInternalError = e instanceof Error ? (e.stack ?? e.message) : String(e);
   }
@@ -392,6 +403,14 @@ export class RoceEngine implements EngineHooks {
       };
     },
     internalErrors: (): number => this.internalErrors,
+    /**
+     * Test hook: the engine's next run meets a broken invariant (throws inside), as a bug in the
+     * model would: a strict model stops and the driver's next call fails; a counting one counts it.
+     */
+    breakInvariant: (why: string): void => {
+      if (typeof why !== 'string') throw new RangeError('engine.breakInvariant: why must be a string');
+      this.breakNextRun = why;
+    },
     lastInternalError: (): string | undefined => this.lastInternalError,
     /** Why the port's cable failed (socket bind), if it did. */
     portError: (): string | undefined => this.core.port.error,

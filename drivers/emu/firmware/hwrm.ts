@@ -35,6 +35,9 @@ export class HwrmFirmware {
   private nextStatId = 1;
   /** Requests answered (for tests and benchmarks). */
   answered = 0;
+  /** Exceptions caught while handling a request (a broken invariant) in a counting model: no answer. */
+  internalErrors = 0;
+  lastInternalError: string | undefined;
 
   constructor(
     private readonly bus: ModelBus,
@@ -68,7 +71,14 @@ export class HwrmFirmware {
       if (!this.bus.iommu.readInto(short.req_addr, short.size, body, 0)) return; // IOMMU fault: no answer
       request = body;
     }
-    this.handle(request, request !== window);
+    try {
+      this.handle(request, request !== window);
+    } catch (e) {
+      // A broken invariant: a strict model throws (bus); a counting one counts it and answers nothing.
+      this.bus.internalError('hwrm firmware', e);
+      this.internalErrors++;
+      this.lastInternalError = e instanceof Error ? (e.stack ?? e.message) : String(e);
+    }
   }
 
   private handle(request: Uint8Array, viaShort: boolean): void {
@@ -247,6 +257,8 @@ export class HwrmFirmware {
     silenceAfter: (n: number) => this.faults.silenceAfter(n),
     clearFaults: () => this.faults.clear(),
     seen: () => this.faults.seen,
+    internalErrors: () => this.internalErrors,
+    lastInternalError: () => this.lastInternalError,
     resources: () => ({ registered: this.fn.registered, backingStore: this.fn.backingStore !== undefined, rings: this.fn.rings.size, statCtxs: this.fn.statCtxs.size }),
   };
 }

@@ -8,8 +8,9 @@
  *                                                                         └> CREQ entry (v last)
  *   NQ/NQ_ARM doorbell   ─> NotifyRing.doorbell (returns space; held answers go out)
  *
- * Nothing escapes trigger() or a doorbell: a broken invariant inside the model is counted
- * (stats.internalErrors) and the command is answered INTERNAL_ERROR, so the worker lives on.
+ * Nothing escapes trigger() or a doorbell in a counting model: a broken invariant inside it is
+ * counted (stats.internalErrors) and the command is answered INTERNAL_ERROR, so the worker lives
+ * on. A strict model (tests) throws instead, through the bus (../bus.ts).
  */
 import type { ModelBus } from '../bus.ts';
 import type { EmuCq, EmuGid, EmuMr, EmuQp, EngineHooks, RoceTables } from '../objects.ts';
@@ -333,12 +334,14 @@ export class RoceFirmware implements RoceTables, RoceOfFunction {
     return opened;
   }
 
+  /** A broken invariant: a strict model throws (bus), a counting one counts it and goes on. */
   private internalError(e: unknown): void {
+    this.bus.internalError('roce firmware', e);
     this.stats.internalErrors++;
     this.lastInternalError = e instanceof Error ? (e.stack ?? e.message) : String(e);
   }
 
-  // ---- test and fault controls (model.control('roce.NAME', args)) --------------------
+  // ---- test and fault controls (emu.roce.NAME; by name to a worker: ../control.ts) ---
 
   readonly controls = {
     /** Refuse the command `n` commands from now (1 = the next) with CREQ status `status`. */

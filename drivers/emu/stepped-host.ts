@@ -1,0 +1,67 @@
+/**
+ * A software NIC's model run in the caller's thread on a virtual clock: the driver's waits
+ * run it, so a run is deterministic for a given seed. The NICs of a pair cable share one
+ * clock: a wait on either runs both models, and time jumps only when neither has anything to
+ * do before its next deadline. A strict model's broken invariant throws out of the wait
+ * (or relax) that ran it, and out of every one after.
+ */
+import type { Clock } from '../device.ts';
+import { WriteQueueProducer } from './write-queue.ts';
+import { NicModel, type ModelInit } from './nic-model.ts';
+import { SharedStepping, pairLink } from './cable/pair-cable.ts';
+import type { ModelHost } from './model-host.ts';
+
+class SteppedClock implements Clock {
+  constructor(private readonly stepping: SharedStepping) {}
+  nowNs(): number {
+    return this.stepping.nowNs;
+  }
+  relax(): void {
+    this.runAll();
+  }
+  sleep(us: number): void {
+    const s = this.stepping;
+    const until = s.nowNs + us * 1000;
+    // Let the models finish what they can now, then jump to the next deadline or the bound
+    // (a frame in flight between two models is work now: its receiver's deadline is now).
+    this.runAll();
+    const models = s.models;
+    let next = Infinity;
+    for (let i = 0; i < models.length; i++) next = Math.min(next, models[i]!.nextDeadlineNs());
+    s.nowNs = Math.max(s.nowNs, Math.min(until, next));
+    this.runAll();
+  }
+  private runAll(): boolean {
+    const s = this.stepping;
+    const models = s.models;
+    let worked = false;
+    for (let i = 0; i < models.length; i++) if (models[i]!.runOnce(s.nowNs)) worked = true;
+    return worked;
+  }
+}
+
+/** Builds the model here; throws what its construction throws (a cable that cannot be made). */
+export function hostStepped(init: ModelInit): ModelHost {
+  const model = new NicModel(init);
+  // A pair cable's NICs step on the pair's shared clock (its port joined the pair above).
+  const cable = init.config.cable;
+  const link = cable.kind === 'pair' ? pairLink(cable.name) : undefined;
+  const stepping = link?.stepping ?? new SharedStepping();
+  stepping.models.push(model);
+  const clock = new SteppedClock(stepping);
+  return {
+    queue: new WriteQueueProducer(init.queue, () => clock.relax()),
+    mapper: {
+      map: (iova, memory, length) => model.iommu.map(iova, memory, length),
+      unmap: (iova) => model.iommu.unmap(iova),
+    },
+    clock,
+    controls: model.controls,
+    close() {
+      const i = stepping.models.indexOf(model);
+      if (i >= 0) stepping.models.splice(i, 1);
+      model.close();
+      if (model.failure) throw model.failure;
+    },
+  };
+}
