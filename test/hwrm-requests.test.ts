@@ -42,6 +42,8 @@ const DOC_SIZES: Array<[string, number, number, number]> = [
   ['HWRM_CFA_L2_SET_RX_MASK', 0x0093, 56, 16],
   ['HWRM_PORT_MAC_CFG', 0x0021, 56, 16],
   ['HWRM_PORT_PHY_CFG', 0x0020, 64, 16],
+  ['HWRM_PORT_QSTATS', 0x0023, 40, 16],
+  ['HWRM_PORT_QSTATS_EXT', 0x00b4, 40, 16],
 ];
 
 t.test('REQUESTS holds every command of the brief with the documented sizes', async (t) => {

@@ -32,4 +32,6 @@ export const KERNEL_COMMANDS: readonly (readonly [HwrmCommandName, AnyLayout, An
   ['RING_AGGINT_QCAPS', L.RingAggintQcapsInput, L.RingAggintQcapsOutput],
   ['PORT_MAC_CFG', L.PortMacCfgInput, L.PortMacCfgOutput],
   ['PORT_PHY_CFG', L.PortPhyCfgInput, L.PortPhyCfgOutput],
+  ['PORT_QSTATS', L.PortQstatsInput, L.PortQstatsOutput],
+  ['PORT_QSTATS_EXT', L.PortQstatsExtInput, L.PortQstatsExtOutput],
 ];

@@ -97,3 +97,15 @@ export const PortMacCfgOutput = layout('hwrm_port_mac_cfg_output', 16, { ...RESP
 // hsi.h: struct hwrm_port_phy_cfg_input (64B) / _output (16B)
 export const PortPhyCfgInput = layout('hwrm_port_phy_cfg_input', 64, { ...REQUEST_HEADER_FIELDS, flags: u32(16), enables: u32(20), port_id: u16(24), force_link_speed: u16(26), auto_mode: u8(28) });
 export const PortPhyCfgOutput = empty('hwrm_port_phy_cfg_output');
+
+// hsi.h: struct hwrm_port_qstats_input (40B) / _output (16B): the firmware writes tx_port_stats
+// (408 bytes) and rx_port_stats (528 bytes) at the two host addresses.
+export const PortQstatsInput = layout('hwrm_port_qstats_input', 40, { ...REQUEST_HEADER_FIELDS, port_id: u16(16), flags: u8(18), tx_stat_host_addr: u64(24), rx_stat_host_addr: u64(32) });
+export const PortQstatsOutput = layout('hwrm_port_qstats_output', 16, { ...RESPONSE_HEADER_FIELDS, tx_stat_size: u16(8), rx_stat_size: u16(10), flags: u8(12), valid: u8(15) });
+// hsi.h: struct hwrm_port_qstats_ext_input (40B) / _output (16B): tx_port_stats_ext (256 B),
+// rx_port_stats_ext (488 B), each cut to the size the driver gave.
+export const PortQstatsExtInput = layout('hwrm_port_qstats_ext_input', 40, {
+  ...REQUEST_HEADER_FIELDS, port_id: u16(16), tx_stat_size: u16(18), rx_stat_size: u16(20), flags: u8(22), tx_stat_host_addr: u64(24), rx_stat_host_addr: u64(32),
+});
+export const PortQstatsExtOutput = layout('hwrm_port_qstats_ext_output', 16, { ...RESPONSE_HEADER_FIELDS, tx_stat_size: u16(8), rx_stat_size: u16(10), total_active_cos_queues: u16(12), flags: u8(14), valid: u8(15) });
+export const PORT_STATS_BYTES = { tx: 408, rx: 528, txExt: 256, rxExt: 488 } as const;

@@ -264,6 +264,21 @@ export function answerKernelCommand(bus: ModelBus, fn: FunctionResources, reqTyp
     case H.HWRM.PORT_MAC_CFG:
       if ((req.port_id as number) !== 0) return { error: E.INVALID_PARAMS };
       return { values: { mru: bus.config.mtu + 22, mtu: bus.config.mtu + 22, ipg: 12, lpbk: 0 } };
+    case H.HWRM.PORT_QSTATS:
+    case H.HWRM.PORT_QSTATS_EXT: {
+      // Port counters are not modelled yet: the blocks are written as zeros (docs/bnxt-en-bringup.md).
+      if ((req.port_id as number) !== 0) return { error: E.INVALID_PARAMS };
+      const ext = reqType === H.HWRM.PORT_QSTATS_EXT;
+      const S = H.PORT_STATS_BYTES;
+      const tx = ext ? Math.min(req.tx_stat_size as number, S.txExt) : S.tx;
+      const rx = ext ? Math.min(req.rx_stat_size as number, S.rxExt) : S.rx;
+      const txAddr = req.tx_stat_host_addr as number;
+      const rxAddr = req.rx_stat_host_addr as number;
+      if ((tx > 0 && !bus.iommu.check(txAddr, tx)) || (rx > 0 && !bus.iommu.check(rxAddr, rx))) return { error: E.INVALID_PARAMS };
+      bus.iommu.writeFrom(txAddr, new Uint8Array(tx), 0, tx);
+      bus.iommu.writeFrom(rxAddr, new Uint8Array(rx), 0, rx);
+      return { values: ext ? { tx_stat_size: tx, rx_stat_size: rx, total_active_cos_queues: QUEUES.length } : { tx_stat_size: tx, rx_stat_size: rx } };
+    }
     case H.HWRM.PORT_PHY_CFG:
       if ((req.port_id as number) !== 0) return { error: E.INVALID_PARAMS };
       return { values: {} };

@@ -17,6 +17,8 @@ import { PciConfigSpace, buildVpd, type PciConfigSpec } from './pci-config.ts';
 import { MsixVectors } from './interrupts.ts';
 import { GuestMemory } from './guest-memory.ts';
 import { REGION } from './protocol.ts';
+import { L2Engine } from '../l2/l2-engine.ts';
+import { RoceInterrupts } from './roce-interrupts.ts';
 import type { BarRegion, SessionDevice } from './session.ts';
 
 export const BAR4_BYTES = 16 * 1024;
@@ -54,6 +56,10 @@ export class NicVfioDevice implements SessionDevice {
   readonly vectors: MsixVectors;
   readonly memory: GuestMemory;
   readonly bars: ReadonlyMap<number, BarRegion>;
+  /** bnxt_en's completion rings, NQs and their MSI-X vectors. */
+  readonly l2: L2Engine;
+  /** bnxt_re's CREQ and NQ vectors. */
+  readonly roceIrqs: RoceInterrupts;
   /** Every HWRM request the guest triggered, with the answer's error code (the command sequence). */
   readonly hwrmLog: HwrmObservation[] = [];
   onHwrm: (o: HwrmObservation) => void = () => {};
@@ -70,6 +76,8 @@ export class NicVfioDevice implements SessionDevice {
     this.bar0 = new Uint8Array(bar0);
     this.config = new PciConfigSpace(bcm57508ConfigSpec(config.mac));
     this.vectors = new MsixVectors(MSIX_VECTORS, () => this.config.busMaster && this.config.msixEnabled);
+    this.l2 = new L2Engine(this.model.bus, this.model.resources, (vector) => this.vectors.signal(vector));
+    this.roceIrqs = new RoceInterrupts(this.model.iommu, this.model.resources, (vector) => this.vectors.signal(vector));
     this.memory = new GuestMemory({
       map: (iova, memory, length) => this.model.iommu.map(iova, memory, length),
       unmap: (iova) => this.model.iommu.unmap(iova),
@@ -85,6 +93,7 @@ export class NicVfioDevice implements SessionDevice {
   run(): boolean {
     let worked = false;
     for (let i = 0; i < 64 && this.model.runOnce(performance.now() * 1e6); i++) worked = true;
+    this.roceIrqs.check();
     return worked;
   }
 
@@ -101,7 +110,12 @@ export class NicVfioDevice implements SessionDevice {
   private writeBar(kind: WriteKind, offset: number, data: Uint8Array): void {
     const dv = new DataView(data.buffer, data.byteOffset, data.byteLength);
     if (kind === WriteKind.Bar2Write32 && data.length === 8 && (offset & 7) === 0) {
-      this.queue.push(WriteKind.Bar2Doorbell64, offset, dv.getUint32(0, true) | 0, dv.getUint32(4, true) | 0);
+      const lo = dv.getUint32(0, true);
+      const hi = dv.getUint32(4, true);
+      // L2-path doorbells (bnxt_en's rings) go to the L2 side; RoCE doorbells to the engine.
+      if (this.l2.doorbell(lo, hi)) return;
+      this.roceIrqs.doorbell(lo, hi);
+      this.queue.push(WriteKind.Bar2Doorbell64, offset, lo | 0, hi | 0);
     } else if ((offset & 3) === 0 && (data.length & 3) === 0) {
       for (let i = 0; i < data.length; i += 4) this.push32(kind, offset + i, dv.getUint32(i, true));
     } else {
@@ -130,10 +144,12 @@ export class NicVfioDevice implements SessionDevice {
     const iommu = this.model.iommu;
     const reqType = w[0]! & 0xffff;
     let seqId = w[1]! & 0xffff;
+    let cmplRing = w[0]! >>> 16;
     let respAddr = w[2]! + w[3]! * 2 ** 32;
     // Short-command mode (hwrm_short_input): signature 0x4321 at +2, the request itself at req_addr (+8).
     if (w[0]! >>> 16 === 0x4321 && iommu.check(respAddr, 16)) {
       const reqAddr = respAddr;
+      cmplRing = iommu.read16(reqAddr + 2);
       seqId = iommu.read16(reqAddr + 4);
       respAddr = iommu.read64(reqAddr + 8);
     }
@@ -141,6 +157,8 @@ export class NicVfioDevice implements SessionDevice {
     const o: HwrmObservation = { reqType, name: hwrmRequestName(reqType), seqId, errorCode: answered ? iommu.read16(respAddr) : -1 };
     this.hwrmLog.push(o);
     this.onHwrm(o);
+    // A request naming a completion ring also gets HWRM_DONE there (Linux bnxt_hwrm.c __hwrm_send).
+    if (answered && cmplRing !== 0xffff) this.l2.hwrmDone(cmplRing, seqId);
   }
 
   reset(): void {

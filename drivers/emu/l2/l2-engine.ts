@@ -1,0 +1,193 @@
+/**
+ * The L2 side of the function as Linux's bnxt_en drives it: its completion rings and
+ * notification queues (NQs), their doorbells and the MSI-X vector each NQ raises.
+ *
+ * The notification chain a P5 follows (Linux bnxt.c bnxt_poll_p5, __bnxt_poll_cqs_done,
+ * bnxt_hwrm_handler): an entry lands in a completion ring; if that ring is armed
+ * (DBR_TYPE_CQ_ARMALL), one CQ notification (nqe_cn with the ring's cq_handle) goes to its NQ
+ * and the arm is spent; if the NQ is armed (DBR_TYPE_NQ_ARM), its vector (the RING_ALLOC
+ * logical_id) fires once and that arm is spent too. An arm doorbell on a ring that already
+ * holds unread entries fires at once. The valid bit of each entry is the wrap parity: 1 on the
+ * first pass (CMP_VALID, NQ_CMP_VALID in bnxt.h).
+ */
+import type { ModelBus } from '../bus.ts';
+import type { FunctionResources } from '../firmware/function-resources.ts';
+import { l2Of } from '../firmware/hwrm-kernel.ts';
+import { RING_ALLOC_REQ_RING_TYPE } from '../../../firmware-hwrm/hwrm/ring.ts';
+import { elementAddress, type RingMemory } from './ring-address.ts';
+
+/** Doorbell fields, high word (Linux bnxt.h DBR_*: path bit 56, type bits 63:60, xid 51:32). */
+const DBR_PATH_L2 = 1 << 24;
+const DB_TYPE = { SQ: 0x0, RQ: 0x1, SRQ: 0x2, CQ: 0x4, CQ_ARMSE: 0x5, CQ_ARMALL: 0x6, CQ_ARMENA: 0x7, NQ: 0xa, NQ_ARM: 0xb, NQ_MASK: 0xe, NULL: 0xf } as const;
+const CMPL_TYPE_HWRM_DONE = 0x20;
+const CMPL_TYPE_HWRM_ASYNC_EVENT = 0x2e;
+const NQ_CN_TYPE_CQ_NOTIFICATION = 0x30;
+
+interface RingCursor {
+  /** Entries the model wrote (free-running). */
+  produced: number;
+  /** The driver's consumer index from its last doorbell (position in the ring). */
+  consumer: number;
+  armed: boolean;
+}
+
+export interface L2Counters {
+  doorbells: number;
+  rejected: number;
+  completions: number;
+  notifications: number;
+  interrupts: number;
+}
+
+export class L2Engine {
+  private readonly cursors = new Map<number, RingCursor>();
+  readonly counters: L2Counters = { doorbells: 0, rejected: 0, completions: 0, notifications: 0, interrupts: 0 };
+  private readonly entry = new Uint8Array(16);
+  private readonly entryView = new DataView(this.entry.buffer);
+
+  constructor(
+    private readonly bus: ModelBus,
+    private readonly fn: FunctionResources,
+    /** Raises MSI-X vector `vector` (false if it cannot: no eventfd, MSI-X off). */
+    private readonly raise: (vector: number) => boolean,
+  ) {}
+
+  /** A 64-bit BAR2 doorbell; true if it was an L2 doorbell (taken here), false if not ours. */
+  doorbell(lo: number, hi: number): boolean {
+    if ((hi & (3 << 24)) !== DBR_PATH_L2) return false;
+    const type = hi >>> 28;
+    const xid = hi & 0xfffff;
+    const index = lo & 0xffffff;
+    this.counters.doorbells++;
+    switch (type) {
+      case DB_TYPE.CQ:
+      case DB_TYPE.CQ_ARMALL:
+      case DB_TYPE.CQ_ARMSE: {
+        const ring = this.cmplRing(xid);
+        if (!ring || index >= ring.length) { this.counters.rejected++; return true; }
+        const c = this.cursor(xid);
+        c.consumer = index;
+        if (type !== DB_TYPE.CQ) {
+          c.armed = true;
+          if (this.unread(c, ring.length)) this.notifyCq(xid);
+        }
+        return true;
+      }
+      case DB_TYPE.NQ:
+      case DB_TYPE.NQ_ARM: {
+        const nq = this.fn.rings.get(xid);
+        if (!nq || index >= nq.length) { this.counters.rejected++; return true; }
+        const c = this.cursor(xid);
+        c.consumer = index;
+        if (type === DB_TYPE.NQ_ARM) {
+          c.armed = true;
+          if (this.unread(c, nq.length)) this.fire(xid);
+        }
+        return true;
+      }
+      default:
+        // TX and RX producer doorbells, CQ_ARMENA, NQ_MASK, NULL: not modelled yet, counted.
+        this.counters.rejected++;
+        return true;
+    }
+  }
+
+  /**
+   * The firmware answered an HWRM request that named completion ring `ringId` in cmpl_ring:
+   * an HWRM_DONE completion with its sequence id goes to that ring (Linux bnxt_hwrm.c waits
+   * for it through the ring's interrupt). An NQ named there takes the completion directly.
+   */
+  hwrmDone(ringId: number, seqId: number): void {
+    const e = this.entryView;
+    this.entry.fill(0);
+    e.setUint16(0, CMPL_TYPE_HWRM_DONE, true);
+    e.setUint16(2, seqId, true);
+    if (this.cmplRing(ringId)) this.writeCmpl(ringId, false);
+    else if (this.fn.rings.has(ringId)) this.writeNqEntry(ringId);
+  }
+
+  /** An HWRM async event (hwrm_async_event_cmpl) to the function's async event ring. */
+  asyncEvent(ringId: number, eventId: number, data1: number, data2: number): void {
+    const e = this.entryView;
+    this.entry.fill(0);
+    e.setUint16(0, CMPL_TYPE_HWRM_ASYNC_EVENT, true);
+    e.setUint16(2, eventId, true);
+    e.setUint32(4, data2 >>> 0, true);
+    e.setUint32(12, data1 >>> 0, true);
+    if (this.cmplRing(ringId)) this.writeCmpl(ringId, false);
+    else if (this.fn.rings.has(ringId)) this.writeNqEntry(ringId);
+  }
+
+  private cmplRing(id: number) {
+    const r = l2Of(this.fn).rings.get(id);
+    return r && r.type === RING_ALLOC_REQ_RING_TYPE.L2_CMPL ? r : undefined;
+  }
+
+  private cursor(id: number): RingCursor {
+    let c = this.cursors.get(id);
+    if (!c) { c = { produced: 0, consumer: 0, armed: false }; this.cursors.set(id, c); }
+    return c;
+  }
+
+  private unread(c: RingCursor, length: number): boolean {
+    return c.produced % length !== c.consumer % length;
+  }
+
+  /** Writes this.entry at the ring's producer with the valid bit of this pass, valid dword last. */
+  private writeEntry(ring: RingMemory, c: RingCursor): boolean {
+    const at = elementAddress(this.bus.iommu, ring, c.produced);
+    if (at < 0) return false;
+    const pass = Math.floor(c.produced / ring.length);
+    const e = this.entryView;
+    e.setUint32(8, (e.getUint32(8, true) & ~1) | ((pass & 1) === 0 ? 1 : 0), true);
+    const iommu = this.bus.iommu;
+    if (!iommu.writeFrom(at, this.entry, 0, 8) || !iommu.writeFrom(at + 12, this.entry, 12, 4)) return false;
+    iommu.write32Release(at + 8, e.getUint32(8, true));
+    c.produced++;
+    return true;
+  }
+
+  private writeCmpl(ringId: number, _dataPath: boolean): void {
+    const ring = this.cmplRing(ringId)!;
+    const c = this.cursor(ringId);
+    if (!this.writeEntry(ring, c)) return;
+    this.counters.completions++;
+    if (c.armed) this.notifyCq(ringId);
+    this.bus.notifyDriver();
+  }
+
+  /** One CQ notification for completion ring `ringId` to its NQ; the ring's arm is spent. */
+  private notifyCq(ringId: number): void {
+    const ring = this.cmplRing(ringId);
+    if (!ring) return;
+    this.cursor(ringId).armed = false;
+    const e = this.entryView;
+    this.entry.fill(0);
+    e.setUint16(0, NQ_CN_TYPE_CQ_NOTIFICATION, true);
+    e.setUint32(4, ring.cqHandle % 2 ** 32, true);
+    e.setUint32(12, Math.floor(ring.cqHandle / 2 ** 32), true);
+    this.counters.notifications++;
+    this.writeNqEntry(ring.peerRingId);
+  }
+
+  private writeNqEntry(nqId: number): void {
+    const nq = this.fn.rings.get(nqId);
+    if (!nq) return;
+    const c = this.cursor(nqId);
+    if (!this.writeEntry(nq, c)) return;
+    if (c.armed) this.fire(nqId);
+  }
+
+  /** The NQ's vector fires once; its arm is spent. */
+  private fire(nqId: number): void {
+    const nq = this.fn.rings.get(nqId);
+    if (!nq) return;
+    this.cursor(nqId).armed = false;
+    if (this.raise(nq.logicalId)) this.counters.interrupts++;
+  }
+
+  /** FUNC_RESET or ring reuse: cursors start again. */
+  forget(ringId: number): void {
+    this.cursors.delete(ringId);
+  }
+}
