@@ -1,0 +1,103 @@
+// bnxt_en's notification chain on the software NIC (Linux bnxt.c bnxt_poll_p5,
+// __bnxt_poll_cqs_done, bnxt_hwrm_handler; entry layouts of bnxt_hsi.h hwrm_cmpl and bnxt.h
+// nqe_cn; doorbells of bnxt.h DBR_*), and bnxt_re's CREQ/NQ vectors. Bytes are read at the
+// headers' offsets by hand, doorbells built from the header's bit positions.
+import t from 'tap';
+import { NicBus } from '../drivers/emu/bus.ts';
+import { FunctionResources } from '../drivers/emu/firmware/function-resources.ts';
+import { l2Of } from '../drivers/emu/firmware/hwrm-kernel.ts';
+import { L2Engine } from '../drivers/emu/l2/l2-engine.ts';
+import { RoceInterrupts } from '../drivers/emu/vfio-user/roce-interrupts.ts';
+import { macFromNumber } from '../drivers/emu/config.ts';
+
+const CQ_BASE = 0x10_0000;
+const NQ_BASE = 0x20_0000;
+const CQ_ID = 7;
+const NQ_ID = 3;
+const VECTOR = 5;
+const HANDLE = 0x1234_5678_9abc;
+
+// bnxt.h: DBR_PATH_L2 bit 56, DBR_TYPE_* bits 63:60, xid bits 51:32, index bits 23:0.
+const db = (type: number, xid: number, index: number, path = 1): [number, number] => [index, ((type << 28) | (path << 24) | xid) >>> 0];
+const DBR = { CQ: 0x4, CQ_ARMALL: 0x6, NQ: 0xa, NQ_ARM: 0xb, SQ: 0x0 };
+
+function setup(length: number) {
+  const bus = new NicBus({ mac: macFromNumber(1), ipv4: Uint8Array.from([10, 0, 0, 1]), mtu: 1500, cable: { kind: 'loop' }, pcapPath: undefined, seed: 1, mode: 'stepped' }, new Int32Array(16384), 65536);
+  const cq = new Uint8Array(length * 16);
+  const nq = new Uint8Array(length * 16);
+  bus.iommu.map(CQ_BASE, cq.buffer as ArrayBuffer, cq.length);
+  bus.iommu.map(NQ_BASE, nq.buffer as ArrayBuffer, nq.length);
+  const fn = new FunctionResources();
+  fn.rings.set(NQ_ID, { id: NQ_ID, pageTblAddr: NQ_BASE, pageTblDepth: 0, pageSizeLog2: 12, length, logicalId: VECTOR });
+  l2Of(fn).rings.set(CQ_ID, { id: CQ_ID, type: 0, pageTblAddr: CQ_BASE, pageTblDepth: 0, pageSizeLog2: 12, length, logicalId: 0, peerRingId: NQ_ID, rxBufSize: 0, cqHandle: HANDLE });
+  const raised: number[] = [];
+  const l2 = new L2Engine(bus, fn, (v) => { raised.push(v); return true; });
+  return { bus, fn, cq, nq, l2, raised };
+}
+
+const entry = (ring: Uint8Array, i: number) => new DataView(ring.buffer, i * 16, 16);
+
+t.test('HWRM_DONE into an armed completion ring: one CQ notification, one interrupt, arms spent', async (t) => {
+  const { cq, nq, l2, raised } = setup(4);
+  t.ok(l2.doorbell(...db(DBR.CQ_ARMALL, CQ_ID, 0)));
+  t.ok(l2.doorbell(...db(DBR.NQ_ARM, NQ_ID, 0)));
+  l2.hwrmDone(CQ_ID, 0x2a);
+  const c = entry(cq, 0);
+  t.equal(c.getUint16(0, true) & 0x3f, 0x20, 'hwrm_cmpl type HWRM_DONE');
+  t.equal(c.getUint16(2, true), 0x2a, 'sequence_id');
+  t.equal(c.getUint32(8, true) & 1, 1, 'V = 1 on the first pass');
+  const n = entry(nq, 0);
+  t.equal(n.getUint16(0, true) & 0x3f, 0x30, 'nqe_cn type CQ_NOTIFICATION');
+  t.equal(n.getUint32(4, true) + n.getUint32(12, true) * 2 ** 32, HANDLE, 'cq_handle low and high');
+  t.equal(n.getUint32(8, true) & 1, 1);
+  t.same(raised, [VECTOR], 'the NQ logical_id is the vector');
+  l2.hwrmDone(CQ_ID, 0x2b);
+  t.equal(entry(cq, 1).getUint16(2, true), 0x2b, 'the next completion lands');
+  t.equal(entry(nq, 1).getUint32(8, true), 0, 'no notification: the CQ is not armed any more');
+  t.same(raised, [VECTOR], 'no second interrupt');
+});
+
+t.test('arming a ring that holds unread entries notifies at once; the valid bit flips each pass', async (t) => {
+  const { cq, nq, l2, raised } = setup(2);
+  l2.hwrmDone(CQ_ID, 1);
+  l2.hwrmDone(CQ_ID, 2);
+  l2.hwrmDone(CQ_ID, 3); // second pass, slot 0
+  t.equal(entry(cq, 0).getUint16(2, true), 3);
+  t.equal(entry(cq, 0).getUint32(8, true) & 1, 0, 'V = 0 on the second pass');
+  l2.doorbell(...db(DBR.CQ_ARMALL, CQ_ID, 0)); // consumer 0 but the producer is at 1 (mod 2): unread
+  t.equal(entry(nq, 0).getUint16(0, true) & 0x3f, 0x30, 'notified on arm');
+  t.same(raised, [], 'the NQ is not armed');
+  l2.doorbell(...db(DBR.NQ_ARM, NQ_ID, 0));
+  t.same(raised, [VECTOR], 'NQ arm with an unread entry fires');
+});
+
+t.test('doorbells: unknown rings are counted, RoCE-path doorbells are not taken', async (t) => {
+  const { l2 } = setup(4);
+  t.ok(l2.doorbell(...db(DBR.CQ_ARMALL, 99, 0)));
+  t.ok(l2.doorbell(...db(DBR.CQ, CQ_ID, 4)), 'an index outside the ring');
+  t.equal(l2.counters.rejected, 2);
+  t.notOk(l2.doorbell(...db(DBR.SQ, 1, 0, 0)), 'path ROCE goes to the RoCE engine');
+});
+
+t.test("bnxt_re's CREQ: its vector fires once the entry at the armed consumer is valid", async (t) => {
+  const { bus, fn, nq } = setup(4);
+  const raised: number[] = [];
+  const irq = new RoceInterrupts(bus.iommu, fn, (v) => { raised.push(v); return true; });
+  irq.doorbell(...db(DBR.NQ_ARM, NQ_ID, 0, 0)); // roce_hsi DBC_DBC_PATH_ROCE = 0
+  irq.check();
+  t.same(raised, [], 'nothing written yet');
+  nq[8] = 1; // creq_base.v at byte 8
+  irq.check();
+  irq.check();
+  t.same(raised, [VECTOR], 'fires once: the arm is spent');
+  irq.doorbell(...db(DBR.NQ_ARM, NQ_ID, 1, 0));
+  irq.check();
+  t.same(raised, [VECTOR], 'entry 1 not written yet');
+  nq[16 + 8] = 1;
+  irq.check();
+  t.same(raised, [VECTOR, VECTOR]);
+  irq.doorbell(...db(DBR.NQ_ARM, NQ_ID, 1, 1)); // an L2-path doorbell is not bnxt_re's
+  nq[32 + 8] = 1;
+  irq.check();
+  t.same(raised, [VECTOR, VECTOR], 'not armed by an L2-path doorbell');
+});
