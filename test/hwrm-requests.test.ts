@@ -24,6 +24,7 @@ const DOC_SIZES: Array<[string, number, number, number]> = [
   ['HWRM_RING_FREE', 0x0051, 32, 16],
   // What Linux's bnxt_en sends beyond those: sizes from the "(size:NNNb/NB)" comments of bnxt_hsi.h.
   ['HWRM_QUEUE_QPORTCFG', 0x0030, 24, 168],
+  ['HWRM_QUEUE_PRI2COS_QCFG', 0x0037, 24, 24],
   ['HWRM_PORT_PHY_QCAPS', 0x002a, 24, 40],
   ['HWRM_PORT_LED_QCAPS', 0x002f, 24, 48],
   ['HWRM_VNIC_QCAPS', 0x004a, 24, 24],

@@ -4,7 +4,7 @@
  */
 import type { FieldSpec, Layout } from '../layout.ts';
 import type { HwrmCommandName } from './types.ts';
-import { QueueQportcfgInput, QueueQportcfgOutput } from './queue.ts';
+import { QueueQportcfgInput, QueueQportcfgOutput, QueuePri2cosQcfgInput, QueuePri2cosQcfgOutput } from './queue.ts';
 import { PortPhyQcapsInput, PortPhyQcapsOutput, PortLedQcapsInput, PortLedQcapsOutput } from './port-caps.ts';
 import { VnicQcapsInput, VnicQcapsOutput } from './vnic-caps.ts';
 import { FuncCfgInput, FuncCfgOutput } from './func-cfg.ts';
@@ -14,6 +14,7 @@ type AnyLayout = Layout<Record<string, FieldSpec>>;
 
 export const KERNEL_COMMANDS: readonly (readonly [HwrmCommandName, AnyLayout, AnyLayout])[] = [
   ['QUEUE_QPORTCFG', QueueQportcfgInput, QueueQportcfgOutput],
+  ['QUEUE_PRI2COS_QCFG', QueuePri2cosQcfgInput, QueuePri2cosQcfgOutput],
   ['PORT_PHY_QCAPS', PortPhyQcapsInput, PortPhyQcapsOutput],
   ['PORT_LED_QCAPS', PortLedQcapsInput, PortLedQcapsOutput],
   ['VNIC_QCAPS', VnicQcapsInput, VnicQcapsOutput],

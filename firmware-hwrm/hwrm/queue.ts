@@ -38,3 +38,21 @@ export const QueueQportcfgOutput = layout('hwrm_queue_qportcfg_output', 168, {
   queue_service_profile_types: bytes(160, 7),
   valid: u8(167),
 });
+
+// hsi.h: struct hwrm_queue_pri2cos_qcfg_input (size:192b/24B): which CoS queue each 802.1p
+// priority maps to (bnxt_dcb.c bnxt_hwrm_queue_pri2cos_qcfg, asked when RoCE comes up).
+export const QueuePri2cosQcfgInput = layout('hwrm_queue_pri2cos_qcfg_input', 24, {
+  ...REQUEST_HEADER_FIELDS,
+  /** Bit 0 path (0 TX, 1 RX); bit 1 IVLAN. */
+  flags: u32(16),
+  port_id: u8(20),
+});
+
+// hsi.h: struct hwrm_queue_pri2cos_qcfg_output (size:192b/24B)
+export const QueuePri2cosQcfgOutput = layout('hwrm_queue_pri2cos_qcfg_output', 24, {
+  ...RESPONSE_HEADER_FIELDS,
+  /** pri0_cos_queue_id .. pri7_cos_queue_id. */
+  pri_cos_queue_ids: bytes(8, 8),
+  queue_cfg_info: u8(16),
+  valid: u8(23),
+});

@@ -156,6 +156,10 @@ export function answerKernelCommand(bus: ModelBus, fn: FunctionResources, reqTyp
       void bus; void fn;
       return { values: { max_configurable_queues: QUEUES.length, max_configurable_lossless_queues: 1, queue_pairs: pairs, qid_names: names } };
     }
+    case H.HWRM.QUEUE_PRI2COS_QCFG:
+      // Every priority on the NIC queue: no DCB mapping is configured (the RoCE queue waits for one).
+      if ((req.port_id as number) !== 0) return { error: E.INVALID_PARAMS };
+      return { values: { pri_cos_queue_ids: new Uint8Array(8).fill(QUEUES[0]![0]), queue_cfg_info: 0 } };
     case H.HWRM.PORT_PHY_QCAPS: {
       if ((req.port_id as number) !== 0) return { error: E.INVALID_PARAMS };
       const S = H.PHY_QCAPS_SPEEDS;

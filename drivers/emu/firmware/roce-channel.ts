@@ -18,6 +18,8 @@ import { CMDQE_BYTES, CMDQ_FIRST_COMMAND_FLAG, CMDQ_MAILBOX_OFFSET, CMDQ_PROD_ID
 const PAGE_BYTES = 4096;
 /** cmd_size is a u8: no command is longer than 255 units. */
 export const MAX_COMMAND_BYTES = 255 * CMDQE_BYTES;
+/** bnxt_hsi.h CMD_DISCR_TLV_ENCAP: the first u16 of a TLV-encapsulated command. */
+const CMD_DISCR_TLV_ENCAP = 0x8000;
 
 export const enum Take {
   /** Nothing between the consumer and the producer. */
@@ -83,8 +85,21 @@ export class CmdqChannel {
       return Take.Empty;
     }
     this.readUnit(0);
+    // A TLV-encapsulated command (Linux bnxt_re qplib_tlv.h: cmd_discr CMD_DISCR_TLV_ENCAP at 0,
+    // its size in 16-byte units as total_size at 8, the command itself from byte 16). bnxt_re
+    // sends MODIFY_ROCE_CC this way on P5 and P7 (qplib_sp.c bnxt_qplib_modify_cc).
+    const tlv = (this.scratch[0]! | (this.scratch[1]! << 8)) === CMD_DISCR_TLV_ENCAP;
+    const units = tlv ? this.scratch[8]! : this.scratch[1]!;
+    if (tlv && units >= 2 && units <= pending) {
+      for (let u = 1; u < units; u++) this.readUnit(u);
+      this.consumed += units;
+      this.scratch.copyWithin(0, CMDQE_BYTES, units * CMDQE_BYTES);
+      this.length = (units - 1) * CMDQE_BYTES;
+      this.opcode = this.scratch[0]!;
+      this.cookie = this.scratch[4]! | (this.scratch[5]! << 8);
+      return Take.Command;
+    }
     this.opcode = this.scratch[0]!;
-    const units = this.scratch[1]!;
     this.cookie = this.scratch[4]! | (this.scratch[5]! << 8);
     if (units === 0 || units > pending) {
       // No way to find where the next command starts: skip what the producer published.

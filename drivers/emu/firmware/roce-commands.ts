@@ -19,6 +19,7 @@ import { modifyQp } from './roce-cmd-modify-qp.ts';
 import { createCq, destroyCq } from './roce-cmd-cq.ts';
 import { allocateMrw, deallocateKey, deregisterMr, registerMr } from './roce-cmd-mr.ts';
 import { addGid, deleteGid } from './roce-cmd-gid.ts';
+import { modifyRoceCc } from './roce-cmd-cc.ts';
 
 type Handler = (ctx: RoceContext, cmd: Uint8Array) => Answer;
 
@@ -39,6 +40,7 @@ const HANDLERS = new Map<number, Handler>([
   [O.DEINITIALIZE_FW, (ctx) => deinitializeFw(ctx)],
   [O.QUERY_FUNC, (ctx) => queryFunc(ctx)],
   [O.QUERY_VERSION, () => queryVersion()],
+  [O.MODIFY_ROCE_CC, modifyRoceCc],
 ]);
 
 /** Every opcode of roce_hsi.h; those without a handler are answered NOT_IMPLEMENTED. */
