@@ -9,7 +9,7 @@
  * chroot QEMU runs in; a private mount namespace, so nothing is left mounted).
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync, copyFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync, copyFileSync, linkSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { serveVfioUser, type HwrmObservation } from '../../drivers/emu/vfio-user/index.ts';
 import { macFromNumber } from '../../drivers/emu/config.ts';
@@ -37,6 +37,14 @@ export interface GuestRunReport {
   readonly workDir: string;
 }
 
+/** Run folders kept in the cache (the newest); older ones are removed when a run starts. */
+const KEEP_RUNS = 5;
+
+function pruneRuns(dir: string, keep: number): void {
+  const runs = readdirSync(dir).filter((n) => n.startsWith('run-')).map((n) => ({ n, t: statSync(join(dir, n)).mtimeMs })).sort((a, b) => b.t - a.t);
+  for (const r of runs.slice(keep)) rmSync(join(dir, r.n), { recursive: true, force: true });
+}
+
 export async function runGuest(o: GuestRunOptions = {}): Promise<GuestRunReport> {
   const cache = o.cacheDir ?? DEFAULT_CACHE;
   const chroot = join(cache, 'chroot');
@@ -44,9 +52,12 @@ export async function runGuest(o: GuestRunOptions = {}): Promise<GuestRunReport>
     if (!existsSync(join(cache, f))) throw new Error(`${join(cache, f)} is missing: run scripts/bnxt-guest/build.sh`);
   }
   mkdirSync(join(cache, 'runs'), { recursive: true });
+  pruneRuns(join(cache, 'runs'), KEEP_RUNS - 1);
   const work = mkdtempSync(join(cache, 'runs', 'run-'));
-  copyFileSync(join(cache, 'vmlinuz'), join(work, 'vmlinuz'));
-  copyFileSync(join(cache, 'initrd.cpio.gz'), join(work, 'initrd.cpio.gz'));
+  // Hard links (same file system): a run folder costs no copy of the 23 MB images.
+  for (const f of ['vmlinuz', 'initrd.cpio.gz']) {
+    try { linkSync(join(cache, f), join(work, f)); } catch { copyFileSync(join(cache, f), join(work, f)); }
+  }
   const socketPath = join(work, 'bnxt.sock');
   const serverLog: string[] = [];
   const log = o.log ?? (() => {});
