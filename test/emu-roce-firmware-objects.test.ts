@@ -1,8 +1,8 @@
 /**
- * The RoCE firmware's CQs, memory keys and GID table (bnxt-roce-interface.md 3.5-3.7, 7), the
- * asynchronous entries it writes for the engine (QP error notifications on the CREQ, CQ
- * notifications on NQs: 4.1, 5.7) and the destroy order. Expected bytes follow the documented
- * offsets.
+ * The RoCE firmware's CQs, memory keys and GID table (roce_hsi.h cmdq_create_cq,
+ * cmdq_allocate_mrw, cmdq_register_mr, cmdq_add_gid), the asynchronous entries it writes for
+ * the engine (QP error notifications on the CREQ: creq_qp_error_notification; CQ notifications
+ * on NQs: nq_cn) and the destroy order. Expected bytes follow roce_hsi.h's offsets.
  */
 import t from 'tap';
 import * as R from '../firmware-hwrm/roce/index.ts';
@@ -224,7 +224,8 @@ t.test('ADD_GID answers the table index and keeps the GID and MAC in wire order;
   const { q, rig } = openRoce();
   const gid = Uint8Array.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 168, 1, 7]);
   const mac = Uint8Array.from([0x02, 0x11, 0x22, 0x33, 0x44, 0x55]);
-  // ADD_GID carries the GID byte-reversed (byte 15 first) and the MAC as swapped halfwords (facts 3.5).
+  // ADD_GID carries the GID byte-reversed (byte 15 first) and the MAC as swapped halfwords
+  // (Linux bnxt_re qplib_sp.c bnxt_qplib_add_sgid).
   const cmd = new Uint8Array(48);
   cmd.set([O.ADD_GID, 3, 0, 0, 0x21, 0x00]);
   cmd.set([7, 1, 168, 192, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], 16);
@@ -283,7 +284,7 @@ t.test('roce.injectQpError reports a QP error as the NIC would and tells the eng
   t.equal(rig.model.controls.roce.injectQpError(999, 1, 0), false, 'no such QP');
 });
 
-t.test('a driver that gives everything back leaves the firmware as it found it (facts 8 teardown order)', async (t) => {
+t.test('a driver that gives everything back leaves the firmware as it found it (bnxt_re_dev_uninit order)', async (t) => {
   const { q, rig } = openRoce();
   const before = resources(rig);
   const scq = makeCq(q);

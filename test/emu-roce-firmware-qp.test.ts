@@ -1,7 +1,8 @@
 /**
  * The RoCE firmware's QPs: CREATE_QP (RC, static WQEs, rings through their PBLs), DESTROY_QP,
- * QUERY_QP, and the MODIFY_QP state machine with the modify-mask rules of
- * bnxt-roce-interface.md 3.8-3.10. Expected bytes come from the documented offsets.
+ * QUERY_QP, and the MODIFY_QP state machine with its modify-mask rules (roce_hsi.h cmdq_create_qp,
+ * cmdq_modify_qp, cmdq_query_qp; Linux bnxt_re qplib_fp.c bnxt_qplib_modify_qp). Expected bytes
+ * come from roce_hsi.h's offsets.
  */
 import t from 'tap';
 import * as R from '../firmware-hwrm/roce/index.ts';

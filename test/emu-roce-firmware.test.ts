@@ -2,7 +2,7 @@
  * The software NIC's RoCE firmware at the register/DMA level: the CMDQ channel, the CREQ
  * (valid bit per pass, no overrun), side buffers, function-level commands and their gating,
  * fault controls, and garbage. Expected CREQ bytes are written out from the offsets of
- * bnxt-roce-interface.md 2.5-2.7 and 3.2.
+ * roce_hsi.h creq_base, creq_qp_event and the creq_*_resp_sb headers, and cmdq_initialize_fw.
  */
 import t from 'tap';
 import * as R from '../firmware-hwrm/roce/index.ts';
@@ -15,7 +15,7 @@ const lo = (cookie: number) => cookie & 0xff;
 const hi = (cookie: number) => cookie >>> 8;
 const u32le = (v: number) => [v & 0xff, (v >>> 8) & 0xff, (v >>> 16) & 0xff, (v >>> 24) & 0xff];
 
-/** A command response as facts 2.7 lays it out: type 0x38, status, cookie, xid, v, event = opcode. */
+/** A command response as roce_hsi.h creq_qp_event lays it out: type 0x38, status, cookie, xid, v, event = opcode. */
 function response(status: number, cookie: number, xid: number, v: number, opcode: number, tail = [0, 0, 0, 0, 0, 0]): number[] {
   return [0x38, status, lo(cookie), hi(cookie), ...u32le(xid), v, opcode, ...tail];
 }
@@ -31,7 +31,7 @@ t.test('QUERY_FUNC before INITIALIZE_FW answers a P5 side buffer and a CREQ entr
   const cookie = q.send(R.CmdqQueryFunc, { opcode: O.QUERY_FUNC, resp_size: 10, resp_addr: sb.iova });
   const e = q.take()!;
   t.same([...e], response(0, cookie, 10, 1, 0x83), 'status 0, cookie echoed, size 10 units, v 1, event 0x83');
-  // Side-buffer header (facts 2.5): opcode, status, cookie, flags, resp_size.
+  // Side-buffer header (roce_hsi.h creq_query_func_resp_sb and its kin): opcode, status, cookie, flags, resp_size.
   t.same([...sb.bytes.subarray(0, 8)], [0x83, 0, lo(cookie), hi(cookie), 0, 0, 10, 0]);
   const v = sb.view;
   t.equal(v.getBigUint64(8, true), 1n << 39n, 'max_mr_size 2^39');
@@ -253,7 +253,8 @@ t.test('a CREQ doorbell written to BAR2 (NQ_ARM, xid = the CREQ ring id) returns
   let n = 0;
   while (q.take()) n++;
   t.equal(n, 16, 'the 17th answer waits');
-  // NQ_ARM for ring id X, consumer index 0 of pass 1: lo = index | epoch << 24, hi = xid | valid | 0xB << 28 (facts 5.2).
+  // NQ_ARM for ring id X, consumer index 0 of pass 1: lo = index | epoch << 24, hi = xid | valid | 0xB << 28
+  // (bnxt_hsi.h struct dbc_dbc).
   rig.bar2Doorbell64(0x10000, 0x0100_0000, (setup.creqRingId | 0x0400_0000 | 0xb000_0000) >>> 0);
   rig.run();
   t.ok(q.take(), 'the 17th answer after the doorbell');

@@ -4,10 +4,10 @@ import { Qp, Region, InvalidArgument, type Endpoint, type Nic } from '../lib/ind
 import { nicInternals } from '../lib/nic.ts';
 import { openNic, controls, qpAttributes, requests, watchCommands, unwrap, STATE, STATUS, emu } from './helpers/qp-control.ts';
 
-// roce_hsi.h: CMDQ_MODIFY_QP_ACCESS_* (QP access bits; bnxt-roce-interface.md 3.9).
+// roce_hsi.h: CMDQ_MODIFY_QP_ACCESS_* (QP access bits).
 const LOCAL_WRITE = 0x1;
 const REMOTE_READ = 0x4;
-/** Local ACK timeout: 4.096 us x 2^14 (bnxt-roce-interface.md 9). */
+/** Local ACK timeout: 4.096 us x 2^14 (rdma-core ibv_modify_qp(3), the timeout attribute). */
 const ACK_TIMEOUT_NS = 4096 * 2 ** 14;
 const FULL_CONNECT = ['MODIFY_QP RESET', 'MODIFY_QP INIT', 'MODIFY_QP RTR', 'MODIFY_QP RTS'];
 

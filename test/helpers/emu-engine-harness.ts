@@ -1,8 +1,9 @@
 /**
  * A stepped software NIC for engine tests: a NicModel on a virtual clock whose engine runs
  * against small fake tables (no CMDQ), host memory mapped into its IOMMU, and WQE / CQE /
- * doorbell bytes written and read with offsets taken by hand from bnxt-roce-interface.md
- * (§5.2 doorbells, §5.3 SQ WQEs, §5.5 RQ WQEs, §6 CQEs), not from the engine's own code.
+ * doorbell bytes written and read with offsets taken by hand from the public headers (bnxt_hsi.h
+ * dbc_dbc doorbells; roce_hsi.h sq_send_hdr / sq_rdma_hdr / sq_sge SQ WQEs, rq_wqe_hdr RQ WQEs,
+ * cq_req / cq_res_rc CQEs), not from the engine's own code.
  */
 import { NicModel, BAR0_BYTES, BAR2_BYTES } from '../../drivers/emu/nic-model.ts';
 import { allocWriteQueue } from '../../drivers/emu/write-queue.ts';
@@ -16,7 +17,8 @@ import {
 export const PAGE = 4096;
 export const DOORBELL = 0x10000;
 
-// §5.3 / §5.5 / §6 values, typed from the tables of the facts document.
+// Values of roce_hsi.h SQ_BASE_WQE_TYPE_*, SQ_SEND_HDR_FLAGS_*, CQ_REQ_STATUS_*, CQ_RES_RC_STATUS_*,
+// CMDQ_MODIFY_QP_ACCESS_*, CMDQ_REGISTER_MR_ACCESS_* and the dbc_dbc DBC_DBC_TYPE_* of bnxt_hsi.h.
 export const WQE = { SEND: 0x00, SEND_W_IMM: 0x01, WRITE: 0x04, READ: 0x06, ATOMIC_CS: 0x08, RECV: 0x80 } as const;
 export const FLAG = { SIGNAL: 0x01, FENCE: 0x04, SE: 0x08, INLINE: 0x10 } as const;
 export const REQ = { OK: 0, LOCAL_PROTECTION: 4, REMOTE_INVALID_REQUEST: 6, REMOTE_ACCESS: 7, RNR_RETRY_EXCEEDED: 9, RETRY_EXCEEDED: 0xa, FLUSHED: 0xb } as const;
@@ -25,7 +27,10 @@ export const ACCESS_QP = { LOCAL_WRITE: 1, REMOTE_WRITE: 2, REMOTE_READ: 4 } as 
 export const ACCESS_MR = { LOCAL_WRITE: 1, REMOTE_READ: 2, REMOTE_WRITE: 4 } as const;
 export const DB = { SQ: 0x0, RQ: 0x1, CQ: 0x4, CQ_ARMSE: 0x5, CQ_ARMALL: 0x6 } as const;
 
-/** A 64-bit doorbell as halves (§5.2): lo = index | epoch << 24; hi = xid | valid (bit 26) | type << 28. */
+/**
+ * A 64-bit doorbell as halves (bnxt_hsi.h dbc_dbc):
+ * lo = index | epoch << 24; hi = xid | valid (bit 26) | type << 28.
+ */
 export function doorbellHalves(type: number, xid: number, index: number, epoch: number): [number, number] {
   return [(index | (epoch << 24)) >>> 0, (xid | (1 << 26) | (type << 28)) >>> 0];
 }
@@ -80,7 +85,7 @@ export class TestCq {
   consumer = 0;
   constructor(readonly nic: TestNic, readonly cq: EmuCq, readonly ring: Buffer) {}
 
-  /** Takes the next CQE if its toggle says it is new (§6.1: 1 on the first lap, flipping per lap). */
+  /** Takes the next CQE if its toggle says it is new (1 on the first lap, flipping per lap: CQE_CMP_VALID). */
   poll(): Cqe | undefined {
     const n = this.cq.ring.entries;
     const slot = this.consumer % n;
@@ -140,7 +145,10 @@ export class TestQp {
 
   get qpn(): number { return this.qp.qpn; }
 
-  /** Writes a SEND/READ/WRITE WQE (§5.3) at the producer; `ring` false leaves the doorbell for later. */
+  /**
+   * Writes a SEND/READ/WRITE WQE (roce_hsi.h sq_send_hdr, sq_rdma_hdr) at the producer; `ring`
+   * false leaves the doorbell for later.
+   */
   post(o: SendOptions, ring = true): number {
     const n = this.qp.sq.entries;
     const at = (this.sqProd % n) * 128;
@@ -179,7 +187,7 @@ export class TestQp {
     this.nic.model.engine.doorbell(DOORBELL, lo, hi, true);
   }
 
-  /** Writes a receive WQE (§5.5): wr_id = its index, unless given. */
+  /** Writes a receive WQE (roce_hsi.h rq_wqe_hdr): wr_id = its index, unless given. */
   recv(sges: readonly Sge[], wrId?: number): number {
     const n = this.qp.rq.entries;
     const at = (this.rqProd % n) * 128;

@@ -121,7 +121,10 @@ export interface HwrmSetup {
   readonly statCtxId: number;
 }
 
-/** The HWRM steps a P5 bring-up takes before the RoCE channel (bnxt-roce-interface.md 8, steps 1-10). */
+/**
+ * The HWRM steps a P5 bring-up takes before the RoCE channel (as Linux bnxt_en bnxt_fw_init_one and
+ * bnxt_re main.c bnxt_re_dev_init take them).
+ */
 export function bringUp(rig: EmuRig, o: BringUpOptions = {}): HwrmSetup {
   rig.hwrm(H.VerGetInput, H.HWRM.VER_GET, { hwrm_intf_maj: H.HWRM_VERSION_MAJOR, hwrm_intf_min: H.HWRM_VERSION_MINOR, hwrm_intf_upd: H.HWRM_VERSION_UPDATE });
   rig.hwrm(H.FuncDrvRgtrInput, H.HWRM.FUNC_DRV_RGTR, { os_type: 0 });
@@ -267,7 +270,7 @@ export class TestCmdq {
   }
 }
 
-/** Status byte, cookie, xid of a CREQ entry (offsets 1, 2, 4: facts 2.7). */
+/** Status byte, cookie, xid of a CREQ entry (offsets 1, 2, 4: roce_hsi.h creq_qp_event). */
 export function creqStatus(e: Uint8Array): number {
   return e[1]!;
 }
@@ -338,7 +341,7 @@ export function addGid(q: TestCmdq, gid = Uint8Array.from([0, 0, 0, 0, 0, 0, 0, 
   })));
 }
 
-/** MODIFY_QP values of the kernel's three RC transitions (facts 3.9, 8 steps 22, 25, 26). */
+/** MODIFY_QP values of the kernel's three RC transitions (Linux bnxt_re qplib_fp.c bnxt_qplib_modify_qp). */
 export function toInitValues(qpn: number): Partial<Values<typeof R.CmdqModifyQp.fields>> {
   return {
     opcode: R.RoceOpcode.MODIFY_QP, qp_cid: qpn, modify_mask: R.RcTransitionMask.RESET_TO_INIT, new_state: R.QpState.INIT,

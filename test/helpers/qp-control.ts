@@ -10,7 +10,7 @@ import type { DmaBuffer } from '../../drivers/device.ts';
 import type { MrAttributes, QpAttributes, RoceResources } from '../../drivers/emu/firmware/roce.ts';
 import type { Result } from '../../lib/result.ts';
 
-// roce_hsi.h: CMDQ_BASE_OPCODE_* (bnxt-roce-interface.md 3).
+// roce_hsi.h: CMDQ_BASE_OPCODE_*.
 export const OP = {
   CREATE_QP: 0x01, DESTROY_QP: 0x02, MODIFY_QP: 0x03, CREATE_CQ: 0x09, DESTROY_CQ: 0x0a,
   REGISTER_MR: 0x0f, DEREGISTER_MR: 0x10,

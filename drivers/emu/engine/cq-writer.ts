@@ -1,8 +1,9 @@
 /**
- * Writing completions (bnxt-roce-interface.md §6): 32-byte CQEs into the CQ ring by DMA,
- * every word but the one holding the toggle bit first, that word last with a release store,
+ * Writing completions (roce_hsi.h struct cq_base, cq_req, cq_res_rc): 32-byte CQEs into the CQ
+ * ring by DMA, every word but the one holding the toggle bit first, that word last with a release store,
  * so a driver that sees the new toggle sees the whole CQE. The toggle is 1 on the ring's
- * first lap and flips on every lap after (the consumer expects 1 first: §6.1).
+ * first lap and flips on every lap after (the consumer expects 1 first: Linux bnxt_re qplib_fp.h
+ * CQE_CMP_VALID, rdma-core providers/bnxt_re bnxt_re_is_cqe_valid).
  *
  * A CQE is never written over one the driver has not consumed: the CQ doorbells tell the
  * consumer index (free-running modulo 2 x entries, the epoch bit being the lap parity); a
@@ -92,7 +93,10 @@ function writeCqe(core: EngineCore, cq: EmuCq, solicited: boolean): boolean {
   return true;
 }
 
-/** roce_hsi.h: struct cq_req. `sqConsIdx`: the send WQE index after the one completed (§6.7). */
+/**
+ * roce_hsi.h: struct cq_req. `sqConsIdx`: the send WQE index after the one completed (as Linux
+ * bnxt_re qplib_fp.c bnxt_qplib_cq_process_req reads it).
+ */
 export function writeReqCqe(core: EngineCore, t: QpTransport, sqConsIdx: number, status: number): boolean {
   if (!core.mayWrite(t)) return false;
   const qp = t.qp;

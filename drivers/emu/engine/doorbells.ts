@@ -1,7 +1,7 @@
 /**
- * Doorbells (bnxt-roce-interface.md §5.2): one 64-bit store into BAR2 per doorbell, decoded
- * with the shared codec. A doorbell only moves an index (QEMU style: work is queued, run()
- * does it):
+ * Doorbells (bnxt_hsi.h struct dbc_dbc; Linux bnxt_re qplib_res.h bnxt_qplib_ring_db): one
+ * 64-bit store into BAR2 per doorbell, decoded with the shared codec. A doorbell only moves an
+ * index (QEMU style: work is queued, run() does it):
  *
  *   SQ / RQ            producer: "WQEs up to index - 1 are posted"; the epoch bit is the wrap
  *                      parity, so with it the index names a position modulo 2 x ring size

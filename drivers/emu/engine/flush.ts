@@ -3,7 +3,8 @@
  * peer NAKed, retries ran out, a CQ overflowed, an error was injected) or the driver moves it
  * to ERR, it sends nothing more, and every WQE without a completion, on both rings, and every
  * WQE posted later, completes in ring order: the entry that failed with its own status, the
- * rest with WORK_REQUEST_FLUSHED (IBA 10.3.1, the Error state; bnxt-roce-interface.md §6.8). A failure
+ * rest with WORK_REQUEST_FLUSHED (IBA 10.3.1, the Error state; roce_hsi.h
+ * CQ_REQ_STATUS_WORK_REQUEST_FLUSHED_ERR, CQ_RES_RC_STATUS_WORK_REQUEST_FLUSHED_ERR). A failure
  * the NIC detects is also reported on the CREQ as a QP error notification with its reason,
  * after the CQEs of the entries that failed: a driver that reads the report finds the failed
  * entry's own error already in its CQ. Flush CQEs wait for room in their CQ: they are written

@@ -1,5 +1,6 @@
 /**
- * The firmware's end of the CMDQ (bnxt-roce-interface.md 2.1-2.3): the cmdq_init mailbox
+ * The firmware's end of the CMDQ (roce_hsi.h struct cmdq_init, cmdq_base; Linux bnxt_re qplib_rcfw.c
+ * bnxt_qplib_start_rcfw, __send_message): the cmdq_init mailbox
  * the driver wrote into BAR0, the producer register, and the commands between the
  * firmware's consumer and that producer.
  *

@@ -1,5 +1,6 @@
 /**
- * CREATE_CQ and DESTROY_CQ (bnxt-roce-interface.md 3.6). A CQ is a ring of 32-byte CQEs
+ * CREATE_CQ and DESTROY_CQ (roce_hsi.h cmdq_create_cq, cmdq_destroy_cq; Linux bnxt_re qplib_fp.c
+ * bnxt_qplib_create_cq, bnxt_qplib_destroy_cq). A CQ is a ring of 32-byte CQEs
  * resolved through its PBL at create, notifying the NQ named by cnq_id. A CQ a live QP
  * sends or receives into cannot be destroyed: QPs go first.
  */

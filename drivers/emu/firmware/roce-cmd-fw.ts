@@ -1,6 +1,7 @@
 /**
  * Function-level RoCE commands: INITIALIZE_FW, DEINITIALIZE_FW, QUERY_FUNC, QUERY_VERSION
- * (bnxt-roce-interface.md 3.2, 3.3, 8).
+ * (roce_hsi.h cmdq_initialize_fw, cmdq_query_func, cmdq_query_version; Linux bnxt_re qplib_rcfw.c
+ * bnxt_qplib_init_rcfw, bnxt_qplib_deinit_rcfw, qplib_sp.c bnxt_qplib_get_dev_attr, bnxt_qplib_query_version).
  */
 import {
   CmdqInitializeFw, CreqQueryFuncRespSb, CreqQueryVersionResp, RoceStatus,
@@ -24,7 +25,8 @@ export function initializeFw(ctx: RoceContext, cmd: Uint8Array): Answer {
 
 export function deinitializeFw(ctx: RoceContext): Answer {
   const { state } = ctx;
-  // The driver gives every object back first (facts 8, teardown); refusing otherwise makes a leak visible.
+  // The driver gives every object back first (Linux bnxt_re main.c: ib_unregister_device destroys them
+  // before bnxt_re_dev_uninit deinitializes the firmware); refusing otherwise makes a leak visible.
   if (state.objects > 0) {
     return refuse(RoceStatus.FAIL, `DEINITIALIZE_FW: ${state.qps.size} QPs, ${state.cqs.size} CQs, ${state.keys.size} keys and ${state.gids.size} GIDs still exist`);
   }

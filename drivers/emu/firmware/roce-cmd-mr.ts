@@ -1,6 +1,7 @@
 /**
- * Memory keys and regions (bnxt-roce-interface.md 3.7, 7.3): ALLOCATE_MRW, REGISTER_MR,
- * DEREGISTER_MR, DEALLOCATE_KEY.
+ * Memory keys and regions (roce_hsi.h cmdq_allocate_mrw, cmdq_register_mr; Linux bnxt_re qplib_sp.c
+ * bnxt_qplib_alloc_mrw, bnxt_qplib_reg_mr, bnxt_qplib_dereg_mrw, bnxt_qplib_free_mrw):
+ * ALLOCATE_MRW, REGISTER_MR, DEREGISTER_MR, DEALLOCATE_KEY.
  *
  *   classic: ALLOCATE_MRW(MR/PMR) -> key; REGISTER_MR(key) binds pages; DEREGISTER_MR
  *            unbinds them (the key stays, for re-registration); DEALLOCATE_KEY frees it.

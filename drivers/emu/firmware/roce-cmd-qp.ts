@@ -1,5 +1,6 @@
 /**
- * CREATE_QP, DESTROY_QP and QUERY_QP (bnxt-roce-interface.md 3.8, 3.10, 5.1, 5.4). Only RC
+ * CREATE_QP, DESTROY_QP and QUERY_QP (roce_hsi.h cmdq_create_qp, cmdq_destroy_qp, cmdq_query_qp,
+ * sq_psn_search_ext; Linux bnxt_re qplib_fp.c bnxt_qplib_create_qp, bnxt_qplib_query_qp). Only RC
  * QPs in static WQE mode are modelled:
  *
  *   SQ memory: [ sq_size WQEs x 128 B ][ sq_size PSN-search entries x 16 B ]   (one PBL)

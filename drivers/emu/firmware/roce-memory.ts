@@ -1,6 +1,7 @@
 /**
- * Host memory named by create commands, resolved once through the IOMMU (bnxt-roce-interface.md
- * 7.1, 7.3): rings given by a PBL level and a page-size code, and memory regions given by a
+ * Host memory named by create commands, resolved once through the IOMMU (roce_hsi.h *_LVL_* and
+ * *_PG_SIZE_* fields; Linux bnxt_re qplib_res.c bnxt_qplib_alloc_init_hwq builds these page tables):
+ * rings given by a PBL level and a page-size code, and memory regions given by a
  * PBL level and log2 page size. A region may start inside its first page; its PagedMemory then
  * translates offsets from the registered va, so `mr.memory.iova(address - mr.va)` holds.
  */

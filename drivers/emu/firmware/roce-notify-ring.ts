@@ -1,7 +1,8 @@
 /**
  * The device side of a notification ring: the CREQ and every NQ are rings of 16-byte
  * entries that HWRM_RING_ALLOC created (type NQ on P5), which the device fills and the
- * driver drains (bnxt-roce-interface.md 2.6, 5.7). One writer serves both.
+ * driver drains (roce_hsi.h creq_base, nq_base; Linux bnxt_re qplib_rcfw.c bnxt_qplib_service_creq,
+ * qplib_fp.c bnxt_qplib_service_nq). One writer serves both.
  *
  *   entry k of pass p (p = producer / depth):  words 0, 1, 3 written first,
  *   then word 2 (byte 8 bit 0 = v, v = 1 on even passes, 0 on odd) with a release store.

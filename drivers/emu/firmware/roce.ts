@@ -1,7 +1,8 @@
 /**
  * The software NIC's RoCE firmware: it takes RCFW commands from the CMDQ when the driver
  * writes the trigger register, runs them against its tables, and answers each with one
- * 16-byte entry on the CREQ (bnxt-roce-interface.md 2-4). It also writes the asynchronous
+ * 16-byte entry on the CREQ (roce_hsi.h creq_base, creq_qp_event; Linux bnxt_re qplib_rcfw.c
+ * bnxt_qplib_process_qp_event). It also writes the asynchronous
  * entries the engine asks for: QP error notifications on the CREQ, CQ notifications on NQs.
  *
  *   trigger (BAR0 0x700) ─> CmdqChannel.take ─> RoceFaults ─> runCommand ─> side buffer (DMA)
