@@ -101,3 +101,42 @@ t.test("bnxt_re's CREQ: its vector fires once the entry at the armed consumer is
   irq.check();
   t.same(raised, [VECTOR, VECTOR], 'not armed by an L2-path doorbell');
 });
+
+t.test('TX: a packet of BDs leaves the port whole and completes with its opaque; NO_CMPL packets complete nothing', async (t) => {
+  const { bus, fn, cq, l2: _unused } = setup(8);
+  void _unused;
+  const TX_BASE = 0x30_0000;
+  const DATA = 0x40_0000;
+  const TX_ID = 9;
+  const tx = new Uint8Array(8 * 16);
+  const data = new Uint8Array(4096);
+  bus.iommu.map(TX_BASE, tx.buffer as ArrayBuffer, tx.length);
+  bus.iommu.map(DATA, data.buffer as ArrayBuffer, data.length);
+  l2Of(fn).rings.set(TX_ID, { id: TX_ID, type: 1, pageTblAddr: TX_BASE, pageTblDepth: 0, pageSizeLog2: 12, length: 8, logicalId: 0, peerRingId: CQ_ID, rxBufSize: 0, cqHandle: 0 });
+  const sent: number[][] = [];
+  const l2 = new L2Engine(bus, fn, () => true, (f, n) => { sent.push([...f.subarray(0, n)]); });
+  for (let i = 0; i < 60; i++) data[i] = i;
+  for (let i = 0; i < 20; i++) data[1000 + i] = 0xa0 + i;
+  // bnxt.h tx_bd: len << 16 | BD_CNT << 8 | flags | type; opaque; haddr. A LONG first BD of 60
+  // bytes, its tx_bd_ext, a 20-byte fragment: BD_CNT 3.
+  const bd = (slot: number, word: number, opaque: number, addr: number) => {
+    const v = new DataView(tx.buffer, slot * 16, 16);
+    v.setUint32(0, word >>> 0, true);
+    v.setUint32(4, opaque, true);
+    v.setBigUint64(8, BigInt(addr), true);
+  };
+  bd(0, (60 << 16) | (3 << 8) | 0x10, 0xabc00003, DATA);
+  bd(2, (20 << 16) | 0x40, 0, DATA + 1000); // PACKET_END
+  bd(3, (14 << 16) | (1 << 8) | 0x80 | 0x40, 0xdef, DATA); // a short packet with NO_CMPL
+  t.ok(l2.doorbell(...db(DBR.SQ, TX_ID, 4)), 'producer 4');
+  t.equal(sent.length, 2);
+  t.same(sent[0], [...data.subarray(0, 60), ...data.subarray(1000, 1020)], 'first BD then fragment, the ext BD skipped');
+  t.equal(sent[1]!.length, 14);
+  const c = new DataView(cq.buffer, 0, 16);
+  t.equal(c.getUint32(0, true) & 0x3f, 0x00, 'tx_cmp type TX_L2');
+  t.equal(c.getUint32(4, true), 0xabc00003, 'the first BD\'s opaque');
+  t.equal(c.getUint32(8, true) & 1, 1, 'valid');
+  t.equal(new DataView(cq.buffer, 16, 16).getUint32(8, true), 0, 'no completion for the NO_CMPL packet');
+  t.ok(l2.doorbell(...db(DBR.SQ, TX_ID, 4)), 'the same producer again');
+  t.equal(sent.length, 2, 'sends nothing twice');
+});

@@ -57,5 +57,34 @@ if [ "$(arg BNXT_RE)" = 1 ]; then
   step ibv_devinfo
   ibv_devinfo -v || echo "BNXT-GUEST fail ibv_devinfo"
 fi
+# RC_LOOPBACK=1: ibv_rc_pingpong server and client in this guest on bnxt_re0, through the
+# model's port on a looped cable (the exchange of QP numbers goes over lo).
+if [ "$(arg RC_LOOPBACK)" = 1 ] && [ -n "$GUEST_IP" ]; then
+  step rc-loopback
+  want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' $(echo "$GUEST_IP" | tr . ' '))
+  gid=
+  i=0
+  while [ -z "$gid" ] && [ $i -lt 50 ]; do
+    for n in 0 1 2 3 4 5 6 7; do
+      [ "$(cat /sys/class/infiniband/bnxt_re0/ports/1/gids/$n 2>/dev/null)" = "$want" ] || continue
+      [ "$(cat /sys/class/infiniband/bnxt_re0/ports/1/gid_attrs/types/$n 2>/dev/null)" = "RoCE v2" ] && gid=$n
+    done
+    [ -n "$gid" ] || { i=$((i + 1)); sleep 0.1; }
+  done
+  if [ -z "$gid" ]; then echo "BNXT-GUEST fail rc-loopback no RoCE v2 GID for $GUEST_IP"; else
+    echo "BNXT-GUEST gid $gid"
+    ibv_rc_pingpong -d bnxt_re0 -g "$gid" -n 5 -s 64 > /tmp/pp-server.log 2>&1 &
+    sleep 1
+    if ibv_rc_pingpong -d bnxt_re0 -g "$gid" -n 5 -s 64 127.0.0.1; then echo "BNXT-GUEST ok rc-loopback"; else echo "BNXT-GUEST fail rc-loopback client"; fi
+    sleep 1
+    cat /tmp/pp-server.log
+    step send-lat-loopback
+    ib_send_lat -d bnxt_re0 -x "$gid" -n 20 -s 64 > /tmp/lat-server.log 2>&1 &
+    sleep 1
+    if ib_send_lat -d bnxt_re0 -x "$gid" -n 20 -s 64 127.0.0.1; then echo "BNXT-GUEST ok send-lat-loopback"; else echo "BNXT-GUEST fail send-lat-loopback client"; fi
+    sleep 1
+    cat /tmp/lat-server.log
+  fi
+fi
 dump
 off

@@ -3,7 +3,7 @@
  * happened: the HWRM commands bnxt_en sent (in order, with the model's answers), the guest's
  * markers and its bnxt log. Never throws for a failed boot: the failure is in the report.
  *
- *   node --import ./scripts/register-ts.mjs scripts/bnxt-guest/run.ts [--re] [--wait S] [--out DIR]
+ *   node --import ./scripts/register-ts.mjs scripts/bnxt-guest/run.ts [--re] [--rc-loopback] [--wait S]
  *
  * Needs the cache built by build.sh (default /var/cache/rig-bnxt/bnxt-guest) and root (the
  * chroot QEMU runs in; a private mount namespace, so nothing is left mounted).
@@ -19,6 +19,8 @@ export const DEFAULT_CACHE = process.env.RIG_BNXT_GUEST_CACHE ?? '/var/cache/rig
 export interface GuestRunOptions {
   readonly cacheDir?: string;
   readonly bnxtRe?: boolean;
+  /** ibv_rc_pingpong server and client in the guest, through the model's looped port. */
+  readonly rcLoopback?: boolean;
   /** Seconds the guest waits for the netdev (default 20). */
   readonly waitS?: number;
   /** Whole-run limit in ms (default 240 s). */
@@ -72,7 +74,7 @@ export async function runGuest(o: GuestRunOptions = {}): Promise<GuestRunReport>
   });
   if (!started.ok) throw new Error(started.error);
   const server = started.value;
-  const append = [`console=ttyS0`, 'panic=-1', 'loglevel=7', `WAIT=${o.waitS ?? 20}`, o.bnxtRe ? 'BNXT_RE=1' : ''].join(' ');
+  const append = [`console=ttyS0`, 'panic=-1', 'loglevel=7', `WAIT=${o.waitS ?? 20}`, o.bnxtRe || o.rcLoopback ? 'BNXT_RE=1' : '', o.rcLoopback ? 'RC_LOOPBACK=1 GUEST_IP=10.77.0.2' : ''].join(' ');
   const qemu = [
     'qemu-system-x86_64', '-accel', 'tcg', '-cpu', 'max', '-m', '512', '-smp', '1', '-nodefaults', '-no-user-config', '-display', 'none', '-no-reboot',
     '-object', 'memory-backend-memfd,id=mem,size=512M,share=on', '-machine', 'q35,memory-backend=mem',
@@ -106,7 +108,7 @@ export async function runGuest(o: GuestRunOptions = {}): Promise<GuestRunReport>
 if (import.meta.url === `file://${process.argv[1]}`) {
   const args = process.argv.slice(2);
   const waitAt = args.indexOf('--wait');
-  const report = await runGuest({ bnxtRe: args.includes('--re'), waitS: waitAt >= 0 ? Number(args[waitAt + 1]) : undefined, log: (l) => console.log(l) });
+  const report = await runGuest({ bnxtRe: args.includes('--re'), rcLoopback: args.includes('--rc-loopback'), waitS: waitAt >= 0 ? Number(args[waitAt + 1]) : undefined, log: (l) => console.log(l) });
   console.log(report.serial.split('\n').filter((l) => /bnxt|BNXT|14e4|00:04|Error|error|warn/i.test(l)).join('\n'));
   console.log(`end: ${report.endReason}; qemu exit ${report.qemuExit}${report.timedOut ? ' (timed out)' : ''}; run folder ${report.workDir}`);
 }

@@ -3,8 +3,10 @@
 // Asserts what works today, as the kernel reports it: bnxt_en binds and registers eth0 with the
 // model's MAC, brings the link up, every HWRM request is answered and the only refusals are the
 // not-supported answers bnxt_en tolerates; bnxt_re registers bnxt_re0 and the guest's
-// ibv_devinfo (rdma-core's bnxt_re provider) shows it with an active Ethernet port. What does
-// not work yet (QP1, the L2 data path, RoCE traffic) is in docs/bnxt-en-bringup.md.
+// ibv_devinfo (rdma-core's bnxt_re provider) shows it with an active Ethernet port; the guest's
+// ibv_rc_pingpong and ib_send_lat run server and client on bnxt_re0 through the model's looped
+// port. What does not work yet (QP1, the L2 receive path, traffic with a second NIC) is in
+// docs/bnxt-en-bringup.md.
 // Skipped, with the reason, where the guest cannot be built (not root, no apt-get).
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
@@ -27,7 +29,7 @@ const skip = whySkip();
 t.test('bnxt_en and bnxt_re bring up the software NIC over vfio-user', { skip }, async (t) => {
   const build = spawnSync(join(root, 'scripts', 'bnxt-guest', 'build.sh'), [DEFAULT_CACHE], { encoding: 'utf8', timeout: 900_000 });
   if (build.status !== 0) return void t.fail(`scripts/bnxt-guest/build.sh failed:\n${build.stdout}\n${build.stderr}`);
-  const r = await runGuest({ bnxtRe: true, waitS: 30, limitMs: 400_000 });
+  const r = await runGuest({ bnxtRe: true, rcLoopback: true, waitS: 30, limitMs: 400_000 });
   const serial = r.serial;
   const failed = () => t.comment(`run folder ${r.workDir}\n${serial}`);
   t.teardown(() => { if (t.passing() === false) failed(); });
@@ -41,7 +43,12 @@ t.test('bnxt_en and bnxt_re bring up the software NIC over vfio-user', { skip },
   t.match(serial, /vendor_id:\s+0x14e4/);
   t.match(serial, /state:\s+PORT_ACTIVE/, 'its port is active');
   t.match(serial, /link_layer:\s+Ethernet/);
-  for (const bad of [/probe with driver bnxt_en failed/, /FW STALL Detected/, /Resp cmpl intr err/, /hwrm ring alloc failure/, /Failed to (deinitialize RCFW|free HW ring|remove GID)/]) {
+  t.match(r.markers.join('\n'), /BNXT-GUEST ok rc-loopback/, 'ibv_rc_pingpong client finished');
+  t.equal((serial.match(/5 iters in [\d.]+ seconds/g) ?? []).length, 2, 'both ibv_rc_pingpong sides did 5 iterations');
+  t.equal((serial.match(/640 bytes in/g) ?? []).length, 2, '5 x 64 bytes each way (ibv_rc_pingpong counts 2 x size x iters)');
+  t.match(r.markers.join('\n'), /BNXT-GUEST ok send-lat-loopback/, 'ib_send_lat client finished');
+  t.equal((serial.match(/^ 64\s+20\s+[\d.]+/gm) ?? []).length, 2, 'both ib_send_lat sides report 20 iterations of 64 bytes');
+  for (const bad of [/NETDEV WATCHDOG/, /probe with driver bnxt_en failed/, /FW STALL Detected/, /Resp cmpl intr err/, /hwrm ring alloc failure/, /Failed to (deinitialize RCFW|free HW ring|remove GID)/]) {
     t.notMatch(serial, bad, `no "${bad.source}"`);
   }
   t.ok(r.hwrm.length > 50, `${r.hwrm.length} HWRM requests`);

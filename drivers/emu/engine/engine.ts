@@ -158,6 +158,11 @@ export class RoceEngine implements EngineHooks {
     return release < core.timerDeadlineNs ? release : core.timerDeadlineNs;
   }
 
+  /** Sends an L2 frame (bnxt_en's TX rings, drivers/emu/l2/) out of the port, as it is. */
+  sendL2Frame(frame: Uint8Array, length: number): void {
+    this.core.port.cable.send(frame, length);
+  }
+
   close(): void {
     if (this.closed) return;
     this.closed = true;

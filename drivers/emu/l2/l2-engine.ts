@@ -16,12 +16,21 @@ import { l2Of } from '../firmware/hwrm-kernel.ts';
 import { RING_ALLOC_REQ_RING_TYPE } from '../../../firmware-hwrm/hwrm/ring.ts';
 import { elementAddress, type RingMemory } from './ring-address.ts';
 
+type L2RingView = RingMemory & { readonly id: number; readonly peerRingId: number };
+
 /** Doorbell fields, high word (Linux bnxt.h DBR_*: path bit 56, type bits 63:60, xid 51:32). */
 const DBR_PATH_L2 = 1 << 24;
 const DB_TYPE = { SQ: 0x0, RQ: 0x1, SRQ: 0x2, CQ: 0x4, CQ_ARMSE: 0x5, CQ_ARMALL: 0x6, CQ_ARMENA: 0x7, NQ: 0xa, NQ_ARM: 0xb, NQ_MASK: 0xe, NULL: 0xf } as const;
 const CMPL_TYPE_HWRM_DONE = 0x20;
 const CMPL_TYPE_HWRM_ASYNC_EVENT = 0x2e;
 const NQ_CN_TYPE_CQ_NOTIFICATION = 0x30;
+
+/** Linux bnxt.h tx_bd: len_flags_type word. */
+const TX_BD_TYPE_LONG = 0x10;
+const TX_BD_FLAGS_NO_CMPL = 1 << 7;
+const TX_BD_CNT_SHIFT = 8;
+const CMPL_TYPE_TX_L2 = 0x00;
+const MAX_FRAME = 9216 + 18;
 
 interface RingCursor {
   /** Entries the model wrote (free-running). */
@@ -45,11 +54,19 @@ export class L2Engine {
   private readonly entry = new Uint8Array(16);
   private readonly entryView = new DataView(this.entry.buffer);
 
+  private readonly frame = new Uint8Array(MAX_FRAME);
+  /** TX BDs taken per TX ring (free-running), and frames sent. */
+  private readonly txTaken = new Map<number, number>();
+  framesSent = 0;
+  framesDropped = 0;
+
   constructor(
     private readonly bus: ModelBus,
     private readonly fn: FunctionResources,
     /** Raises MSI-X vector `vector` (false if it cannot: no eventfd, MSI-X off). */
     private readonly raise: (vector: number) => boolean,
+    /** Puts a frame on the port's cable. */
+    private readonly transmit: (frame: Uint8Array, length: number) => void = () => {},
   ) {}
 
   /** A 64-bit BAR2 doorbell; true if it was an L2 doorbell (taken here), false if not ours. */
@@ -85,11 +102,62 @@ export class L2Engine {
         }
         return true;
       }
+      case DB_TYPE.SQ: {
+        const ring = l2Of(this.fn).rings.get(xid);
+        if (!ring || ring.type !== RING_ALLOC_REQ_RING_TYPE.TX || index >= ring.length) { this.counters.rejected++; return true; }
+        this.transmitUpTo(ring, index);
+        return true;
+      }
       default:
-        // TX and RX producer doorbells, CQ_ARMENA, NQ_MASK, NULL: not modelled yet, counted.
+        // RX producer doorbells (SRQ type: buffers posted, no RX path yet), CQ_ARMENA, NQ_MASK, NULL: counted.
         this.counters.rejected++;
         return true;
     }
+  }
+
+  /**
+   * A TX producer doorbell: every packet from the last one taken up to `index` (a ring
+   * position) is gathered from its BDs and put on the cable, then completed on the ring's
+   * completion ring with the first BD's opaque, unless that BD asked for no completion
+   * (TX_BD_FLAGS_NO_CMPL: bnxt_en then learns the progress from a later packet's opaque).
+   * BDs (bnxt.h): a first BD of type LONG is followed by a tx_bd_ext, then one BD per fragment;
+   * the first BD's BD_CNT counts them all.
+   */
+  private transmitUpTo(ring: L2RingView, index: number): void {
+    const iommu = this.bus.iommu;
+    let taken = this.txTaken.get(ring.id) ?? 0;
+    const pending = (index - (taken % ring.length) + ring.length) % ring.length;
+    const end = taken + pending;
+    while (taken < end) {
+      const first = elementAddress(iommu, ring, taken);
+      if (first < 0 || !iommu.check(first, 16)) { this.framesDropped++; taken = end; break; }
+      const word = iommu.read32(first);
+      const opaque = iommu.read32(first + 4);
+      const bds = Math.max(1, (word >>> TX_BD_CNT_SHIFT) & 0x1f);
+      const long = (word & 0x3f) === TX_BD_TYPE_LONG;
+      let length = 0;
+      let ok = true;
+      for (let b = 0; b < bds && ok; b++) {
+        if (long && b === 1) continue; // tx_bd_ext: offload hints, no data
+        const at = elementAddress(iommu, ring, taken + b);
+        if (at < 0) { ok = false; break; }
+        const len = iommu.read32(at) >>> 16;
+        const addr = iommu.read64(at + 8);
+        if (length + len > MAX_FRAME || !iommu.readInto(addr, len, this.frame, length)) ok = false;
+        else length += len;
+      }
+      taken += bds;
+      if (ok && length >= 14) { this.transmit(this.frame, length); this.framesSent++; }
+      else this.framesDropped++;
+      if ((word & TX_BD_FLAGS_NO_CMPL) === 0) {
+        const e = this.entryView;
+        this.entry.fill(0);
+        e.setUint32(0, CMPL_TYPE_TX_L2, true);
+        e.setUint32(4, opaque, true);
+        if (this.cmplRing(ring.peerRingId)) this.writeCmpl(ring.peerRingId, true);
+      }
+    }
+    this.txTaken.set(ring.id, taken);
   }
 
   /**
