@@ -2,7 +2,7 @@
 // socket, negotiates, reads the device's regions and IRQs, hands guest memory over as a memfd
 // (SCM_RIGHTS), and drives HWRM_VER_GET through BAR0: the firmware's answer lands in that memfd.
 import t, { type Test } from 'tap';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serveVfioUser } from '../drivers/emu/vfio-user/index.ts';
@@ -17,10 +17,10 @@ const u32 = (b: Uint8Array, at: number) => new DataView(b.buffer, b.byteOffset).
 const u64 = (b: Uint8Array, at: number) => Number(new DataView(b.buffer, b.byteOffset).getBigUint64(at, true));
 const MAC = macFromNumber(0x4242);
 
-async function started(t: Test) {
+async function started(t: Test, tracePath?: string) {
   const dir = mkdtempSync(join(tmpdir(), 'vfu-'));
   const socketPath = join(dir, 's.sock');
-  const s = await serveVfioUser({ socketPath, config: { mac: MAC, ipv4: Uint8Array.from([10, 77, 0, 9]), mtu: 1500, cable: { kind: 'loop' }, pcapPath: undefined, seed: 1, mode: 'thread' } });
+  const s = await serveVfioUser({ socketPath, tracePath, config: { mac: MAC, ipv4: Uint8Array.from([10, 77, 0, 9]), mtu: 1500, cable: { kind: 'loop' }, pcapPath: undefined, seed: 1, mode: 'thread' } });
   if (!s.ok) throw new Error(s.error);
   const client = TestClient.connect(socketPath);
   t.teardown(async () => { client.close(); await s.value.close(); });
@@ -92,7 +92,8 @@ t.test('config space through REGION_READ/WRITE: ids, command register semantics'
 });
 
 t.test('guest memory from a memfd: HWRM_VER_GET written into BAR0 is answered into guest RAM', async (t) => {
-  const { client, server } = await started(t);
+  const tracePath = join(mkdtempSync(join(tmpdir(), 'vfu-trace-')), 'hwrm.jsonl');
+  const { client, server } = await started(t, tracePath);
   version(client);
   const { fd, ram } = guestRam(1 << 20);
   const GPA = 0x10_0000;
@@ -119,6 +120,12 @@ t.test('guest memory from a memfd: HWRM_VER_GET written into BAR0 is answered in
   t.equal(client.call(CMD.DMA_UNMAP, fields([4, 24], [4, 0], [8, BigInt(GPA)], [8, BigInt(ram.length)])).flags, 1, 'unmapped');
   t.equal(client.call(CMD.DMA_MAP, fields([4, 32], [4, 3], [8, 0n], [8, BigInt(GPA)], [8, 4096n])).flags, 1, 'a range without an fd is recorded');
   t.equal(client.call(CMD.DMA_MAP, fields([4, 32], [4, 3], [8, 0n], [8, BigInt(GPA + 2048)], [8, 4096n])).error, 22, 'an overlapping range is refused');
+  await server.close();
+  const trace = readFileSync(tracePath, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  t.same(trace.map((l) => [l.ch, l.dir, l.name]), [['hwrm', 'req', 'HWRM_VER_GET'], ['hwrm', 'resp', 'HWRM_VER_GET']], 'the trace: the request, then the answer');
+  t.same([trace[0].fields.seq_id, trace[0].fields.hwrm_intf_maj, trace[0].fields.hwrm_intf_min, trace[0].fields.resp_addr], [5, 1, 10, `0x${(GPA + resp).toString(16)}`], 'request fields by their header names; 64-bit as hex');
+  t.equal(trace[1].fields.chip_num, 0x1750, 'response fields decoded');
+  t.equal(typeof trace[0].t, 'number');
 });
 
 t.test('SET_IRQS takes eventfds for MSI-X vectors; malformed messages change nothing and get EINVAL', async (t) => {

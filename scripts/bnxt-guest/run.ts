@@ -65,6 +65,7 @@ export async function runGuest(o: GuestRunOptions = {}): Promise<GuestRunReport>
   const log = o.log ?? (() => {});
   const started = await serveVfioUser({
     socketPath,
+    tracePath: join(work, 'hwrm-trace.jsonl'),
     config: { mac: macFromNumber(0x5001), ipv4: Uint8Array.from([10, 77, 0, 2]), mtu: 1500, cable: { kind: 'loop' }, pcapPath: undefined, seed: 1, mode: 'thread' },
     verbose: true,
     onEvent: (e) => {

@@ -4,7 +4,7 @@
  * driver drives the model. Serves one connection (one guest boot) and exits when it ends.
  *
  *   rig-bnxt serve SOCKET [--chip BCM57508] [-d emu | emu:LOCAL:REMOTE] [--nic-mac MAC] [--ipv4 A.B.C.D]
- *                        [--eth-mtu N] [--pcap FILE] [--hwrm-log FILE] [-v]
+ *                        [--eth-mtu N] [--pcap FILE] [--hwrm-log FILE] [--trace FILE] [-v]
  */
 import { parseArgs } from 'node:util';
 import { writeFileSync } from 'node:fs';
@@ -24,6 +24,7 @@ Guest RAM must be a shared memfd backend: the model reaches it by mmap (see docs
   --eth-mtu N            Ethernet MTU (default 1500)
   --pcap FILE            append every frame on the port to FILE
   --hwrm-log FILE        write every HWRM command the guest sent, with the answer, to FILE at the end
+  --trace FILE           write every HWRM request and response, decoded, one JSON object a line
   -v, --verbose          log every refused message and every HWRM command
   -h, --help             show this text`;
 
@@ -35,7 +36,7 @@ export async function runServe(argv: readonly string[]): Promise<number> {
       args: [...argv], allowPositionals: true, strict: true,
       options: {
         chip: { type: 'string' }, 'ib-dev': { type: 'string', short: 'd' }, 'nic-mac': { type: 'string' }, ipv4: { type: 'string' },
-        'eth-mtu': { type: 'string' }, pcap: { type: 'string' }, 'hwrm-log': { type: 'string' }, verbose: { type: 'boolean', short: 'v' }, help: { type: 'boolean', short: 'h' },
+        'eth-mtu': { type: 'string' }, pcap: { type: 'string' }, 'hwrm-log': { type: 'string' }, trace: { type: 'string' }, verbose: { type: 'boolean', short: 'v' }, help: { type: 'boolean', short: 'h' },
       },
     }));
   } catch (e) {
@@ -74,7 +75,7 @@ export async function runServe(argv: readonly string[]): Promise<number> {
   if (!Number.isInteger(mtu) || mtu < 576 || mtu > 9216) return fail(`--eth-mtu ${values['eth-mtu']}: expected 576..9216`);
   const verbose = values.verbose === true;
   const started = await serveVfioUser({
-    socketPath: positionals[0]!, verbose,
+    socketPath: positionals[0]!, verbose, tracePath: values.trace as string | undefined,
     config: { mac, ipv4, mtu, cable, pcapPath: values.pcap as string | undefined, seed: 1, mode: 'thread' },
     onEvent: (e) => {
       if (e.kind === 'connected') console.log('client connected');

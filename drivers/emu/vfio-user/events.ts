@@ -6,6 +6,8 @@ export interface ServerStats {
   readonly errors: number;
   readonly byCommand: Readonly<Record<string, number>>;
   readonly iommuFaults: number;
+  /** Lines written to the HWRM trace (0 without one). */
+  readonly traceLines: number;
 }
 
 export type ServerEvent =

@@ -27,6 +27,8 @@ export interface ServeOptions {
   readonly onEvent?: (e: ServerEvent) => void;
   /** Log every refused message (default: only internal errors). */
   readonly verbose?: boolean;
+  /** Write every HWRM request and response the guest's driver exchanged here, one JSON object a line. */
+  readonly tracePath?: string;
 }
 
 /** Starts the server; resolves once it listens (or with why it cannot). */
@@ -34,7 +36,7 @@ export function serveVfioUser(options: ServeOptions): Promise<Result<VfioUserSer
   return new Promise((resolve) => {
     let worker: Worker;
     try {
-      worker = new Worker(workerUrl(), { workerData: { socketPath: options.socketPath, config: options.config, verbose: options.verbose ?? false } });
+      worker = new Worker(workerUrl(), { workerData: { socketPath: options.socketPath, config: options.config, verbose: options.verbose ?? false, tracePath: options.tracePath } });
     } catch (e) {
       resolve(err(`cannot start the vfio-user server thread: ${(e as Error).message}`));
       return;

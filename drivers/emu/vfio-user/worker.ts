@@ -13,9 +13,10 @@ import { VfioUserSession } from './session.ts';
 import { decodeHeader, HEADER_BYTES } from './protocol.ts';
 import { acceptAsync, closeFd, FdReceiver, listenUnix, receiveAll, sendAll, shutdownAndClose } from './socket-libc.ts';
 import { errnoName } from '../../vfio/libc.ts';
+import { HwrmTrace } from './hwrm-trace.ts';
 import type { ServerEvent, ServerRequest } from './events.ts';
 
-const { socketPath, config, verbose } = workerData as { socketPath: string; config: EmuConfig; verbose: boolean };
+const { socketPath, config, verbose, tracePath } = workerData as { socketPath: string; config: EmuConfig; verbose: boolean; tracePath: string | undefined };
 const post = (e: ServerEvent) => parentPort!.postMessage(e);
 const log = (line: string) => post({ kind: 'log', line });
 
@@ -27,6 +28,14 @@ try {
   process.exit(0);
 }
 device.onHwrm = (o) => post({ kind: 'hwrm', ...o });
+if (tracePath !== undefined) {
+  try {
+    device.trace = new HwrmTrace(tracePath);
+  } catch (e) {
+    post({ kind: 'failed', error: `cannot write the trace ${tracePath}: ${(e as Error).message}` });
+    process.exit(0);
+  }
+}
 device.model.onExternalWork = () => pump();
 
 try { unlinkSync(socketPath); } catch { /* absent */ }
@@ -84,7 +93,7 @@ function finish(reason: string): void {
   if (closing && reason !== 'closed') return;
   closing = true;
   if (timer) clearTimeout(timer);
-  const stats = { messages: session.stats.messages, errors: session.stats.errors, byCommand: Object.fromEntries(session.stats.byCommand), iommuFaults: device.model.iommu.faults };
+  const stats = { traceLines: device.trace?.lines ?? 0, messages: session.stats.messages, errors: session.stats.errors, byCommand: Object.fromEntries(session.stats.byCommand), iommuFaults: device.model.iommu.faults };
   if (connFd >= 0) shutdownAndClose(connFd);
   shutdownAndClose(listenFd);
   try { unlinkSync(socketPath); } catch { /* gone */ }
