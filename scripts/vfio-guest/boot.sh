@@ -29,6 +29,9 @@ done
 # loglevel=3 keeps the kernel's own messages (DMAR faults among them) off the console, so
 # they cannot split a marker line; the guest program reads them from dmesg instead.
 # panic=-1 with -no-reboot turns a guest panic into a QEMU exit instead of a hang.
+# no_timer_check: under TCG on a loaded host the kernel's IO-APIC timer check can miss its
+# window and panic ("timer doesn't work through Interrupt-remapped IO-APIC"); the check
+# proves nothing about VFIO, so it is skipped (the kernel parameter of arch/x86/kernel/apic/io_apic.c).
 exec timeout -k 5 "$LIMIT" "$QEMU" \
   -accel tcg \
   -machine q35,kernel-irqchip=split \
@@ -44,4 +47,4 @@ exec timeout -k 5 "$LIMIT" "$QEMU" \
   -monitor none \
   -kernel "$OUT/vmlinuz" \
   -initrd "$OUT/initramfs.cpio" \
-  -append "console=ttyS0 intel_iommu=on loglevel=3 panic=-1 rdinit=/init"
+  -append "console=ttyS0 intel_iommu=on loglevel=3 panic=-1 rdinit=/init no_timer_check"
