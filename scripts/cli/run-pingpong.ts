@@ -44,10 +44,14 @@ export async function runPingpong(cmd: PingpongCommand, log: (l: string) => void
       const mac = cmd.peerMac ?? macFromGid(peer.gid);
       if (!mac) return err('the peer\'s GID carries no MAC: give it with --mac aa:bb:cc:dd:ee:ff');
       const c = q.connect({ qp: peer.qpn, psn: peer.psn, gid: peer.gid, mac }, { pathMtu: cmd.mtuBytes });
-      return c.ok ? ok() : err(c.error);
+      if (!c.ok) return err(c.error);
+      // The receive goes up as soon as the QP is connected: on the server that is before it
+      // sends its own address, so a client that sends right after reading it (a real
+      // ibv_rc_pingpong may, before or just after "done") meets a posted receive, not an RNR NAK.
+      // rc_pingpong posts its receives before the exchange; here posting needs a connected QP.
+      q.receive(r, cmd.sizeBytes, cmd.sizeBytes);
+      return ok();
     };
-    // Receives first, as rc_pingpong posts its rx_depth receives before the exchange; they
-    // are posted once connected (posting needs a connected QP here).
     let peer: PingpongDest;
     if (cmd.server === undefined) {
       const p = await pingpongServerExchange(cmd.port, local, { connect });
@@ -66,7 +70,6 @@ export async function runPingpong(cmd: PingpongCommand, log: (l: string) => void
     const progress = createProgress('pingpong', cmd.iterations, cmd.iterations * 0.05);
     let bad = 0;
     const t0 = performance.now();
-    q.receive(r, size, size);
     for (let i = 0; i < cmd.iterations; i++) {
       if (client) {
         if (cmd.check) fill(r.bytes, size, i);
