@@ -7,7 +7,8 @@
 import { Qp, Region } from '../../lib/index.ts';
 import type { PingpongCommand } from './options.ts';
 import { openNic } from './nic-open.ts';
-import { pingpongServerExchange, pingpongClientExchange, macFromGid, type PingpongDest } from './exchange.ts';
+import { pingpongServerExchange, pingpongClientExchange, type PingpongDest } from './exchange.ts';
+import { publishOwnAddress, resolvePeerMac } from './neighbours.ts';
 import { pingpongAddressLine, pingpongSummaryLines } from './tables.ts';
 import { createProgress } from './progress.ts';
 import { ok, err, type Result } from '../../lib/result.ts';
@@ -30,6 +31,7 @@ export async function runPingpong(cmd: PingpongCommand, log: (l: string) => void
     console.error(`rig-bnxt pingpong: cannot open ${cmd.device}: ${nic.error}`);
     return 1;
   }
+  let withdraw = (): void => {};
   try {
     const qp = Qp.make(nic.value);
     if (!qp.ok) throw new Error(qp.error);
@@ -38,11 +40,14 @@ export async function runPingpong(cmd: PingpongCommand, log: (l: string) => void
     const q = qp.value;
     const r = region.value;
     const e = q.endpoint;
+    // Other rig-bnxt processes here find our MAC by our IPv4 (the exchange carries only the GID).
+    withdraw = publishOwnAddress(nic.value.info.ipv4, e.mac);
     const local: PingpongDest = { lid: 0, qpn: e.qp, psn: e.psn, gid: e.gid };
     log(pingpongAddressLine('local', local));
     const connect = (peer: PingpongDest): Result<void> => {
-      const mac = cmd.peerMac ?? macFromGid(peer.gid);
-      if (!mac) return err('the peer\'s GID carries no MAC: give it with --mac aa:bb:cc:dd:ee:ff');
+      const known = cmd.peerMac !== undefined ? ok(cmd.peerMac) : resolvePeerMac(peer.gid);
+      if (!known.ok) return err(known.error);
+      const mac = known.value;
       const c = q.connect({ qp: peer.qpn, psn: peer.psn, gid: peer.gid, mac }, { pathMtu: cmd.mtuBytes });
       if (!c.ok) return err(c.error);
       // The receive goes up as soon as the QP is connected: on the server that is before it
@@ -102,6 +107,7 @@ export async function runPingpong(cmd: PingpongCommand, log: (l: string) => void
     console.error(`rig-bnxt pingpong: ${(e as Error).message}`);
     return 1;
   } finally {
+    withdraw();
     nic.value.close();
   }
 }
