@@ -2,9 +2,9 @@ import t from 'tap';
 import * as net from 'node:net';
 import {
   formatPingpongMessage, parsePingpongMessage, PINGPONG_MESSAGE_BYTES, PINGPONG_DONE, pingpongServerExchange, pingpongClientExchange,
-  formatPerfHello, parsePerfHello, perfServerExchange, perfClientExchange, macFromGid, endpointFromPingpong,
+  macFromGid, endpointFromPingpong,
 } from '../scripts/cli/exchange.ts';
-import type { Endpoint, PingpongDest } from '../scripts/cli/exchange.ts';
+import type { PingpongDest } from '../scripts/cli/exchange.ts';
 
 const ascii = (s: string) => Uint8Array.from(s, (c) => c.charCodeAt(0));
 const bytes = (...b: number[]) => Uint8Array.from(b);
@@ -135,8 +135,6 @@ t.test('an unreachable server is a clear error value', async (t) => {
   const port = await closedPort();
   const r = await pingpongClientExchange('127.0.0.1', port, clientDest, { connectRetryMs: 300 });
   t.same(r, { ok: false, error: `cannot reach 127.0.0.1:${port}: connection refused` });
-  const p = await perfClientExchange('127.0.0.1', port, endpointA, { run: 'send_lat:2:1000', connectRetryMs: 0 });
-  t.same(p, { ok: false, error: `cannot reach 127.0.0.1:${port}: connection refused` });
 });
 
 t.test('the client retries while the server is not up yet', async (t) => {
@@ -179,62 +177,3 @@ t.test('a MAC can be recovered from a link-local GID only', async (t) => {
   t.equal(e.psn, 1);
 });
 
-// ---- perf ----------------------------------------------------------------------------------
-
-const endpointA: Endpoint = { qp: 0x11, psn: 0xabcdef, gid: mappedGid, mac: bytes(0x02, 0, 0, 0, 0, 0x0a) };
-const endpointB: Endpoint = { qp: 0xfffffe, psn: 0, gid: linkLocalGid, mac: bytes(0x02, 0x11, 0x22, 0x33, 0x44, 0x55) };
-
-t.test('the perf hello is one line carrying run, qp, psn, gid and mac', async (t) => {
-  const line = formatPerfHello({ run: 'send_lat:2:1000', endpoint: endpointA });
-  t.equal(line, 'rig-bnxt-perf/1 run=send_lat:2:1000 qp=0x000011 psn=0xabcdef gid=00000000000000000000ffffc0a80102 mac=02:00:00:00:00:0a\n');
-  const r = parsePerfHello(line);
-  t.ok(r.ok);
-  if (r.ok) {
-    t.equal(r.value.run, 'send_lat:2:1000');
-    t.equal(r.value.endpoint.qp, 0x11);
-    t.equal(r.value.endpoint.psn, 0xabcdef);
-    t.same([...r.value.endpoint.gid], [...mappedGid]);
-    t.same([...r.value.endpoint.mac], [2, 0, 0, 0, 0, 10]);
-  }
-  t.match(parsePerfHello('0000:000107:9d1c4c:00000000000000000000ffffc0a80102'), { ok: false, error: /not a rig-bnxt perf/ });
-  t.match(parsePerfHello('rig-bnxt-perf/1 run=x qp=0x11 psn=0x0 gid=00 mac=00'), { ok: false, error: /malformed endpoint/ });
-  t.throws(() => formatPerfHello({ run: 'has space', endpoint: endpointA }), RangeError);
-  t.throws(() => formatPerfHello({ run: 'x', endpoint: { ...endpointA, mac: new Uint8Array(5) } }), RangeError);
-});
-
-t.test('perf server and client exchange endpoints, then sync twice', async (t) => {
-  const l = listening();
-  const serverP = perfServerExchange(0, endpointA, { run: 'send_bw:65536:1000', listenHost: '127.0.0.1', onListening: l.onListening });
-  const client = await perfClientExchange('127.0.0.1', await l.port, endpointB, { run: 'send_bw:65536:1000' });
-  const server = await serverP;
-  t.ok(client.ok && server.ok);
-  if (!client.ok || !server.ok) return;
-  t.equal(client.value.peer.qp, 0x11);
-  t.same([...client.value.peer.mac], [...endpointA.mac]);
-  t.equal(server.value.peer.qp, 0xfffffe);
-  t.same([...server.value.peer.gid], [...linkLocalGid]);
-  t.equal(server.value.peerRun, 'send_bw:65536:1000');
-  for (let i = 0; i < 2; i++) {
-    const [a, b] = await Promise.all([server.value.sync(2000), client.value.sync(2000)]);
-    t.same([a, b], [{ ok: true, value: undefined }, { ok: true, value: undefined }], `sync ${i + 1}`);
-  }
-  client.value.close();
-  t.match(await server.value.sync(2000), { ok: false, error: /while waiting for the peer's sync 3|cannot send sync 3/ }, 'a vanished peer fails the next sync');
-  server.value.close();
-});
-
-t.test('perf peers running different tests both refuse', async (t) => {
-  const l = listening();
-  const serverP = perfServerExchange(0, endpointA, { run: 'send_lat:2:1000', listenHost: '127.0.0.1', onListening: l.onListening });
-  const client = await perfClientExchange('127.0.0.1', await l.port, endpointB, { run: 'send_bw:65536:1000' });
-  t.same(await serverP, { ok: false, error: 'the peer runs send_bw:65536:1000 but this side runs send_lat:2:1000; start both with the same test and options' });
-  t.same(client, { ok: false, error: 'the peer runs send_lat:2:1000 but this side runs send_bw:65536:1000; start both with the same test and options' });
-});
-
-t.test('a perf server refuses a peer speaking another protocol', async (t) => {
-  const l = listening();
-  const serverP = perfServerExchange(0, endpointA, { run: 'send_lat:2:1000', listenHost: '127.0.0.1', onListening: l.onListening });
-  const got = await rawClient(await l.port, [ascii('hello there\n')]);
-  t.equal(got.length, 0, 'nothing sent back');
-  t.match(await serverP, { ok: false, error: /the peer is not a rig-bnxt perf of this version \(it sent "hello there"\)/ });
-});

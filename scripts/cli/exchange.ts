@@ -1,11 +1,7 @@
 /**
  * How two rig-bnxt processes learn each other's QP before connecting it, over TCP:
  *
- * (a) `perf`, perftest-style: the client connects (retrying briefly while the server is not up),
- *     writes its hello line and reads the server's; the server reads first, then answers
- *     (perftest's ctx_hand_shake order). The connection stays open as a PerfSession whose sync()
- *     is perftest's later hand-shakes: "my QP is connected and my receives are posted", "this size
- *     is done".
+ * (a) `perf` speaks perftest's own exchange: perftest-exchange.ts.
  *
  * (b) `pingpong`, byte-exact with rdma-core's ibv_rc_pingpong (libibverbs/examples/rc_pingpong.c,
  *     pingpong.c), so either side can be the real tool:
@@ -53,119 +49,6 @@ export interface ServerOptions {
 export interface ClientOptions {
   readonly connectRetryMs?: number;
   readonly ioTimeoutMs?: number;
-}
-
-// ---- (a) perf ------------------------------------------------------------------------------
-
-/** The first word of a perf hello; a different word means the peer is not a rig-bnxt perf of this protocol. */
-export const PERF_HELLO_MAGIC = 'rig-bnxt-perf/1';
-const PERF_LINE_MAX_BYTES = 512;
-
-export interface PerfHello {
-  /** What the side is about to run (e.g. "send_lat:2:1000"); both sides must agree. */
-  readonly run: string;
-  readonly endpoint: Endpoint;
-}
-
-/**
- * One line, ending in "\n":
- *   rig-bnxt-perf/1 run=<run> qp=0x<6 hex> psn=0x<6 hex> gid=<32 hex> mac=<aa:bb:cc:dd:ee:ff>
- * The run text is printable ASCII without spaces, at most 64 characters.
- */
-export function formatPerfHello(hello: PerfHello): string {
-  const { run, endpoint: e } = hello;
-  if (!/^[\x21-\x7e]{1,64}$/.test(run)) throw new RangeError(`perf run tag must be 1-64 printable characters without spaces: ${JSON.stringify(run)}`);
-  checkEndpoint(e);
-  return `${PERF_HELLO_MAGIC} run=${run} qp=0x${hex(e.qp, 6)} psn=0x${hex(e.psn, 6)} gid=${bytesHex(e.gid)} mac=${macText(e.mac)}\n`;
-}
-
-/** Reads a hello line (with or without its "\n"). */
-export function parsePerfHello(line: string): Result<PerfHello> {
-  const text = line.replace(/\r?\n$/, '');
-  const words = text.split(' ');
-  if (words[0] !== PERF_HELLO_MAGIC) {
-    return err(`the peer is not a rig-bnxt perf of this version (it sent ${JSON.stringify(text.slice(0, 40))})`);
-  }
-  const m = /^run=([\x21-\x7e]{1,64}) qp=0x([0-9a-f]{6}) psn=0x([0-9a-f]{6}) gid=([0-9a-f]{32}) mac=((?:[0-9a-f]{2}:){5}[0-9a-f]{2})$/.exec(words.slice(1).join(' '));
-  if (!m) return err(`malformed endpoint from the peer: ${JSON.stringify(text.slice(0, 160))}`);
-  return ok({
-    run: m[1]!,
-    endpoint: {
-      qp: parseInt(m[2]!, 16),
-      psn: parseInt(m[3]!, 16),
-      gid: hexBytes(m[4]!),
-      mac: hexBytes(m[5]!.replace(/:/g, '')),
-    },
-  });
-}
-
-export interface PerfSession {
-  readonly peer: Endpoint;
-  readonly peerRun: string;
-  /** Both sides reach the same point: each writes "sync N\n" and waits for the peer's. */
-  sync(timeoutMs?: number): Promise<Result<void>>;
-  close(): void;
-}
-
-export interface PerfExchangeOptions {
-  /** What this side runs; a peer running something else is an error on both sides. */
-  readonly run: string;
-}
-
-/** The server side of (a): wait for one client, read its hello, answer with ours. */
-export async function perfServerExchange(port: number, local: Endpoint, options: PerfExchangeOptions & ServerOptions): Promise<Result<PerfSession>> {
-  const hello = formatPerfHello({ run: options.run, endpoint: local });
-  const io = options.ioTimeoutMs ?? IO_TIMEOUT_MS;
-  const accepted = await acceptOne(port, { host: options.listenHost, timeoutMs: options.acceptTimeoutMs ?? ACCEPT_TIMEOUT_MS, onListening: options.onListening });
-  if (!accepted.ok) return accepted;
-  const channel = new SocketChannel(accepted.value);
-
-  const line = await channel.readLine(PERF_LINE_MAX_BYTES, io, "the client's endpoint");
-  if (!line.ok) return closing(channel, line.error);
-  const peer = parsePerfHello(line.value);
-  if (!peer.ok) return closing(channel, peer.error);
-  const sent = await channel.write(hello, io, 'our endpoint');
-  if (!sent.ok) return closing(channel, sent.error);
-  return startSession(channel, options.run, peer.value);
-}
-
-/** The client side of (a): connect (retrying while refused), send our hello, read the server's. */
-export async function perfClientExchange(host: string, port: number, local: Endpoint, options: PerfExchangeOptions & ClientOptions): Promise<Result<PerfSession>> {
-  const hello = formatPerfHello({ run: options.run, endpoint: local });
-  const io = options.ioTimeoutMs ?? IO_TIMEOUT_MS;
-  const connected = await connectWithRetry(host, port, connectLimits(options));
-  if (!connected.ok) return connected;
-  const channel = new SocketChannel(connected.value);
-
-  const sent = await channel.write(hello, io, 'our endpoint');
-  if (!sent.ok) return closing(channel, sent.error);
-  const line = await channel.readLine(PERF_LINE_MAX_BYTES, io, "the server's endpoint");
-  if (!line.ok) return closing(channel, line.error);
-  const peer = parsePerfHello(line.value);
-  if (!peer.ok) return closing(channel, peer.error);
-  return startSession(channel, options.run, peer.value);
-}
-
-function startSession(channel: SocketChannel, run: string, peer: PerfHello): Result<PerfSession> {
-  if (peer.run !== run) return closing(channel, `the peer runs ${peer.run} but this side runs ${run}; start both with the same test and options`);
-  let step = 0;
-  return ok({
-    peer: peer.endpoint,
-    peerRun: peer.run,
-    async sync(timeoutMs = SYNC_TIMEOUT_MS): Promise<Result<void>> {
-      step++;
-      const mine = `sync ${step}`;
-      const sent = await channel.write(mine + '\n', timeoutMs, `sync ${step}`);
-      if (!sent.ok) return sent;
-      const got = await channel.readLine(PERF_LINE_MAX_BYTES, timeoutMs, `the peer's sync ${step}`);
-      if (!got.ok) return got;
-      if (got.value !== mine) return err(`out of step with the peer: expected "${mine}", got ${JSON.stringify(got.value.slice(0, 40))}`);
-      return ok(undefined);
-    },
-    close(): void {
-      channel.close();
-    },
-  });
 }
 
 // ---- (b) ibv_rc_pingpong -------------------------------------------------------------------

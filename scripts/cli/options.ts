@@ -66,6 +66,8 @@ export interface PerfCommand extends NicSettings {
   readonly json: boolean;
   /** The server to connect to; undefined means this side is the server. */
   readonly server: string | undefined;
+  /** --mac: the peer's MAC (perftest's keys carry only its GID); else it is looked up. */
+  readonly peerMac: Uint8Array | undefined;
 }
 
 export interface PingpongCommand extends NicSettings {
@@ -125,6 +127,8 @@ Options (as perftest's):
   -p, --port=<port>      listen on/connect to port <port> (default ${DEFAULT_PORT})
       --pcap=<file>      write every frame to a pcap file
       --json             print the results as JSON
+      --mac=<mac>        the peer's MAC, aa:bb:cc:dd:ee:ff (perftest's keys carry only its GID;
+                         without it the MAC is looked up in /proc/net/arp and among rig-bnxt peers)
       --ipv4=<addr>      the NIC's IPv4 address (its GID is ::ffff:<addr>)
       --nic-mac=<mac>    software NIC: its MAC
       --eth-mtu=<bytes>  software NIC: its Ethernet MTU (1500 gives path MTU 1024)
@@ -184,6 +188,7 @@ const PERF_OPTIONS = {
   port: { type: 'string', short: 'p' },
   pcap: { type: 'string' },
   json: { type: 'boolean' },
+  mac: { type: 'string' },
   ipv4: { type: 'string' },
   'nic-mac': { type: 'string' },
   'eth-mtu': { type: 'string' },
@@ -229,10 +234,13 @@ function parsePerf(args: readonly string[]): Result<CliCommand> {
   // perftest silently ignores -n under -D; saying so is kinder.
   if (duration.value !== undefined && values.iters !== undefined) return err(`${where}: -D runs for a time; it cannot be combined with -n`);
 
+  const mac = parseOptional<Uint8Array | undefined>(where, '--mac', values.mac, undefined, parseMac);
+  if (!mac.ok) return mac;
   const nic = parseNicSettings(where, values);
   if (!nic.ok) return nic;
   return ok({
     ...nic.value,
+    peerMac: mac.value,
     command: 'perf',
     deviceGiven: values['ib-dev'] !== undefined,
     test,

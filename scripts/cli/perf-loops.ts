@@ -99,12 +99,26 @@ export function readBandwidth(a: Qp, ra: Region, rb: Region, size: number, poste
   }
 }
 
-/** The server side of a two-process send_lat: answer every message. */
-export function sendLatencyServer(b: Qp, rb: Region, size: number, iterations: number): void {
-  b.receive(rb, size, size);
+/** perftest's server keeps min(iterations, rx depth) receives posted (its default rx depth 512). */
+export const SERVER_RX_DEPTH = 512;
+
+/** The receives a two-process server posts before the pre-run barrier (the peer may send right after it). */
+export function prepostReceives(b: Qp, rb: Region, size: number, count: number): void {
+  for (let i = 0; i < count; i++) b.receive(rb, 0, size);
+}
+
+/**
+ * The server side of a two-process send_lat: answer every message (one receive was posted
+ * before the barrier). samples[i] is the time between receives i and i + 1: one round trip.
+ */
+export function sendLatencyServer(b: Qp, rb: Region, size: number, iterations: number, samples?: Float64Array): void {
+  let last = 0;
   for (let i = 0; i < iterations; i++) {
     take(b, 'receive');
-    if (i + 1 < iterations) b.receive(rb, size, size);
+    const t = now();
+    if (i > 0 && samples !== undefined && i - 1 < samples.length) samples[i - 1] = t - last;
+    last = t;
+    if (i + 1 < iterations) b.receive(rb, 0, size);
     b.send(rb, 0, size);
     take(b, 'send');
   }
@@ -123,15 +137,22 @@ export function sendLatencyClient(a: Qp, ra: Region, size: number, samples: Floa
   }
 }
 
-/** The server side of a two-process send_bw: keep receives posted until `iterations` arrived. */
-export function sendBandwidthServer(b: Qp, rb: Region, size: number, iterations: number): void {
-  let posted = 0;
+/**
+ * The server side of a two-process send_bw: `preposted` receives are up (prepostReceives); keep
+ * up to SERVER_RX_DEPTH posted until `iterations` arrived. Returns the microseconds from the
+ * first receive's completion to the last one's.
+ */
+export function sendBandwidthServer(b: Qp, rb: Region, size: number, iterations: number, preposted: number): number {
+  let posted = preposted;
   let done = 0;
+  let first = 0;
   while (done < iterations) {
-    while (posted < iterations && posted - done < SEND_WINDOW * 2) { b.receive(rb, 0, size); posted++; }
+    while (posted < iterations && posted - done < SERVER_RX_DEPTH) { b.receive(rb, 0, size); posted++; }
     take(b, 'receive');
+    if (done === 0) first = now();
     done++;
   }
+  return now() - first;
 }
 
 /** The client side of a two-process send_bw (the server keeps receives posted; RNR retries cover a slow start). */

@@ -12,7 +12,9 @@ import {
   RESULT_LINE, tableHeaderLines, latencyRow, bandwidthRow, testInfoLines, addressLines, latencyJson, bandwidthJson,
   perfJsonDocument, latencyDurationRow, latencyDurationJson, type TestInfo,
 } from './tables.ts';
-import { perfServerExchange, perfClientExchange, type PerfSession } from './exchange.ts';
+import { perftestServer, perftestClient, type PerftestKeys, type PerftestSession } from './perftest-exchange.ts';
+import { publishOwnAddress, resolvePeerMac } from './neighbours.ts';
+import { ok } from './result.ts';
 import { createProgress } from './progress.ts';
 import * as L from './perf-loops.ts';
 
@@ -88,9 +90,9 @@ function progressFor(cmd: PerfCommand, size: number, iterations: number) {
   return { tick: (i: number) => p.update(i + 1), finish: () => p.finish() };
 }
 
-function printHeader(cmd: PerfCommand, nic: Nic, machine: 'server' | 'client', pair: Pair, peer: { qp: number; psn: number; gid: Uint8Array } | undefined, out: PerfOutput): void {
+function printHeader(cmd: PerfCommand, nic: Nic, machine: 'server' | 'client', pair: Pair, peer: { qp: number; psn: number; gid: Uint8Array } | undefined, out: PerfOutput, pathMtu?: number): void {
   if (cmd.json) return;
-  for (const l of testInfoLines(info(cmd, nic, machine))) out.log(l);
+  for (const l of testInfoLines({ ...info(cmd, nic, machine), ...(pathMtu !== undefined ? { mtuBytes: pathMtu } : {}) })) out.log(l);
   const e = pair.a.endpoint;
   for (const l of addressLines('local', { lid: 0, qpn: e.qp, psn: e.psn, gid: e.gid })) out.log(l);
   const remote = peer ?? (pair.b ? pair.b.endpoint : undefined);
@@ -170,44 +172,90 @@ function finish(cmd: PerfCommand, nic: Nic, machine: 'server' | 'client', result
   else out.log(RESULT_LINE);
 }
 
+/**
+ * A server and a client in two processes (or with a real perftest on the other side), paired
+ * over perftest's exchange (perftest-exchange.ts) in the order send_lat.c and send_bw.c make
+ * their handshakes: the first keys (one per QP), connect, a handshake, a handshake whose keys
+ * are printed as the remote address, then per size: the server posts its receives, a handshake
+ * (the client must not send before they are up), the run, its row (send_bw with -a: one more
+ * handshake after each size); at the end the closing handshake and "done".
+ */
+/** What perftest's server prints before it waits (a blank line first). */
+export const SERVER_BANNER = ['', '************************************', '* Waiting for client to connect... *', '************************************'];
+
 async function runPaired(cmd: PerfCommand, nic: Nic, out: PerfOutput): Promise<number> {
   const pair = makePair(nic, maxSize(cmd), false);
-  const run = `${cmd.test}:${cmd.sizes.join(',')}:${cmd.durationSeconds ? `D${cmd.durationSeconds}` : cmd.iterations}`;
   const machine = cmd.server === undefined ? 'server' : 'client';
-  const session = machine === 'server'
-    ? await perfServerExchange(cmd.port, pair.a.endpoint, { run })
-    : await perfClientExchange(cmd.server!, cmd.port, pair.a.endpoint, { run });
-  if (!session.ok) {
-    console.error(`rig-bnxt perf: ${session.error}`);
+  const e = pair.a.endpoint;
+  // A rig-bnxt peer on this machine finds our MAC by our IPv4 (perftest's keys carry only the GID).
+  const withdraw = publishOwnAddress(nic.info.ipv4, e.mac);
+  const keys: PerftestKeys = {
+    lid: 0, outReads: 1, qpn: e.qp, psn: e.psn, rkey: pair.ra.key,
+    vaddr: (BigInt(pair.ra.vaHi) << 32n) | BigInt(pair.ra.vaLo), gid: e.gid, srqn: 0,
+  };
+  const pathMtu = pathMtuFor(nic.info.mtu);
+  // perftest's server banner (send_lat.c, send_bw.c), before it waits for its client.
+  if (machine === 'server' && !cmd.json) for (const l of SERVER_BANNER) out.log(l);
+  const opened = machine === 'server'
+    ? await perftestServer(cmd.port, { keys: [keys], pathMtu })
+    : await perftestClient(cmd.server!, cmd.port, { keys: [keys], pathMtu });
+  if (!opened.ok) {
+    withdraw();
+    console.error(`rig-bnxt perf: ${opened.error}`);
     return 1;
   }
-  const s: PerfSession = session.value;
+  const s: PerftestSession = opened.value;
+  const step = async (what: string): Promise<PerftestKeys> => {
+    const r = await s.handshake();
+    if (!r.ok) throw new Error(`${what}: ${r.error}`);
+    return r.value;
+  };
   try {
-    const c = pair.a.connect(s.peer);
+    const peer = s.peer.keys[0]!;
+    const mac = cmd.peerMac !== undefined ? ok(cmd.peerMac) : resolvePeerMac(peer.gid);
+    if (!mac.ok) throw new Error(mac.error);
+    const c = pair.a.connect({ qp: peer.qpn, psn: peer.psn, gid: peer.gid, mac: mac.value }, { pathMtu: s.peer.pathMtu });
     if (!c.ok) throw new Error(c.error);
-    printHeader(cmd, nic, machine, pair, s.peer, out);
+    await step('after connecting');
+    const remote = await step('the remote address');
+    printHeader(cmd, nic, machine, pair, { qp: remote.qpn, psn: remote.psn, gid: remote.gid }, out, s.peer.pathMtu);
     const results: Record<string, number>[] = [];
     for (const size of cmd.sizes) {
-      // Both sides reach this size before either sends: receives are posted in time.
-      const synced = await s.sync();
-      if (!synced.ok) throw new Error(synced.error);
-      if (machine === 'server') {
-        if (cmd.test === 'send_lat') L.sendLatencyServer(pair.a, pair.ra, size, cmd.iterations);
-        else L.sendBandwidthServer(pair.a, pair.ra, size, cmd.iterations);
-        continue;
+      const preposted = machine === 'server' ? (cmd.test === 'send_lat' ? 1 : Math.min(cmd.iterations, L.SERVER_RX_DEPTH)) : 0;
+      if (machine === 'server') L.prepostReceives(pair.a, pair.ra, size, preposted);
+      await step(`before the run of ${size} B`);
+      if (machine === 'server') results.push(serveOne(cmd, pair, size, preposted, out));
+      else {
+        results.push(measure(cmd, size, out, (iterations, samples, posted, completed, tick) => {
+          if (cmd.test === 'send_lat') L.sendLatencyClient(pair.a, pair.ra, size, samples!, tick);
+          else L.sendBandwidthClient(pair.a, pair.ra, size, posted!, completed!, tick);
+          return iterations;
+        }));
       }
-      results.push(measure(cmd, size, out, (iterations, samples, posted, completed, tick) => {
-        if (cmd.test === 'send_lat') L.sendLatencyClient(pair.a, pair.ra, size, samples!, tick);
-        else L.sendBandwidthClient(pair.a, pair.ra, size, posted!, completed!, tick);
-        return iterations;
-      }));
+      if (cmd.test === 'send_bw' && cmd.all) await step(`after the run of ${size} B`);
     }
-    const done = await s.sync();
-    if (!done.ok) throw new Error(done.error);
-    if (machine === 'client') finish(cmd, nic, machine, results, out);
-    else if (!cmd.json) out.log(RESULT_LINE);
+    const closed = await s.finish();
+    if (!closed.ok) throw new Error(`closing: ${closed.error}`);
+    finish(cmd, nic, machine, results, out);
     return 0;
   } finally {
+    withdraw();
     s.close();
   }
+}
+
+/** The server's side of one size, and the row perftest's server prints for it. */
+function serveOne(cmd: PerfCommand, pair: Pair, size: number, preposted: number, out: PerfOutput): Record<string, number> {
+  if (cmd.test === 'send_lat') {
+    // One sample per round trip between successive receives (iterations >= 5, so >= 4 samples).
+    const samples = new Float64Array(cmd.iterations - 1);
+    L.sendLatencyServer(pair.a, pair.ra, size, cmd.iterations, samples);
+    const st = latencyStats(samples, roundTripFactor(cmd.verb));
+    if (!cmd.json) out.log(latencyRow(size, cmd.iterations, st));
+    return latencyJson(size, cmd.iterations, st);
+  }
+  const elapsedUs = L.sendBandwidthServer(pair.a, pair.ra, size, cmd.iterations, preposted);
+  const st = bandwidthStatsWithoutPeak(size, cmd.iterations, elapsedUs);
+  if (!cmd.json) out.log(bandwidthRow(size, cmd.iterations, st));
+  return bandwidthJson(size, cmd.iterations, st);
 }
