@@ -2,8 +2,31 @@
 // undefined at the bound with the entry still due; the same misuse throws), while the event
 // loop keeps running: timers fire during the wait, and a send posted from a timer completes it.
 import t from 'tap';
-import { InvalidArgument } from '../lib/index.ts';
-import { must, openPair } from './helpers/qp-data.ts';
+import { InvalidArgument, Nic, Qp, Region } from '../lib/index.ts';
+import { must, type QpPair } from './helpers/qp-data.ts';
+
+// One NIC per mode for the whole file (a thread-mode NIC starts a worker, which is slow on a
+// loaded machine); each test makes its own queue pairs and regions on it.
+const nics = new Map<string, Nic>();
+t.teardown(() => { for (const nic of nics.values()) nic.close(); });
+
+function openPair(options: { stepped?: boolean }): QpPair {
+  const mode = options.stepped ? 'stepped' : 'thread';
+  let nic = nics.get(mode);
+  if (nic === undefined) {
+    nic = must(Nic.open('emu', options), 'Nic.open');
+    nics.set(mode, nic);
+  }
+  const a = must(Qp.make(nic), 'Qp.make a');
+  const b = must(Qp.make(nic), 'Qp.make b');
+  const ra = must(Region.alloc(nic, 1 << 16), 'Region.alloc a');
+  const rb = must(Region.alloc(nic, 1 << 16), 'Region.alloc b');
+  must(a.connect(b.endpoint), 'connect a');
+  must(b.connect(a.endpoint), 'connect b');
+  // Closing a test's pair gives its queue pairs and regions back; the NIC stays for the next test.
+  const pairNic = { close: () => { a.destroy(); b.destroy(); ra.deregister(); rb.deregister(); } } as unknown as Nic;
+  return { nic: pairNic, a, b, ra, rb };
+}
 
 for (const mode of ['thread', 'stepped'] as const) {
   const options = mode === 'stepped' ? { stepped: true } : {};
@@ -62,7 +85,7 @@ for (const mode of ['thread', 'stepped'] as const) {
 }
 
 t.test('misuse throws at the call, before any promise, as wait does', async (t) => {
-  const p = openPair();
+  const p = openPair({ stepped: true });
   t.teardown(() => p.nic.close());
   t.throws(() => p.b.waitAsync('receive', 1000), InvalidArgument, 'nothing due');
   p.b.receive(p.rb, 0, 8);
