@@ -7,6 +7,7 @@
  */
 import { parseArgs } from 'node:util';
 import { type Result, ok, err } from './result.ts';
+import { refusal, refusedOptionConfig } from './perftest-options.ts';
 
 export type PerfTest = 'send_lat' | 'send_bw' | 'read_lat' | 'read_bw';
 export const PERF_TESTS: readonly PerfTest[] = ['send_lat', 'send_bw', 'read_lat', 'read_bw'];
@@ -68,7 +69,19 @@ export interface PerfCommand extends NicSettings {
   readonly server: string | undefined;
   /** --mac: the peer's MAC (perftest's keys carry only its GID); else it is looked up. */
   readonly peerMac: Uint8Array | undefined;
+  /** --report_gbits: bandwidth in Gb/s (perftest's GBS format) instead of MiB/s. */
+  readonly reportGbits: boolean;
+  /** -t: outstanding sends or reads in bandwidth tests (perftest's tx depth). */
+  readonly txDepth: number;
+  /** --output: one number per size instead of the tables. */
+  readonly output: 'full' | 'bandwidth' | 'message_rate' | 'latency';
+  /** -x: the GID index (0: the NIC's one RoCEv2 GID), printed in the test information. */
+  readonly gidIndex: number | undefined;
 }
+
+/** perftest's default tx depth in bandwidth tests (DEF_TX_BW). */
+export const DEFAULT_TX_DEPTH = 128;
+export const MAX_TX_DEPTH = 4095;
 
 export interface PingpongCommand extends NicSettings {
   readonly command: 'pingpong';
@@ -117,7 +130,7 @@ DEV is "emu" (software NIC, the default), "emu:LOCAL:REMOTE" (software NIC cable
 Run "rig-bnxt perf --help" or "rig-bnxt pingpong --help" for their options.`;
 
 export const PERF_USAGE = `Usage: rig-bnxt perf send_lat|send_bw|read_lat|read_bw [options] [SERVER]
-Options (as perftest's):
+Options (as perftest's; docs/cli.md lists every perftest option and why some are refused):
   -d, --ib-dev=<dev>     device (default ${DEFAULT_DEVICE})
   -s, --size=<size>      message size, e.g. 4096, 0x1000, 64K, 1M
                          (default ${DEFAULT_LATENCY_SIZE_BYTES} for *_lat, ${DEFAULT_BANDWIDTH_SIZE_BYTES} for *_bw)
@@ -127,6 +140,12 @@ Options (as perftest's):
   -p, --port=<port>      listen on/connect to port <port> (default ${DEFAULT_PORT})
       --pcap=<file>      write every frame to a pcap file
       --json             print the results as JSON
+      --report_gbits     bandwidth in Gb/s instead of MiB/s
+      --output=<what>    print only bandwidth, message_rate or latency
+  -t, --tx-depth=<n>     outstanding messages in bandwidth tests (default ${DEFAULT_TX_DEPTH})
+  -x, --gid-index=<n>    GID index (the NIC has one: 0)
+  -F, --CPU-freq         accepted (nothing to check: rig-bnxt does not count CPU cycles)
+  -V, --version          print the version
       --mac=<mac>        the peer's MAC, aa:bb:cc:dd:ee:ff (perftest's keys carry only its GID;
                          without it the MAC is looked up in /proc/net/arp and among rig-bnxt peers)
       --ipv4=<addr>      the NIC's IPv4 address (its GID is ::ffff:<addr>)
@@ -179,7 +198,7 @@ export function parseCommandLine(argv: readonly string[]): Result<CliCommand> {
 
 // ---- perf ----------------------------------------------------------------------------------
 
-const PERF_OPTIONS = {
+export const PERF_OPTIONS = {
   'ib-dev': { type: 'string', short: 'd' },
   size: { type: 'string', short: 's' },
   iters: { type: 'string', short: 'n' },
@@ -193,14 +212,29 @@ const PERF_OPTIONS = {
   'nic-mac': { type: 'string' },
   'eth-mtu': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
+  // perftest's options that work here (docs/cli.md).
+  version: { type: 'boolean', short: 'V' },
+  'CPU-freq': { type: 'boolean', short: 'F' },
+  report_gbits: { type: 'boolean' },
+  'gid-index': { type: 'string', short: 'x' },
+  'tx-depth': { type: 'string', short: 't' },
+  qp: { type: 'string', short: 'q' },
+  connection: { type: 'string', short: 'c' },
+  output: { type: 'string' },
+  perform_warm_up: { type: 'boolean' },
 } as const;
+
+const OUTPUTS = ['bandwidth', 'message_rate', 'latency'] as const;
 
 function parsePerf(args: readonly string[]): Result<CliCommand> {
   const where = 'rig-bnxt perf';
-  const parsed = parseOptions(where, args, PERF_OPTIONS);
+  const parsed = parseOptions(where, args, { ...PERF_OPTIONS, ...refusedOptionConfig() });
   if (!parsed.ok) return parsed;
-  const { values, positionals } = parsed.value;
+  const { values, positionals } = parsed.value as { values: ParsedValues<typeof PERF_OPTIONS> & Record<string, unknown>; positionals: string[] };
   if (values.help) return ok({ command: 'help', text: PERF_USAGE });
+  if (values.version) return ok({ command: 'version' });
+  const refused = refusal(where, values);
+  if (refused !== undefined) return err(refused);
 
   const [testName, ...servers] = positionals;
   if (testName === undefined) return err(`${where}: missing test: expected one of ${PERF_TESTS.join(', ')}`);
@@ -236,11 +270,36 @@ function parsePerf(args: readonly string[]): Result<CliCommand> {
 
   const mac = parseOptional<Uint8Array | undefined>(where, '--mac', values.mac, undefined, parseMac);
   if (!mac.ok) return mac;
+  if (values.connection !== undefined && values.connection !== 'RC') {
+    return err(`${where}: -c/--connection ${values.connection} is not supported: the spec's queue pairs are reliable-connected (RC)`);
+  }
+  const qps = parseOptional(where, '-q/--qp', values.qp, 1, (t) => parseIntegerIn(t, 1, 0xffff));
+  if (!qps.ok) return qps;
+  if (qps.value > 1) return err(`${where}: -q/--qp ${qps.value} is not supported: one queue pair per run (several are not implemented yet)`);
+  const gidIndex = parseOptional<number | undefined>(where, '-x/--gid-index', values['gid-index'], undefined, (t) => parseIntegerIn(t, 0, 255));
+  if (!gidIndex.ok) return gidIndex;
+  if (gidIndex.value !== undefined && gidIndex.value !== 0) {
+    return err(`${where}: -x/--gid-index ${gidIndex.value}: the NIC has one GID, index 0, its RoCEv2 GID ::ffff:<its IPv4>`);
+  }
+  const txDepth = parseOptional(where, '-t/--tx-depth', values['tx-depth'], kind === 'latency' ? 1 : DEFAULT_TX_DEPTH, (t) => parseIntegerIn(t, 1, MAX_TX_DEPTH));
+  if (!txDepth.ok) return txDepth;
+  if (kind === 'latency' && txDepth.value !== 1) return err(`${where}: -t/--tx-depth: a latency test keeps one message outstanding (perftest's as well)`);
+  let output: PerfCommand['output'] = 'full';
+  if (values.output !== undefined) {
+    if (!(OUTPUTS as readonly string[]).includes(values.output)) return err(`${where}: --output '${values.output}': use bandwidth, latency or message_rate`);
+    output = values.output as PerfCommand['output'];
+    if (kind === 'bandwidth' && output === 'latency') return err(`${where}: --output for a bandwidth test can be: bandwidth, message_rate`);
+    if (kind === 'latency' && output !== 'latency') return err(`${where}: --output for a latency test can be: latency`);
+  }
   const nic = parseNicSettings(where, values);
   if (!nic.ok) return nic;
   return ok({
     ...nic.value,
     peerMac: mac.value,
+    reportGbits: values.report_gbits === true,
+    txDepth: txDepth.value,
+    output,
+    gidIndex: gidIndex.value,
     command: 'perf',
     deviceGiven: values['ib-dev'] !== undefined,
     test,

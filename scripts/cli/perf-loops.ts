@@ -55,15 +55,15 @@ export function readLatency(a: Qp, ra: Region, rb: Region, size: number, samples
 }
 
 /** send_bw, both sides here: a keeps SEND_WINDOW sends outstanding, b keeps receives posted. */
-export function sendBandwidthLocal(a: Qp, b: Qp, ra: Region, rb: Region, size: number, posted: Float64Array, completed: Float64Array, tick?: (i: number) => void): void {
+export function sendBandwidthLocal(a: Qp, b: Qp, ra: Region, rb: Region, size: number, posted: Float64Array, completed: Float64Array, tick?: (i: number) => void, window = SEND_WINDOW): void {
   const iters = posted.length;
   let sent = 0;
   let done = 0;
   let recvPosted = 0;
   let recvDone = 0;
   while (done < iters) {
-    while (recvPosted < iters && recvPosted - recvDone < SEND_WINDOW) { b.receive(rb, 0, size); recvPosted++; }
-    while (sent < iters && sent - done < SEND_WINDOW && sent < recvPosted) {
+    while (recvPosted < iters && recvPosted - recvDone < window) { b.receive(rb, 0, size); recvPosted++; }
+    while (sent < iters && sent - done < window && sent < recvPosted) {
       posted[sent] = now();
       a.send(ra, 0, size);
       sent++;
@@ -83,12 +83,12 @@ export function sendBandwidthLocal(a: Qp, b: Qp, ra: Region, rb: Region, size: n
 }
 
 /** read_bw: a keeps READ_WINDOW reads of rb outstanding. */
-export function readBandwidth(a: Qp, ra: Region, rb: Region, size: number, posted: Float64Array, completed: Float64Array, tick?: (i: number) => void): void {
+export function readBandwidth(a: Qp, ra: Region, rb: Region, size: number, posted: Float64Array, completed: Float64Array, tick?: (i: number) => void, window = READ_WINDOW): void {
   const iters = posted.length;
   let sent = 0;
   let done = 0;
   while (done < iters) {
-    while (sent < iters && sent - done < READ_WINDOW) {
+    while (sent < iters && sent - done < window) {
       posted[sent] = now();
       a.read(rb, 0, ra, 0, size);
       sent++;
@@ -156,12 +156,12 @@ export function sendBandwidthServer(b: Qp, rb: Region, size: number, iterations:
 }
 
 /** The client side of a two-process send_bw (the server keeps receives posted; RNR retries cover a slow start). */
-export function sendBandwidthClient(a: Qp, ra: Region, size: number, posted: Float64Array, completed: Float64Array, tick?: (i: number) => void): void {
+export function sendBandwidthClient(a: Qp, ra: Region, size: number, posted: Float64Array, completed: Float64Array, tick?: (i: number) => void, window = SEND_WINDOW): void {
   const iters = posted.length;
   let sent = 0;
   let done = 0;
   while (done < iters) {
-    while (sent < iters && sent - done < SEND_WINDOW) {
+    while (sent < iters && sent - done < window) {
       posted[sent] = now();
       a.send(ra, 0, size);
       sent++;

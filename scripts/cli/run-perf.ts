@@ -7,10 +7,14 @@
 import { Qp, Region, pathMtuFor, type Nic } from '../../lib/index.ts';
 import type { PerfCommand } from './options.ts';
 import { openNic } from './nic-open.ts';
-import { latencyStats, roundTripFactor, bandwidthStats, bandwidthStatsWithoutPeak, PEAK_MAX_ITERATIONS, latencyDurationStats } from './stats.ts';
+import {
+  latencyStats, roundTripFactor, bandwidthStats, bandwidthStatsWithoutPeak, PEAK_MAX_ITERATIONS, latencyDurationStats, MIB,
+  type BandwidthStats, type LatencyStats, type LatencyDurationStats,
+} from './stats.ts';
+import { cFixed } from './printf.ts';
 import {
   RESULT_LINE, tableHeaderLines, latencyRow, bandwidthRow, testInfoLines, addressLines, latencyJson, bandwidthJson,
-  perfJsonDocument, latencyDurationRow, latencyDurationJson, type TestInfo,
+  perfJsonDocument, latencyDurationRow, latencyDurationJson, BANDWIDTH_HEADER, BANDWIDTH_HEADER_GBITS, type TestInfo,
 } from './tables.ts';
 import { perftestServer, perftestClient, type PerftestKeys, type PerftestSession } from './perftest-exchange.ts';
 import { publishOwnAddress, resolvePeerMac } from './neighbours.ts';
@@ -55,6 +59,12 @@ export async function runPerf(cmd: PerfCommand, out: PerfOutput = { log: (l) => 
   }
 }
 
+/** Messages outstanding: -t in bandwidth tests (reads also within the QP's read depth), 1 in latency tests. */
+function txWindow(cmd: PerfCommand): number {
+  if (cmd.kind === 'latency') return 1;
+  return cmd.verb === 'read' ? Math.min(cmd.txDepth, L.READ_WINDOW) : cmd.txDepth;
+}
+
 function maxSize(cmd: PerfCommand): number {
   return Math.max(...cmd.sizes);
 }
@@ -76,7 +86,7 @@ function makePair(nic: Nic, size: number, both: boolean): Pair {
 
 function info(cmd: PerfCommand, nic: Nic, machine: 'server' | 'client'): TestInfo {
   return {
-    test: cmd.test, device: cmd.device, machine, txDepth: cmd.kind === 'latency' ? 1 : cmd.verb === 'read' ? L.READ_WINDOW : L.SEND_WINDOW,
+    test: cmd.test, device: cmd.device, machine, txDepth: txWindow(cmd), ...(cmd.gidIndex !== undefined ? { gidIndex: cmd.gidIndex } : {}),
     rxDepth: cmd.kind === 'latency' ? 1 : 512, mtuBytes: pathMtuFor(nic.info.mtu), linkType: 'Ethernet',
     ...(cmd.kind === 'bandwidth' ? { cqModeration: 1 } : {}),
     ...(cmd.verb === 'read' ? { outstandingReads: L.READ_WINDOW } : { maxInlineBytes: 0 }),
@@ -91,13 +101,48 @@ function progressFor(cmd: PerfCommand, size: number, iterations: number) {
 }
 
 function printHeader(cmd: PerfCommand, nic: Nic, machine: 'server' | 'client', pair: Pair, peer: { qp: number; psn: number; gid: Uint8Array } | undefined, out: PerfOutput, pathMtu?: number): void {
-  if (cmd.json) return;
+  if (!fullOutput(cmd)) return;
   for (const l of testInfoLines({ ...info(cmd, nic, machine), ...(pathMtu !== undefined ? { mtuBytes: pathMtu } : {}) })) out.log(l);
   const e = pair.a.endpoint;
   for (const l of addressLines('local', { lid: 0, qpn: e.qp, psn: e.psn, gid: e.gid })) out.log(l);
   const remote = peer ?? (pair.b ? pair.b.endpoint : undefined);
   if (remote) for (const l of addressLines('remote', { lid: 0, qpn: remote.qp, psn: remote.psn, gid: remote.gid })) out.log(l);
-  for (const l of tableHeaderLines(cmd.test, cmd.durationSeconds !== undefined)) out.log(l);
+  for (const l of tableHeaderLines(cmd.test, cmd.durationSeconds !== undefined)) out.log(l === BANDWIDTH_HEADER && cmd.reportGbits ? BANDWIDTH_HEADER_GBITS : l);
+}
+
+/** The tables perftest prints by default; --json and --output print something else instead. */
+function fullOutput(cmd: PerfCommand): boolean {
+  return !cmd.json && cmd.output === 'full';
+}
+
+/** perftest's --report_gbits unit: 1 Gb/s = 125,000,000 bytes/s (format_factor in print_report_bw). */
+const GBIT_BYTES = 125_000_000;
+
+function inReportUnit(cmd: PerfCommand, st: BandwidthStats): BandwidthStats {
+  if (!cmd.reportGbits) return st;
+  const k = MIB / GBIT_BYTES;
+  return { ...st, bwPeakMiBps: st.bwPeakMiBps * k, bwAverageMiBps: st.bwAverageMiBps * k };
+}
+
+/** --output prints one number as perftest's printf("%lf\n") does. */
+const lf = (value: number) => cFixed(value, 6);
+
+function printLatency(cmd: PerfCommand, out: PerfOutput, size: number, iterations: number, st: LatencyStats): void {
+  if (cmd.json) return;
+  out.log(cmd.output === 'latency' ? lf(st.tAvgUs) : latencyRow(size, iterations, st));
+}
+
+function printLatencyDuration(cmd: PerfCommand, out: PerfOutput, size: number, iterations: number, st: LatencyDurationStats): void {
+  if (cmd.json) return;
+  out.log(cmd.output === 'latency' ? lf(st.tAvgUs) : latencyDurationRow(size, iterations, st));
+}
+
+function printBandwidth(cmd: PerfCommand, out: PerfOutput, size: number, iterations: number, raw: BandwidthStats): void {
+  if (cmd.json) return;
+  const st = inReportUnit(cmd, raw);
+  if (cmd.output === 'bandwidth') out.log(lf(st.bwAverageMiBps));
+  else if (cmd.output === 'message_rate') out.log(lf(st.msgRateMpps));
+  else out.log(bandwidthRow(size, iterations, st));
 }
 
 function runLocal(cmd: PerfCommand, nic: Nic, out: PerfOutput): number {
@@ -110,16 +155,31 @@ function runLocal(cmd: PerfCommand, nic: Nic, out: PerfOutput): number {
   printHeader(cmd, nic, 'client', pair, undefined, out);
   const results: Record<string, number>[] = [];
   for (const size of cmd.sizes) {
-    results.push(measure(cmd, size, out, (iterations, samples, posted, completed, tick) => {
+    const loop: Loop = (iterations, samples, posted, completed, tick) => {
       if (cmd.test === 'send_lat') L.sendLatencyLocal(pair.a, b, pair.ra, pair.rb, size, samples!, tick);
       else if (cmd.test === 'read_lat') L.readLatency(pair.a, pair.ra, pair.rb, size, samples!, tick);
-      else if (cmd.test === 'send_bw') L.sendBandwidthLocal(pair.a, b, pair.ra, pair.rb, size, posted!, completed!, tick);
-      else L.readBandwidth(pair.a, pair.ra, pair.rb, size, posted!, completed!, tick);
+      else if (cmd.test === 'send_bw') L.sendBandwidthLocal(pair.a, b, pair.ra, pair.rb, size, posted!, completed!, tick, txWindow(cmd));
+      else L.readBandwidth(pair.a, pair.ra, pair.rb, size, posted!, completed!, tick, txWindow(cmd));
       return iterations;
-    }));
+    };
+    warmUp(loop, cmd.iterations);
+    results.push(measure(cmd, size, out, loop));
   }
   finish(cmd, nic, 'client', results, out);
   return 0;
+}
+
+/**
+ * Both sides are here, so the measured run can follow an unmeasured one of the same loop (up to
+ * WARM_UP_ITERATIONS): otherwise a default run of 1000 iterations mostly measures the JIT
+ * compiling the loop (perftest's --perform_warm_up does the same for its bandwidth tests). Paired
+ * runs do not: both sides must count the same messages as the peer does.
+ */
+const WARM_UP_ITERATIONS = 1000;
+
+function warmUp(loop: Loop, iterations: number): void {
+  const n = Math.min(iterations, WARM_UP_ITERATIONS);
+  loop(n, new Float64Array(n), new Float64Array(n), new Float64Array(n), () => {});
 }
 
 type Loop = (iterations: number, samples: Float64Array | undefined, posted: Float64Array | undefined, completed: Float64Array | undefined, tick: (i: number) => void) => number;
@@ -139,11 +199,11 @@ function measure(cmd: PerfCommand, size: number, out: PerfOutput, loop: Loop): R
     const elapsedUs = (performance.now() - t0) * 1000;
     if (latency) {
       const s = latencyDurationStats(iterations, elapsedUs, roundTripFactor(cmd.verb));
-      if (!cmd.json) out.log(latencyDurationRow(size, iterations, s));
+      printLatencyDuration(cmd, out, size, iterations, s);
       return latencyDurationJson(size, iterations, s);
     }
     const s = bandwidthStatsWithoutPeak(size, iterations, elapsedUs);
-    if (!cmd.json) out.log(bandwidthRow(size, iterations, s));
+    printBandwidth(cmd, out, size, iterations, s);
     return bandwidthJson(size, iterations, s);
   }
   const iterations = cmd.iterations;
@@ -153,7 +213,7 @@ function measure(cmd: PerfCommand, size: number, out: PerfOutput, loop: Loop): R
     loop(iterations, samples, undefined, undefined, progress.tick);
     progress.finish();
     const s = latencyStats(samples, roundTripFactor(cmd.verb));
-    if (!cmd.json) out.log(latencyRow(size, iterations, s));
+    printLatency(cmd, out, size, iterations, s);
     return latencyJson(size, iterations, s);
   }
   const posted = new Float64Array(iterations);
@@ -163,13 +223,13 @@ function measure(cmd: PerfCommand, size: number, out: PerfOutput, loop: Loop): R
   const s = iterations > PEAK_MAX_ITERATIONS
     ? bandwidthStatsWithoutPeak(size, iterations, completed[iterations - 1]! - posted[0]!)
     : bandwidthStats(size, posted, completed);
-  if (!cmd.json) out.log(bandwidthRow(size, iterations, s));
+  printBandwidth(cmd, out, size, iterations, s);
   return bandwidthJson(size, iterations, s);
 }
 
 function finish(cmd: PerfCommand, nic: Nic, machine: 'server' | 'client', results: Record<string, number>[], out: PerfOutput): void {
   if (cmd.json) out.log(perfJsonDocument(info(cmd, nic, machine), results));
-  else out.log(RESULT_LINE);
+  else if (fullOutput(cmd)) out.log(RESULT_LINE);
 }
 
 /**
@@ -195,7 +255,7 @@ async function runPaired(cmd: PerfCommand, nic: Nic, out: PerfOutput): Promise<n
   };
   const pathMtu = pathMtuFor(nic.info.mtu);
   // perftest's server banner (send_lat.c, send_bw.c), before it waits for its client.
-  if (machine === 'server' && !cmd.json) for (const l of SERVER_BANNER) out.log(l);
+  if (machine === 'server' && fullOutput(cmd)) for (const l of SERVER_BANNER) out.log(l);
   const opened = machine === 'server'
     ? await perftestServer(cmd.port, { keys: [keys], pathMtu })
     : await perftestClient(cmd.server!, cmd.port, { keys: [keys], pathMtu });
@@ -228,7 +288,7 @@ async function runPaired(cmd: PerfCommand, nic: Nic, out: PerfOutput): Promise<n
       else {
         results.push(measure(cmd, size, out, (iterations, samples, posted, completed, tick) => {
           if (cmd.test === 'send_lat') L.sendLatencyClient(pair.a, pair.ra, size, samples!, tick);
-          else L.sendBandwidthClient(pair.a, pair.ra, size, posted!, completed!, tick);
+          else L.sendBandwidthClient(pair.a, pair.ra, size, posted!, completed!, tick, txWindow(cmd));
           return iterations;
         }));
       }
@@ -251,11 +311,11 @@ function serveOne(cmd: PerfCommand, pair: Pair, size: number, preposted: number,
     const samples = new Float64Array(cmd.iterations - 1);
     L.sendLatencyServer(pair.a, pair.ra, size, cmd.iterations, samples);
     const st = latencyStats(samples, roundTripFactor(cmd.verb));
-    if (!cmd.json) out.log(latencyRow(size, cmd.iterations, st));
+    printLatency(cmd, out, size, cmd.iterations, st);
     return latencyJson(size, cmd.iterations, st);
   }
   const elapsedUs = L.sendBandwidthServer(pair.a, pair.ra, size, cmd.iterations, preposted);
   const st = bandwidthStatsWithoutPeak(size, cmd.iterations, elapsedUs);
-  if (!cmd.json) out.log(bandwidthRow(size, cmd.iterations, st));
+  printBandwidth(cmd, out, size, cmd.iterations, st);
   return bandwidthJson(size, cmd.iterations, st);
 }

@@ -45,6 +45,8 @@ export function latencyDurationRow(sizeBytes: number, iterations: number, s: Lat
 
 /** RESULT_FMT (perftest labels the columns MiB/sec since 2024; they always divided by 2^20). */
 export const BANDWIDTH_HEADER = ' #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   MsgRate[Mpps]';
+/** RESULT_FMT_G: the same with --report_gbits. */
+export const BANDWIDTH_HEADER_GBITS = ' #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]';
 
 /** REPORT_FMT: " %-7lu    %-10lu       %-7.2lf            %-7.2lf\t\t     %-7.6lf". */
 export function bandwidthRow(sizeBytes: number, iterations: number, s: BandwidthStats): string {
