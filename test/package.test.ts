@@ -58,7 +58,7 @@ t.before(async () => {
 });
 
 t.test('the tarball holds what users need and nothing of the work tree', async (t) => {
-  for (const needed of ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'dist/index.mjs', 'dist/emu-worker.mjs', 'dist/rig-bnxt.mjs', 'dist/types/lib/index.d.ts', 'docs/api.md', 'scripts/bind-vfio.sh']) {
+  for (const needed of ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'dist/index.mjs', 'dist/emu-worker.mjs', 'dist/rig-bnxt.mjs', 'dist/types/lib/index.d.ts', 'docs/api.md', 'docs/cli.md', 'docs/dependencies.md', 'scripts/bind-vfio.sh']) {
     t.ok(packed.includes(needed), `ships ${needed}`);
   }
   const unwanted = packed.filter((p) => /^(test|bench|\.ci|\.github|node_modules|build)\//.test(p) || /\.(c|h|ts)$/.test(p) && !p.endsWith('.d.ts') || /^tsconfig/.test(p) || p.endsWith('.tap'));
