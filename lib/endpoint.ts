@@ -18,11 +18,25 @@ export interface Endpoint {
 
 const HEX = (b: Uint8Array) => [...b].map((x) => x.toString(16).padStart(2, '0'));
 
+/**
+ * Throws InvalidArgument, naming `what`, unless `e` is an endpoint: an object with a 24-bit qp
+ * and psn, a 16-byte gid and a 6-byte mac (Qp.connect and formatEndpoint both check this).
+ */
+export function checkEndpoint(what: string, e: unknown): asserts e is Endpoint {
+  if (e === null || typeof e !== 'object') invalid(`${what}: the endpoint is not an object`);
+  const { qp, psn, gid, mac } = e as Partial<Record<keyof Endpoint, unknown>>;
+  if (!is24Bits(qp)) invalid(`${what}: qp ${String(qp)} is not a 24-bit number`);
+  if (!is24Bits(psn)) invalid(`${what}: psn ${String(psn)} is not a 24-bit number`);
+  if (!(gid instanceof Uint8Array) || gid.length !== 16) invalid(`${what}: the endpoint's gid is not 16 bytes`);
+  if (!(mac instanceof Uint8Array) || mac.length !== 6) invalid(`${what}: the endpoint's mac is not 6 bytes`);
+}
+
+function is24Bits(n: unknown): boolean {
+  return Number.isInteger(n) && (n as number) >= 0 && (n as number) < 1 << 24;
+}
+
 export function formatEndpoint(e: Endpoint): string {
-  if (!Number.isInteger(e.qp) || e.qp < 0 || e.qp >= 1 << 24) invalid(`formatEndpoint: qp ${e.qp} is not a 24-bit number`);
-  if (!Number.isInteger(e.psn) || e.psn < 0 || e.psn >= 1 << 24) invalid(`formatEndpoint: psn ${e.psn} is not a 24-bit number`);
-  if (!(e.gid instanceof Uint8Array) || e.gid.length !== 16) invalid('formatEndpoint: gid is not 16 bytes');
-  if (!(e.mac instanceof Uint8Array) || e.mac.length !== 6) invalid('formatEndpoint: mac is not 6 bytes');
+  checkEndpoint('formatEndpoint', e);
   return `${e.qp.toString(16).padStart(6, '0')}:${e.psn.toString(16).padStart(6, '0')}:${HEX(e.gid).join('')}:${HEX(e.mac).join(':')}`;
 }
 

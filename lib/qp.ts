@@ -5,10 +5,10 @@
 import { ok, err, type Result } from './result.ts';
 import { invalid } from './errors.ts';
 import { Nic, nicInternals, type NicInternals } from './nic.ts';
-import { Region } from './region.ts';
-import type { Endpoint } from './endpoint.ts';
+import { isRegion, type Region } from './region.ts';
+import { checkEndpoint, type Endpoint } from './endpoint.ts';
 import { BnxtQp, Side, POLL_NONE, POLL_ERROR } from './bnxt/queue-pair.ts';
-import { LIMITS } from './bnxt/limits.ts';
+import { waitForCompletion, waitForCompletionAsync } from './bnxt/completion-wait.ts';
 import { isIbMtu, pathMtuFor, MAX_MESSAGE_BYTES } from '../firmware-hwrm/roce/ib-transport.ts';
 
 /** The largest path MTU an Ethernet MTU carries (1500 gives 1024): the rule the NIC's firmware applies too. */
@@ -30,17 +30,6 @@ const driverQps = new WeakMap<Qp, BnxtQp>();
 export function driverQpOf(qp: Qp): BnxtQp {
   return driverQps.get(qp) ?? invalid('not a queue pair');
 }
-
-/** Qp.wait's spin before it sleeps: at most this many looks, and this many a microsecond of its bound. */
-const SPIN_LOOKS = LIMITS.spinsBeforeSleep * 10;
-const SPIN_LOOKS_PER_US = 10;
-/**
- * Qp.waitAsync: looks before its first turn of the event loop (a few microseconds, so a
- * completion that is about to land costs no turn), and its sleep between turns, short enough
- * that the event loop's timers and sockets wait at most this long.
- */
-const ASYNC_SPIN_LOOKS = SPIN_LOOKS;
-const ASYNC_SLEEP_US = 100;
 
 function sideOf(side: QpSide): Side {
   if (side === 'send') return Side.Send;
@@ -97,11 +86,7 @@ export class Qp {
   connect(e: Endpoint, options: ConnectOptions = {}): Result<void> {
     if (this.driverQp.destroyed) invalid('Qp.connect: the queue pair is destroyed');
     if (this.driverQp.connected) invalid('Qp.connect: the queue pair is connected');
-    if (e === null || typeof e !== 'object') invalid('Qp.connect: the endpoint is not an object');
-    if (!(e.gid instanceof Uint8Array) || e.gid.length !== 16) invalid('Qp.connect: the endpoint\'s gid is not 16 bytes');
-    if (!(e.mac instanceof Uint8Array) || e.mac.length !== 6) invalid('Qp.connect: the endpoint\'s mac is not 6 bytes');
-    if (!Number.isInteger(e.qp) || e.qp < 0 || e.qp >= 1 << 24) invalid(`Qp.connect: qp ${e.qp} is not a 24-bit number`);
-    if (!Number.isInteger(e.psn) || e.psn < 0 || e.psn >= 1 << 24) invalid(`Qp.connect: psn ${e.psn} is not a 24-bit number`);
+    checkEndpoint('Qp.connect', e);
     const nicMtu = pathMtuFor(this.owner.func.info.mtu);
     const pathMtu = options.pathMtu ?? nicMtu;
     if (!isIbMtu(pathMtu)) invalid(`Qp.connect: path MTU ${pathMtu} is not 256, 512, 1024, 2048 or 4096`);
@@ -113,7 +98,7 @@ export class Qp {
   }
 
   private checkRegion(what: string, r: Region, at: number, n: number): void {
-    if (!(r instanceof Region)) invalid(`${what}: not a region`);
+    if (!isRegion(r)) invalid(`${what}: not a region`);
     if (r.nic !== this.nic) invalid(`${what}: the region belongs to another NIC`);
     if (r.deregistered) invalid(`${what}: the region is deregistered`);
     if (!Number.isInteger(n) || n < 0) invalid(`${what}: length ${n} is not a natural number`);
@@ -147,9 +132,13 @@ export class Qp {
     this.driverQp.postReceive(r.key, r.vaLo, r.vaHi, at, n);
   }
 
-  /** How many more entries `side` takes (4095 minus those whose completion was not taken). */
+  /**
+   * How many more entries `side` takes (4095 minus those whose completion was not taken); 0
+   * once the queue pair is destroyed (its rings are gone).
+   */
   room(side: QpSide): number {
-    return this.driverQp.room(sideOf(side));
+    const s = sideOf(side);
+    return this.driverQp.destroyed ? 0 : this.driverQp.room(s);
   }
 
   /**
@@ -191,28 +180,7 @@ export class Qp {
     const s = sideOf(side);
     if (typeof us !== 'number' || Number.isNaN(us) || us < 0) invalid(`Qp.wait: us ${us} is negative or not a number`);
     if (this.driverQp.due(s) === 0) invalid(`Qp.wait: no entry of the ${side} ring is due`);
-    const clock = this.owner.device.clock;
-    let n = this.driverQp.poll(s);
-    if (n !== POLL_NONE) return n;
-    // Spin first (a completion usually follows within microseconds) without reading the clock:
-    // a clock read allocates, and a spin that finds its completion must not. A look takes
-    // 20-50 ns, so SPIN_LOOKS_PER_US looks a microsecond of the bound stay within it (a
-    // stepped device's virtual clock stands still while it spins).
-    const spins = Math.min(SPIN_LOOKS, us * SPIN_LOOKS_PER_US);
-    for (let looks = 0; looks < spins; looks++) {
-      clock.relax();
-      n = this.driverQp.poll(s);
-      if (n !== POLL_NONE) return n;
-    }
-    // Then sleep between looks until the bound.
-    const deadline = clock.nowNs() + us * 1000;
-    for (;;) {
-      n = this.driverQp.poll(s);
-      if (n !== POLL_NONE) return n;
-      const now = clock.nowNs();
-      if (now >= deadline) return POLL_NONE;
-      clock.sleep(Math.min(LIMITS.waitSleepUs, (deadline - now) / 1000));
-    }
+    return waitForCompletion(this.driverQp, s, us, this.owner.device.clock);
   }
 
   /**
@@ -225,28 +193,7 @@ export class Qp {
     const s = sideOf(side);
     if (typeof us !== 'number' || Number.isNaN(us) || us < 0) invalid(`Qp.waitAsync: us ${us} is negative or not a number`);
     if (this.driverQp.due(s) === 0) invalid(`Qp.waitAsync: no entry of the ${side} ring is due`);
-    const clock = this.owner.device.clock;
-    let n = this.driverQp.poll(s);
-    for (let looks = 0; n === POLL_NONE && looks < ASYNC_SPIN_LOOKS; looks++) {
-      clock.relax();
-      n = this.driverQp.poll(s);
-    }
-    if (n !== POLL_NONE) return Promise.resolve(this.completion(n));
-    const deadline = clock.nowNs() + us * 1000;
-    return new Promise((resolve) => {
-      const look = (): void => {
-        // A destroyed queue pair has nothing left to complete: what was due stays undefined.
-        const found = this.driverQp.destroyed ? POLL_NONE : this.driverQp.poll(s);
-        if (found !== POLL_NONE) return resolve(this.completion(found));
-        const now = clock.nowNs();
-        if (now >= deadline || this.driverQp.destroyed) return resolve(undefined);
-        clock.sleep(Math.min(ASYNC_SLEEP_US, (deadline - now) / 1000));
-        const after = this.driverQp.destroyed ? POLL_NONE : this.driverQp.poll(s);
-        if (after !== POLL_NONE) return resolve(this.completion(after));
-        setImmediate(look);
-      };
-      setImmediate(look);
-    });
+    return waitForCompletionAsync(this.driverQp, s, us, this.owner.device.clock).then((n) => (n === POLL_NONE ? undefined : this.completion(n)));
   }
 
   private completion(n: number): Result<number> {

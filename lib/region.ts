@@ -11,6 +11,17 @@ import { BnxtRegion } from './bnxt/memory-region.ts';
 /** Largest message and region: 2^31 bytes (the spec's bound). */
 export const MAX_REGION_BYTES = 2 ** 31;
 
+/**
+ * Every Region this module made. An object with Region's prototype and a claimed length is not
+ * one: the posting calls check membership here, not the prototype.
+ */
+const made = new WeakSet<object>();
+
+/** True only for a Region that Region.alloc made. */
+export function isRegion(x: unknown): x is Region {
+  return typeof x === 'object' && x !== null && made.has(x);
+}
+
 export class Region {
   readonly bytes: Uint8Array;
   readonly length: number;
@@ -27,6 +38,9 @@ export class Region {
     this.key = key;
     this.vaLo = buffer.iova % 4294967296;
     this.vaHi = Math.floor(buffer.iova / 4294967296);
+    made.add(this);
+    // The fields the data path posts from (key, address, length) cannot be changed afterwards.
+    Object.freeze(this);
   }
 
   get deregistered(): boolean {

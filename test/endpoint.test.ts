@@ -61,6 +61,15 @@ t.test('formatEndpoint throws InvalidArgument for what is not an endpoint', asyn
   for (const [what, e] of bad) t.throws(() => formatEndpoint(e), InvalidArgument, what);
 });
 
+t.test('formatEndpoint throws InvalidArgument, not a TypeError, for what is not an object', async (t) => {
+  for (const [what, e] of [['null', null], ['undefined', undefined], ['a number', 42], ['a string', TEXT], ['an empty object', {}]] as const) {
+    t.throws(() => formatEndpoint(e as unknown as Endpoint), InvalidArgument, what);
+  }
+  const throwing = { get qp(): number { throw new Error('getter'); } };
+  t.throws(() => formatEndpoint({ ...FIXTURE, qp: undefined as unknown as number }), InvalidArgument, 'qp missing');
+  t.throws(() => formatEndpoint(throwing as unknown as Endpoint), /getter/, 'a getter that throws is the caller\'s own exception');
+});
+
 t.test('parseEndpoint throws InvalidArgument for malformed text', async (t) => {
   const bad = [
     '',

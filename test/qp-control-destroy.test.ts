@@ -178,3 +178,56 @@ t.test('close destroys the queue pairs left on the NIC', async (t) => {
   t.equal(dma.allocatedBytes, 0, 'and every byte is given back');
   t.notOk(qps[0]!.destroy().ok, 'destroy after close is an Error');
 });
+
+t.test('after destroy, poll and wait read nothing of the freed rings: poll is None, wait raises "no entry due", room is 0', async (t) => {
+  const nic = openNic();
+  const a = unwrap(Qp.make(nic));
+  const b = unwrap(Qp.make(nic));
+  unwrap(a.connect(b.endpoint));
+  unwrap(b.connect(a.endpoint));
+  const r = unwrap(Region.alloc(nic, 1 << 16));
+  // a has a send and a receive due: b posted no receive (the send is RNR-retried), nobody sends to a.
+  a.send(r, 0, 100);
+  a.receive(r, 4096, 100);
+  unwrap(a.destroy());
+  // A new pair is made where a's rings were (same sizes: the memory and IOVAs are handed out
+  // again), and its send completes: a CQE lands in what was a's send CQ.
+  const c = unwrap(Qp.make(nic));
+  const d = unwrap(Qp.make(nic));
+  unwrap(c.connect(d.endpoint));
+  unwrap(d.connect(c.endpoint));
+  d.receive(r, 8192, 100);
+  c.send(r, 0, 100);
+  t.same(d.wait('receive', 1e6), { ok: true, value: 100 }, 'the new pair\'s receive completes');
+  const asked = requests(nic);
+  for (const side of ['send', 'receive'] as const) {
+    t.equal(a.poll(side), undefined, `a.poll('${side}') is None: no entry of a destroyed queue pair is due`);
+    t.equal(a.pollBytes(side), -1, `a.pollBytes('${side}') is -1 too`);
+    t.throws(() => a.wait(side, 1000), InvalidArgument, `a.wait('${side}') raises: no entry is due`);
+    t.equal(a.room(side), 0, `a.room('${side}') is 0: a destroyed queue pair takes no entry`);
+  }
+  t.same(requests(nic), asked, 'none of it asks the firmware anything');
+  t.same(c.wait('send', 1e6), { ok: true, value: 100 }, 'the new queue pair still takes its own completion: a consumed nothing of it');
+  unwrap(b.destroy());
+  unwrap(c.destroy());
+  unwrap(d.destroy());
+  unwrap(r.deregister());
+  nic.close();
+});
+
+t.test('after a destroy the firmware refused, poll is None too (the queue pair counts as destroyed)', async (t) => {
+  const nic = openNic();
+  const a = unwrap(Qp.make(nic));
+  unwrap(a.connect(a.endpoint));
+  const r = unwrap(Region.alloc(nic, 4096));
+  a.receive(r, 0, 64);
+  a.send(r, 64, 64);
+  a.send(r, 128, 64);
+  controls(nic).roce.refuseNth(1, STATUS.FAIL);
+  t.notOk(a.destroy().ok, 'DESTROY_QP refused');
+  t.equal(a.poll('send'), undefined, 'send: None, whatever the rings the firmware kept now hold');
+  t.equal(a.poll('receive'), undefined, 'receive: None');
+  t.throws(() => a.wait('send', 10), InvalidArgument, 'wait raises');
+  unwrap(r.deregister());
+  nic.close();
+});

@@ -54,6 +54,28 @@ function stillWorks(t: Test, p: QpPair): void {
   t.equal(p.rb.bytes.subarray(0, 50).every((x) => x === 0x3c), true, 'with the bytes sent');
 }
 
+t.test('an object imitating a region (its prototype, a claimed length, a real key and address) is refused, as is changing a region', async (t) => {
+  const p = openPair({ stepped: true }, 1 << 16);
+  t.teardown(() => p.nic.close());
+  const { a, b, ra, rb } = p;
+  // Everything a Region shows, claimed: 1 GiB at ra's key and address, registered, of this NIC.
+  const claims = { nic: p.nic, bytes: new Uint8Array(16), length: 1 << 30, key: ra.key, vaLo: ra.vaLo, vaHi: ra.vaHi, registered: true };
+  const forged = Object.assign(Object.create(Region.prototype) as object, claims, { driverRegion: { ...claims } }) as unknown as Region;
+  t.ok(forged instanceof Region, 'the forgery passes instanceof');
+  refused(t, p, a, 'send from a forged region', /not a region/, () => a.send(forged, 1 << 20, 4096));
+  refused(t, p, b, 'receive into a forged region', /not a region/, () => b.receive(forged, 1 << 20, 4096));
+  refused(t, p, a, 'read into a forged region', /not a region/, () => a.read(rb, 0, forged, 0, 16));
+  refused(t, p, a, 'read from a forged region', /not a region/, () => a.read(forged, 0, ra, 0, 16));
+  // A real region's fields cannot be changed to widen what the driver posts.
+  const before = { length: ra.length, key: ra.key, vaLo: ra.vaLo, vaHi: ra.vaHi };
+  for (const field of ['length', 'key', 'vaLo', 'vaHi'] as const) {
+    t.throws(() => { (ra as unknown as Record<string, number>)[field] = 1 << 30; }, TypeError, `${field} cannot be assigned`);
+  }
+  t.same({ length: ra.length, key: ra.key, vaLo: ra.vaLo, vaHi: ra.vaHi }, before, 'the region is as it was made');
+  refused(t, p, a, 'send past the real length', /do not lie in the region/, () => a.send(ra, ra.length, 1));
+  stillWorks(t, p);
+});
+
 t.test('send, read and receive refuse misuse before writing anything', async (t) => {
   const p = openPair({ stepped: true }, 1 << 16);
   const other = must(Nic.open('emu', { stepped: true }), 'second NIC');

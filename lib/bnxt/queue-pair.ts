@@ -214,6 +214,10 @@ export class BnxtQp {
   destroy(): Result<void> {
     this.destroyed = true;
     this.connected = false;
+    // Its rings are gone (or no longer the driver's): no entry is due, so poll and wait read
+    // none of that memory again, which a new queue pair may own (docs/api.md, "After destroy").
+    this.sqTaken = this.sqProd;
+    this.rqTaken = this.rqProd;
     this.destroyBroken = 'an earlier destroy did not finish'; // stays if an exception ends it
     const failures = this.ledger.unwind({ stopAtRefusal: true });
     if (failures.length > 0) {

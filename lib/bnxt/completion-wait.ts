@@ -1,0 +1,72 @@
+/**
+ * Qp.wait's policy: look for the oldest due entry's completion, spinning first (a completion
+ * usually follows within microseconds), then sleeping between looks until the bound. Sends the
+ * firmware nothing, as poll does.
+ */
+import type { Clock } from '../../drivers/device.ts';
+import { LIMITS } from './limits.ts';
+import { POLL_NONE, type BnxtQp, type Side } from './queue-pair.ts';
+
+/** The spin before the sleep: at most this many looks, and this many a microsecond of the bound. */
+const SPIN_LOOKS = LIMITS.spinsBeforeSleep * 10;
+const SPIN_LOOKS_PER_US = 10;
+
+/** As BnxtQp.poll, looking until a completion or `us` microseconds passed (then POLL_NONE). */
+export function waitForCompletion(driverQp: BnxtQp, side: Side, us: number, clock: Clock): number {
+  let n = driverQp.poll(side);
+  if (n !== POLL_NONE) return n;
+  // Spin without reading the clock: a clock read allocates, and a spin that finds its
+  // completion must not. A look takes 20-50 ns, so SPIN_LOOKS_PER_US looks a microsecond of
+  // the bound stay within it (a stepped device's virtual clock stands still while it spins).
+  const spins = Math.min(SPIN_LOOKS, us * SPIN_LOOKS_PER_US);
+  for (let looks = 0; looks < spins; looks++) {
+    clock.relax();
+    n = driverQp.poll(side);
+    if (n !== POLL_NONE) return n;
+  }
+  // Then sleep between looks until the bound (a device may cut a sleep short).
+  const deadline = clock.nowNs() + us * 1000;
+  for (;;) {
+    n = driverQp.poll(side);
+    if (n !== POLL_NONE) return n;
+    const now = clock.nowNs();
+    if (now >= deadline) return POLL_NONE;
+    clock.sleep(Math.min(LIMITS.waitSleepUs, (deadline - now) / 1000));
+  }
+}
+
+/**
+ * Qp.waitAsync: looks before its first turn of the event loop (a few microseconds, so a
+ * completion that is about to land costs no turn), and its sleep between turns, short enough
+ * that the event loop's timers and sockets wait at most this long.
+ */
+const ASYNC_SPIN_LOOKS = SPIN_LOOKS;
+const ASYNC_SLEEP_US = 100;
+
+/**
+ * As waitForCompletion, but the event loop runs while it waits: a short spin, then a short
+ * sleep (that a device may cut short) alternating with a turn of the event loop. Resolves
+ * POLL_NONE at the bound, or once the queue pair is destroyed (nothing is left to complete).
+ */
+export function waitForCompletionAsync(driverQp: BnxtQp, side: Side, us: number, clock: Clock): Promise<number> {
+  let n = driverQp.poll(side);
+  for (let looks = 0; n === POLL_NONE && looks < ASYNC_SPIN_LOOKS; looks++) {
+    clock.relax();
+    n = driverQp.poll(side);
+  }
+  if (n !== POLL_NONE) return Promise.resolve(n);
+  const deadline = clock.nowNs() + us * 1000;
+  return new Promise((resolve) => {
+    const look = (): void => {
+      const found = driverQp.destroyed ? POLL_NONE : driverQp.poll(side);
+      if (found !== POLL_NONE) return resolve(found);
+      const now = clock.nowNs();
+      if (now >= deadline || driverQp.destroyed) return resolve(POLL_NONE);
+      clock.sleep(Math.min(ASYNC_SLEEP_US, (deadline - now) / 1000));
+      const after = driverQp.destroyed ? POLL_NONE : driverQp.poll(side);
+      if (after !== POLL_NONE) return resolve(after);
+      setImmediate(look);
+    };
+    setImmediate(look);
+  });
+}
