@@ -54,6 +54,16 @@ export interface Clock {
   relax(): void;
 }
 
+/**
+ * Random numbers for the choices the protocol leaves to chance (a queue pair's first PSN: IBA
+ * wants it unpredictable; Linux's bnxt_re and rdma-core's rc_pingpong draw it at random).
+ * Crypto-random on hardware; the software NIC can draw from a seed so a run replays.
+ */
+export interface RandomSource {
+  /** A uniform 32-bit unsigned integer. */
+  u32(): number;
+}
+
 export interface PciIdentity {
   readonly address: string;
   readonly vendorId: number;
@@ -65,6 +75,7 @@ export interface Device {
   bar(index: 0 | 2): Mmio;
   readonly dma: DmaMemory;
   readonly clock: Clock;
+  readonly random: RandomSource;
   /** Releases the device. After close, no DMA reaches host memory. */
   close(): void;
 }

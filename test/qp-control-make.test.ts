@@ -1,6 +1,6 @@
 // Issue 3, Qp.make: one test per spec sentence (Rig_bnxt.Qp, "make"), on a stepped software NIC.
 import t from 'tap';
-import { Qp, InvalidArgument, Region } from '../lib/index.ts';
+import { Nic, Qp, InvalidArgument, Region, type NicOptions } from '../lib/index.ts';
 import {
   openNic, controls, qpAttributes, holdings, requests, watchCommands, watchAllocations, overlaps, unwrap, OP, STATE, STATUS, emu,
 } from './helpers/qp-control.ts';
@@ -46,10 +46,10 @@ t.test('its sends start at a random packet sequence number', async (t) => {
   t.ok(psns.size >= 62, `64 queue pairs, ${psns.size} distinct PSNs`);
   const sorted = [...psns].sort((a, b) => a - b);
   t.ok(sorted[sorted.length - 1]! - sorted[0]! > 2 ** 20, 'spread over the 24-bit space, not a counter');
-  // A second NIC with the same model seed draws other PSNs: they do not come from the seeded model.
-  const other = openNic();
+  // A stepped NIC of another seed draws other PSNs (the same seed replays them: below).
+  const other = openNic({ seed: 2 });
   const first = unwrap(Qp.make(other));
-  t.not(first.endpoint.psn, qps[0]!.endpoint.psn, 'not the same first PSN on a same-seed NIC');
+  t.not(first.endpoint.psn, qps[0]!.endpoint.psn, 'not the same first PSN on a NIC of another seed');
   // The NIC sends from it: after connecting, the requester's first PSN is the endpoint's.
   const qp = qps[0]!;
   unwrap(qp.connect(qp.endpoint));
@@ -59,6 +59,27 @@ t.test('its sends start at a random packet sequence number', async (t) => {
   unwrap(first.destroy());
   other.close();
   nic.close();
+});
+
+t.test('the PSNs come from the device: a stepped NIC replays them from its seed, a threaded NIC (as hardware) draws them crypto-random', async (t) => {
+  const firstPsns = (options: NicOptions): number[] => {
+    const nic = unwrap(Nic.open('emu', options));
+    try {
+      const qps = Array.from({ length: 8 }, () => unwrap(Qp.make(nic)));
+      const psns = qps.map((q) => q.endpoint.psn);
+      for (const q of qps) unwrap(q.destroy());
+      return psns;
+    } finally {
+      nic.close();
+    }
+  };
+  const seeded = firstPsns({ stepped: true, seed: 77 });
+  t.same(firstPsns({ stepped: true, seed: 77 }), seeded, 'two stepped runs with seed 77 give the same 8 PSNs (a seed replays PSN-dependent paths, wraps included)');
+  t.notSame(firstPsns({ stepped: true, seed: 78 }), seeded, 'seed 78 gives others');
+  t.equal(new Set(seeded).size, 8, 'and within a run they differ');
+  const threaded = firstPsns({});
+  t.notSame(firstPsns({}), threaded, 'two threaded NICs draw different PSNs (crypto-random; equal with probability 2^-192)');
+  t.notSame(threaded, seeded, 'and not the seeded ones');
 });
 
 t.test('Error msg if the machine has no memory for its rings', async (t) => {

@@ -4,7 +4,9 @@
  * runs in a worker thread (default, worker-host.ts) or stepped in this thread on a virtual
  * clock (stepped-host.ts).
  */
-import type { Device, Mmio, PciIdentity } from '../device.ts';
+import type { Device, Mmio, PciIdentity, RandomSource } from '../device.ts';
+import { CryptoRandom } from '../crypto-random.ts';
+import { Random } from './random.ts';
 import { ok, err, type Result } from '../../firmware-hwrm/result.ts';
 import { allocWriteQueue, WriteQueueProducer, WriteKind } from './write-queue.ts';
 import { allocWake } from './wake.ts';
@@ -73,6 +75,18 @@ export function openEmu(config: EmuConfig): Result<EmuDevice> {
   return ok(makeDevice(identity, config, init, host));
 }
 
+/**
+ * The driver's random numbers: from the open's seed when stepped (a seed replays a run, PSN
+ * wraps included), else crypto-random as on hardware. A stream of its own, apart from the
+ * model's PRNG, so the driver's draws never move the model's fault choices.
+ */
+function randomSourceFor(config: EmuConfig): RandomSource {
+  return config.mode === 'stepped' ? new Random((config.seed ^ DRIVER_STREAM) >>> 0) : new CryptoRandom();
+}
+
+/** Mixed into the seed for the driver's stream ("PSN" in ASCII). */
+const DRIVER_STREAM = 0x50534e;
+
 function makeDevice(identity: PciIdentity, config: EmuConfig, init: ModelInit, host: ModelHost): EmuDevice {
   const bars = {
     0: new EmuMmio(BAR0_BYTES, init.bar0, host.queue, WriteKind.Bar0Write32),
@@ -80,7 +94,7 @@ function makeDevice(identity: PciIdentity, config: EmuConfig, init: ModelInit, h
   };
   let closed = false;
   return {
-    identity, config, dma: new EmuDmaMemory(host.mapper), clock: host.clock, emu: host.controls,
+    identity, config, dma: new EmuDmaMemory(host.mapper), clock: host.clock, emu: host.controls, random: randomSourceFor(config),
     bar: (index) => bars[index],
     close() {
       if (closed) return;

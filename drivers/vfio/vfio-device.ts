@@ -2,7 +2,8 @@
  * A bnxt PCI function owned through VFIO, as the Device boundary sees it. Made by openVfio.
  * `Chip` is undefined only for a non-bnxt device opened with VfioAllowOptions.allowDevice.
  */
-import type { Clock, Device, Mmio, PciIdentity } from '../device.ts';
+import type { Clock, Device, Mmio, PciIdentity, RandomSource } from '../device.ts';
+import { CryptoRandom } from '../crypto-random.ts';
 import { invalid } from '../../firmware-hwrm/errors.ts';
 import type { VfioDmaMemory } from './dma.ts';
 import type { BnxtPciId } from './pci-ids.ts';
@@ -10,6 +11,8 @@ import type { Ledger } from '../ledger.ts';
 
 export class VfioDevice<Chip extends BnxtPciId | undefined = BnxtPciId> implements Device {
   private closed = false;
+  /** A real NIC's queue pairs start at unpredictable PSNs. */
+  readonly random: RandomSource = new CryptoRandom();
 
   constructor(
     readonly identity: PciIdentity,

@@ -8,7 +8,6 @@
  *   SCQ / RCQ: 4096 CQEs of 32 B
  * Each ring holds 4095 entries: one slot stays empty so a full ring never looks empty.
  */
-import { randomInt } from 'node:crypto';
 import type { DmaBuffer, Mmio } from '../../drivers/device.ts';
 import * as R from '../../firmware-hwrm/roce/index.ts';
 import type { Values } from '../../firmware-hwrm/layout.ts';
@@ -118,9 +117,10 @@ export class BnxtQp {
     private readonly roce: RoceDevice,
     held: QpResources,
     private readonly doorbells: Mmio,
+    psn: number,
   ) {
     this.qpn = held.qpn;
-    this.psn = randomInt(0, 1 << 24);
+    this.psn = psn;
     this.nextPsn = this.psn;
     this.sq32 = held.sq.buffer.u32;
     this.rq32 = held.rq.buffer.u32;
@@ -157,7 +157,8 @@ export class BnxtQp {
     if (!held.ok) return err(`Qp.make: ${held.error}`);
     const { ledger } = held.value;
     return ledger.guard(() => {
-      const qp = new BnxtQp(roce, held.value, func.device.bar(2));
+      // The first PSN is the device's random draw: crypto-random on hardware, replayable from a seed on a stepped software NIC.
+      const qp = new BnxtQp(roce, held.value, func.device.bar(2), func.device.random.u32() & R.PSN_MASK);
       // MODIFY_QP RESET -> INIT.
       const init = qp.modify('INIT', {});
       if (init.ok) return ok(qp);
