@@ -24,7 +24,7 @@ import { WqeFlags } from '../../../firmware-hwrm/roce/wqe.ts';
 import { AethKind, NakCode, Opcode, OpFlag, OPCODE_FLAGS, aethKind, aethValue } from '../wire/index.ts';
 import { ReqState } from './states.ts';
 import { psnAdd, psnDiff } from '../../../firmware-hwrm/roce/ib-transport.ts';
-import { copySgl } from './sgl.ts';
+import { SglError, copySgl } from './sgl.ts';
 import { loadWqeSgl } from './sq-wqe.ts';
 import { restartAckTimer, startRnrTimer } from './timers.ts';
 import { writeReqCqe } from './cq-writer.ts';
@@ -170,9 +170,11 @@ function readResponse(core: EngineCore, t: QpTransport, slot: number, frame: Uin
     }
     t.rdLoaded = t.compWqe;
   }
-  if (!copySgl(core.iommu, t.rdSgl, offset, expected, frame, f.payloadOffset, true)) {
-    core.counters.dmaFaults++;
-    failSendHead(core, t, CqReqStatus.LOCAL_PROTECTION_ERR, ReqErrStateReason.REQ_RX_PCI_ERROR);
+  const copied = copySgl(core.iommu, core.tables, t.rdSgl, offset, expected, frame, f.payloadOffset, true);
+  if (copied !== SglError.OK) {
+    // The READ's destination region was deregistered (checked on every response) or its memory went away.
+    if (copied === SglError.FAULT) core.counters.dmaFaults++;
+    failSendHead(core, t, CqReqStatus.LOCAL_PROTECTION_ERR, copied === SglError.FAULT ? ReqErrStateReason.REQ_RX_PCI_ERROR : ReqErrStateReason.REQ_RX_MEMORY_ERROR);
     return;
   }
   t.ackPsn = psnAdd(f.psn, 1);

@@ -20,7 +20,7 @@ import { Opcode, payloadOffsetFor } from '../wire/index.ts';
 import { ReqState } from './states.ts';
 import { EmuQpState } from '../objects.ts';
 import { psnAdd, psnDiff, psnPackets } from '../../../firmware-hwrm/roce/ib-transport.ts';
-import { copySgl } from './sgl.ts';
+import { SglError, copySgl } from './sgl.ts';
 import { loadTxHeader, loadWqeSgl, readWqeHeader } from './sq-wqe.ts';
 import { startAckTimer } from './timers.ts';
 import { checkHead } from './completer.ts';
@@ -126,11 +126,13 @@ function sendPacket(core: EngineCore, t: QpTransport, slot: number): boolean {
     const withImm = t.wqeType[slot] === WqeType.SEND_W_IMMEAD || t.wqeType[slot] === WqeType.WRITE_W_IMMEAD;
     const opcode = kind === WqeKind.SEND ? sendOpcode(first, last, withImm) : writeOpcode(first, last, withImm);
     const n = last ? length - offset : t.mtu;
-    if (n > 0 && !copySgl(core.iommu, t.txSgl, offset, n, port.txBuf, payloadOffsetFor(opcode), false)) {
-      // The payload's memory went away under the WQE.
-      core.counters.dmaFaults++;
+    const copied = n > 0 ? copySgl(core.iommu, core.tables, t.txSgl, offset, n, port.txBuf, payloadOffsetFor(opcode), false) : SglError.OK;
+    if (copied !== SglError.OK) {
+      // The payload's region was deregistered under the WQE (checked on every packet), or its
+      // memory went away: the WQE fails here, and nothing more of it is sent.
+      if (copied === SglError.FAULT) core.counters.dmaFaults++;
       t.wqeStatus[slot] = CqReqStatus.LOCAL_PROTECTION_ERR;
-      t.localFailReason = ReqErrStateReason.REQ_TX_PCI_ERROR;
+      t.localFailReason = copied === SglError.FAULT ? ReqErrStateReason.REQ_TX_PCI_ERROR : ReqErrStateReason.REQ_TX_MEMORY_ERROR;
       checkHead(core, t);
       return false;
     }

@@ -31,7 +31,7 @@ import {
 } from '../wire/index.ts';
 import { RespState } from './states.ts';
 import { MAX_MESSAGE_BYTES, psnAdd, psnDiff, psnPackets } from '../../../firmware-hwrm/roce/ib-transport.ts';
-import { SglError, checkRange, copyRegion, copySgl, loadSgl, regionOffset } from './sgl.ts';
+import { SglError, checkRange, copyRegion, copySgl, loadSgl, regionOffset, stillRegistered } from './sgl.ts';
 import { writeResCqe } from './cq-writer.ts';
 import { enterError, failReceive, failResponder } from './flush.ts';
 import { le32 } from './host.ts';
@@ -167,9 +167,12 @@ function executeSend(core: EngineCore, t: QpTransport, frame: Uint8Array, flags:
     return;
   }
   if (!core.mayWrite(t)) return;
-  if (n > 0 && !copySgl(core.iommu, t.recvSgl, t.recvOffset, n, frame, f.payloadOffset, true)) {
-    core.counters.dmaFaults++;
-    classError(core, t, NakCode.REMOTE_OPERATIONAL_ERROR, CqResRcStatus.LOCAL_PROTECTION_ERR, ResErrStateReason.RES_RX_PCI_ERROR);
+  const copied = n > 0 ? copySgl(core.iommu, core.tables, t.recvSgl, t.recvOffset, n, frame, f.payloadOffset, true) : SglError.OK;
+  if (copied !== SglError.OK) {
+    // The receive's region was deregistered under it (checked on every packet) or its memory went away.
+    if (copied === SglError.FAULT) core.counters.dmaFaults++;
+    const reason = copied === SglError.FAULT ? ResErrStateReason.RES_RX_PCI_ERROR : ResErrStateReason.RES_MEMORY_ERROR;
+    classError(core, t, NakCode.REMOTE_OPERATIONAL_ERROR, CqResRcStatus.LOCAL_PROTECTION_ERR, reason);
     return;
   }
   t.recvOffset += n;
@@ -204,6 +207,11 @@ function executeWrite(core: EngineCore, t: QpTransport, frame: Uint8Array, flags
   const last = (flags & OpFlag.LAST) !== 0;
   if (n > t.writeResid || (last && n !== t.writeResid)) {
     classError(core, t, NakCode.INVALID_REQUEST, CqResRcStatus.REMOTE_INVALID_REQUEST_ERR, ResErrStateReason.RES_PAYLOAD_LENGTH_MISMATCH);
+    return;
+  }
+  if (n > 0 && !stillRegistered(core.tables, t.writeMr!)) {
+    // The RETH's region was deregistered since the WRITE's first packet (checked on every packet).
+    classError(core, t, NakCode.REMOTE_ACCESS_ERROR, CqResRcStatus.REMOTE_INVALID_REQUEST_ERR, ResErrStateReason.RES_RX_INVALID_R_KEY);
     return;
   }
   if (!core.mayWrite(t)) return;

@@ -78,14 +78,18 @@ export function loadSgl(iommu: Iommu, tables: RoceTables, pd: number, sgl: SgLis
 /**
  * Copies `length` message bytes starting at message offset `at` between host memory (through
  * `sgl`) and `buf[bufAt...]`: host to buf when `toHost` is false (gather), buf to host when
- * true (scatter). False if the list is too short or the IOMMU refused an access.
+ * true (scatter). Every piece is checked again against its region, as hardware checks the MR
+ * on each access and not once per message: a region deregistered since the list was loaded
+ * (its key no longer names it) is refused, so memory handed out again after DEREGISTER_MR is
+ * never read or written. Returns SglError.OK, KEY (a region is gone), RANGE (the list is too
+ * short or a piece leaves its region) or FAULT (the IOMMU refused an access).
  */
-export function copySgl(iommu: Iommu, sgl: SgList, at: number, length: number, buf: Uint8Array, bufAt: number, toHost: boolean): boolean {
-  if (length === 0) return true;
-  if (at + length > sgl.total) return false;
+export function copySgl(iommu: Iommu, tables: RoceTables, sgl: SgList, at: number, length: number, buf: Uint8Array, bufAt: number, toHost: boolean): number {
+  if (length === 0) return SglError.OK;
+  if (at + length > sgl.total) return SglError.RANGE;
   if (sgl.inlineIova >= 0) {
     // Inline bytes sit in the WQE itself, inside one page.
-    return toHost ? false : readHost(iommu, sgl.inlineIova + at, length, buf, bufAt);
+    return !toHost && readHost(iommu, sgl.inlineIova + at, length, buf, bufAt) ? SglError.OK : SglError.FAULT;
   }
   if (at !== sgl.cursorAt) {
     // Not where the last access ended (a retransmission): walk from the first SGE.
@@ -106,24 +110,37 @@ export function copySgl(iommu: Iommu, sgl: SgList, at: number, length: number, b
   let to = bufAt;
   while (left > 0) {
     const i = sgl.cursorSge;
-    if (i >= sgl.count) return false;
+    if (i >= sgl.count) return SglError.RANGE;
     const inSge = sgl.size[i]! - sgl.cursorSgeOffset;
     if (inSge <= 0) { sgl.cursorSge++; sgl.cursorSgeOffset = 0; continue; }
-    const memory = sgl.mr[i]!.memory;
+    const mr = sgl.mr[i]!;
+    // The key still names this very registration (a new region never has an old key: the
+    // firmware's keys carry a variant byte that changes on reuse), and the piece lies in it.
+    if (tables.mr(mr.key) !== mr) return SglError.KEY;
+    const memory = mr.memory;
     const offset = sgl.offset[i]! + sgl.cursorSgeOffset;
     let n = left < inSge ? left : inSge;
+    if (offset + n > mr.length) return SglError.RANGE;
     const inPage = memory.contiguous(offset);
     if (n > inPage) n = inPage;
     const iova = memory.iova(offset);
     const ok = toHost ? writeHost(iommu, iova, buf, to, n) : readHost(iommu, iova, n, buf, to);
-    if (!ok) return false;
+    if (!ok) return SglError.FAULT;
     left -= n;
     to += n;
     sgl.cursorSgeOffset += n;
     sgl.cursorAt += n;
     if (sgl.cursorSgeOffset >= sgl.size[i]!) { sgl.cursorSge++; sgl.cursorSgeOffset = 0; }
   }
-  return true;
+  return SglError.OK;
+}
+
+/**
+ * True if `mr` is still the region its key names (not deregistered since it was looked up):
+ * for accesses that hold a region across packets (an RDMA WRITE's RETH names it once).
+ */
+export function stillRegistered(tables: RoceTables, mr: EmuMr): boolean {
+  return tables.mr(mr.key) === mr;
 }
 
 /** Copies between a region (from byte `offset` of its page list) and `buf`, page by page. */
