@@ -55,9 +55,15 @@ class EmuMmio implements Mmio {
 
 let opened = 0;
 
+/** The words of BAR2 a read returns (the rest of the BAR reads as 0). */
+const BAR2_PUBLISHED_BYTES = 4096;
+
 export function openEmu(config: EmuConfig): Result<EmuDevice> {
+  // BAR2 holds doorbells only: writes go through the queue and the model publishes nothing
+  // there, so its read-back words need one page, not the BAR's 16 MiB (a fresh zeroed 16 MiB
+  // per NIC opened is what kept the RSS of a process growing as NICs came and went).
   const init: ModelInit = {
-    config, queue: allocWriteQueue(), wake: allocWake(), bar0: new SharedArrayBuffer(BAR0_BYTES), bar2: new SharedArrayBuffer(BAR2_BYTES),
+    config, queue: allocWriteQueue(), wake: allocWake(), bar0: new SharedArrayBuffer(BAR0_BYTES), bar2: new SharedArrayBuffer(BAR2_PUBLISHED_BYTES),
   };
   const identity: PciIdentity = { address: `emu${opened++}`, vendorId: BCM57508.vendorId, deviceId: BCM57508.deviceId };
   let host: ModelHost;

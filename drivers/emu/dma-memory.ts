@@ -26,13 +26,72 @@ class EmuDmaBuffer implements DmaBuffer {
   }
 }
 
-/** Freed backing memory kept for reuse: creating a SharedArrayBuffer costs ~0.1 ms (the OS maps and zeroes it). */
-const CACHE_LIMIT_BYTES = 64 * 1024 * 1024;
+/**
+ * Freed backing memory kept for reuse, shared by every software NIC of the process and bounded.
+ *
+ * A fresh SharedArrayBuffer costs ~0.1 ms (the OS maps and zeroes it), and a freed one is
+ * garbage that lives until both the host's and the worker's isolates collect it; meanwhile
+ * the C allocator keeps the pages. Regions of many sizes allocated and freed one after another
+ * (or NICs opened and closed) grew the process's RSS without bound while its heap stayed flat.
+ * So freed memory goes back into this pool, by size class (a buffer takes the smallest class
+ * that holds it: at most a quarter wasted), and is handed out again zeroed; what the pool
+ * cannot hold (over POOL_LIMIT_BYTES in all, or one buffer over POOL_MAX_BUFFER_BYTES) is
+ * dropped, and a larger request never reuses memory beyond its class.
+ */
+export const POOL_LIMIT_BYTES = 64 * 1024 * 1024;
+const POOL_MAX_BUFFER_BYTES = 16 * 1024 * 1024;
+
+/** The class of a page-rounded size: itself up to 64 KiB, then a multiple of a quarter of its power of two. */
+export function sizeClassBytes(size: number): number {
+  if (size <= 16 * PAGE) return size;
+  const step = 2 ** (Math.floor(Math.log2(size)) - 2);
+  return Math.ceil(size / step) * step;
+}
+
+class BackingPool {
+  private readonly byClass = new Map<number, SharedArrayBuffer[]>();
+  private pooled = 0;
+
+  get bytes(): number {
+    return this.pooled;
+  }
+
+  /** Backing memory for `size` bytes: a pooled one of its class (its first `size` bytes zeroed), or a new one. */
+  take(size: number): SharedArrayBuffer | undefined {
+    // A buffer too big to pool gets exactly its size (its class would only waste memory).
+    const classBytes = size > POOL_MAX_BUFFER_BYTES ? size : sizeClassBytes(size);
+    const memory = this.byClass.get(classBytes)?.pop();
+    if (memory === undefined) {
+      try {
+        return new SharedArrayBuffer(classBytes);
+      } catch {
+        return undefined;
+      }
+    }
+    this.pooled -= classBytes;
+    new Uint8Array(memory, 0, size).fill(0); // handed out zeroed, as fresh memory is
+    return memory;
+  }
+
+  give(memory: SharedArrayBuffer): void {
+    const bytes = memory.byteLength;
+    if (bytes > POOL_MAX_BUFFER_BYTES || this.pooled + bytes > POOL_LIMIT_BYTES) return; // dropped: the GC gives it back
+    const list = this.byClass.get(bytes);
+    if (list) list.push(memory);
+    else this.byClass.set(bytes, [memory]);
+    this.pooled += bytes;
+  }
+}
+
+const pool = new BackingPool();
+
+/** Bytes of freed backing memory the process keeps for reuse (at most POOL_LIMIT_BYTES). */
+export function pooledDmaBytes(): number {
+  return pool.bytes;
+}
 
 export class EmuDmaMemory implements DmaMemory {
   private readonly iovas = new IovaAllocator({ ranges: [{ start: IOVA_BASE, end: IOVA_LIMIT }] });
-  private readonly cache = new Map<number, SharedArrayBuffer[]>();
-  private cachedBytes = 0;
   private live = new Set<DmaBuffer>();
   allocatedBytes = 0;
 
@@ -50,17 +109,10 @@ export class EmuDmaMemory implements DmaMemory {
     const huge = size >= HUGE && size % HUGE === 0;
     const iova = this.iovas.allocate(size, huge ? HUGE : PAGE);
     if (!iova.ok) return iova;
-    let memory = this.cache.get(size)?.pop();
-    if (memory) {
-      this.cachedBytes -= size;
-      new Uint8Array(memory).fill(0); // handed out zeroed, as fresh memory is
-    } else {
-      try {
-        memory = new SharedArrayBuffer(size);
-      } catch {
-        this.iovas.release(iova.value);
-        return err(`the machine has no memory for ${size} bytes of DMA memory`);
-      }
+    const memory = pool.take(size);
+    if (memory === undefined) {
+      this.iovas.release(iova.value);
+      return err(`the machine has no memory for ${size} bytes of DMA memory`);
     }
     this.mapper.map(iova.value, memory, size);
     const buffer = new EmuDmaBuffer(iova.value, size, memory, huge ? HUGE : PAGE);
@@ -74,12 +126,6 @@ export class EmuDmaMemory implements DmaMemory {
     this.mapper.unmap(buffer.iova);
     this.allocatedBytes -= buffer.length;
     this.iovas.release(buffer.iova);
-    if (this.cachedBytes + buffer.length <= CACHE_LIMIT_BYTES) {
-      const memory = (buffer as EmuDmaBuffer).memory;
-      const list = this.cache.get(buffer.length);
-      if (list) list.push(memory);
-      else this.cache.set(buffer.length, [memory]);
-      this.cachedBytes += buffer.length;
-    }
+    pool.give((buffer as EmuDmaBuffer).memory);
   }
 }
