@@ -75,7 +75,8 @@ class BackingPool {
 
   give(memory: SharedArrayBuffer): void {
     const bytes = memory.byteLength;
-    if (bytes > POOL_MAX_BUFFER_BYTES || this.pooled + bytes > POOL_LIMIT_BYTES) return; // dropped: the GC gives it back
+    // Over the bound: dropped, and the GC gives it back.
+    if (bytes > POOL_MAX_BUFFER_BYTES || this.pooled + bytes > POOL_LIMIT_BYTES) return;
     const list = this.byClass.get(bytes);
     if (list) list.push(memory);
     else this.byClass.set(bytes, [memory]);

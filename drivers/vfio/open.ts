@@ -1,8 +1,10 @@
 /**
- * Opens a bnxt physical function through VFIO (bnxt-hwrm-vfio.md §5.1–5.5), in the order
- * the kernel wants: sysfs checks, container, group, IOMMU, device, DMA memory, BARs, and
- * finally Memory Space + Bus Master. Each step that acquires something pushes its release;
- * a failure unwinds everything acquired so far, newest first, and says what to do.
+ * Opens a bnxt physical function through VFIO, in the order the kernel wants (Linux's
+ * Documentation/driver-api/vfio.rst, "VFIO Usage Example"; include/uapi/linux/vfio.h): sysfs
+ * checks, container, group, IOMMU, device, DMA memory, BARs, and finally Memory Space + Bus
+ * Master. Each step that acquires something records its release in a ledger
+ * (drivers/ledger.ts); a failure unwinds everything acquired so far, newest first, and says
+ * what to do.
  */
 import { join } from 'node:path';
 import { ok, err, type Result } from '../../firmware-hwrm/result.ts';
@@ -78,7 +80,7 @@ export function openVfio(address: string, options: VfioOptions & { readonly allo
   const iovaWindow = checkedIovaWindow(options.iovaWindow ?? DEFAULT_IOVA_WINDOW);
   const allowed = options.allowDevice === undefined ? undefined : checkedIds(options.allowDevice);
 
-  // §5.1: the function must exist, be a bnxt PF, be bound to vfio-pci and have an IOMMU group.
+  // sysfs: the function must exist, be a bnxt PF, be bound to vfio-pci and have an IOMMU group.
   const facts = readPciFunction(sysfsRoot, bdf);
   if (!facts.ok) return facts;
   const { vendorId, deviceId, driver, iommuGroup } = facts.value;
@@ -144,7 +146,7 @@ function bringUp(
     return r < 0 ? errnoName(r) : undefined;
   };
 
-  // §5.2 steps 1–3: container, API version, type1v2.
+  // vfio.rst steps 1-3: container, API version, type1v2.
   const container = openContainer(libc, devRoot);
   if (!container.ok) return container;
   acquired.release('close the VFIO container', closeFd(container.value));
@@ -165,12 +167,12 @@ function bringUp(
   const space = readIommuSpace(libc, container.value, iovaWindow);
   if (!space.ok) return space;
 
-  // Step 10: the device fd. (vfio-pci resets the function when it is first opened, §5.1.)
+  // Step 10: the device fd. (vfio-pci resets the function when it is first opened.)
   const deviceFd = getDeviceFd(libc, groupFd.value, bdf);
   if (!deviceFd.ok) return deviceFd;
   acquired.release(`close the ${bdf} device fd`, closeFd(deviceFd.value));
 
-  // §5.5: DMA memory mapped into this container's IOMMU; all of it is unmapped on close.
+  // VFIO_IOMMU_MAP_DMA: DMA memory mapped into this container's IOMMU; all of it is unmapped on close.
   const dma = new VfioDmaMemory({ libc, iommu: vfioIommuMapper(libc, container.value), iovas: iovaAllocatorFor(space.value), hugePages });
   acquired.release('free the DMA memory', () => {
     dma.freeAll();
@@ -198,7 +200,7 @@ function bringUp(
     bar2Mmio = new BarMmio(bar2.value.buffer);
   }
 
-  // Step 14 / §5.4: Memory Space + Bus Master; without Bus Master the NIC cannot DMA.
+  // Step 14, PCI_COMMAND in config space: Memory Space + Bus Master; without Bus Master the NIC cannot DMA.
   const command = readCommand(libc, deviceFd.value, config.value);
   if (!command.ok) return command;
   const enable = PCI_CONFIG.PCI_COMMAND_MEMORY | PCI_CONFIG.PCI_COMMAND_MASTER;

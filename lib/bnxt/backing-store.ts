@@ -1,5 +1,6 @@
 /**
- * Context memory ("backing store", bnxt-hwrm-vfio.md 3.14): on P5 the chip keeps QP, SRQ,
+ * Context memory ("backing store": Linux bnxt_en bnxt.c bnxt_hwrm_func_backing_store_qcaps,
+ * bnxt_alloc_ctx_mem; hsi.h hwrm_func_backing_store_cfg_input): on P5 the chip keeps QP, SRQ,
  * CQ, VNIC, statistics, TQM, MR/AV and timer contexts in host memory the PF hands it once
  * with FUNC_BACKING_STORE_QCAPS then CFG (V1). Sized with the kernel's recipe, RoCE column
  * included, but with this driver's smaller RoCE limits.

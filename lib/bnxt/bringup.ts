@@ -1,8 +1,10 @@
 /**
- * Bring-up and teardown of a P5 physical function over HWRM, in the order of
- * bnxt-hwrm-vfio.md 6.3 (a synthesis of the Linux bnxt_en and DPDK sequences). Each step
- * names the command it sends. A refused step gives back everything taken before it, in
- * reverse; memory a silent firmware may still name stays quarantined until close.
+ * Bring-up and teardown of a P5 physical function over HWRM, in the order Linux's bnxt_en
+ * (bnxt.c: bnxt_fw_init_one_p1 and _p2, bnxt_hwrm_func_drv_rgtr, bnxt_alloc_ctx_mem) and
+ * DPDK's drivers/net/bnxt (bnxt_ethdev.c: bnxt_init_fw) take. Each step names the command it
+ * sends and records what it took in a ledger (drivers/ledger.ts): a refused step gives back
+ * everything taken before it, in reverse, and teardown unwinds the same ledger; memory a
+ * silent firmware may still name stays quarantined until close.
  */
 import type { Device } from '../../drivers/device.ts';
 import { Ledger } from '../../drivers/ledger.ts';

@@ -12,6 +12,7 @@ import * as R from '../../firmware-hwrm/roce/index.ts';
 import { ok, err, type Result } from '../result.ts';
 import type { BnxtFunction } from './bringup.ts';
 import type { RoceDevice } from './roce-device.ts';
+import type { DmaPool } from './dma-pool.ts';
 import { CompletionQueue, CQ_ENTRIES } from './completion-queue.ts';
 import { allocRingMemory, ringBuffers, type RingMemory } from './ring-memory.ts';
 import * as Q from './roce-commands.ts';
@@ -47,16 +48,11 @@ function createSteps(func: BnxtFunction, roce: RoceDevice, handle: number, ledge
   const { pool } = func;
   const rcfw = roce.rcfw;
   const doorbells = func.device.bar(2);
-  const ring = (bytes: number): Result<RingMemory> => {
-    const r = allocRingMemory(pool, bytes);
-    if (r.ok) ledger.takeAll(ringBuffers(r.value));
-    return r;
-  };
 
   // CREATE_CQ: the send CQ, then the receive CQ.
   const cqs: CompletionQueue[] = [];
   for (const which of ['send', 'receive']) {
-    const mem = ring(CQ_ENTRIES * R.CQE_BYTES);
+    const mem = takeRing(pool, ledger, CQ_ENTRIES * R.CQE_BYTES);
     if (!mem.ok) return mem;
     const cq = rcfw.send(Q.CREATE_CQ, {
       cq_handle: BigInt(handle * 2 + cqs.length), lvl: mem.value.level, pg_size: mem.value.pgSize, cnq_id: roce.cqNqId,
@@ -74,9 +70,9 @@ function createSteps(func: BnxtFunction, roce: RoceDevice, handle: number, ledge
   }
 
   // SQ (ring + PSN search area) and RQ memory, and the read-request queues (ORRQ / IRRQ).
-  const sq = ring(RING_ENTRIES * (R.STATIC_WQE_BYTES + func.info.chip.psnSearchEntryBytes));
+  const sq = takeRing(pool, ledger, RING_ENTRIES * (R.STATIC_WQE_BYTES + func.info.chip.psnSearchEntryBytes));
   if (!sq.ok) return sq;
-  const rq = ring(RING_ENTRIES * R.STATIC_WQE_BYTES);
+  const rq = takeRing(pool, ledger, RING_ENTRIES * R.STATIC_WQE_BYTES);
   if (!rq.ok) return rq;
   // Sized for the device's read depths, as the kernel does (max_qp_init_rd_atom / max_qp_rd_atom).
   const orrqBytes = R.orrqSlots(roce.caps.max_qp_init_rd_atom) * R.XRRQ_ENTRY_BYTES;
@@ -102,4 +98,11 @@ function createSteps(func: BnxtFunction, roce: RoceDevice, handle: number, ledge
   }
   ledger.undo(rcfw, 'DESTROY_QP', () => rcfw.send(Q.DESTROY_QP, { qp_cid: qpn }));
   return ok({ qpn, sq: sq.value, rq: rq.value, xrrq: xrrq.value, scq: cqs[0]!, rcq: cqs[1]!, ledger });
+}
+
+/** Ring memory and its page table, recorded in `ledger` as taken. */
+function takeRing(pool: DmaPool, ledger: Ledger, bytes: number): Result<RingMemory> {
+  const r = allocRingMemory(pool, bytes);
+  if (r.ok) ledger.takeAll(ringBuffers(r.value));
+  return r;
 }

@@ -1,8 +1,9 @@
 /**
- * RoCE bring-up on a function HWRM brought up (bnxt-roce-interface.md 8, steps 4-17): the
- * CREQ as an HWRM NQ ring, the CMDQ handed over through the BAR0 mailbox, a RoCE statistics
- * context, QUERY_FUNC, INITIALIZE_FW, an NQ for the CQs, and the NIC's GID. Teardown runs
- * the kernel's order in reverse.
+ * RoCE bring-up on a function HWRM brought up, in the order of Linux's bnxt_re (main.c:
+ * bnxt_re_dev_init; qplib_rcfw.c: bnxt_qplib_enable_rcfw_channel, bnxt_qplib_init_rcfw;
+ * qplib_sp.c: bnxt_qplib_get_dev_attr): the CREQ as an HWRM NQ ring, the CMDQ handed over
+ * through the BAR0 mailbox, a RoCE statistics context, QUERY_FUNC, INITIALIZE_FW, an NQ for
+ * the CQs, and the NIC's GID. Teardown unwinds the same ledger: the kernel's order in reverse.
  */
 import type { DmaBuffer } from '../../drivers/device.ts';
 import { Ledger } from '../../drivers/ledger.ts';

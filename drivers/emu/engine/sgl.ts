@@ -84,7 +84,9 @@ export function loadSgl(iommu: Iommu, tables: RoceTables, pd: number, sgl: SgLis
  * never read or written. Returns SglError.OK, KEY (a region is gone), RANGE (the list is too
  * short or a piece leaves its region) or FAULT (the IOMMU refused an access).
  */
-export function copySgl(iommu: Iommu, tables: RoceTables, sgl: SgList, at: number, length: number, buf: Uint8Array, bufAt: number, toHost: boolean): number {
+export function copySgl(
+  iommu: Iommu, tables: RoceTables, sgl: SgList, at: number, length: number, buf: Uint8Array, bufAt: number, toHost: boolean,
+): number {
   if (length === 0) return SglError.OK;
   if (at + length > sgl.total) return SglError.RANGE;
   if (sgl.inlineIova >= 0) {
