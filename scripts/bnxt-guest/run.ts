@@ -3,7 +3,7 @@
  * happened: the HWRM commands bnxt_en sent (in order, with the model's answers), the guest's
  * markers and its bnxt log. Never throws for a failed boot: the failure is in the report.
  *
- *   node --import ./scripts/register-ts.mjs scripts/bnxt-guest/run.ts [--re] [--rc-loopback] [--wait S]
+ *   node --import ./scripts/register-ts.mjs scripts/bnxt-guest/run.ts [--re] [--rc-loopback] [--ping] [--wait S]
  *
  * Needs the cache built by build.sh (default /var/cache/rig-bnxt/bnxt-guest) and root (the
  * chroot QEMU runs in; a private mount namespace, so nothing is left mounted).
@@ -12,15 +12,30 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync, copyFileSync, linkSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { serveVfioUser, type HwrmObservation } from '../../drivers/emu/vfio-user/index.ts';
-import { macFromNumber } from '../../drivers/emu/config.ts';
+import { macFromNumber, type CableSpec } from '../../drivers/emu/config.ts';
+import { startL2Peer } from './l2-peer.ts';
+import dgram from 'node:dgram';
+
+const PEER_MAC = Uint8Array.from([0x02, 0x62, 0x6e, 0x00, 0x99, 0x01]);
+const PEER_IP = Uint8Array.from([10, 77, 0, 9]);
+
+async function freeUdpPort(): Promise<number> {
+  const s = dgram.createSocket('udp4');
+  await new Promise<void>((r) => s.bind(0, '127.0.0.1', () => r()));
+  const port = (s.address() as { port: number }).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
 
 export const DEFAULT_CACHE = process.env.RIG_BNXT_GUEST_CACHE ?? '/var/cache/rig-bnxt/bnxt-guest';
 
 export interface GuestRunOptions {
   readonly cacheDir?: string;
   readonly bnxtRe?: boolean;
-  /** ibv_rc_pingpong server and client in the guest, through the model's looped port. */
+  /** ibv_rc_pingpong server and client in the guest, through the model's port (it delivers its own frames). */
   readonly rcLoopback?: boolean;
+  /** Cable the NIC (UDP) to an ARP/ICMP peer at 10.77.0.9 and ping it from the guest. */
+  readonly ping?: boolean;
   /** Seconds the guest waits for the netdev (default 20). */
   readonly waitS?: number;
   /** Whole-run limit in ms (default 240 s). */
@@ -37,6 +52,8 @@ export interface GuestRunReport {
   readonly qemuExit: number | null;
   readonly timedOut: boolean;
   readonly workDir: string;
+  /** With `ping`: echo requests the peer answered. */
+  readonly peerEchoes: number;
 }
 
 /** Run folders kept in the cache (the newest); older ones are removed when a run starts. */
@@ -63,10 +80,14 @@ export async function runGuest(o: GuestRunOptions = {}): Promise<GuestRunReport>
   const socketPath = join(work, 'bnxt.sock');
   const serverLog: string[] = [];
   const log = o.log ?? (() => {});
+  let nicPort = 0;
+  const peer = o.ping ? await startL2Peer({ mac: PEER_MAC, ip: PEER_IP, nicPort: () => nicPort }) : undefined;
+  if (peer) nicPort = await freeUdpPort();
+  const cable: CableSpec = peer ? { kind: 'udp', localPort: nicPort, remotePort: peer.port } : { kind: 'loop' };
   const started = await serveVfioUser({
     socketPath,
     tracePath: join(work, 'hwrm-trace.jsonl'),
-    config: { mac: macFromNumber(0x5001), ipv4: Uint8Array.from([10, 77, 0, 2]), mtu: 1500, cable: { kind: 'loop' }, pcapPath: undefined, seed: 1, mode: 'thread' },
+    config: { mac: macFromNumber(0x5001), ipv4: Uint8Array.from([10, 77, 0, 2]), mtu: 1500, cable, pcapPath: join(work, 'port.pcap'), seed: 1, mode: 'thread' },
     verbose: true,
     onEvent: (e) => {
       if (e.kind === 'log') { serverLog.push(e.line); log(`server: ${e.line}`); }
@@ -75,7 +96,7 @@ export async function runGuest(o: GuestRunOptions = {}): Promise<GuestRunReport>
   });
   if (!started.ok) throw new Error(started.error);
   const server = started.value;
-  const append = [`console=ttyS0`, 'panic=-1', 'loglevel=7', `WAIT=${o.waitS ?? 20}`, o.bnxtRe || o.rcLoopback ? 'BNXT_RE=1' : '', o.rcLoopback ? 'RC_LOOPBACK=1 GUEST_IP=10.77.0.2' : ''].join(' ');
+  const append = [`console=ttyS0`, 'panic=-1', 'loglevel=7', `WAIT=${o.waitS ?? 20}`, o.bnxtRe || o.rcLoopback ? 'BNXT_RE=1' : '', o.rcLoopback ? 'RC_LOOPBACK=1' : '', o.rcLoopback || o.ping ? 'GUEST_IP=10.77.0.2' : '', o.ping ? 'PEER_IP=10.77.0.9' : ''].join(' ');
   const qemu = [
     'qemu-system-x86_64', '-accel', 'tcg', '-cpu', 'max', '-m', '512', '-smp', '1', '-nodefaults', '-no-user-config', '-display', 'none', '-no-reboot',
     '-object', 'memory-backend-memfd,id=mem,size=512M,share=on', '-machine', 'q35,memory-backend=mem',
@@ -97,19 +118,21 @@ export async function runGuest(o: GuestRunOptions = {}): Promise<GuestRunReport>
   clearTimeout(limit);
   await server.close();
   const { reason } = await server.ended;
+  const peerEchoes = peer?.echoesAnswered() ?? 0;
+  peer?.close();
   const serialPath = join(work, 'serial.log');
   const serial = existsSync(serialPath) ? readFileSync(serialPath, 'utf8') : '';
   writeFileSync(join(work, 'qemu.out'), qemuOut);
   writeFileSync(join(work, 'hwrm.txt'), server.hwrm.map((h) => `${h.name} seq ${h.seqId} -> ${h.errorCode}`).join('\n') + '\n');
   writeFileSync(join(work, 'server.log'), serverLog.join('\n') + '\n');
   const markers = serial.split('\n').filter((l) => l.startsWith('BNXT-GUEST')).map((l) => l.trim());
-  return { hwrm: server.hwrm, serial: serial + (qemuOut ? `\n--- qemu ---\n${qemuOut}` : ''), markers, serverLog, endReason: reason, qemuExit, timedOut, workDir: work };
+  return { peerEchoes, hwrm: server.hwrm, serial: serial + (qemuOut ? `\n--- qemu ---\n${qemuOut}` : ''), markers, serverLog, endReason: reason, qemuExit, timedOut, workDir: work };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const args = process.argv.slice(2);
   const waitAt = args.indexOf('--wait');
-  const report = await runGuest({ bnxtRe: args.includes('--re'), rcLoopback: args.includes('--rc-loopback'), waitS: waitAt >= 0 ? Number(args[waitAt + 1]) : undefined, log: (l) => console.log(l) });
+  const report = await runGuest({ bnxtRe: args.includes('--re'), rcLoopback: args.includes('--rc-loopback'), ping: args.includes('--ping'), waitS: waitAt >= 0 ? Number(args[waitAt + 1]) : undefined, log: (l) => console.log(l) });
   console.log(report.serial.split('\n').filter((l) => /bnxt|BNXT|14e4|00:04|Error|error|warn/i.test(l)).join('\n'));
   console.log(`end: ${report.endReason}; qemu exit ${report.qemuExit}${report.timedOut ? ' (timed out)' : ''}; run folder ${report.workDir}`);
 }

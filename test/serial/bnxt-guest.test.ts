@@ -5,7 +5,8 @@
 // not-supported answers bnxt_en tolerates; bnxt_re registers bnxt_re0 and the guest's
 // ibv_devinfo (rdma-core's bnxt_re provider) shows it with an active Ethernet port; the guest's
 // ibv_rc_pingpong and ib_send_lat run server and client on bnxt_re0 through the model's looped
-// port. What does not work yet (QP1, the L2 receive path, traffic with a second NIC) is in
+// port, and the guest pings a peer on the far end of the NIC's UDP cable (ARP and ICMP through
+// bnxt_en's TX and RX rings). What does not work yet (QP1, RoCE with a second NIC) is in
 // docs/bnxt-en-bringup.md.
 // Skipped, with the reason, where the guest cannot be built (not root, no apt-get).
 import t from 'tap';
@@ -29,7 +30,7 @@ const skip = whySkip();
 t.test('bnxt_en and bnxt_re bring up the software NIC over vfio-user', { skip }, async (t) => {
   const build = spawnSync(join(root, 'scripts', 'bnxt-guest', 'build.sh'), [DEFAULT_CACHE], { encoding: 'utf8', timeout: 900_000 });
   if (build.status !== 0) return void t.fail(`scripts/bnxt-guest/build.sh failed:\n${build.stdout}\n${build.stderr}`);
-  const r = await runGuest({ bnxtRe: true, rcLoopback: true, waitS: 30, limitMs: 400_000 });
+  const r = await runGuest({ bnxtRe: true, rcLoopback: true, ping: true, waitS: 30, limitMs: 400_000 });
   const serial = r.serial;
   const failed = () => t.comment(`run folder ${r.workDir}\n${serial}`);
   t.teardown(() => { if (t.passing() === false) failed(); });
@@ -43,6 +44,8 @@ t.test('bnxt_en and bnxt_re bring up the software NIC over vfio-user', { skip },
   t.match(serial, /vendor_id:\s+0x14e4/);
   t.match(serial, /state:\s+PORT_ACTIVE/, 'its port is active');
   t.match(serial, /link_layer:\s+Ethernet/);
+  t.match(serial, /3 packets transmitted, 3 received, 0% packet loss/, 'the guest pings the peer on the far end of the cable');
+  t.equal(r.peerEchoes, 3, 'the peer answered 3 echo requests');
   t.match(r.markers.join('\n'), /BNXT-GUEST ok rc-loopback/, 'ibv_rc_pingpong client finished');
   t.equal((serial.match(/5 iters in [\d.]+ seconds/g) ?? []).length, 2, 'both ibv_rc_pingpong sides did 5 iterations');
   t.equal((serial.match(/640 bytes in/g) ?? []).length, 2, '5 x 64 bytes each way (ibv_rc_pingpong counts 2 x size x iters)');

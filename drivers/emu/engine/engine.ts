@@ -42,6 +42,13 @@ const MAX_PASSES = 64;
 /** UDP source port per QP: the RoCEv2 source-port base | the QP number's low 14 bits. */
 const SRC_PORT_QPN_MASK = 0x3fff;
 
+/** Parse results that mean "an Ethernet frame, but not a RoCEv2 packet to this port" (1 = hand to L2). */
+const L2_STATUSES = (() => {
+  const a = new Uint8Array(64);
+  for (const st of [ParseStatus.WRONG_DEST_MAC, ParseStatus.NOT_IPV4, ParseStatus.NOT_UDP, ParseStatus.NOT_ROCEV2_PORT]) a[st] = 1;
+  return a;
+})();
+
 export class RoceEngine implements EngineHooks {
   private readonly core: EngineCore;
   /** A pass limit or the port's room cut the last run short: run again now. */
@@ -158,6 +165,9 @@ export class RoceEngine implements EngineHooks {
     return release < core.timerDeadlineNs ? release : core.timerDeadlineNs;
   }
 
+  /** Takes the frames that are not RoCEv2 for this port (bnxt_en's receive path, drivers/emu/l2/). */
+  onL2Frame: ((frame: Uint8Array, length: number) => void) | undefined;
+
   /** Sends an L2 frame (bnxt_en's TX rings, drivers/emu/l2/) out of the port, as it is. */
   sendL2Frame(frame: Uint8Array, length: number): void {
     this.core.port.cable.send(frame, length);
@@ -249,6 +259,8 @@ export class RoceEngine implements EngineHooks {
     const f = core.port.rxf;
     const status = parseFrame(frame, length, f, this.bus.config.mac);
     if (status !== ParseStatus.OK) {
+      // Not a RoCEv2 packet for this port (ARP, ICMP, other UDP, another MAC): the L2 side's, if any.
+      if (this.onL2Frame !== undefined && L2_STATUSES[status] === 1) return this.onL2Frame(frame, length);
       core.counters.parseDrops[status]++;
       return;
     }

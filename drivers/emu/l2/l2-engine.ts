@@ -30,6 +30,10 @@ const TX_BD_TYPE_LONG = 0x10;
 const TX_BD_FLAGS_NO_CMPL = 1 << 7;
 const TX_BD_CNT_SHIFT = 8;
 const CMPL_TYPE_TX_L2 = 0x00;
+const CMPL_TYPE_RX_L2 = 17;
+const BROADCAST_OR_MULTICAST = 0x01;
+/** CFA_L2_SET_RX_MASK_REQ_MASK bits (bnxt_hsi.h). */
+const RX_MASK = { MCAST: 0x2, ALL_MCAST: 0x4, BCAST: 0x8, PROMISCUOUS: 0x10 } as const;
 const MAX_FRAME = 9216 + 18;
 
 interface RingCursor {
@@ -57,6 +61,12 @@ export class L2Engine {
   private readonly frame = new Uint8Array(MAX_FRAME);
   /** TX BDs taken per TX ring (free-running), and frames sent. */
   private readonly txTaken = new Map<number, number>();
+  /** RX buffers posted (the driver's producer, free-running) and taken, per RX ring. */
+  private readonly rxPosted = new Map<number, number>();
+  private readonly rxTaken = new Map<number, number>();
+  framesReceived = 0;
+  /** Frames the L2 side dropped on receive: no VNIC takes the address, no buffer posted, too long. */
+  readonly rxDrops = { noVnic: 0, noBuffer: 0, tooLong: 0 };
   framesSent = 0;
   framesDropped = 0;
 
@@ -108,8 +118,16 @@ export class L2Engine {
         this.transmitUpTo(ring, index);
         return true;
       }
+      case DB_TYPE.SRQ: {
+        // An RX producer (P5 rings RX rings with the SRQ doorbell type): buffers up to index - 1 are posted.
+        const ring = l2Of(this.fn).rings.get(xid);
+        if (!ring || ring.type !== RING_ALLOC_REQ_RING_TYPE.RX || index >= ring.length) { this.counters.rejected++; return true; }
+        const posted = this.rxPosted.get(xid) ?? 0;
+        this.rxPosted.set(xid, posted + ((index - (posted % ring.length) + ring.length) % ring.length));
+        return true;
+      }
       default:
-        // RX producer doorbells (SRQ type: buffers posted, no RX path yet), CQ_ARMENA, NQ_MASK, NULL: counted.
+        // CQ_ARMENA, NQ_MASK, NULL: counted.
         this.counters.rejected++;
         return true;
     }
@@ -158,6 +176,60 @@ export class L2Engine {
       }
     }
     this.txTaken.set(ring.id, taken);
+  }
+
+  /**
+   * A frame from the port that is not RoCEv2 for it: to the VNIC whose L2 filter names its
+   * destination MAC (broadcast and multicast to the VNIC whose RX mask takes them, anything
+   * with PROMISCUOUS), into the next buffer posted on the VNIC's default RX ring, completed by
+   * an rx_cmp and rx_cmp_ext pair on its default completion ring (bnxt.h; no checksum or RSS
+   * offload reported, so the kernel checks in software). Dropped and counted otherwise.
+   */
+  receive(frame: Uint8Array, length: number): void {
+    const l2 = l2Of(this.fn);
+    let vnic: { defaultRxRing: number; defaultCmplRing: number; rxMask: number } | undefined;
+    for (const f of l2.filters.values()) {
+      if (f.mac[0] === frame[0] && f.mac[1] === frame[1] && f.mac[2] === frame[2] && f.mac[3] === frame[3] && f.mac[4] === frame[4] && f.mac[5] === frame[5]) { vnic = l2.vnics.get(f.vnic); break; }
+    }
+    if (!vnic) {
+      const group = (frame[0]! & BROADCAST_OR_MULTICAST) !== 0;
+      const broadcast = group && frame[0] === 0xff && frame[1] === 0xff && frame[2] === 0xff && frame[3] === 0xff && frame[4] === 0xff && frame[5] === 0xff;
+      for (const v of l2.vnics.values()) {
+        const m = v.rxMask;
+        if ((m & RX_MASK.PROMISCUOUS) !== 0 || (broadcast && (m & RX_MASK.BCAST) !== 0) || (group && !broadcast && (m & (RX_MASK.MCAST | RX_MASK.ALL_MCAST)) !== 0)) { vnic = v; break; }
+      }
+    }
+    const rx = vnic ? l2.rings.get(vnic.defaultRxRing) : undefined;
+    if (!vnic || !rx || !this.cmplRing(vnic.defaultCmplRing)) { this.rxDrops.noVnic++; return; }
+    const taken = this.rxTaken.get(rx.id) ?? 0;
+    if (taken >= (this.rxPosted.get(rx.id) ?? 0)) { this.rxDrops.noBuffer++; return; }
+    const iommu = this.bus.iommu;
+    const bd = elementAddress(iommu, rx, taken);
+    if (bd < 0 || !iommu.check(bd, 16)) { this.rxDrops.noBuffer++; return; }
+    const bufferBytes = iommu.read32(bd) >>> 16;
+    const opaque = iommu.read32(bd + 4);
+    const addr = iommu.read64(bd + 8);
+    this.rxTaken.set(rx.id, taken + 1);
+    if (length > bufferBytes || !iommu.writeFrom(addr, frame, 0, length)) { this.rxDrops.tooLong++; return; }
+    this.framesReceived++;
+    const ring = this.cmplRing(vnic.defaultCmplRing)!;
+    const c = this.cursor(ring.id);
+    // The extension (second slot) first, so the driver never sees a valid rx_cmp before its rx_cmp_ext.
+    const e = this.entryView;
+    const start = c.produced;
+    this.entry.fill(0);
+    c.produced = start + 1;
+    const extOk = this.writeEntry(ring, c);
+    c.produced = start;
+    if (!extOk) return;
+    this.entry.fill(0);
+    e.setUint32(0, ((length << 16) | CMPL_TYPE_RX_L2) >>> 0, true);
+    e.setUint32(4, opaque, true);
+    if (!this.writeEntry(ring, c)) return;
+    c.produced = start + 2;
+    this.counters.completions++;
+    if (c.armed) this.notifyCq(ring.id);
+    this.bus.notifyDriver();
   }
 
   /**

@@ -80,6 +80,7 @@ export class NicVfioDevice implements SessionDevice {
     this.config = new PciConfigSpace(bcm57508ConfigSpec(config.mac));
     this.vectors = new MsixVectors(MSIX_VECTORS, () => this.config.busMaster && this.config.msixEnabled);
     this.l2 = new L2Engine(this.model.bus, this.model.resources, (vector) => this.vectors.signal(vector), (frame, length) => this.model.engine.sendL2Frame(frame, length));
+    this.model.engine.onL2Frame = (frame, length) => this.l2.receive(frame, length);
     this.roceIrqs = new RoceInterrupts(this.model.iommu, this.model.resources, (vector) => this.vectors.signal(vector));
     this.memory = new GuestMemory({
       map: (iova, memory, length) => this.model.iommu.map(iova, memory, length),
