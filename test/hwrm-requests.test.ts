@@ -23,6 +23,8 @@ const DOC_SIZES: Array<[string, number, number, number]> = [
   ['HWRM_RING_ALLOC', 0x0050, 96, 16],
   ['HWRM_RING_FREE', 0x0051, 32, 16],
   // What Linux's bnxt_en sends beyond those: sizes from the "(size:NNNb/NB)" comments of bnxt_hsi.h.
+  ['HWRM_FW_SET_TIME', 0x00c8, 32, 16],
+  ['HWRM_NVM_GET_DEV_INFO', 0xfff6, 24, 96],
   ['HWRM_QUEUE_QPORTCFG', 0x0030, 24, 168],
   ['HWRM_QUEUE_PRI2COS_QCFG', 0x0037, 24, 24],
   ['HWRM_PORT_PHY_QCAPS', 0x002a, 24, 40],

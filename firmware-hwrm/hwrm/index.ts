@@ -17,4 +17,5 @@ export * from './port-caps.ts';
 export * from './vnic-caps.ts';
 export * from './func-cfg.ts';
 export * from './l2.ts';
+export * from './fw-nvm.ts';
 export * from './requests.ts';

@@ -9,10 +9,13 @@ import { PortPhyQcapsInput, PortPhyQcapsOutput, PortLedQcapsInput, PortLedQcapsO
 import { VnicQcapsInput, VnicQcapsOutput } from './vnic-caps.ts';
 import { FuncCfgInput, FuncCfgOutput } from './func-cfg.ts';
 import * as L from './l2.ts';
+import { FwSetTimeInput, FwSetTimeOutput, NvmGetDevInfoInput, NvmGetDevInfoOutput } from './fw-nvm.ts';
 
 type AnyLayout = Layout<Record<string, FieldSpec>>;
 
 export const KERNEL_COMMANDS: readonly (readonly [HwrmCommandName, AnyLayout, AnyLayout])[] = [
+  ['FW_SET_TIME', FwSetTimeInput, FwSetTimeOutput],
+  ['NVM_GET_DEV_INFO', NvmGetDevInfoInput, NvmGetDevInfoOutput],
   ['QUEUE_QPORTCFG', QueueQportcfgInput, QueueQportcfgOutput],
   ['QUEUE_PRI2COS_QCFG', QueuePri2cosQcfgInput, QueuePri2cosQcfgOutput],
   ['PORT_PHY_QCAPS', PortPhyQcapsInput, PortPhyQcapsOutput],

@@ -156,6 +156,22 @@ export function answerKernelCommand(bus: ModelBus, fn: FunctionResources, reqTyp
       void bus; void fn;
       return { values: { max_configurable_queues: QUEUES.length, max_configurable_lossless_queues: 1, queue_pairs: pairs, qid_names: names } };
     }
+    case H.HWRM.FW_SET_TIME: {
+      // Taken when it is a date (the firmware keeps time for its logs; the model keeps none).
+      const ok = (req.month as number) >= 1 && (req.month as number) <= 12 && (req.day as number) >= 1 && (req.day as number) <= 31
+        && (req.hour as number) < 24 && (req.minute as number) < 60 && (req.second as number) < 61 && (req.millisecond as number) < 1000;
+      return ok ? { values: {} } : { error: E.INVALID_PARAMS };
+    }
+    case H.HWRM.NVM_GET_DEV_INFO: {
+      const name = new Uint8Array(16);
+      name.set(new TextEncoder().encode('230.2.52.0'));
+      return { values: {
+        manufacturer_id: 0, device_id: 0, sector_size: 4096, nvram_size: 16 << 20, reserved_size: 0, available_size: 0,
+        nvm_cfg_ver_maj: 1, nvm_cfg_ver_min: 0, nvm_cfg_ver_upd: 0, flags: 0, pkg_name: name,
+        hwrm_fw_major: 230, hwrm_fw_minor: 2, hwrm_fw_build: 52, hwrm_fw_patch: 0, mgmt_fw_major: 230, mgmt_fw_minor: 2, mgmt_fw_build: 52, mgmt_fw_patch: 0,
+        roce_fw_major: 230, roce_fw_minor: 2, roce_fw_build: 52, roce_fw_patch: 0, netctrl_fw_major: 230, netctrl_fw_minor: 2, netctrl_fw_build: 52, netctrl_fw_patch: 0,
+      } };
+    }
     case H.HWRM.QUEUE_PRI2COS_QCFG:
       // Every priority on the NIC queue: no DCB mapping is configured (the RoCE queue waits for one).
       if ((req.port_id as number) !== 0) return { error: E.INVALID_PARAMS };
