@@ -9,7 +9,9 @@
  *   CHECK_ACK   by opcode and AETH syndrome:
  *     READ      READ RESPONSE FIRST/MIDDLE/LAST/ONLY in order, payload into the local SGEs
  *     ACK       progress up to its PSN
- *     RNR NAK   wait the advertised time, then resend from its PSN (rnr_retry 7 = forever)
+ *     RNR NAK   wait the advertised time, then resend the NAKed packet alone, asking for an
+ *               ACK, and the rest once it is acknowledged (rnr_retry 7 = forever); the
+ *               responder answered, so the transport retries spent before it are given back
  *     NAK-SEQ   resend everything from its PSN (go-back-N), counted against retry_cnt
  *     NAK-other the WQE at its PSN fails: invalid request, remote access, remote operational
  *   COMPLETE    a CQE for a signalled WQE (and for any WQE that fails: IBA 10.7.3.1)
@@ -217,6 +219,7 @@ function progress(t: QpTransport): void {
   t.retryLeft = t.qp.retryCnt & 7;
   t.rnrLeft = t.qp.rnrRetry & 7;
   t.retryStarted = false;
+  t.rnrProbe = false;
   if (psnDiff(t.txPsn, t.ackPsn) < 0) t.txPsn = t.ackPsn;
 }
 
@@ -253,7 +256,22 @@ export function errorRetry(core: EngineCore, t: QpTransport, fromTimeout: boolea
   restartAckTimer(core, t);
 }
 
-/** RNR_RETRY: wait the RNR timer, then resend from the NAKed PSN; rnr_retry 7 retries forever. */
+/**
+ * RNR_RETRY: wait the RNR timer, then resend from the NAKed PSN; rnr_retry 7 retries forever.
+ *
+ * Two counters, as IBA keeps them apart: RNR NAKs spend rnr_retry; retry_cnt counts the times
+ * the requester heard nothing (ACK timeouts) or was told a packet went missing (sequence NAKs).
+ * An RNR NAK for the oldest unacknowledged PSN is the responder's answer to that very packet,
+ * so the requester has heard from it: retry_cnt starts again, as on any response that shows the
+ * responder alive (rxe's reset_retry_counters on ACKs). Without that, a send waiting for a late
+ * receive fails "retry exceeded" once 8 of its resends were lost on the way, over any length
+ * of waiting, while the spec retries it "without end" (docs/hardware.md, RNR waits).
+ *
+ * After the timer only the NAKed packet goes out (with AckReq), and the rest of the window
+ * once it is acknowledged: one packet per RNR timer instead of a window each time, so a long
+ * wait costs the peer one frame per period and a lossy link is not flooded (a window of 4 KiB
+ * packets overflowed a UDP socket's buffer, losing the very resends the wait depends on).
+ */
 function rnrRetry(core: EngineCore, t: QpTransport, timerCode: number): void {
   const forever = (t.qp.rnrRetry & 7) === 7;
   if (!forever && t.rnrLeft === 0) {
@@ -261,6 +279,9 @@ function rnrRetry(core: EngineCore, t: QpTransport, timerCode: number): void {
     return;
   }
   if (!forever) t.rnrLeft--;
+  t.retryLeft = t.qp.retryCnt & 7;
+  t.retryStarted = false;
+  t.rnrProbe = true;
   rewind(t, t.ackPsn);
   if (t.reqState === ReqState.READY) t.setReqState(ReqState.RNR_WAIT);
   startRnrTimer(core, t, timerCode);

@@ -52,7 +52,8 @@ export function requesterStep(core: EngineCore, t: QpTransport): number {
     const slot = t.sqSlot(t.txWqe);
     // A WQE that failed locally is never sent; the completer fails it once it is the oldest.
     if (t.wqeStatus[slot] !== 0) break;
-    if (psnDiff(t.txPsn, t.ackPsn) >= WINDOW_PSNS) break;
+    // The window; after an RNR NAK, one packet until it is acknowledged (completer.ts rnrRetry).
+    if (psnDiff(t.txPsn, t.ackPsn) >= (t.rnrProbe ? 1 : WINDOW_PSNS)) break;
     if (t.txLoaded !== t.txWqe && !load(core, t, slot)) break;
     if (!sendPacket(core, t, slot)) break;
     sent++;
@@ -138,7 +139,8 @@ function sendPacket(core: EngineCore, t: QpTransport, slot: number): boolean {
     }
     f.opcode = opcode;
     // AckReq on the last packet of a message (as rdma_rxe sets it: rxe_req.c, RXE_END_MASK), and now and then inside a long one.
-    f.ackReq = last || (index + 1) % ACK_REQ_EVERY === 0 ? 1 : 0;
+    // An RNR probe asks too: its ACK is what opens the window again.
+    f.ackReq = last || t.rnrProbe || (index + 1) % ACK_REQ_EVERY === 0 ? 1 : 0;
     if (last && (t.wqeFlags[slot]! & WqeFlags.SE) !== 0) f.se = 1;
     if (last && withImm) f.immDt = t.txImm;
     if (first && kind === WqeKind.WRITE) setReth(t, f, 0, length);

@@ -77,6 +77,12 @@ export class QpTransport {
   rnrLeft = 0;
   /** A retransmission was started and no progress was seen since (rxe: comp.started_retry). */
   retryStarted = false;
+  /**
+   * After an RNR NAK the requester resends one packet, the NAKed one (asking for an ACK), and
+   * sends more only once it is acknowledged: a peer without a receive gets one packet per RNR
+   * timer, not the whole window again each time (completer.ts rnrRetry).
+   */
+  rnrProbe = false;
   /** ACK timeout and RNR timer deadlines in ns (Infinity when stopped). */
   ackDeadlineNs = Infinity;
   rnrDeadlineNs = Infinity;
@@ -196,6 +202,7 @@ export class QpTransport {
     this.txPsn = this.nextNewPsn = this.sentHighPsn = this.ackPsn = 0;
     this.readsOutstanding = 0;
     this.retryStarted = false;
+    this.rnrProbe = false;
     this.ackDeadlineNs = this.rnrDeadlineNs = Infinity;
     this.wqeStatus.fill(0);
     this.txLoaded = this.rdLoaded = -1;
