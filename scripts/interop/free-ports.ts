@@ -1,10 +1,18 @@
 /**
- * Free ports on 127.0.0.1 for one guest run: bind port 0, read the number, close, hand it on.
- * Parallel runs therefore never share a port (a small window remains between close and reuse;
- * QEMU and the host command bind within a second).
+ * Free ports on 127.0.0.1 for tests and guest runs, without the race of "bind port 0, close,
+ * hand the number on": between the close and the real bind, the kernel may give that port to
+ * any other process as an ephemeral port (an outgoing connection, an unbound UDP send), and a
+ * parallel test may draw it too. So ports are drawn from *outside* the kernel's ephemeral range
+ * (/proc/sys/net/ipv4/ip_local_port_range), which the kernel never hands out by itself, and each
+ * one is reserved with a lock file (created exclusively, holding the owner's process id) that
+ * every user of this module respects while the owner lives; the port is also bound once to prove
+ * it is free now. Reservations end when the process exits (or the lock is found stale).
  */
 import { createSocket } from 'node:dgram';
 import { createServer } from 'node:net';
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 export interface RunPorts {
   /** QEMU's -netdev dgram local end (the guest's data NIC). */
@@ -17,46 +25,105 @@ export interface RunPorts {
   readonly serverPort: number;
 }
 
-export function freeUdpPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const socket = createSocket('udp4');
-    socket.once('error', reject);
-    socket.bind(0, '127.0.0.1', () => {
-      const { port } = socket.address();
-      socket.close(() => resolve(port));
-    });
+const LOCK_DIR = join(tmpdir(), 'rig-bnxt-ports');
+/** Never below this: well-known and registered service ports. */
+const LOWEST = 20000;
+const reserved = new Set<number>();
+let exitHook = false;
+
+/** The ports the kernel may hand out by itself, from /proc (Linux's default 32768..60999). */
+export function ephemeralRange(text?: string): [number, number] {
+  let raw = text;
+  if (raw === undefined) {
+    try { raw = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8'); } catch { raw = '32768 60999'; }
+  }
+  const [lo, hi] = raw.trim().split(/\s+/).map(Number);
+  return Number.isInteger(lo) && Number.isInteger(hi) && lo! <= hi! ? [lo!, hi!] : [32768, 60999];
+}
+
+/** The ports this module draws from: [LOWEST, 65535] less the ephemeral range. */
+export function candidatePorts(range: [number, number] = ephemeralRange()): number[] {
+  const out: number[] = [];
+  for (let p = LOWEST; p <= 65535; p++) if (p < range[0] || p > range[1]) out.push(p);
+  return out;
+}
+
+function alive(pid: number): boolean {
+  try { process.kill(pid, 0); return true; } catch (e) { return (e as { code?: string }).code === 'EPERM'; }
+}
+
+/** Takes the lock file of `port`, or says it is held by a live process. */
+function lock(port: number): boolean {
+  mkdirSync(LOCK_DIR, { recursive: true });
+  const file = join(LOCK_DIR, String(port));
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(file, 'wx');
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      reserved.add(port);
+      if (!exitHook) {
+        exitHook = true;
+        process.on('exit', () => { for (const p of reserved) rmSync(join(LOCK_DIR, String(p)), { force: true }); });
+      }
+      return true;
+    } catch (e) {
+      if ((e as { code?: string }).code !== 'EEXIST') return false;
+      let owner = 0;
+      try { owner = Number(readFileSync(file, 'utf8')); } catch { /* vanished: try again */ }
+      if (owner > 0 && alive(owner)) return false;
+      rmSync(file, { force: true }); // stale: its owner is gone
+    }
+  }
+  return false;
+}
+
+function release(port: number): void {
+  reserved.delete(port);
+  rmSync(join(LOCK_DIR, String(port)), { force: true });
+}
+
+function bindable(port: number, kind: 'udp' | 'tcp'): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (kind === 'udp') {
+      const socket = createSocket('udp4');
+      socket.once('error', () => { socket.close(); resolve(false); });
+      socket.bind(port, '127.0.0.1', () => socket.close(() => resolve(true)));
+    } else {
+      const server = createServer();
+      server.once('error', () => resolve(false));
+      server.listen({ port, host: '127.0.0.1', exclusive: true }, () => server.close(() => resolve(true)));
+    }
   });
+}
+
+/** A free port of `kind`, reserved for this process (see the header). */
+async function reservePort(kind: 'udp' | 'tcp'): Promise<number> {
+  const candidates = candidatePorts();
+  for (let tries = 0; tries < 200; tries++) {
+    const port = candidates[Math.floor(Math.random() * candidates.length)]!;
+    if (reserved.has(port) || !lock(port)) continue;
+    // Free for both kinds: a port's users here are QEMU (UDP and TCP) and rig-bnxt (UDP and TCP).
+    if (await bindable(port, kind)) return port;
+    release(port);
+  }
+  throw new Error(`no free ${kind.toUpperCase()} port on 127.0.0.1 outside the ephemeral range after 200 tries`);
+}
+
+export function freeUdpPort(): Promise<number> {
+  return reservePort('udp');
 }
 
 export function freeTcpPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
+  return reservePort('tcp');
 }
 
-/** Distinct free ports: two UDP, two TCP. */
+/** Distinct reserved ports: two UDP, two TCP. */
 export async function pickRunPorts(): Promise<RunPorts> {
-  const guestPort = await freeUdpPort();
-  let hostPort = await freeUdpPort();
-  for (let tries = 0; hostPort === guestPort && tries < 10; tries++) hostPort = await freeUdpPort();
-  if (hostPort === guestPort) throw new Error('could not find two distinct free UDP ports on 127.0.0.1');
-  const tcpPort = await freeTcpPort();
-  let serverPort = await freeTcpPort();
-  for (let tries = 0; serverPort === tcpPort && tries < 10; tries++) serverPort = await freeTcpPort();
-  if (serverPort === tcpPort) throw new Error('could not find two distinct free TCP ports on 127.0.0.1');
-  return { guestPort, hostPort, tcpPort, serverPort };
+  return { guestPort: await freeUdpPort(), hostPort: await freeUdpPort(), tcpPort: await freeTcpPort(), serverPort: await freeTcpPort() };
 }
 
-/** Two distinct free UDP ports on 127.0.0.1 (the two ends of a software NIC cable). */
+/** Two distinct reserved UDP ports on 127.0.0.1 (the two ends of a software NIC cable). */
 export async function freeUdpPortPair(): Promise<[number, number]> {
-  const a = await freeUdpPort();
-  let b = await freeUdpPort();
-  while (b === a) b = await freeUdpPort();
-  return [a, b];
+  return [await freeUdpPort(), await freeUdpPort()];
 }
