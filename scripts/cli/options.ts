@@ -101,7 +101,11 @@ export interface PingpongCommand extends NicSettings {
 
 export interface ProbeCommand {
   readonly command: 'probe';
-  readonly device: string;
+  /** undefined: list the bnxt functions in sysfs instead of opening one. */
+  readonly device: string | undefined;
+  /** -v: also the NIC's capabilities (as ibv_devinfo -v). */
+  readonly verbose: boolean;
+  readonly json: boolean;
 }
 
 export interface HelpCommand {
@@ -119,7 +123,7 @@ export type CliCommand = PerfCommand | PingpongCommand | ProbeCommand | HelpComm
 export const USAGE = `Usage:
   rig-bnxt perf send_lat|send_bw|read_lat|read_bw [options] [SERVER]
   rig-bnxt pingpong [options] [SERVER]
-  rig-bnxt probe DEV
+  rig-bnxt probe [DEV] [-v] [--json]
   rig-bnxt --help | --version
 
 perf without SERVER and without -d runs both sides in this process on one software NIC;
@@ -168,8 +172,11 @@ Options (as ibv_rc_pingpong's):
       --eth-mtu=<bytes>  software NIC: its Ethernet MTU (1500 gives path MTU 1024)
   -h, --help             show this text`;
 
-export const PROBE_USAGE = `Usage: rig-bnxt probe DEV
-Opens DEV and prints what the NIC reports (chip, firmware, MAC, link).`;
+export const PROBE_USAGE = `Usage: rig-bnxt probe [DEV] [-v] [--json]
+Without DEV: lists the bnxt functions in sysfs with their driver binding (as ibv_devices lists
+devices; a function bound to vfio-pci is one rig-bnxt can open).
+With DEV: opens it and prints what the NIC reports (chip, firmware, MAC, link); -v adds its
+capabilities (as ibv_devinfo -v); --json prints the same as data.`;
 
 /** Parses the arguments after the program name (process.argv.slice(2)). */
 export function parseCommandLine(argv: readonly string[]): Result<CliCommand> {
@@ -392,15 +399,16 @@ function parseNicSettings(where: string, values: { ipv4?: string; 'nic-mac'?: st
 
 function parseProbe(args: readonly string[]): Result<CliCommand> {
   const where = 'rig-bnxt probe';
-  const parsed = parseOptions(where, args, { help: { type: 'boolean', short: 'h' } } as const);
+  const parsed = parseOptions(where, args, { help: { type: 'boolean', short: 'h' }, verbose: { type: 'boolean', short: 'v' }, json: { type: 'boolean' } } as const);
   if (!parsed.ok) return parsed;
-  if (parsed.value.values.help) return ok({ command: 'help', text: PROBE_USAGE });
-  const { positionals } = parsed.value;
-  if (positionals.length === 0) return err(`${where}: missing device (e.g. emu or 0000:3b:00.0)`);
+  const { values, positionals } = parsed.value;
+  if (values.help) return ok({ command: 'help', text: PROBE_USAGE });
+  const flags = { verbose: values.verbose === true, json: values.json === true };
+  if (positionals.length === 0) return ok({ command: 'probe', device: undefined, ...flags });
   if (positionals.length > 1) return err(`${where}: expected one device, got ${positionals.length}: ${positionals.join(' ')}`);
   const device = parseDevice(where, positionals[0]);
   if (!device.ok) return device;
-  return ok({ command: 'probe', device: device.value });
+  return ok({ command: 'probe', device: device.value, ...flags });
 }
 
 // ---- Values --------------------------------------------------------------------------------
