@@ -56,7 +56,7 @@ const rows = tableRows();
 t.test('the table lists every option the parser knows', async (t) => {
   const listed = new Set(rows.flatMap((r) => r.options.map(longName)));
   for (const name of Object.keys(PERF_OPTIONS)) {
-    if (['pcap', 'json', 'mac', 'ipv4', 'nic-mac', 'eth-mtu'].includes(name)) continue; // rig-bnxt's own, listed below the table
+    if (['pcap', 'json', 'mac', 'ipv4', 'nic-mac', 'eth-mtu', 'histogram'].includes(name)) continue; // rig-bnxt's own, listed below the table
     t.ok(listed.has(name), `--${name} has a row`);
   }
   for (const o of REFUSED_OPTIONS) t.ok(listed.has(o.name) || /other/.test(doc), `--${o.name} is covered`);
@@ -121,6 +121,15 @@ t.test('what the working options print', async (t) => {
 
   const json = JSON.parse((await output(['perf', 'send_lat', '-n', '50', '--json'])).join('\n'));
   t.match(json.results[0], { percentile_99: Number, 'percentile_99.9': Number }, '--json carries the percentiles');
+
+  const hist = await output(['perf', 'send_lat', '-n', '200', '--histogram']);
+  const buckets = hist.filter((l) => /^\s+[\d.]+ - [\d.]+\s+\d+/.test(l));
+  t.ok(buckets.length >= 1, '--histogram prints buckets');
+  t.equal(buckets.reduce((n, l) => n + Number(/^\s+[\d.]+ - [\d.]+\s+(\d+)/.exec(l)![1]), 0), 200, 'the counts add up to the samples (one per iteration)');
+  t.ok(hist.some((l) => /percentiles \[usec\]: 50% [\d.]+\s+90% [\d.]+\s+99% [\d.]+\s+99\.9% [\d.]+/.test(l)), 'and percentiles');
+  const hjson = JSON.parse((await output(['perf', 'send_lat', '-n', '200', '--histogram', '--json'])).join('\n'));
+  t.match(hjson.results[0], { percentiles: { '50': Number, '90': Number, '99': Number, '99.9': Number } }, '--json --histogram: percentiles');
+  t.equal(hjson.results[0].histogram.reduce((n: number, b: { count: number }) => n + b.count, 0), 200, 'and the buckets');
 });
 
 t.test('a refusal is one line on stderr, no stack, exit code 2', async (t) => {

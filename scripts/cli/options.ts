@@ -77,6 +77,8 @@ export interface PerfCommand extends NicSettings {
   readonly output: 'full' | 'bandwidth' | 'message_rate' | 'latency';
   /** -x: the GID index (0: the NIC's one RoCEv2 GID), printed in the test information. */
   readonly gidIndex: number | undefined;
+  /** --histogram: latency tests also print the samples in log-scaled buckets with percentiles. */
+  readonly histogram: boolean;
 }
 
 /** perftest's default tx depth in bandwidth tests (DEF_TX_BW). */
@@ -145,6 +147,7 @@ Options (as perftest's; docs/cli.md lists every perftest option and why some are
       --pcap=<file>      write every frame to a pcap file
       --json             print the results as JSON
       --report_gbits     bandwidth in Gb/s instead of MiB/s
+      --histogram        latency tests: the samples in log-scaled buckets, with percentiles
       --output=<what>    print only bandwidth, message_rate or latency
   -t, --tx-depth=<n>     outstanding messages in bandwidth tests (default ${DEFAULT_TX_DEPTH})
   -x, --gid-index=<n>    GID index (the NIC has one: 0)
@@ -229,6 +232,7 @@ export const PERF_OPTIONS = {
   connection: { type: 'string', short: 'c' },
   output: { type: 'string' },
   perform_warm_up: { type: 'boolean' },
+  histogram: { type: 'boolean' },
 } as const;
 
 const OUTPUTS = ['bandwidth', 'message_rate', 'latency'] as const;
@@ -307,6 +311,7 @@ function parsePerf(args: readonly string[]): Result<CliCommand> {
     txDepth: txDepth.value,
     output,
     gidIndex: gidIndex.value,
+    histogram: values.histogram === true,
     command: 'perf',
     deviceGiven: values['ib-dev'] !== undefined,
     test,

@@ -12,6 +12,7 @@ import {
   type BandwidthStats, type LatencyStats, type LatencyDurationStats,
 } from './stats.ts';
 import { cFixed } from './printf.ts';
+import { histogram, histogramLines } from './histogram.ts';
 import {
   RESULT_LINE, tableHeaderLines, latencyRow, bandwidthRow, testInfoLines, addressLines, latencyJson, bandwidthJson,
   perfJsonDocument, latencyDurationRow, latencyDurationJson, BANDWIDTH_HEADER, BANDWIDTH_HEADER_GBITS, type TestInfo,
@@ -108,6 +109,17 @@ function printHeader(cmd: PerfCommand, nic: Nic, machine: 'server' | 'client', p
   const remote = peer ?? (pair.b ? pair.b.endpoint : undefined);
   if (remote) for (const l of addressLines('remote', { lid: 0, qpn: remote.qp, psn: remote.psn, gid: remote.gid })) out.log(l);
   for (const l of tableHeaderLines(cmd.test, cmd.durationSeconds !== undefined)) out.log(l === BANDWIDTH_HEADER && cmd.reportGbits ? BANDWIDTH_HEADER_GBITS : l);
+}
+
+/** --histogram: print the buckets after the row, and put buckets and percentiles in the JSON record. */
+function withHistogram(cmd: PerfCommand, out: PerfOutput, samples: Float64Array, record: Record<string, number>): Record<string, number> {
+  if (!cmd.histogram) return record;
+  const h = histogram(samples, roundTripFactor(cmd.verb));
+  if (fullOutput(cmd)) for (const l of histogramLines(h)) out.log(l);
+  const json = record as Record<string, unknown>;
+  json['percentiles'] = Object.fromEntries(Object.entries(h.percentiles).map(([k, v]) => [k, Number(cFixed(v, 2))]));
+  json['histogram'] = h.buckets.map((b) => ({ low_usec: b.lowUs, high_usec: b.highUs, count: b.count }));
+  return record;
 }
 
 /** The tables perftest prints by default; --json and --output print something else instead. */
@@ -214,7 +226,7 @@ function measure(cmd: PerfCommand, size: number, out: PerfOutput, loop: Loop): R
     progress.finish();
     const s = latencyStats(samples, roundTripFactor(cmd.verb));
     printLatency(cmd, out, size, iterations, s);
-    return latencyJson(size, iterations, s);
+    return withHistogram(cmd, out, samples, latencyJson(size, iterations, s));
   }
   const posted = new Float64Array(iterations);
   const completed = new Float64Array(iterations);
@@ -312,7 +324,7 @@ function serveOne(cmd: PerfCommand, pair: Pair, size: number, preposted: number,
     L.sendLatencyServer(pair.a, pair.ra, size, cmd.iterations, samples);
     const st = latencyStats(samples, roundTripFactor(cmd.verb));
     printLatency(cmd, out, size, cmd.iterations, st);
-    return latencyJson(size, cmd.iterations, st);
+    return withHistogram(cmd, out, samples, latencyJson(size, cmd.iterations, st));
   }
   const elapsedUs = L.sendBandwidthServer(pair.a, pair.ra, size, cmd.iterations, preposted);
   const st = bandwidthStatsWithoutPeak(size, cmd.iterations, elapsedUs);
