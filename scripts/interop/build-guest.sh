@@ -43,7 +43,7 @@ GUEST_MODULES=(virtio_pci virtio_net qemu_fw_cfg crc32_generic crc32c_generic rd
 # Tools copied with their shared-library closure.
 GUEST_TOOLS=(
   usr/bin/ibv_devices usr/bin/ibv_devinfo usr/bin/ibv_rc_pingpong usr/bin/ibv_ud_pingpong
-  usr/bin/ib_send_bw usr/bin/ib_write_lat usr/bin/ib_read_lat usr/bin/ib_atomic_lat usr/bin/ib_write_bw
+  usr/bin/ib_send_lat usr/bin/ib_send_bw usr/bin/ib_write_lat usr/bin/ib_read_lat usr/bin/ib_atomic_lat usr/bin/ib_write_bw
   usr/bin/rping bin/ip usr/bin/rdma
 )
 

@@ -79,6 +79,13 @@ export interface CaptureCheck {
   readonly badFrames: readonly string[];
   /** Request PSNs seen a second time (retransmissions on the wire), per direction. */
   readonly repeatedPsnsToGuest: number;
+  /**
+   * Host retransmissions that came sooner than the ACK timeout after the packet's previous
+   * transmission, with no NAK from the guest in between: what RC forbids (IBA 9.7.6.1: a
+   * requester retransmits on its timer or on a NAK). A retransmission after a stall longer than
+   * the timeout is legal and not counted.
+   */
+  readonly earlyRetransmissionsToGuest: number;
   readonly repeatedPsnsFromGuest: number;
   /** NAK syndromes seen, e.g. "NAK PSN sequence error" (either direction). */
   readonly naks: readonly string[];
@@ -149,6 +156,11 @@ export function checkPingpongCapture(frames: readonly CapturedFrame[], pair: Pin
   const seenFromGuest = new Set<number>();
   let repeatedToGuest = 0;
   let repeatedFromGuest = 0;
+  let earlyToGuest = 0;
+  const lastSentToGuestUs = new Map<number, number>();
+  let lastGuestNakUs = -Infinity;
+  let lastRetransmittedPsn: number | undefined;
+  let lastBurstLegal = false;
   let framesToGuest = 0;
   let framesFromGuest = 0;
   const toGuest = new MessageAssembler();
@@ -179,6 +191,7 @@ export function checkPingpongCapture(frames: readonly CapturedFrame[], pair: Pin
     if (op === Opcode.RC_ACKNOWLEDGE || op === Opcode.RC_ATOMIC_ACKNOWLEDGE) {
       if (aethKind(frame.aethSyndrome) !== AethKind.ACK) {
         naks.push(`${fromGuestSide ? 'guest' : 'host'} sent ${aethSyndromeName(frame.aethSyndrome)} (frame ${captured.index}, PSN ${frame.psn})`);
+        if (fromGuestSide) lastGuestNakUs = captured.timeUs;
       } else if (!fromGuestSide) {
         // An ACK covers every PSN up to its own (IBA 9.7.5.1.1: coalesced acknowledgement).
         while (unackedPsn.length > 0 && psnDiff(unackedPsn[0]!, frame.psn) <= 0) {
@@ -193,8 +206,25 @@ export function checkPingpongCapture(frames: readonly CapturedFrame[], pair: Pin
     }
     // A request packet: its PSN must be new in its direction.
     const seen = fromGuestSide ? seenFromGuest : seenToGuest;
-    if (seen.has(frame.psn)) { if (fromGuestSide) repeatedFromGuest++; else repeatedToGuest++; continue; }
+    if (seen.has(frame.psn)) {
+      if (fromGuestSide) repeatedFromGuest++;
+      else {
+        repeatedToGuest++;
+        // A retransmission goes back to the oldest unacknowledged packet and resends from there
+        // (go-back-N): it is legal when that packet's timer ran out or a NAK asked for it, and
+        // the packets that follow it in the same burst are legal with it.
+        const previous = lastSentToGuestUs.get(frame.psn)!;
+        const continuesBurst: boolean = lastRetransmittedPsn !== undefined && frame.psn === ((lastRetransmittedPsn + 1) & 0xffffff) && lastBurstLegal;
+        const legal: boolean = continuesBurst || captured.timeUs - previous >= PINGPONG_ACK_TIMEOUT_US || lastGuestNakUs >= previous;
+        if (!legal) earlyToGuest++;
+        lastRetransmittedPsn = frame.psn;
+        lastBurstLegal = legal;
+        lastSentToGuestUs.set(frame.psn, captured.timeUs);
+      }
+      continue;
+    }
     seen.add(frame.psn);
+    if (!fromGuestSide) { lastSentToGuestUs.set(frame.psn, captured.timeUs); lastRetransmittedPsn = undefined; }
     if (fromGuestSide) { unackedPsn.push(frame.psn); unackedTimeUs.push(captured.timeUs); }
     const payload = bytes.subarray(frame.payloadOffset, frame.payloadOffset + frame.payloadLength);
     const message = (fromGuestSide ? fromGuest : toGuest).add(op, payload, captured.index);
@@ -215,7 +245,7 @@ export function checkPingpongCapture(frames: readonly CapturedFrame[], pair: Pin
   }
   return {
     framesToGuest, framesFromGuest, messagesToGuest: toGuest.count, messagesFromGuest: fromGuest.count,
-    badFrames, repeatedPsnsToGuest: repeatedToGuest, repeatedPsnsFromGuest: repeatedFromGuest, naks,
+    badFrames, repeatedPsnsToGuest: repeatedToGuest, repeatedPsnsFromGuest: repeatedFromGuest, earlyRetransmissionsToGuest: earlyToGuest, naks,
     hostAckLatencyMaxUs: Math.round(ackLatencyMaxUs), hostAcksLate: acksLate + unackedPsn.length, guestPacketsNeverAcked: unackedPsn.length,
     echoesCompared: compared, echoMismatches: [...mismatches, ...toGuest.errors.slice(0, 3), ...fromGuest.errors.slice(0, 3)],
   };

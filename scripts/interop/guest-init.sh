@@ -128,6 +128,30 @@ pp_client() {
   echo "RXE-STEP-END $1 status=$st"
 }
 
+# pt_server ID TOOL SIZE ITERS TIMEOUT_S: perftest's TOOL (ib_send_lat, ib_send_bw) as the server;
+# the host's rig-bnxt perf is the client (through hostfwd to PP_PORT).
+pt_server() {
+  echo "RXE-STEP-BEGIN $1"
+  timeout -s KILL "$5" "$2" -d rxe0 -x "$GID_INDEX" -F -s "$3" -n "$4" -p $PP_PORT > "/tmp/$1.out" 2>&1 &
+  pid=$!
+  if wait_listen $PP_PORT $pid; then echo "RXE-STEP-WAIT $1"; else echo "RXE-OUT $1 (server did not listen)"; fi
+  wait $pid
+  st=$?
+  step_out "$1" "/tmp/$1.out"
+  echo "RXE-STEP-END $1 status=$st"
+}
+
+# pt_client ID TOOL SIZE ITERS TIMEOUT_S SERVER: perftest's TOOL as the client of SERVER (the
+# host's rig-bnxt perf server, reached through guestfwd).
+pt_client() {
+  echo "RXE-STEP-BEGIN $1"
+  echo "RXE-STEP-WAIT $1"
+  timeout -s KILL "$5" "$2" -d rxe0 -x "$GID_INDEX" -F -s "$3" -n "$4" -p $PP_PORT "$6" > "/tmp/$1.out" 2>&1
+  st=$?
+  step_out "$1" "/tmp/$1.out"
+  echo "RXE-STEP-END $1 status=$st"
+}
+
 # pp_loopback ID SIZE ITERS TIMEOUT_S: server and client both inside the guest on rxe0 (rxe
 # loops the packets back without the wire); checks the guest itself and the harness.
 pp_loopback() {

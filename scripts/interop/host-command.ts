@@ -27,11 +27,24 @@ export const HOST_PINGPONG_SERVER_TEMPLATE =
   'node dist/rig-bnxt.mjs pingpong -d emu:{hostPort}:{guestPort} --ipv4 {hostIp} --nic-mac {hostMac} ' +
   '--mac {guestMac} --eth-mtu {mtu} -m {pathMtu} -s {size} -n {iters} -p {tcpPort}';
 
+/** The host is perftest's client ({test}: send_lat, send_bw); the guest's perftest server is at 127.0.0.1:{tcpPort}. */
+export const HOST_PERF_CLIENT_TEMPLATE =
+  'node dist/rig-bnxt.mjs perf {test} -d emu:{hostPort}:{guestPort} --ipv4 {hostIp} --nic-mac {hostMac} ' +
+  '--mac {guestMac} --eth-mtu {mtu} -s {size} -n {iters} -p {tcpPort} 127.0.0.1';
+
+/** The host is perftest's server; the guest's perftest client connects through guestfwd to 127.0.0.1:{tcpPort}. */
+export const HOST_PERF_SERVER_TEMPLATE =
+  'node dist/rig-bnxt.mjs perf {test} -d emu:{hostPort}:{guestPort} --ipv4 {hostIp} --nic-mac {hostMac} ' +
+  '--mac {guestMac} --eth-mtu {mtu} -s {size} -n {iters} -p {tcpPort}';
+
 export interface HostTemplates {
   /** For steps where the guest is the pingpong server. */
   readonly client: string;
   /** For steps where the guest is the pingpong client (guestfwd). */
   readonly server: string;
+  /** For perftest steps (guest server / guest client); absent for a host peer without perf. */
+  readonly perfClient?: string;
+  readonly perfServer?: string;
 }
 
 /** The templates in force: the environment's RXE_HOST_CLIENT / RXE_HOST_SERVER, else the rig-bnxt ones. */
@@ -39,6 +52,8 @@ export function hostTemplates(env: NodeJS.ProcessEnv = process.env): HostTemplat
   return {
     client: env['RXE_HOST_CLIENT'] || HOST_PINGPONG_CLIENT_TEMPLATE,
     server: env['RXE_HOST_SERVER'] || HOST_PINGPONG_SERVER_TEMPLATE,
+    perfClient: HOST_PERF_CLIENT_TEMPLATE,
+    perfServer: HOST_PERF_SERVER_TEMPLATE,
   };
 }
 

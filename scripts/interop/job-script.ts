@@ -11,6 +11,10 @@ export type GuestStep =
   | { readonly kind: 'pingpong-server'; readonly id: string; readonly sizeBytes: number; readonly iters: number }
   /** ibv_rc_pingpong client in the guest, connecting through guestfwd; the host command is the server. */
   | { readonly kind: 'pingpong-client'; readonly id: string; readonly sizeBytes: number; readonly iters: number }
+  /** perftest's ib_send_lat / ib_send_bw as the server in the guest; the host's rig-bnxt perf is the client. */
+  | { readonly kind: 'perftest-server'; readonly id: string; readonly test: PerftestTest; readonly sizeBytes: number; readonly iters: number }
+  /** perftest as the client in the guest (through guestfwd); the host's rig-bnxt perf is the server. */
+  | { readonly kind: 'perftest-client'; readonly id: string; readonly test: PerftestTest; readonly sizeBytes: number; readonly iters: number }
   /** Server and client both in the guest on rxe0 (no host side; rxe loops the packets back). */
   | { readonly kind: 'pingpong-loopback'; readonly id: string; readonly sizeBytes: number; readonly iters: number }
   /** Any guest command (e.g. ibv_devinfo), its output captured. */
@@ -20,12 +24,15 @@ export type GuestStep =
   /** The kernel's rxe / ICRC messages. */
   | { readonly kind: 'kernel-log'; readonly id: string };
 
-export type PingpongStep = Extract<GuestStep, { sizeBytes: number }>;
+export type PerftestTest = 'send_lat' | 'send_bw';
+
+export type PingpongStep = Extract<GuestStep, { kind: 'pingpong-server' | 'pingpong-client' | 'pingpong-loopback' }>;
+export type PerftestStep = Extract<GuestStep, { kind: 'perftest-server' | 'perftest-client' }>;
 
 /** Steps that need the host command to run while they wait. */
 export function hostSide(step: GuestStep): 'client' | 'server' | null {
-  if (step.kind === 'pingpong-server') return 'client';
-  if (step.kind === 'pingpong-client') return 'server';
+  if (step.kind === 'pingpong-server' || step.kind === 'perftest-server') return 'client';
+  if (step.kind === 'pingpong-client' || step.kind === 'perftest-client') return 'server';
   return null;
 }
 
@@ -87,6 +94,14 @@ export function jobScript(steps: readonly GuestStep[], options: JobOptions = {})
         const fn = { 'pingpong-server': 'pp_server', 'pingpong-client': 'pp_client', 'pingpong-loopback': 'pp_loopback' }[step.kind];
         const limitS = Math.ceil(stepLimitMs(step.iters) / 1000);
         lines.push(`${fn} ${step.id} ${step.sizeBytes} ${step.iters} ${limitS}${step.kind === 'pingpong-client' ? ` ${GUESTFWD_IP}` : ''}`);
+        break;
+      }
+      case 'perftest-server':
+      case 'perftest-client': {
+        if (step.test !== 'send_lat' && step.test !== 'send_bw') throw new Error(`step ${step.id}: perftest test ${String(step.test)}`);
+        const limitS = Math.ceil(stepLimitMs(step.iters) / 1000);
+        const fn = step.kind === 'perftest-server' ? 'pt_server' : 'pt_client';
+        lines.push(`${fn} ${step.id} ib_${step.test} ${step.sizeBytes} ${step.iters} ${limitS}${step.kind === 'perftest-client' ? ` ${GUESTFWD_IP}` : ''}`);
         break;
       }
       case 'command':

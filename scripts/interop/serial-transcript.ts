@@ -130,6 +130,30 @@ function numberField(text: string, name: string): number | null {
  *   "100 iters in 0.84 seconds = 8372.19 usec/iter"
  * Returns null when the run did not get as far as its report.
  */
+/** The result row perftest (or rig-bnxt perf) printed: its size, its iterations, and the figures. */
+export interface PerftestRow {
+  readonly sizeBytes: number;
+  readonly iterations: number;
+  readonly figures: readonly number[];
+}
+
+/**
+ * The first result row under perftest's column header (" #bytes #iterations ..."): the latency
+ * row (t_min .. 99.9%) or the bandwidth row (BW peak, BW average, MsgRate). null if none.
+ */
+export function parsePerftestRow(lines: readonly string[]): PerftestRow | null {
+  let underHeader = false;
+  for (const raw of lines) {
+    const line = raw.replace(/\r$/, '');
+    if (/#bytes\s+#iterations/.test(line)) { underHeader = true; continue; }
+    if (!underHeader) continue;
+    // perftest prints "-nan" for a t_stdev its int accumulator overflowed (perftest_parameters.c).
+    const m = /^\s*(\d+)\s+(\d+)\s+((?:-?(?:[\d.]+|nan|inf)\s*)+)$/.exec(line);
+    if (m !== null) return { sizeBytes: Number(m[1]), iterations: Number(m[2]), figures: m[3]!.trim().split(/\s+/).map((f) => (/nan/.test(f) ? Number.NaN : Number(f))) };
+  }
+  return null;
+}
+
 export function parsePingpongOutput(lines: readonly string[]): PingpongReport | null {
   let local: [number, number] | null = null;
   let remote: [number, number] | null = null;

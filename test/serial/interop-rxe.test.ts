@@ -15,6 +15,7 @@
  */
 import t, { type Test } from 'tap';
 import { readFileSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { RoceFrame } from '../../drivers/emu/wire/roce-frame.ts';
 import { buildFrame } from '../../drivers/emu/wire/build.ts';
 import { Opcode } from '../../drivers/emu/wire/opcodes.ts';
@@ -23,7 +24,7 @@ import { checkPingpongCapture, readPcap, type CaptureCheck } from '../../scripts
 import { fillTemplate, HOST_PINGPONG_CLIENT_TEMPLATE, rigBnxtPingpongAvailable, standInTemplates } from '../../scripts/interop/host-command.ts';
 import { checkSteps, jobScript, type GuestStep } from '../../scripts/interop/job-script.ts';
 import { ensureGuestImage, pingpongPair, qemuAvailable, runGuest, type GuestRunResult, type StepResult } from '../../scripts/interop/run-guest.ts';
-import { RETRANSMISSION_COUNTERS, SerialTranscript, parsePingpongOutput } from '../../scripts/interop/serial-transcript.ts';
+import { RETRANSMISSION_COUNTERS, SerialTranscript, parsePingpongOutput, parsePerftestRow } from '../../scripts/interop/serial-transcript.ts';
 
 // ---- 1. the harness's parts ---------------------------------------------------------------------
 
@@ -132,6 +133,20 @@ function pcapFile(records: readonly { timeUs: number; frame: Uint8Array }[]): Ui
   return Buffer.concat(parts);
 }
 
+t.test('perftest result rows are read under their header, -nan included', async (t) => {
+  const lat = [
+    ' #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] ',
+    ' 64      200          371.44         280521.98      6986.05  \t       11819.01     \t-nan   \t\t160383.06 \t\t280521.98',
+  ];
+  const row = parsePerftestRow(lat);
+  t.match(row, { sizeBytes: 64, iterations: 200 });
+  t.equal(row?.figures.length, 7);
+  t.ok(Number.isNaN(row?.figures[4]), '-nan is NaN');
+  t.same(parsePerftestRow([' #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   MsgRate[Mpps]', ' 4096       200              2.23               2.23   \t\t     0.000572']),
+    { sizeBytes: 4096, iterations: 200, figures: [2.23, 2.23, 0.000572] });
+  t.equal(parsePerftestRow([' 64 200 1.0 2.0']), null, 'no row without its header');
+});
+
 t.test('the capture check finds echo errors, retransmissions, NAKs, bad frames and late ACKs', async (t) => {
   const guestMac = [0x52, 0x54, 0x00, 0x77, 0x00, 0x01];
   const hostMac = [0x02, 0x62, 0x6e, 0x00, 0x00, 0x02];
@@ -184,6 +199,31 @@ t.test('the capture check finds echo errors, retransmissions, NAKs, bad frames a
   t.equal(check.hostAckLatencyMaxUs, 70_000);
   t.equal(check.hostAcksLate, 1);
   t.equal(check.guestPacketsNeverAcked, 0);
+
+  t.equal(check.earlyRetransmissionsToGuest, 0, 'no host retransmission in this capture');
+
+  // Host retransmissions: one 20 ms after the first send with no NAK (early: RC forbids it), one
+  // 100 ms after (a stall past the 67 ms timeout: legal), one 5 ms after a guest NAK (asked for),
+  // and a go-back-N burst of a two-packet message.
+  const retx = [
+    { timeUs: 2_000_000, frame: frame(false, Opcode.RC_SEND_ONLY, 100, a) },
+    { timeUs: 2_020_000, frame: frame(false, Opcode.RC_SEND_ONLY, 100, a) },
+    { timeUs: 2_120_000, frame: frame(false, Opcode.RC_SEND_ONLY, 100, a) },
+    { timeUs: 2_121_000, frame: frame(true, Opcode.RC_ACKNOWLEDGE, 99, none, nakSyndrome(NakCode.PSN_SEQUENCE_ERROR)) },
+    { timeUs: 2_126_000, frame: frame(false, Opcode.RC_SEND_ONLY, 100, a) },
+    // A two-packet message whose first packet timed out: go-back-N resends both, the second only
+    // 50 ms after its own first transmission, which is legal as part of the burst.
+    { timeUs: 2_130_000, frame: frame(false, Opcode.RC_SEND_FIRST, 101, a) },
+    { timeUs: 2_160_000, frame: frame(false, Opcode.RC_SEND_LAST, 102, a) },
+    { timeUs: 2_210_000, frame: frame(false, Opcode.RC_SEND_FIRST, 101, a) },
+    { timeUs: 2_211_000, frame: frame(false, Opcode.RC_SEND_LAST, 102, a) },
+    { timeUs: 2_300_000, frame: frame(true, Opcode.RC_ACKNOWLEDGE, 102, none) },
+    { timeUs: 2_301_000, frame: frame(true, Opcode.RC_SEND_ONLY, 500, a) },
+    { timeUs: 2_302_000, frame: frame(false, Opcode.RC_ACKNOWLEDGE, 500, none) },
+  ];
+  const r = checkPingpongCapture(readPcap(pcapFile(retx)), { guestQpn: GUEST_QPN, guestPsn: 500, hostQpn: HOST_QPN, hostPsn: 100, sizeBytes: 64, iters: 1, role: 'server' });
+  t.equal(r.repeatedPsnsToGuest, 5, 'five retransmitted packets on the wire');
+  t.equal(r.earlyRetransmissionsToGuest, 1, 'one of them before the timeout without a NAK or a timed-out burst');
 
   const truncated = pcapFile(records.slice(0, 2)).subarray(0, 24 + 16 + 30);
   t.equal(readPcap(truncated).length, 0, 'a partial last record is dropped');
@@ -241,7 +281,16 @@ function checkPingpongStep(t: Test, result: GuestRunResult, frames: ReturnType<t
   t.same(check.echoMismatches, [], `${id}: every payload arrived intact (the guest echoes what it received)`);
   t.same(check.badFrames, [], `${id}: every RoCEv2 frame parses (checksums, ICRC)`);
   t.same(check.naks, [], `${id}: no NAK either way`);
-  t.equal(check.repeatedPsnsToGuest, 0, `${id}: the host retransmitted nothing`);
+  // What RC requires of the host, not how fast it was: a host descheduled longer than its 67 ms ACK
+  // timeout retransmits when it wakes, which is correct; a retransmission before the timeout (with
+  // no NAK asking for it) is not.
+  // The capture is taken at QEMU's NIC, whose reading of the UDP socket a loaded machine delays, so
+  // the time between two transmissions seen there is not the sender's: reported, not asserted.
+  // What is asserted holds whatever the timing: every byte intact (above), nothing delivered twice
+  // and every duplicate rxe counted is one the wire shows (the counters, in the long run).
+  if (check.repeatedPsnsToGuest > 0) {
+    t.comment(`${id}: the host retransmitted ${check.repeatedPsnsToGuest} packets, ${check.earlyRetransmissionsToGuest} of them sooner than 67 ms after the original as QEMU saw it`);
+  }
   return check;
 }
 
@@ -283,6 +332,16 @@ t.test('the harness boots an rxe guest and drives it with the stand-in host peer
   if (t.passing()) rmSync(result.files.workDir, { recursive: true, force: true });
 });
 
+/**
+ * Another CPU-heavy process beside the guest, as on a loaded CI machine: the test must hold on
+ * what the protocol requires, not on the host being scheduled promptly. It spins for at most
+ * `limitMs` (bounded, so nothing spins forever) and is killed when the test ends.
+ */
+function cpuHog(t: Test, limitMs = 15 * 60_000): void {
+  const hog = spawn(process.execPath, ['-e', `const end = Date.now() + ${limitMs}; let x = 0; while (Date.now() < end) x++;`], { stdio: 'ignore' });
+  t.teardown(() => { if (hog.exitCode === null) hog.kill('SIGKILL'); });
+}
+
 t.test('rig-bnxt pingpong interoperates with Linux rxe (64 B, 4096 B, a long run)', {
   skip: guestSkip || (hostCommand.ok ? false : `${hostCommand.reason}; the host command template is in scripts/interop/host-command.ts`),
 }, async (t) => {
@@ -295,6 +354,7 @@ t.test('rig-bnxt pingpong interoperates with Linux rxe (64 B, 4096 B, a long run
     { kind: 'counters', id: 'after-long' },
     { kind: 'kernel-log', id: 'kernel' },
   ];
+  cpuHog(t);
   const result = await runGuest({ steps, log: (line) => t.comment(line) });
   if (!runSucceeded(t, result)) return;
   const frames = result.files.pcap !== null ? readPcap(readFileSync(result.files.pcap)) : [];
@@ -308,7 +368,10 @@ t.test('rig-bnxt pingpong interoperates with Linux rxe (64 B, 4096 B, a long run
   const delta = counterDelta(result, 'before-long', 'after-long');
   for (const name of RETRANSMISSION_COUNTERS) {
     t.ok(delta.has(name), `rxe exposes ${name}`);
-    if (name !== 'completer_retry_err') t.equal(delta.get(name), 0, `${name} stays 0 over ${LONG_ITERS} messages`);
+    // duplicate_request counts the host's retransmissions, legal after a stall on a loaded machine:
+    // each must be one the wire shows (none invented), and rxe delivers none twice (rdma_recvs below).
+    if (name === 'duplicate_request') t.equal(delta.get(name), long?.repeatedPsnsToGuest ?? 0, `duplicate_request equals the host's retransmitted packets on the wire`);
+    else if (name !== 'completer_retry_err') t.equal(delta.get(name), 0, `${name} stays 0 over ${LONG_ITERS} messages`);
   }
   t.equal(delta.get('rdma_recvs'), LONG_ITERS, `the guest received exactly ${LONG_ITERS} messages`);
   t.equal(delta.get('rdma_sends'), LONG_ITERS, `the guest sent exactly ${LONG_ITERS} messages`);
@@ -319,6 +382,42 @@ t.test('rig-bnxt pingpong interoperates with Linux rxe (64 B, 4096 B, a long run
   // It is reported with the host's ACK delay, not asserted (that would be a timing assertion).
   t.comment(`guest completer_retry_err over the long run: ${delta.get('completer_retry_err')}; host ACK delay max ` +
     `${long ? (long.hostAckLatencyMaxUs / 1000).toFixed(1) : '?'} ms, ACKs later than 67 ms: ${long?.hostAcksLate ?? '?'}`);
+  t.notMatch(stepOf(result, 'kernel').output.join('\n'), /icrc/i, 'rxe logged no ICRC error');
+  if (t.passing()) rmSync(result.files.workDir, { recursive: true, force: true });
+});
+
+// ---- 4. real perftest against rig-bnxt perf ----------------------------------------------------------
+
+t.test('rig-bnxt perf pairs with the guest\'s ib_send_lat and ib_send_bw in both roles', {
+  skip: guestSkip || (hostCommand.ok ? false : `${hostCommand.reason}; the host command template is in scripts/interop/host-command.ts`),
+}, async (t) => {
+  if (imageFailure !== null) { t.fail(imageFailure); return; }
+  const iters = 200;
+  const steps: GuestStep[] = [
+    { kind: 'perftest-server', id: 'lat-gs', test: 'send_lat', sizeBytes: 64, iters },
+    { kind: 'perftest-client', id: 'lat-gc', test: 'send_lat', sizeBytes: 64, iters },
+    { kind: 'perftest-server', id: 'bw-gs', test: 'send_bw', sizeBytes: 4096, iters },
+    { kind: 'perftest-client', id: 'bw-gc', test: 'send_bw', sizeBytes: 4096, iters },
+    { kind: 'kernel-log', id: 'kernel' },
+  ];
+  cpuHog(t);
+  const result = await runGuest({ steps, log: (line) => t.comment(line) });
+  if (!runSucceeded(t, result)) return;
+  for (const id of ['lat-gs', 'lat-gc', 'bw-gs', 'bw-gc']) {
+    const step = stepOf(result, id);
+    const size = id.startsWith('lat') ? 64 : 4096;
+    t.equal(step.status, 0, `${id}: perftest in the guest exits 0`);
+    t.equal(step.host?.exitCode, 0, `${id}: rig-bnxt perf exits 0`);
+    const guestRow = step.perftest;
+    const hostRow = parsePerftestRow((step.host?.output ?? '').split('\n'));
+    t.ok(guestRow !== null, `${id}: perftest printed its result row`);
+    t.ok(hostRow !== null, `${id}: rig-bnxt perf printed its result row`);
+    if (guestRow === null || hostRow === null) continue;
+    t.same([guestRow.sizeBytes, guestRow.iterations], [size, iters], `${id}: perftest counted ${iters} messages of ${size} B`);
+    t.same([hostRow.sizeBytes, hostRow.iterations], [guestRow.sizeBytes, guestRow.iterations], `${id}: both sides counted the same messages`);
+    // Every figure of rig-bnxt's row is a number; perftest's t_stdev may be "-nan" (its int accumulator).
+    t.ok(hostRow.figures.length === guestRow.figures.length && hostRow.figures.every((f) => Number.isFinite(f)), `${id}: rig-bnxt's row has perftest's columns, all numbers`);
+  }
   t.notMatch(stepOf(result, 'kernel').output.join('\n'), /icrc/i, 'rxe logged no ICRC error');
   if (t.passing()) rmSync(result.files.workDir, { recursive: true, force: true });
 });
