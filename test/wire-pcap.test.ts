@@ -61,3 +61,33 @@ t.test('a file that cannot be created is an error value', async (t) => {
   if (!r.ok) t.match(r.error, /cannot create/);
   t.equal(PcapWriter.open(join(dir, 'c.pcap'), { snapBytes: 0 }).ok, false);
 });
+
+// Issue 15 item 4: a frame never waits in the buffer longer than the flush interval, even
+// when no frame follows it (a timer flushes), so a process that dies loses at most that.
+t.test('buffered frames reach the file within the flush interval with no later write and no close', async (t) => {
+  const path = join(dir, 'interval.pcap');
+  const w = PcapWriter.open(path, { flushIntervalMs: 20 });
+  if (!w.ok) throw new Error(w.error);
+  t.teardown(() => w.value.close());
+  w.value.write(Uint8Array.from([1, 2, 3]), 3, 0);
+  t.equal(readFileSync(path).length, 0, 'right after the write the record is still buffered');
+  const deadline = Date.now() + 10_000;
+  while (readFileSync(path).length < 24 + 16 + 3 && Date.now() < deadline) await new Promise((res) => setTimeout(res, 5));
+  t.equal(readFileSync(path).length, 24 + 16 + 3, 'then the header and the record are in the file, without a close');
+});
+
+t.test('a write error stops the capture with a warning that says so, and nothing throws', { skip: process.platform === 'linux' ? false : '/dev/full is Linux' }, async (t) => {
+  const w = PcapWriter.open('/dev/full', { bufferBytes: 64 });
+  if (!w.ok) throw new Error(w.error);
+  const warnings: Error[] = [];
+  const onWarning = (e: Error) => warnings.push(e);
+  process.on('warning', onWarning);
+  t.teardown(() => process.off('warning', onWarning));
+  for (let i = 0; i < 10; i++) w.value.write(new Uint8Array(40), 40, i);
+  w.value.close();
+  await new Promise((res) => setImmediate(res));
+  t.match(w.value.error, /pcap \/dev\/full: write: .*ENOSPC/, 'the error names the file and the cause');
+  t.equal(w.value.isOpen, false, 'the writer stopped');
+  t.equal(warnings.length, 1, 'one warning');
+  t.match(warnings[0]?.message, /\/dev\/full.*the capture stops after \d+ frames/, 'the warning says the capture is incomplete');
+});

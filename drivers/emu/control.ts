@@ -13,7 +13,8 @@ export type ControlMessage =
   | { readonly op: 'map'; readonly iova: number; readonly memory: SharedArrayBuffer; readonly length: number }
   | { readonly op: 'unmap'; readonly iova: number }
   | { readonly op: 'call'; readonly id: number; readonly name: string; readonly args: readonly unknown[] }
-  | { readonly op: 'close' };
+  /** Close the model (sockets, capture flushed) and answer `id` once it is closed. */
+  | { readonly op: 'close'; readonly id: number };
 
 /**
  * A worker's answer to call `id`. Id 0: it started, and `value` holds its ControlNames.

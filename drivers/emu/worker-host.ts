@@ -20,6 +20,7 @@ import { findWorkerFile } from './worker-file.ts';
 
 const START_TIMEOUT_US = 10_000_000;
 const CALL_TIMEOUT_US = 30_000_000;
+const CLOSE_TIMEOUT_US = 10_000_000;
 
 /** Real time; sleeps end early when the model writes something; a stopped model's failure is thrown. */
 class ThreadClock implements Clock {
@@ -150,8 +151,20 @@ export function hostInWorker(init: ModelInit): Result<ModelHost> {
     // The worker's start reply names every control: the host offers the same calls by name.
     controls: controlsByName(started as ControlNames, call),
     close() {
-      const failure = port.failed();
-      post({ op: 'close' });
+      let failure = port.failed();
+      if (!failure) {
+        // The worker closes the model (sockets, the capture flushed to its file) and answers;
+        // only then is it stopped, so nothing it was still writing is lost.
+        const id = nextId++;
+        post({ op: 'close', id });
+        try {
+          const reply = port.awaitReply(id, clock, CLOSE_TIMEOUT_US);
+          if (reply instanceof Error) process.emitWarning(`software NIC: close: ${reply.message}; its worker was stopped without closing`, { code: 'RIG_BNXT_EMU' });
+        } catch (e) {
+          if (!(e instanceof ModelInternalError)) throw e;
+          failure = e;
+        }
+      }
       workerGone = true;
       hostPort.close();
       void worker.terminate();

@@ -42,11 +42,20 @@ function handle(m: ControlMessage): void {
       model.wakeDriver();
       break;
     }
-    case 'close':
+    case 'close': {
       closed = true;
       clearInterval(keepAlive);
-      model.close();
+      let reply: ControlReply = { id: m.id, ok: true };
+      try {
+        model.close();
+      } catch (e) {
+        reply = { id: m.id, ok: false, error: (e as Error).message };
+      }
+      // The host terminates this thread only after this answer: the capture is on disk by now.
+      port.postMessage(reply);
+      model.wakeDriver();
       break;
+    }
   }
 }
 
@@ -83,6 +92,12 @@ function fail(e: unknown): void {
   const f = ModelInternalError.of('worker', e);
   port.postMessage({ id: FAILURE_REPLY, ok: false, error: f.detail, part: f.part } satisfies ControlReply);
   Atomics.store(wake, WAKE_FAILED, 1);
+  // A stopped model answers nothing more, so close its port now: the capture holds every frame sent.
+  try {
+    model.close();
+  } catch {
+    // The failure already reported is the one that matters.
+  }
   model.wakeDriver();
 }
 

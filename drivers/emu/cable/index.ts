@@ -61,6 +61,8 @@ export interface PortCable {
   readonly pair: PairCable | null;
   /** On a cable to other machines: the port's frames to itself, and forged ones refused. */
   readonly local: LocalDelivery | null;
+  /** The capture, if the NIC records its frames. */
+  readonly capture: PcapTap | null;
   /** Every in-memory queue, delivered by the port inside its run. */
   readonly queues: readonly QueuedFrames[];
   /** The cable is a socket: frames arrive on the event loop. */
@@ -93,6 +95,7 @@ export function plugPortCable(o: PortCableOptions): PortCable {
     inner = made.value;
     void made.value.ready.then((r) => { if (!r.ok) o.onError(r.error); });
   }
+  let capture: PcapTap | null = null;
   if (o.pcapPath !== undefined) {
     // Around a loop cable every frame passes both ways: record it once, as sent.
     const tap = PcapTap.open(inner, o.pcapPath, {
@@ -104,6 +107,7 @@ export function plugPortCable(o: PortCableOptions): PortCable {
       throw new Error(`software NIC port: ${tap.error}`);
     }
     inner = tap.value;
+    capture = tap.value;
   }
   // Above the tap: the port's frames to itself never touch the wire, so a capture has none.
   const local = loop ? null : new LocalDelivery(inner, o.mac, o.ipv4, o.slots, o.slotBytes);
@@ -112,5 +116,5 @@ export function plugPortCable(o: PortCableOptions): PortCable {
     inner = local;
   }
   const cable = new FaultCable(inner, o.random, o.nowNs, o.receiveBytes);
-  return { cable, loop, pair, local, queues, socket: spec.kind === 'udp' || spec.kind === 'stream' };
+  return { cable, loop, pair, local, capture, queues, socket: spec.kind === 'udp' || spec.kind === 'stream' };
 }

@@ -431,6 +431,13 @@ export class RoceEngine implements EngineHooks {
     lastInternalError: (): string | undefined => this.lastInternalError,
     /** Why the port's cable failed (socket bind), if it did. */
     portError: (): string | undefined => this.core.port.error,
+    /** The capture file, if the NIC records its frames: frames recorded so far, and why writing stopped, if it did. */
+    capture: (): CaptureReport | undefined => {
+      const tap = this.core.port.capture;
+      if (!tap) return undefined;
+      const w = tap.writer;
+      return { path: w.path, framesWritten: w.framesWritten, error: w.error };
+    },
   };
 }
 
@@ -451,6 +458,13 @@ export type EngineCounterReport = EngineCounterSnapshot & {
   /** Frames the port delivered to itself without the cable. */
   readonly framesToSelf: number;
 };
+
+/** engine.capture(): the NIC's pcap file. */
+export interface CaptureReport {
+  readonly path: string;
+  readonly framesWritten: number;
+  readonly error: string | undefined;
+}
 
 /** engine.qp(qpn): a QP's transport state, for tests and traces. */
 export interface TransportReport {

@@ -13,7 +13,7 @@
  */
 import type { Random } from '../random.ts';
 import type { EmuConfig } from '../config.ts';
-import { plugPortCable, type FaultCable, type LocalDelivery, type LoopCable, type PairCable, type QueuedFrames } from '../cable/index.ts';
+import { plugPortCable, type FaultCable, type LocalDelivery, type LoopCable, type PairCable, type PcapTap, type QueuedFrames } from '../cable/index.ts';
 import { RoceFrame, encodeFrame, AETH_BYTES, EXT_AT, ICRC_BYTES, RETH_BYTES, ETH_HEADER_BYTES } from '../wire/index.ts';
 import { pathMtuFor } from '../../../firmware-hwrm/roce/ib-transport.ts';
 import type { EngineCounters } from './counters.ts';
@@ -49,6 +49,8 @@ export class Port {
   private readonly pair: PairCable | null;
   /** On a cable to other machines: the port's frames to itself, and forged ones refused. */
   readonly local: LocalDelivery | null;
+  /** The pcap tap, if the NIC records its frames. */
+  readonly capture: PcapTap | null;
   /** In-memory queues delivered inside run() (loop, pair, own frames). */
   private readonly queues: readonly QueuedFrames[];
   private readonly socket: boolean;
@@ -93,6 +95,7 @@ export class Port {
     this.loop = plugged.loop;
     this.pair = plugged.pair;
     this.local = plugged.local;
+    this.capture = plugged.capture;
     this.queues = plugged.queues;
     this.socket = plugged.socket;
     if (this.socket) for (let i = 0; i < RECEIVE_QUEUE_SLOTS; i++) this.rxSlots.push(new Uint8Array(receiveBytes));

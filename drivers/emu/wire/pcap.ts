@@ -3,8 +3,11 @@
  * header, then per frame a 16-byte record header and the frame bytes. Link type Ethernet,
  * microsecond timestamps, host byte order (little-endian: magic bytes d4 c3 b2 a1). Frames go
  * into one preallocated buffer that is written out with synchronous fs writes when it fills,
- * on flush() and on close(). A write error (disk full, file gone) stops the writer and is kept
- * in `error`; it never throws into the caller's data path.
+ * on flush() and on close(), and at least every `flushIntervalMs` (checked at each frame and
+ * by a timer that does not hold the process open): a process that dies loses at most the last
+ * interval's frames. A write error (disk full, file gone) stops the writer, is kept in `error`
+ * and said once as a process warning (the file no longer holds every frame); it never throws
+ * into the caller's data path.
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
 import type { Result } from '../../../firmware-hwrm/result.ts';
@@ -17,12 +20,15 @@ const GLOBAL_HEADER_BYTES = 24;
 const RECORD_HEADER_BYTES = 16;
 const DEFAULT_SNAP_BYTES = 262144;
 const DEFAULT_BUFFER_BYTES = 256 * 1024;
+const DEFAULT_FLUSH_INTERVAL_MS = 200;
 
 export interface PcapOptions {
   /** Longest frame stored whole; longer ones are cut (their original length is kept). */
   readonly snapBytes?: number;
   /** Bytes buffered before a write to the file. */
   readonly bufferBytes?: number;
+  /** Longest time a frame waits in the buffer, in ms. Default 200. */
+  readonly flushIntervalMs?: number;
 }
 
 /** Microseconds since the Unix epoch, from the process's high-resolution clock. */
@@ -35,30 +41,37 @@ export class PcapWriter {
   private readonly buf: Uint8Array;
   private readonly view: DataView;
   private used = 0;
+  private lastFlushMs = performance.now();
+  private readonly timer: ReturnType<typeof setInterval>;
   framesWritten = 0;
   /** Why writing stopped, if it did. */
   error: string | undefined;
 
-  private constructor(fd: number, readonly path: string, readonly snapBytes: number, bufferBytes: number) {
+  private constructor(fd: number, readonly path: string, readonly snapBytes: number, bufferBytes: number, readonly flushIntervalMs: number) {
     this.fd = fd;
     this.buf = new Uint8Array(Math.max(bufferBytes, GLOBAL_HEADER_BYTES + RECORD_HEADER_BYTES));
     this.view = new DataView(this.buf.buffer);
+    // Frames buffered while no more come still reach the file within the interval.
+    this.timer = setInterval(this.flushDue, flushIntervalMs);
+    this.timer.unref();
   }
 
   /** Creates (or truncates) `path` and writes the global header. */
   static open(path: string, options: PcapOptions = {}): Result<PcapWriter> {
     const snapBytes = options.snapBytes ?? DEFAULT_SNAP_BYTES;
     const bufferBytes = options.bufferBytes ?? DEFAULT_BUFFER_BYTES;
+    const flushIntervalMs = options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS;
     if (!(Number.isInteger(snapBytes) && snapBytes > 0) || !(Number.isInteger(bufferBytes) && bufferBytes > 0)) {
       return { ok: false, error: `pcap ${path}: snapBytes ${snapBytes} / bufferBytes ${bufferBytes} must be positive integers` };
     }
+    if (!(Number.isFinite(flushIntervalMs) && flushIntervalMs >= 1)) return { ok: false, error: `pcap ${path}: flushIntervalMs ${flushIntervalMs} must be at least 1` };
     let fd: number;
     try {
       fd = openSync(path, 'w');
     } catch (e) {
       return { ok: false, error: `pcap ${path}: cannot create: ${(e as Error).message}` };
     }
-    const w = new PcapWriter(fd, path, snapBytes, bufferBytes);
+    const w = new PcapWriter(fd, path, snapBytes, bufferBytes, flushIntervalMs);
     const v = w.view;
     v.setUint32(0, PCAP_MAGIC_MICROSECONDS, true);
     v.setUint16(4, PCAP_VERSION_MAJOR, true);
@@ -98,10 +111,12 @@ export class PcapWriter {
       this.writeAll(frame, stored);
     }
     this.framesWritten++;
+    if (performance.now() - this.lastFlushMs >= this.flushIntervalMs) this.flush();
   }
 
   /** Writes the buffered records to the file. */
   flush(): void {
+    this.lastFlushMs = performance.now();
     if (this.fd < 0 || this.used === 0) return;
     this.writeAll(this.buf, this.used);
     this.used = 0;
@@ -109,6 +124,7 @@ export class PcapWriter {
 
   /** Flushes and closes the file. Safe to call twice. */
   close(): void {
+    clearInterval(this.timer);
     if (this.fd < 0) return;
     this.flush();
     try {
@@ -127,6 +143,13 @@ export class PcapWriter {
       this.error = `pcap ${this.path}: write: ${(e as Error).message}`;
       try { closeSync(this.fd); } catch { /* already failing; keep the first error */ }
       this.fd = -1;
+      clearInterval(this.timer);
+      // The user was told every frame goes to this file: say, once, that from here on none does.
+      process.emitWarning(`${this.error}; the capture stops after ${this.framesWritten} frames`, { code: 'RIG_BNXT_PCAP' });
     }
   }
+
+  private readonly flushDue = (): void => {
+    if (performance.now() - this.lastFlushMs >= this.flushIntervalMs) this.flush();
+  };
 }
