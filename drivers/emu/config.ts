@@ -44,6 +44,18 @@ export const BCM57508 = {
   name: 'BCM57508',
 } as const;
 
+/**
+ * The software NIC's IPv4 address made from a number (a UDP cable's local port, else a
+ * per-process number, 1..65535): 10.77.HI.LO, the number's two bytes, so distinct numbers get
+ * distinct addresses (ports 256 and 257 too: a rule that moved a last byte of 0 to 1 gave
+ * them one address). 65535 would be 10.77.255.255, the broadcast address of 10.77.0.0/16,
+ * which a Linux peer will not send to: it gets 10.78.0.1, outside the numbers' range.
+ */
+export function ipv4FromNumber(n: number): Uint8Array {
+  if (!(Number.isInteger(n) && n >= 1 && n <= 0xffff)) throw new RangeError(`software NIC address number ${n} is not in 1..65535`);
+  return n === 0xffff ? Uint8Array.from([10, 78, 0, 1]) : Uint8Array.from([10, 77, n >> 8, n & 0xff]);
+}
+
 /** A locally administered MAC made from a number (02:...), unique per opened NIC in a process. */
 export function macFromNumber(n: number): Uint8Array {
   return Uint8Array.from([0x02, 0x62, 0x6e, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff]);

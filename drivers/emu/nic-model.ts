@@ -17,6 +17,7 @@
 import { WriteQueueConsumer, WriteKind } from './write-queue.ts';
 import { wakeDriver } from './wake.ts';
 import type { EmuConfig } from './config.ts';
+import type { Result } from '../../firmware-hwrm/result.ts';
 import type { Iommu } from './iommu.ts';
 import type { Random } from './random.ts';
 import { NicBus, type ModelInternalError } from './bus.ts';
@@ -210,6 +211,11 @@ export class NicModel {
 
   close(): void {
     this.engine.close();
+  }
+
+  /** Settles once the port's cable can carry frames (a UDP socket bound), or with why it cannot. */
+  cableReady(): Promise<Result<void>> {
+    return this.engine.cableReady();
   }
 }
 

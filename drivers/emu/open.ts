@@ -7,15 +7,22 @@
  *           `emu:LOCAL:REMOTE` a UDP tunnel from 127.0.0.1:LOCAL to 127.0.0.1:REMOTE
  *   number  the UDP local port, else (PID & 0xff) x 256 + 1..255 (distinct per NIC of a process)
  *   MAC     02:62:6e + the number (locally administered)
- *   IPv4    10.77.(number >> 8).(number & 0xff), the last byte never 0
+ *   IPv4    10.77.(number >> 8).(number & 0xff) (config.ts ipv4FromNumber: distinct numbers,
+ *           distinct addresses)
  *   MTU     9000; a capture file from RIG_BNXT_PCAP; seed 1; a worker thread unless stepped
+ *
+ * Cables that would clash are refused: a UDP cable whose two ends are one port, or whose local
+ * MAC or address is the one the other end's port gives (the two NICs would take each other's
+ * frames for forged ones and talk to nobody); a stepped NIC on a UDP cable (its virtual clock
+ * would run the ACK timers out while real frames are on their way). A port another socket has
+ * bound is an error of the open (the worker reports its bind before it starts).
  */
 import type { Device } from '../device.ts';
 import { invalid } from '../../firmware-hwrm/errors.ts';
 import { ok, type Result } from '../../firmware-hwrm/result.ts';
 import { parseIpv4, parseMac } from '../address-text.ts';
 import { openEmu } from './device.ts';
-import { macFromNumber, type CableSpec } from './config.ts';
+import { ipv4FromNumber, macFromNumber, type CableSpec } from './config.ts';
 
 /** What a user may say about a NIC when opening it (drivers/open-device.ts OpenOptions). */
 export interface EmuOpenOptions {
@@ -70,11 +77,14 @@ export function openEmuNamed(name: string, options: EmuOpenOptions): Result<Open
     const localPort = Number(m[1]);
     const remotePort = Number(m[2]);
     if (localPort < 1 || localPort > 65535 || remotePort < 1 || remotePort > 65535) invalid(`Nic.open: ports of "${name}" must be 1..65535`);
+    if (localPort === remotePort) invalid(`Nic.open: "${name}" cables port ${localPort} to itself: the two ends of a cable are two NICs, on two ports`);
+    if (options.stepped) invalid(`Nic.open: "${name}" is a UDP cable, which runs in real time; a stepped NIC runs on a virtual clock (cable two stepped NICs with pair)`);
     cable = { kind: 'udp', localPort, remotePort };
     number = localPort;
   }
   const mac = options.mac !== undefined ? parseMac(options.mac) : macFromNumber(number);
-  const ipv4 = options.ipv4 !== undefined ? parseIpv4(options.ipv4) : Uint8Array.from([10, 77, (number >> 8) & 0xff, number & 0xff || 1]);
+  const ipv4 = options.ipv4 !== undefined ? parseIpv4(options.ipv4) : ipv4FromNumber(number);
+  if (cable.kind === 'udp') refuseSharedAddress(name, cable.remotePort, mac, ipv4);
   const mtu = options.mtu ?? DEFAULT_MTU;
   if (!Number.isInteger(mtu) || mtu < MIN_MTU || mtu > MAX_MTU) invalid(`Nic.open: MTU ${mtu} is not in ${MIN_MTU}..${MAX_MTU}`);
   const d = openEmu({
@@ -82,4 +92,19 @@ export function openEmuNamed(name: string, options: EmuOpenOptions): Result<Open
     mode: options.stepped ? 'stepped' : 'thread',
   });
   return d.ok ? ok({ device: d.value, defaultIpv4: ipv4 }) : d;
+}
+
+/**
+ * The other end of `emu:LOCAL:REMOTE`, if it is a software NIC opened with its defaults, has the
+ * MAC and address its port gives: this end must not have them too (a given --mac or --ipv4).
+ */
+function refuseSharedAddress(name: string, remotePort: number, mac: Uint8Array, ipv4: Uint8Array): void {
+  const theirs = ipv4FromNumber(remotePort);
+  if (ipv4.every((b, i) => b === theirs[i])) {
+    invalid(`Nic.open: ${[...ipv4].join('.')} is the address of the NIC at the other end of "${name}" (port ${remotePort}): two ends of a cable need two addresses`);
+  }
+  const theirMac = macFromNumber(remotePort);
+  if (mac.every((b, i) => b === theirMac[i])) {
+    invalid(`Nic.open: ${[...mac].map((b) => b.toString(16).padStart(2, '0')).join(':')} is the MAC of the NIC at the other end of "${name}" (port ${remotePort}): two ends of a cable need two MACs`);
+  }
 }

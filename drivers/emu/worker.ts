@@ -136,6 +136,11 @@ function kick(): void {
 // until close.
 const keepAlive = setInterval(() => {}, 1 << 30);
 
-// Started: the names of the controls, from which the host builds its typed surface (control.ts).
-port.postMessage({ id: 0, ok: true, value: model.controlNames() } satisfies ControlReply);
+// Started, once the cable can carry frames: the names of the controls, from which the host
+// builds its typed surface (control.ts); or why the cable cannot (a UDP port another socket
+// holds), which the host's open returns as its error.
+void model.cableReady().then((r) => {
+  port.postMessage((r.ok ? { id: 0, ok: true, value: model.controlNames() } : { id: 0, ok: false, error: r.error }) satisfies ControlReply);
+  model.wakeDriver();
+});
 schedule();

@@ -9,7 +9,7 @@
 import { parseArgs } from 'node:util';
 import { writeFileSync } from 'node:fs';
 import { serveVfioUser } from '../../drivers/emu/vfio-user/index.ts';
-import { macFromNumber, BCM57508, type CableSpec } from '../../drivers/emu/config.ts';
+import { ipv4FromNumber, macFromNumber, BCM57508, type CableSpec } from '../../drivers/emu/config.ts';
 import { parseMac } from './options.ts';
 
 export const SERVE_USAGE = `Usage: rig-bnxt serve SOCKET [options]
@@ -65,7 +65,7 @@ export async function runServe(argv: readonly string[]): Promise<number> {
     if (!parsed.ok) return fail(`--nic-mac: ${parsed.error}`);
     mac = parsed.value;
   }
-  let ipv4 = Uint8Array.from([10, 77, (number >> 8) & 0xff, number & 0xff || 1]);
+  let ipv4 = ipv4FromNumber(number);
   if (values.ipv4 !== undefined) {
     const parts = (values.ipv4 as string).split('.').map(Number);
     if (parts.length !== 4 || parts.some((p) => !Number.isInteger(p) || p < 0 || p > 255)) return fail(`--ipv4 '${values.ipv4}' is not an IPv4 address`);

@@ -8,6 +8,7 @@
  * process), a UdpCable (QEMU's -netdev dgram) or a StreamCable (QEMU's -netdev stream).
  */
 import type { CableSpec } from '../config.ts';
+import type { Result } from '../../../firmware-hwrm/result.ts';
 import type { Random } from '../random.ts';
 import type { Cable } from './cable.ts';
 import { LoopCable } from './loop-cable.ts';
@@ -67,6 +68,8 @@ export interface PortCable {
   readonly queues: readonly QueuedFrames[];
   /** The cable is a socket: frames arrive on the event loop. */
   readonly socket: boolean;
+  /** Settles when a socket cable can carry frames (bound, connected) or has failed to; null for in-memory cables. */
+  readonly ready: Promise<Result<void>> | null;
 }
 
 /** Builds the cable stack for `o.spec`; throws (nothing is left open) if a part cannot be made. */
@@ -76,13 +79,14 @@ export function plugPortCable(o: PortCableOptions): PortCable {
   let loop: LoopCable | null = null;
   let pair: PairCable | null = null;
   let inner: Cable;
+  let ready: Promise<Result<void>> | null = null;
   if (spec.kind === 'loop') {
     loop = new LoopCable({ slots: o.slots, slotBytes: o.slotBytes, delivery: 'manual' });
     queues.push(loop);
     inner = loop;
   } else if (spec.kind === 'pair') {
     if (!o.stepped) throw new Error('software NIC port: a pair cable joins stepped NICs only');
-    const joined = PairCable.join(spec.name, o.slots, o.receiveBytes);
+    const joined = PairCable.join(spec.name, o.slots, o.receiveBytes, o.mac, o.ipv4);
     if (typeof joined === 'string') throw new Error(`software NIC port: ${joined}`);
     pair = joined;
     queues.push(joined);
@@ -93,7 +97,8 @@ export function plugPortCable(o: PortCableOptions): PortCable {
       : StreamCable.create({ path: spec.path, maxFrameBytes: o.receiveBytes });
     if (!made.ok) throw new Error(`software NIC port: ${made.error}`);
     inner = made.value;
-    void made.value.ready.then((r) => { if (!r.ok) o.onError(r.error); });
+    ready = made.value.ready;
+    void ready.then((r) => { if (!r.ok) o.onError(r.error); });
   }
   let capture: PcapTap | null = null;
   if (o.pcapPath !== undefined) {
@@ -116,5 +121,5 @@ export function plugPortCable(o: PortCableOptions): PortCable {
     inner = local;
   }
   const cable = new FaultCable(inner, o.random, o.nowNs, o.receiveBytes);
-  return { cable, loop, pair, local, capture, queues, socket: spec.kind === 'udp' || spec.kind === 'stream' };
+  return { cable, loop, pair, local, capture, queues, socket: spec.kind === 'udp' || spec.kind === 'stream', ready };
 }

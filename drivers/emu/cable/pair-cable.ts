@@ -50,20 +50,29 @@ export class PairCable implements Cable {
   private readonly inbound: LoopCable;
   private closed = false;
 
-  private constructor(readonly link: PairLink, readonly end: 0 | 1, slots: number, slotBytes: number) {
+  private constructor(readonly link: PairLink, readonly end: 0 | 1, slots: number, slotBytes: number, readonly mac: Uint8Array, readonly ipv4: Uint8Array) {
     this.inbound = new LoopCable({ slots, slotBytes, delivery: 'manual' });
   }
 
-  /** Takes the next free end of the pair `name`; an error if both are taken. */
-  static join(name: string, slots: number, slotBytes: number): PairCable | string {
+  /**
+   * Takes the next free end of the pair `name` for a NIC with `mac` and `ipv4`; an error if
+   * both are taken, or if the NIC at the other end has the same MAC or address (each would
+   * take the other's frames for forged ones: LocalDelivery).
+   */
+  static join(name: string, slots: number, slotBytes: number, mac: Uint8Array, ipv4: Uint8Array): PairCable | string {
     let link = links.get(name);
     if (!link) {
       link = new PairLink(name);
       links.set(name, link);
     }
     if (link.taken >= 2) return `the software NIC pair "${name}" already has two NICs`;
+    const other = link.ends[0];
+    if (link.taken === 1 && other !== undefined && !other.closed) {
+      if (sameBytes(other.ipv4, ipv4)) return `the software NIC pair "${name}": the NIC at the other end already has the address ${[...ipv4].join('.')}: two ends of a cable need two addresses`;
+      if (sameBytes(other.mac, mac)) return `the software NIC pair "${name}": the NIC at the other end already has this MAC: two ends of a cable need two MACs`;
+    }
     const end = link.taken as 0 | 1;
-    const cable = new PairCable(link, end, slots, slotBytes);
+    const cable = new PairCable(link, end, slots, slotBytes, mac.slice(), ipv4.slice());
     link.ends[end] = cable;
     link.taken++;
     return cable;
@@ -119,4 +128,8 @@ export class PairCable implements Cable {
     link.closed++;
     if (link.closed === link.taken && links.get(link.name) === link) links.delete(link.name);
   }
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((v, i) => v === b[i]);
 }

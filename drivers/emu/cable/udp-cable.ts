@@ -56,7 +56,10 @@ export class UdpCable implements Cable {
     this.socket.on('message', this.onMessage);
     this.ready = new Promise((resolve) => {
       const onError = (e: Error) => {
-        this.fail(`UDP cable: cannot bind ${this.localHost}:${options.localPort}: ${e.message}`);
+        const taken = (e as NodeJS.ErrnoException).code === 'EADDRINUSE';
+        this.fail(taken
+          ? `UDP cable: port ${options.localPort} on ${this.localHost} is already bound by another socket (another NIC or program): ${e.message}`
+          : `UDP cable: cannot bind ${this.localHost}:${options.localPort}: ${e.message}`);
         resolve({ ok: false, error: this.error! });
       };
       this.socket.once('error', onError);

@@ -18,6 +18,7 @@
  *                                             ─> responder output ─> flush ] x passes
  */
 import type { ModelBus } from '../bus.ts';
+import { ok, type Result } from '../../../firmware-hwrm/result.ts';
 import { EmuQpState, type EmuQp, type EngineHooks, type RoceTables } from '../objects.ts';
 import { OPCODE_FLAGS, OpFlag, ParseStatus, ROCEV2_SRC_PORT_BASE, parseFrame } from '../wire/index.ts';
 import { EngineCore } from './core.ts';
@@ -177,6 +178,11 @@ export class RoceEngine implements EngineHooks {
     if (this.closed) return;
     this.closed = true;
     this.core.port.close();
+  }
+
+  /** Settles once the port's cable can carry frames, or with why it cannot (a socket's bind). */
+  cableReady(): Promise<Result<void>> {
+    return this.core.port.ready ?? Promise.resolve(ok(undefined));
   }
 
   // ---- EngineHooks: what the firmware tells the engine -------------------------------

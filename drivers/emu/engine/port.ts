@@ -12,6 +12,7 @@
  * receive queue, the worker is told (onExternalWork), and run() takes them.
  */
 import type { Random } from '../random.ts';
+import type { Result } from '../../../firmware-hwrm/result.ts';
 import type { EmuConfig } from '../config.ts';
 import { plugPortCable, type FaultCable, type LocalDelivery, type LoopCable, type PairCable, type PcapTap, type QueuedFrames } from '../cable/index.ts';
 import { RoceFrame, encodeFrame, AETH_BYTES, EXT_AT, ICRC_BYTES, RETH_BYTES, ETH_HEADER_BYTES } from '../wire/index.ts';
@@ -51,6 +52,8 @@ export class Port {
   readonly local: LocalDelivery | null;
   /** The pcap tap, if the NIC records its frames. */
   readonly capture: PcapTap | null;
+  /** Settles when a socket cable is bound / connected or has failed to (null: an in-memory cable, ready now). */
+  readonly ready: Promise<Result<void>> | null;
   /** In-memory queues delivered inside run() (loop, pair, own frames). */
   private readonly queues: readonly QueuedFrames[];
   private readonly socket: boolean;
@@ -96,6 +99,7 @@ export class Port {
     this.pair = plugged.pair;
     this.local = plugged.local;
     this.capture = plugged.capture;
+    this.ready = plugged.ready;
     this.queues = plugged.queues;
     this.socket = plugged.socket;
     if (this.socket) for (let i = 0; i < RECEIVE_QUEUE_SLOTS; i++) this.rxSlots.push(new Uint8Array(receiveBytes));
