@@ -15,6 +15,8 @@ import { CableStats, dropAll, type Cable, type FrameReceiver } from './cable.ts'
 import { awaitReady } from './await-ready.ts';
 import { refuseNonLoopback, refusePort } from './loopback.ts';
 
+const SOCKET_BUFFER_BYTES = 4 * 1024 * 1024;
+
 export interface UdpCableOptions {
   /** Port to bind; 0 picks a free one (read it from `localPort` once ready). */
   readonly localPort: number;
@@ -52,7 +54,9 @@ export class UdpCable implements Cable {
     this.maxFrameBytes = options.maxFrameBytes ?? 9216;
     this.maxQueuedBytes = options.maxQueuedBytes ?? 4 * 1024 * 1024;
     this.receiver = dropAll(this.stats);
-    this.socket = createSocket({ type: 'udp4' });
+    // A NIC takes a window of 128 frames of up to 9 KiB at once: ask for a socket buffer that holds
+    // one (the kernel caps it at net.core.rmem_max; the default 208 KiB loses the tail of a burst).
+    this.socket = createSocket({ type: 'udp4', recvBufferSize: SOCKET_BUFFER_BYTES, sendBufferSize: SOCKET_BUFFER_BYTES });
     this.socket.on('message', this.onMessage);
     this.ready = new Promise((resolve) => {
       const onError = (e: Error) => {

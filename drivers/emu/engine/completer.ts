@@ -42,8 +42,12 @@ export function completerReceive(core: EngineCore, t: QpTransport, frame: Uint8A
     return;
   }
   const psn = f.psn;
-  // CHECK_PSN: a PSN this QP never sent, or nothing outstanding (a late duplicate).
-  if (psnDiff(psn, t.sentHighPsn) >= 0) {
+  // CHECK_PSN: a PSN this QP never sent, or nothing outstanding (a late duplicate). A NAK names
+  // the PSN the responder expects, which is the next one to send once it has everything: that
+  // NAK is valid and acknowledges every PSN before it (IBA 9.7.5.1.4: a NAK implicitly
+  // acknowledges the earlier requests; the responder sends it instead of its ACK).
+  const nak = f.opcode === Opcode.RC_ACKNOWLEDGE && aethKind(f.aethSyndrome) !== AethKind.ACK;
+  if (psnDiff(psn, t.sentHighPsn) > (nak ? 0 : -1)) {
     core.counters.dropUnexpectedResponse++;
     return;
   }

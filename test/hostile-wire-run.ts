@@ -1,0 +1,261 @@
+/**
+ * The hostile wire (issue 15): two software NICs (thread mode, each its own worker) cabled
+ * over UDP through a fault-injecting relay process (helpers/hostile-relay.ts) that adds, on
+ * around a third of the frames, hostile frames of kinds its seed chose. Queue pairs between
+ * the NICs stream sends both ways; each message carries its stream's sequence number and a
+ * seeded pattern. What must hold, whatever the wire does:
+ *
+ *   - a receive that completes Ok holds exactly its message's bytes, in sequence, once
+ *     (never wrong bytes, never a message twice);
+ *   - no frame a NIC sends carries a READ response or an atomic ACK (no queue pair across the
+ *     NICs grants remote reads) or a byte of the secret regions; no region the relay knows the
+ *     key of is written (the secret regions keep their marker);
+ *   - with harmless kinds only (frames IBA has a NIC drop or answer), no queue pair fails and
+ *     every message arrives: such frames never count toward a queue pair's retries.
+ *
+ * The first stream's receiver posts each receive late, so its sender also waits on RNR NAKs
+ * under the hostile wire (a send is retried without end while the peer has no receive).
+ *
+ * With disruptive kinds (valid frames an attacker forges) a queue pair may fail; its entries
+ * then complete with an Error, and the rest must still hold.
+ */
+import { readFileSync } from 'node:fs';
+import { Nic, Qp, Region, type Result } from '../lib/index.ts';
+import { nicInternals } from '../lib/nic.ts';
+import type { EmuDevice } from '../drivers/emu/device.ts';
+import { freeUdpPortPair } from '../scripts/interop/free-ports.ts';
+import { spawnLineChild } from './helpers/line-child.ts';
+import { seeded } from './helpers/seeded.ts';
+import { fillPattern, firstDifference, must } from './helpers/qp-data.ts';
+import { SECRET_MARKER, type HostilePlan } from './helpers/hostile-plan.ts';
+
+export interface HostileOptions {
+  readonly seed: number;
+  /** Messages each stream sends (two streams per queue-pair pair: one each way). */
+  readonly messages: number;
+  readonly pairs?: number;
+  /** Largest message; sizes are 8..maxBytes, seeded. */
+  readonly maxBytes?: number;
+  /** Give up (a problem) after this long without finishing, in ms. */
+  readonly timeoutMs?: number;
+  /** These kinds instead of the seed's (comma-separated names of helpers/hostile-plan.ts). */
+  readonly kinds?: string;
+}
+
+export interface HostileResult {
+  readonly seed: number;
+  readonly plan: HostilePlan;
+  readonly delivered: number;
+  readonly expected: number;
+  /** Why queue pairs failed (allowed only with disruptive kinds). */
+  readonly failures: readonly string[];
+  /** Broken rules: empty when the run held. */
+  readonly problems: readonly string[];
+  readonly relay: Record<string, unknown>;
+  readonly counters: readonly Record<string, number>[];
+  /** Datagrams the kernel dropped at each socket (NIC A, NIC B, the relay's two ends), from /proc/net/udp; -1 where unknown. */
+  readonly socketDrops: readonly number[];
+  readonly wallMs: number;
+}
+
+const SLOTS = 16;
+const WINDOW = 8;
+const LATE_RECEIVE_MS = 3;
+
+interface Stream {
+  readonly name: string;
+  readonly from: Qp;
+  readonly to: Qp;
+  readonly send: Region;
+  readonly recv: Region;
+  readonly id: number;
+  sent: number;
+  sendsDone: number;
+  recvPosted: number;
+  received: number;
+  lastReceiveMs: number;
+  failed: string | undefined;
+}
+
+/** Size of message `seq` of stream `id`: both ends compute it. */
+function sizeOf(id: number, seq: number, max: number): number {
+  const r = seeded((id * 1_000_003 + seq) >>> 0);
+  const v = r() / 4294967296;
+  return 8 + Math.floor(v < 0.6 ? v * 200 : (v < 0.9 ? v * 5000 : v * max)) % (max - 7);
+}
+
+function patternSeed(id: number, seq: number): number {
+  return (id * 7919 + seq * 104_729 + 1) >>> 0;
+}
+
+export async function runHostileWire(o: HostileOptions): Promise<HostileResult> {
+  const started = performance.now();
+  const pairs = o.pairs ?? 3;
+  const maxBytes = o.maxBytes ?? 20_000;
+  const problems: string[] = [];
+  const failures: string[] = [];
+  const [portA, portB] = await freeUdpPortPair();
+  const relay = spawnLineChild('test/helpers/hostile-relay.ts', [String(o.seed), String(portA), String(portB), ...(o.kinds ? [o.kinds] : [])]);
+  const nics: Nic[] = [];
+  try {
+    const [, ra, rb] = (await relay.nextLine('ports')).split(' ').map(Number);
+    const plan = JSON.parse((await relay.nextLine('plan')).slice(5)) as HostilePlan;
+    const nicA = must(Nic.open(`emu:${portA}:${ra}`), 'Nic.open A');
+    nics.push(nicA);
+    const nicB = must(Nic.open(`emu:${portB}:${rb}`), 'Nic.open B');
+    nics.push(nicB);
+    const secrets = nics.map((nic) => {
+      const r = must(Region.alloc(nic, 1 << 16), 'secret region');
+      for (let i = 0; i < r.length; i += SECRET_MARKER.length) r.bytes.set(SECRET_MARKER.subarray(0, Math.min(SECRET_MARKER.length, r.length - i)), i);
+      return r;
+    });
+    const streams: Stream[] = [];
+    const regions: { nic: 'A' | 'B'; r: Region }[] = secrets.map((r, i) => ({ nic: i === 0 ? 'A' : 'B', r }));
+    for (let p = 0; p < pairs; p++) {
+      const a = must(Qp.make(nicA), 'Qp.make a');
+      const b = must(Qp.make(nicB), 'Qp.make b');
+      must(a.connect(b.endpoint), 'connect a');
+      must(b.connect(a.endpoint), 'connect b');
+      for (const [from, to, fromNic, toNic, dir] of [[a, b, nicA, nicB, 'A>B'], [b, a, nicB, nicA, 'B>A']] as const) {
+        const send = must(Region.alloc(fromNic, SLOTS * maxBytes), 'send region');
+        const recv = must(Region.alloc(toNic, SLOTS * maxBytes), 'receive region');
+        regions.push({ nic: fromNic === nicA ? 'A' : 'B', r: send }, { nic: toNic === nicA ? 'A' : 'B', r: recv });
+        streams.push({ name: `pair ${p} ${dir}`, from, to, send, recv, id: streams.length + 1, sent: 0, sendsDone: 0, recvPosted: 0, received: 0, lastReceiveMs: 0, failed: undefined });
+      }
+    }
+    // The attacker knows every region's key and address (as if it had watched them being set up).
+    relay.child.stdin!.write(`keys ${JSON.stringify(regions.map(({ nic, r }) => ({ nic, key: r.key, vaHi: r.vaHi, vaLo: r.vaLo, length: r.length })))}\n`);
+    await relay.nextLine('keys taken');
+
+    const deadline = Date.now() + (o.timeoutMs ?? 300_000);
+    const fail = (s: Stream, why: string) => {
+      if (s.failed === undefined) {
+        s.failed = why;
+        failures.push(`${s.name}: ${why}`);
+      }
+    };
+    const done = (s: Stream) => s.failed !== undefined || (s.received === o.messages && s.sendsDone === o.messages);
+    const takeSend = (s: Stream, c: Result<number>): boolean => {
+      if (!c.ok) {
+        fail(s, `send ${s.sendsDone}: ${c.error}`);
+        return false;
+      }
+      const want = sizeOf(s.id, s.sendsDone, maxBytes);
+      if (c.value !== want) problems.push(`${s.name}: send ${s.sendsDone} completed Ok with ${c.value} bytes, not ${want}`);
+      s.sendsDone++;
+      return true;
+    };
+    let turns = 0;
+    while (!streams.every(done)) {
+      if (Date.now() > deadline) {
+        problems.push(`stalled: ${streams.filter((s) => !done(s)).map((s) => `${s.name} sent ${s.sendsDone}/${o.messages}, received ${s.received}`).join('; ')}`);
+        break;
+      }
+      let moved = false;
+      for (const s of streams) {
+        if (s.failed !== undefined) continue;
+        // The first stream's receiver is late: one receive at a time, each a few ms after the last
+        // came, so its sender waits on RNR NAKs under the same wire.
+        const late = s.id === 1;
+        while (s.recvPosted < o.messages && s.recvPosted - s.received < (late ? 1 : SLOTS) && s.to.room('receive') > 0 && s.to.failure === undefined) {
+          if (late && performance.now() - s.lastReceiveMs < LATE_RECEIVE_MS) break;
+          s.to.receive(s.recv, (s.recvPosted % SLOTS) * maxBytes, maxBytes);
+          s.recvPosted++;
+          moved = true;
+        }
+        while (s.sent < o.messages && s.sent - s.sendsDone < WINDOW && s.from.room('send') > 0 && s.from.failure === undefined) {
+          const n = sizeOf(s.id, s.sent, maxBytes);
+          const at = (s.sent % SLOTS) * maxBytes;
+          fillPattern(s.send.bytes, at, n, patternSeed(s.id, s.sent));
+          s.send.bytes[at] = s.sent & 0xff; s.send.bytes[at + 1] = (s.sent >>> 8) & 0xff; s.send.bytes[at + 2] = (s.sent >>> 16) & 0xff; s.send.bytes[at + 3] = s.id;
+          s.from.send(s.send, at, n);
+          s.sent++;
+          moved = true;
+        }
+        for (let c = s.from.poll('send'); c !== undefined; c = s.from.poll('send')) {
+          moved = true;
+          if (!takeSend(s, c)) break;
+        }
+        if (s.failed !== undefined) continue;
+        for (let c = s.to.poll('receive'); c !== undefined; c = s.to.poll('receive')) {
+          moved = true;
+          if (!c.ok) { fail(s, `receive ${s.received}: ${c.error}`); break; }
+          checkReceive(s, c, maxBytes, problems);
+          s.received++;
+          s.lastReceiveMs = performance.now();
+        }
+      }
+      if (!moved) {
+        // Nothing came: let the workers and the relay run (a short sleep on the oldest due entry).
+        const s = streams.find((x) => x.failed === undefined && x.sendsDone < x.sent);
+        const c = s && (turns++ & 1) === 0 ? s.from.wait('send', 500) : undefined;
+        if (s && c !== undefined) takeSend(s, c);
+        else await new Promise((res) => setTimeout(res, 0));
+      }
+    }
+    // The secret regions: never written.
+    secrets.forEach((r, i) => {
+      for (let at = 0; at < r.length; at++) {
+        if (r.bytes[at] !== SECRET_MARKER[at % SECRET_MARKER.length]) {
+          problems.push(`NIC ${i === 0 ? 'A' : 'B'}: the secret region was written at byte ${at}`);
+          break;
+        }
+      }
+    });
+    const drops = socketDrops([portA, portB, ra!, rb!]);
+    const counters = nics.map((nic) => (nicInternals(nic).device as EmuDevice).emu.engine.counters() as unknown as Record<string, number>);
+    relay.child.stdin!.write('stats\n');
+    const stats = JSON.parse((await relay.nextLine('stats')).slice(6)) as Record<string, unknown> & { readResponsesFromNics: number; atomicAcksFromNics: number; markerSeen: number };
+    if (stats.readResponsesFromNics > 0) problems.push(`the NICs sent ${stats.readResponsesFromNics} READ responses across the wire: memory was read for a crafted request`);
+    if (stats.atomicAcksFromNics > 0) problems.push(`the NICs sent ${stats.atomicAcksFromNics} atomic ACKs: an atomic ran`);
+    if (stats.markerSeen > 0) problems.push(`${stats.markerSeen} frames on the wire carried secret bytes`);
+    counters.forEach((c, i) => { if (c['internalErrors']! > 0) problems.push(`NIC ${i === 0 ? 'A' : 'B'}: ${c['internalErrors']} internal errors`); });
+    if (plan.disruptive.length === 0 && failures.length > 0) problems.push(`queue pairs failed on a wire of harmless kinds only (${plan.harmless.join(', ')}): ${failures.join('; ')}`);
+    const delivered = streams.reduce((n, s) => n + s.received, 0);
+    if (plan.disruptive.length === 0 && delivered !== streams.length * o.messages && problems.length === 0) problems.push(`${delivered} of ${streams.length * o.messages} messages arrived`);
+    return { seed: o.seed, plan, delivered, expected: streams.length * o.messages, failures, problems, relay: stats, counters, socketDrops: drops, wallMs: performance.now() - started };
+  } finally {
+    for (const nic of nics.reverse()) nic.close();
+    relay.kill();
+  }
+}
+
+/** The kernel's drop count of the 127.0.0.1 UDP socket bound to each port (Linux /proc/net/udp), -1 where not found. */
+function socketDrops(ports: readonly number[]): number[] {
+  let table = '';
+  try {
+    table = readFileSync('/proc/net/udp', 'utf8');
+  } catch {
+    return ports.map(() => -1);
+  }
+  const byPort = new Map<number, number>();
+  for (const line of table.split('\n').slice(1)) {
+    const cols = line.trim().split(/\s+/);
+    if (cols.length < 13) continue;
+    const [ip, port] = cols[1]!.split(':');
+    if (ip !== '0100007F') continue; // 127.0.0.1, little-endian hex
+    byPort.set(parseInt(port!, 16), Number(cols[cols.length - 1]));
+  }
+  return ports.map((p) => byPort.get(p) ?? -1);
+}
+
+/** A receive that completed Ok: its message's length and bytes, the next in its stream's sequence. */
+function checkReceive(s: Stream, c: Result<number> & { ok: true }, maxBytes: number, problems: string[]): void {
+  const at = (s.received % SLOTS) * maxBytes;
+  const b = s.recv.bytes;
+  const seq = b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16);
+  const want = sizeOf(s.id, s.received, maxBytes);
+  if (b[at + 3] !== s.id || seq !== (s.received & 0xffffff)) {
+    problems.push(`${s.name}: receive ${s.received} holds message ${seq} of stream ${b[at + 3]} (a message twice, lost or out of order)`);
+    return;
+  }
+  if (c.value !== want) {
+    problems.push(`${s.name}: receive ${s.received} completed Ok with ${c.value} bytes, not ${want}`);
+    return;
+  }
+  // The bytes after the sequence header, against a copy of the pattern.
+  const expect = new Uint8Array(want);
+  fillPattern(expect, 0, want, patternSeed(s.id, s.received));
+  const diff = firstDifference(b, at + 4, expect, 4, want - 4);
+  if (diff !== -1) problems.push(`${s.name}: receive ${s.received} completed Ok with wrong bytes from byte ${diff + 4}`);
+}
