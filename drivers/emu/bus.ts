@@ -28,6 +28,14 @@ export interface ModelBus {
   publishBar0(offset: number, value: number): void;
   /** The model's clock in ns (virtual in stepped mode), as of the current run. */
   now(): number;
+  /**
+   * The time now, for what happens inside a run: a frame leaving, a timer starting. Stepped, it
+   * is the run's clock (virtual time stands still during a run). In real time it is read live:
+   * a run's clock is the time the run began, and one run may send for milliseconds (a loaded
+   * machine may also deschedule it halfway), so a timer started from it would expire before its
+   * full timeout had passed since its packet left, and the peer would see an early resend.
+   */
+  liveNow(): number;
   /** Something the driver may be waiting on was written: wake it after this run. */
   notifyDriver(): void;
   /** A frame arrived from outside the model's run (a socket): run again soon. */
@@ -60,6 +68,11 @@ export class NicBus implements ModelBus {
   /** Set by the host (the worker): called when a frame arrives from outside a run. */
   onExternalWork: () => void = () => {};
   nowNs = 0;
+  /**
+   * The live clock behind liveNow(): the hosts' real-time clock (the worker and the vfio-user
+   * server run the model on performance.now()); none in stepped mode. A test may set its own.
+   */
+  liveClockNs: (() => number) | undefined;
   /** The driver has something to see since the last wake. */
   wroteSomething = false;
   /** Broken invariants throw (tests) instead of being counted (config.strict, else the environment). */
@@ -69,6 +82,7 @@ export class NicBus implements ModelBus {
 
   constructor(readonly config: EmuConfig, private readonly bar0Published: Int32Array, bar0Bytes: number) {
     this.strict = config.strict ?? strictByDefault();
+    this.liveClockNs = config.mode === 'stepped' ? undefined : () => performance.now() * 1e6;
     this.random = new Random(config.seed);
     this.bar0Written = new Uint32Array(bar0Bytes / 4);
   }
@@ -83,6 +97,13 @@ export class NicBus implements ModelBus {
 
   now(): number {
     return this.nowNs;
+  }
+
+  liveNow(): number {
+    const clock = this.liveClockNs;
+    if (clock === undefined) return this.nowNs;
+    const t = clock();
+    return t > this.nowNs ? t : this.nowNs;
   }
 
   notifyDriver(): void {

@@ -3,6 +3,10 @@
  *   - the local ACK timeout (IBA 9.7.6.1.3, the transport timer): 4.096 us x 2^timeout,
  *     0 = infinite; running while packets are unacknowledged, restarted on progress;
  *   - the RNR timer: the delay an RNR NAK's AETH advertises (IBA Table 45, wire/aeth.ts).
+ * Both start at the time read when they start (bus.liveNow), not at the time their run began:
+ * in real time a run may last milliseconds, and a timeout counted from its start would expire
+ * up to that much early after the packet actually left (seen as resends 61 ms after the first
+ * transmission of a 67 ms timeout in a sender-side capture on a loaded machine).
  */
 import { RNR_TIMER_US } from '../wire/aeth.ts';
 import { ReqState } from './states.ts';
@@ -31,7 +35,7 @@ export function hasOutstanding(t: QpTransport): boolean {
 /** Starts the ACK timer if it is not running (a packet needing a response just left). */
 export function startAckTimer(core: EngineCore, t: QpTransport): void {
   if (t.ackDeadlineNs !== Infinity) return;
-  const deadline = core.nowNs + ackTimeoutNs(t.qp.timeout);
+  const deadline = core.bus.liveNow() + ackTimeoutNs(t.qp.timeout);
   t.ackDeadlineNs = deadline;
   core.armTimer(deadline);
 }
@@ -47,7 +51,7 @@ export function restartAckTimer(core: EngineCore, t: QpTransport): void {
 }
 
 export function startRnrTimer(core: EngineCore, t: QpTransport, code: number): void {
-  const deadline = core.nowNs + rnrDelayNs(code);
+  const deadline = core.bus.liveNow() + rnrDelayNs(code);
   t.rnrDeadlineNs = deadline;
   t.ackDeadlineNs = Infinity;
   core.armTimer(deadline);
