@@ -17,7 +17,7 @@ t.test("perf defaults are perftest's", async (t) => {
   t.same(parse('perf send_lat'), {
     command: 'perf', test: 'send_lat', verb: 'send', kind: 'latency', device: 'emu', deviceGiven: false, sizes: [2], all: false,
     iterations: 1000, durationSeconds: undefined, port: 18515, pcapFile: undefined, json: false, server: undefined,
-    ipv4: undefined, nicMac: undefined, ethMtu: undefined, peerMac: undefined, reportGbits: false, txDepth: 1, output: 'full', gidIndex: undefined, histogram: false,
+    ipv4: undefined, nicMac: undefined, ethMtu: undefined, peerMac: undefined, reportGbits: false, txDepth: 1, output: 'full', gidIndex: undefined, histogram: false, qps: 1,
   });
   const bw = parse('perf send_bw');
   t.match(bw, { test: 'send_bw', verb: 'send', kind: 'bandwidth', sizes: [65536], iterations: 1000 }, 'DEF_ITERS_WB (5000) is for write_bw only');

@@ -4,6 +4,10 @@
 // (the 108-byte keys below are one of its blocks); never produced by our own encoder.
 import t from 'tap';
 import * as net from 'node:net';
+import { createSocket } from 'node:dgram';
+import { parseCommandLine, type PerfCommand } from '../scripts/cli/options.ts';
+import { runPerf } from '../scripts/cli/run-perf.ts';
+import { freeTcpPort, freeUdpPortPair } from '../scripts/interop/free-ports.ts';
 import {
   formatKeys, parseKeys, formatVersion, parseVersion, formatMtu, parseMtu, formatInt, perftestServer, perftestClient, KEY_BYTES, type PerftestKeys,
 } from '../scripts/cli/perftest-exchange.ts';
@@ -119,4 +123,63 @@ t.test('server and client: keys, barriers and the close', async (t) => {
   }
   const [x, y] = await Promise.all([server.value.finish(), client.value.finish()]);
   t.same([x, y], [{ ok: true, value: undefined }, { ok: true, value: undefined }], 'closing handshake and done');
+});
+
+/**
+ * ib_send_bw -q 2 as the server, scripted from send_bw.c: the exchange up to the pre-run
+ * barrier, one block at a time (read the client's, answer with ours). It records what the
+ * client wrote and answers nothing after that barrier (it has no NIC).
+ */
+function fakeSendBwServer(port: number, theirs: readonly PerftestKeys[]): Promise<Buffer> {
+  const k = theirs.map((x) => formatKeys(x));
+  // version, cycle buffer, cache line, MTU; the first keys of each QP; the barrier after
+  // connecting (QP 0); the keys of each QP printed as remote addresses; the pre-run barrier (QP 0).
+  const answers = [formatVersion('6.06'), formatInt(4096), formatInt(64), formatMtu(3), k[0]!, k[1]!, k[0]!, k[0]!, k[1]!, k[0]!];
+  const sizes = [16, 4, 4, 2, KEY_BYTES, KEY_BYTES, KEY_BYTES, KEY_BYTES, KEY_BYTES, KEY_BYTES];
+  return new Promise((resolve) => {
+    const server = net.createServer((s) => {
+      let collected = Buffer.alloc(0);
+      let step = 0;
+      let need = sizes[0]!;
+      s.on('data', (d) => {
+        collected = Buffer.concat([collected, d]);
+        while (step < sizes.length && collected.length >= need) {
+          s.write(answers[step]!);
+          step++;
+          need += sizes[step] ?? 0;
+        }
+        if (step === sizes.length) { server.close(); resolve(collected); }
+      });
+      s.on('error', () => {});
+      s.on('close', () => { server.close(); resolve(collected); });
+    });
+    server.listen(port, '127.0.0.1');
+  });
+}
+
+t.test('as a -q 2 client: one key block per QP where send_bw.c exchanges them, each QP connected to its peer QP', async (t) => {
+  const port = await freeTcpPort();
+  const [a, b] = await freeUdpPortPair();
+  // The far end of the UDP cable swallows frames: the fake has no NIC, so the run itself fails.
+  const sink = createSocket('udp4');
+  await new Promise<void>((r) => sink.bind(b, '127.0.0.1', () => r()));
+  t.teardown(() => sink.close());
+  const theirs = [0x31, 0x32].map((qpn, i) => ({ ...capturedKeys, qpn, psn: 0x100 * (i + 1), gid: gid(10, 77, 0, 9) }));
+  const got = fakeSendBwServer(port, theirs);
+  const parsed = parseCommandLine(['perf', 'send_bw', '-q', '2', '-n', '5', '-s', '64', '-p', String(port), '-d', `emu:${a}:${b}`, '--mac', '02:00:00:00:00:09', '127.0.0.1']);
+  if (!parsed.ok || parsed.value.command !== 'perf') throw new Error('parse');
+  const lines: string[] = [];
+  const code = await runPerf(parsed.value as PerfCommand, { log: (l) => lines.push(l) });
+  t.equal(code, 1, 'the run fails: nobody answers on the wire');
+  const sent = await got;
+  t.equal(sent.length, 26 + 6 * KEY_BYTES, 'the header blocks and six key blocks, each sent after the previous answer');
+  const blocks = Array.from({ length: 6 }, (_, i) => parseKeys(Uint8Array.from(sent.subarray(26 + i * KEY_BYTES, 26 + (i + 1) * KEY_BYTES))));
+  t.ok(blocks.every((x) => x.ok), 'each is a well-formed key block');
+  const keys = blocks.map((x) => (x.ok ? x.value : undefined)!);
+  const local = lines.filter((l) => l.startsWith(' local address: ')).map((l) => parseInt(/QPN (0x[0-9a-f]+)/.exec(l)![1]!, 16));
+  t.equal(local.length, 2, 'two local addresses printed');
+  t.same(keys.map((x) => x.qpn), [local[0], local[1], local[0], local[0], local[1], local[0]], 'QP 0, QP 1; barrier QP 0; QP 0, QP 1; barrier QP 0');
+  t.not(keys[0]!.vaddr, keys[1]!.vaddr, "each QP names its own receive buffer (set_up_connection's vaddr)");
+  const remote = lines.filter((l) => l.startsWith(' remote address: ')).map((l) => /QPN (0x[0-9a-f]+) PSN (0x[0-9a-f]+)/.exec(l)!.slice(1).map((x) => parseInt(x, 16)));
+  t.same(remote, [[0x31, 0x100], [0x32, 0x200]], "the peer's QPs, in order, as the remote addresses");
 });

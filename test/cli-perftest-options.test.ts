@@ -117,7 +117,24 @@ t.test('what the working options print', async (t) => {
   t.same(parseCommandLine(['perf', 'send_lat', '-V']), { ok: true, value: { command: 'version' } }, '-V');
   t.match(versionLine(), /^rig-bnxt \d+\.\d+\.\d+/);
   t.match(parseCommandLine(['perf', 'send_lat', '-c', 'UD']), { ok: false, error: /reliable-connected/ });
-  t.match(parseCommandLine(['perf', 'send_bw', '-q', '4']), { ok: false, error: /one queue pair per run/ });
+
+  // -q: perftest's num_of_qps. Each QP runs -n iterations, so the row counts n x q messages
+  // (print_report_bw); the test information and the addresses list every QP.
+  const qps = await output(['perf', 'send_bw', '-n', '30', '-s', '4096', '-q', '3']);
+  t.ok(qps.includes(' Number of qps   : 3\t\tTransport type : IB'), '-q 3: printed as perftest prints it');
+  t.equal(qps.filter((l) => l.startsWith(' local address: ')).length, 3, 'three local addresses');
+  t.equal(qps.filter((l) => l.startsWith(' remote address: ')).length, 3, 'three remote addresses');
+  const localQpns = qps.filter((l) => l.startsWith(' local address: ')).map((l) => /QPN (0x[0-9a-f]+)/.exec(l)![1]);
+  t.equal(new Set(localQpns).size, 3, 'three distinct queue pairs');
+  t.ok(qps.some((l) => /^ 4096\s+90\s+[\d.]+\s+[\d.]+\s+[\d.]+$/.test(l)), 'the row counts 3 x 30 messages');
+  const reads = await output(['perf', 'read_bw', '-n', '20', '-s', '8192', '-q', '2', '--json']);
+  const readDoc = JSON.parse(reads.join('\n'));
+  t.equal(readDoc.results[0].n_iterations, 40, 'read_bw -q 2: 2 x 20 reads');
+  t.equal(readDoc.test_info.Number_of_qps, 2, 'and its test information says 2 QPs');
+  t.match(parseCommandLine(['perf', 'send_lat', '-q', '2']), { ok: false, error: /multiple QPs only available on bw tests/ }, 'perftest refuses several QPs in latency tests');
+  t.ok(parseCommandLine(['perf', 'send_lat', '-q', '1']).ok, '-q 1 in a latency test is the default');
+  t.match(parseCommandLine(['perf', 'send_bw', '-q', '16385']), { ok: false, error: /-q\/--qp/ }, 'perftest\'s MAX_QP_NUM is 16384');
+  t.match(parseCommandLine(['perf', 'send_bw', '-q', '0']), { ok: false, error: /-q\/--qp/ });
 
   const json = JSON.parse((await output(['perf', 'send_lat', '-n', '50', '--json'])).join('\n'));
   t.match(json.results[0], { percentile_99: Number, 'percentile_99.9': Number }, '--json carries the percentiles');

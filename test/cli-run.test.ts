@@ -73,6 +73,25 @@ t.test('perf pairs a server and a client over TCP in two processes, cabled over 
   t.match(c.out, /remote address: LID 0000 QPN 0x[0-9a-f]+/);
 });
 
+t.test('perf send_bw -q 3 pairs three queue pairs each way; every one runs -n messages', async (t) => {
+  const port = await freeTcpPort();
+  const [a, b] = await freeUdpPorts();
+  const common = ['perf', 'send_bw', '-q', '3', '-n', '40', '-s', '4096', '-p', String(port)];
+  const server = runAsync([...common, '-d', `emu:${a}:${b}`]);
+  const client = runAsync([...common, '-d', `emu:${b}:${a}`, '127.0.0.1']);
+  const [s, c] = await Promise.all([server, client]);
+  t.equal(c.code, 0, `client: ${c.err}`);
+  t.equal(s.code, 0, `server: ${s.err}`);
+  const qpns = (out: string, side: string) => [...out.matchAll(new RegExp(` ${side} address: LID 0000 QPN (0x[0-9a-f]+)`, 'g'))].map((m) => m[1]);
+  t.equal(qpns(s.out, 'local').length, 3, 'the server has three QPs');
+  t.same(qpns(c.out, 'remote'), qpns(s.out, 'local'), "the client's remote addresses are the server's QPs, in order");
+  t.same(qpns(s.out, 'remote'), qpns(c.out, 'local'), "and the other way round");
+  for (const out of [s.out, c.out]) {
+    t.match(out, / Number of qps   : 3\t/);
+    t.match(out, /^ 4096\s+120\s+[\d.]+\s+[\d.]+\s+[\d.]+$/m, 'both rows count 3 x 40 messages');
+  }
+});
+
 t.test('pingpong: two processes pair with ibv_rc_pingpong\'s exchange and check every message', async (t) => {
   const port = await freeTcpPort();
   const [a, b] = await freeUdpPorts();

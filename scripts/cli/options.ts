@@ -79,7 +79,16 @@ export interface PerfCommand extends NicSettings {
   readonly gidIndex: number | undefined;
   /** --histogram: latency tests also print the samples in log-scaled buckets with percentiles. */
   readonly histogram: boolean;
+  /**
+   * -q: queue pairs (perftest's num_of_qps; bandwidth tests only). Each one runs `iterations`
+   * messages, so a size's row counts iterations x qps, as print_report_bw counts them.
+   */
+  readonly qps: number;
 }
+
+/** perftest's MIN_QP_NUM / MAX_QP_NUM (the NIC may have fewer: then making them fails, saying so). */
+export const MIN_QPS = 1;
+export const MAX_QPS = 16384;
 
 /** perftest's default tx depth in bandwidth tests (DEF_TX_BW). */
 export const DEFAULT_TX_DEPTH = 128;
@@ -150,6 +159,7 @@ Options (as perftest's; docs/cli.md lists every perftest option and why some are
       --histogram        latency tests: the samples in log-scaled buckets, with percentiles
       --output=<what>    print only bandwidth, message_rate or latency
   -t, --tx-depth=<n>     outstanding messages in bandwidth tests (default ${DEFAULT_TX_DEPTH})
+  -q, --qp=<n>           queue pairs in bandwidth tests, each running -n messages (default 1)
   -x, --gid-index=<n>    GID index (the NIC has one: 0)
   -F, --CPU-freq         accepted (nothing to check: rig-bnxt does not count CPU cycles)
   -V, --version          print the version
@@ -284,9 +294,10 @@ function parsePerf(args: readonly string[]): Result<CliCommand> {
   if (values.connection !== undefined && values.connection !== 'RC') {
     return err(`${where}: -c/--connection ${values.connection} is not supported: the spec's queue pairs are reliable-connected (RC)`);
   }
-  const qps = parseOptional(where, '-q/--qp', values.qp, 1, (t) => parseIntegerIn(t, 1, 0xffff));
+  const qps = parseOptional(where, '-q/--qp', values.qp, 1, (t) => parseIntegerIn(t, MIN_QPS, MAX_QPS));
   if (!qps.ok) return qps;
-  if (qps.value > 1) return err(`${where}: -q/--qp ${qps.value} is not supported: one queue pair per run (several are not implemented yet)`);
+  // perftest's parser: "Multiple QPs only available on bw tests" (perftest_parameters.c, case 'q').
+  if (qps.value > 1 && kind === 'latency') return err(`${where}: -q/--qp ${qps.value}: multiple QPs only available on bw tests (as perftest's)`);
   const gidIndex = parseOptional<number | undefined>(where, '-x/--gid-index', values['gid-index'], undefined, (t) => parseIntegerIn(t, 0, 255));
   if (!gidIndex.ok) return gidIndex;
   if (gidIndex.value !== undefined && gidIndex.value !== 0) {
@@ -312,6 +323,7 @@ function parsePerf(args: readonly string[]): Result<CliCommand> {
     output,
     gidIndex: gidIndex.value,
     histogram: values.histogram === true,
+    qps: qps.value,
     command: 'perf',
     deviceGiven: values['ib-dev'] !== undefined,
     test,

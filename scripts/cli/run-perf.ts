@@ -22,14 +22,20 @@ import { publishOwnAddress, resolvePeerMac } from './neighbours.ts';
 import { ok } from './result.ts';
 import { createProgress } from './progress.ts';
 import * as L from './perf-loops.ts';
+import * as B from './perf-loops-bw.ts';
 
 export interface PerfOutput {
   log(line: string): void;
 }
 
-interface Pair {
-  readonly a: Qp;
-  readonly b: Qp | undefined;
+/**
+ * The run's queue pairs: `a` on this side (-q of them), `b` their peers when both sides run
+ * here; one region per side, its outgoing bytes at 0 and each QP's incoming slice after them
+ * (perf-loops-bw.ts incomingOffset).
+ */
+interface Queues {
+  readonly a: readonly Qp[];
+  readonly b: readonly Qp[] | undefined;
   readonly ra: Region;
   readonly rb: Region;
 }
@@ -70,24 +76,33 @@ function maxSize(cmd: PerfCommand): number {
   return Math.max(...cmd.sizes);
 }
 
-function makePair(nic: Nic, size: number, both: boolean): Pair {
-  const a = Qp.make(nic);
-  if (!a.ok) throw new Error(a.error);
-  const b = both ? Qp.make(nic) : undefined;
-  if (b && !b.ok) throw new Error(b.error);
-  // Two buffers per side: outgoing at 0, incoming at `size` (replies never overwrite what is sent).
-  const ra = Region.alloc(nic, Math.max(2 * size, 64));
+function makeQps(nic: Nic, count: number): Qp[] {
+  const qps: Qp[] = [];
+  for (let i = 0; i < count; i++) {
+    const qp = Qp.make(nic);
+    if (!qp.ok) throw new Error(count > 1 ? `queue pair ${i + 1} of ${count}: ${qp.error}` : qp.error);
+    qps.push(qp.value);
+  }
+  return qps;
+}
+
+function makeQueues(nic: Nic, size: number, qps: number, both: boolean): Queues {
+  const a = makeQps(nic, qps);
+  const b = both ? makeQps(nic, qps) : undefined;
+  // Outgoing bytes at 0, each QP's incoming slice after them (replies never overwrite what is sent).
+  const bytes = B.regionBytesFor(qps, size);
+  const ra = Region.alloc(nic, bytes);
   if (!ra.ok) throw new Error(ra.error);
-  const rb = Region.alloc(nic, Math.max(2 * size, 64));
+  const rb = Region.alloc(nic, bytes);
   if (!rb.ok) throw new Error(rb.error);
   ra.value.bytes.fill(0xa5, 0, size);
   rb.value.bytes.fill(0x5a, 0, size);
-  return { a: a.value, b: b?.value, ra: ra.value, rb: rb.value };
+  return { a, b, ra: ra.value, rb: rb.value };
 }
 
 function info(cmd: PerfCommand, nic: Nic, machine: 'server' | 'client'): TestInfo {
   return {
-    test: cmd.test, device: cmd.device, machine, txDepth: txWindow(cmd), ...(cmd.gidIndex !== undefined ? { gidIndex: cmd.gidIndex } : {}),
+    test: cmd.test, device: cmd.device, machine, qps: cmd.qps, txDepth: txWindow(cmd), ...(cmd.gidIndex !== undefined ? { gidIndex: cmd.gidIndex } : {}),
     rxDepth: cmd.kind === 'latency' ? 1 : 512, mtuBytes: pathMtuFor(nic.info.mtu), linkType: 'Ethernet',
     ...(cmd.kind === 'bandwidth' ? { cqModeration: 1 } : {}),
     ...(cmd.verb === 'read' ? { outstandingReads: L.READ_WINDOW } : { maxInlineBytes: 0 }),
@@ -101,13 +116,16 @@ function progressFor(cmd: PerfCommand, size: number, iterations: number) {
   return { tick: (i: number) => p.update(i + 1), finish: () => p.finish() };
 }
 
-function printHeader(cmd: PerfCommand, nic: Nic, machine: 'server' | 'client', pair: Pair, peer: { qp: number; psn: number; gid: Uint8Array } | undefined, out: PerfOutput, pathMtu?: number): void {
+/** The test information, then every local address and every remote one, as perftest prints them (one per QP). */
+function printHeader(cmd: PerfCommand, nic: Nic, machine: 'server' | 'client', queues: Queues, peers: readonly { qp: number; psn: number; gid: Uint8Array }[] | undefined, out: PerfOutput, pathMtu?: number): void {
   if (!fullOutput(cmd)) return;
   for (const l of testInfoLines({ ...info(cmd, nic, machine), ...(pathMtu !== undefined ? { mtuBytes: pathMtu } : {}) })) out.log(l);
-  const e = pair.a.endpoint;
-  for (const l of addressLines('local', { lid: 0, qpn: e.qp, psn: e.psn, gid: e.gid })) out.log(l);
-  const remote = peer ?? (pair.b ? pair.b.endpoint : undefined);
-  if (remote) for (const l of addressLines('remote', { lid: 0, qpn: remote.qp, psn: remote.psn, gid: remote.gid })) out.log(l);
+  for (const qp of queues.a) {
+    const e = qp.endpoint;
+    for (const l of addressLines('local', { lid: 0, qpn: e.qp, psn: e.psn, gid: e.gid })) out.log(l);
+  }
+  const remotes = peers ?? queues.b?.map((qp) => qp.endpoint) ?? [];
+  for (const remote of remotes) for (const l of addressLines('remote', { lid: 0, qpn: remote.qp, psn: remote.psn, gid: remote.gid })) out.log(l);
   for (const l of tableHeaderLines(cmd.test, cmd.durationSeconds !== undefined)) out.log(l === BANDWIDTH_HEADER && cmd.reportGbits ? BANDWIDTH_HEADER_GBITS : l);
 }
 
@@ -158,23 +176,26 @@ function printBandwidth(cmd: PerfCommand, out: PerfOutput, size: number, iterati
 }
 
 function runLocal(cmd: PerfCommand, nic: Nic, out: PerfOutput): number {
-  const pair = makePair(nic, maxSize(cmd), true);
-  const b = pair.b!;
-  const c1 = pair.a.connect(b.endpoint);
-  if (!c1.ok) throw new Error(c1.error);
-  const c2 = b.connect(pair.a.endpoint);
-  if (!c2.ok) throw new Error(c2.error);
-  printHeader(cmd, nic, 'client', pair, undefined, out);
+  const queues = makeQueues(nic, maxSize(cmd), cmd.qps, true);
+  const { a, ra, rb } = queues;
+  const b = queues.b!;
+  for (let i = 0; i < a.length; i++) {
+    const c1 = a[i]!.connect(b[i]!.endpoint);
+    if (!c1.ok) throw new Error(c1.error);
+    const c2 = b[i]!.connect(a[i]!.endpoint);
+    if (!c2.ok) throw new Error(c2.error);
+  }
+  printHeader(cmd, nic, 'client', queues, undefined, out);
   const results: Record<string, number>[] = [];
   for (const size of cmd.sizes) {
     const loop: Loop = (iterations, samples, posted, completed, tick) => {
-      if (cmd.test === 'send_lat') L.sendLatencyLocal(pair.a, b, pair.ra, pair.rb, size, samples!, tick);
-      else if (cmd.test === 'read_lat') L.readLatency(pair.a, pair.ra, pair.rb, size, samples!, tick);
-      else if (cmd.test === 'send_bw') L.sendBandwidthLocal(pair.a, b, pair.ra, pair.rb, size, posted!, completed!, tick, txWindow(cmd));
-      else L.readBandwidth(pair.a, pair.ra, pair.rb, size, posted!, completed!, tick, txWindow(cmd));
-      return iterations;
+      if (cmd.test === 'send_lat') L.sendLatencyLocal(a[0]!, b[0]!, ra, rb, size, samples!, tick);
+      else if (cmd.test === 'read_lat') L.readLatency(a[0]!, ra, rb, size, samples!, tick);
+      else if (cmd.test === 'send_bw') B.sendBandwidthLocal(a, b, ra, rb, size, posted!, completed!, tick, txWindow(cmd));
+      else B.readBandwidth(a, ra, rb, size, posted!, completed!, tick, txWindow(cmd));
+      return iterations * (cmd.kind === 'bandwidth' ? a.length : 1);
     };
-    warmUp(loop, cmd.iterations);
+    warmUp(loop, cmd);
     results.push(measure(cmd, size, out, loop));
   }
   finish(cmd, nic, 'client', results, out);
@@ -189,12 +210,23 @@ function runLocal(cmd: PerfCommand, nic: Nic, out: PerfOutput): number {
  */
 const WARM_UP_ITERATIONS = 1000;
 
-function warmUp(loop: Loop, iterations: number): void {
-  const n = Math.min(iterations, WARM_UP_ITERATIONS);
-  loop(n, new Float64Array(n), new Float64Array(n), new Float64Array(n), () => {});
+function warmUp(loop: Loop, cmd: PerfCommand): void {
+  const n = Math.min(cmd.iterations, WARM_UP_ITERATIONS);
+  const timestamps = n * timestampsPerIteration(cmd);
+  loop(n, new Float64Array(n), new Float64Array(timestamps), new Float64Array(timestamps), () => {});
 }
 
+/**
+ * One size's loop: `iterations` per queue pair; latency loops fill `samples` (one per
+ * iteration), bandwidth loops `posted` and `completed` (one per message of every QP). Returns
+ * the messages it ran.
+ */
 type Loop = (iterations: number, samples: Float64Array | undefined, posted: Float64Array | undefined, completed: Float64Array | undefined, tick: (i: number) => void) => number;
+
+/** A bandwidth test's timestamps per iteration: one per queue pair (a latency test runs one QP). */
+function timestampsPerIteration(cmd: PerfCommand): number {
+  return cmd.kind === 'bandwidth' ? cmd.qps : 1;
+}
 
 /** Runs one size (by iterations, or for -D seconds) and prints its row; returns its JSON record. */
 function measure(cmd: PerfCommand, size: number, out: PerfOutput, loop: Loop): Record<string, number> {
@@ -205,8 +237,8 @@ function measure(cmd: PerfCommand, size: number, out: PerfOutput, loop: Loop): R
     let iterations = 0;
     const batch = 1000;
     const samples = new Float64Array(batch);
-    const posted = new Float64Array(batch);
-    const completed = new Float64Array(batch);
+    const posted = new Float64Array(batch * timestampsPerIteration(cmd));
+    const completed = new Float64Array(batch * timestampsPerIteration(cmd));
     while (performance.now() - t0 < cmd.durationSeconds * 1000) iterations += loop(batch, samples, posted, completed, () => {});
     const elapsedUs = (performance.now() - t0) * 1000;
     if (latency) {
@@ -219,7 +251,8 @@ function measure(cmd: PerfCommand, size: number, out: PerfOutput, loop: Loop): R
     return bandwidthJson(size, iterations, s);
   }
   const iterations = cmd.iterations;
-  const progress = progressFor(cmd, size, iterations);
+  const messages = iterations * timestampsPerIteration(cmd);
+  const progress = progressFor(cmd, size, messages);
   if (latency) {
     const samples = new Float64Array(iterations);
     loop(iterations, samples, undefined, undefined, progress.tick);
@@ -228,15 +261,17 @@ function measure(cmd: PerfCommand, size: number, out: PerfOutput, loop: Loop): R
     printLatency(cmd, out, size, iterations, s);
     return withHistogram(cmd, out, samples, latencyJson(size, iterations, s));
   }
-  const posted = new Float64Array(iterations);
-  const completed = new Float64Array(iterations);
+  const posted = new Float64Array(messages);
+  const completed = new Float64Array(messages);
   loop(iterations, undefined, posted, completed, progress.tick);
   progress.finish();
+  // perftest measures the peak unless a QP runs more than 20,000 iterations (force_dependecies),
+  // over the messages of every QP (print_report_bw).
   const s = iterations > PEAK_MAX_ITERATIONS
-    ? bandwidthStatsWithoutPeak(size, iterations, completed[iterations - 1]! - posted[0]!)
+    ? bandwidthStatsWithoutPeak(size, messages, completed[messages - 1]! - posted[0]!)
     : bandwidthStats(size, posted, completed);
-  printBandwidth(cmd, out, size, iterations, s);
-  return bandwidthJson(size, iterations, s);
+  printBandwidth(cmd, out, size, messages, s);
+  return bandwidthJson(size, messages, s);
 }
 
 function finish(cmd: PerfCommand, nic: Nic, machine: 'server' | 'client', results: Record<string, number>[], out: PerfOutput): void {
@@ -256,52 +291,63 @@ function finish(cmd: PerfCommand, nic: Nic, machine: 'server' | 'client', result
 export const SERVER_BANNER = ['', '************************************', '* Waiting for client to connect... *', '************************************'];
 
 async function runPaired(cmd: PerfCommand, nic: Nic, out: PerfOutput): Promise<number> {
-  const pair = makePair(nic, maxSize(cmd), false);
+  const queues = makeQueues(nic, maxSize(cmd), cmd.qps, false);
+  const { a, ra } = queues;
   const machine = cmd.server === undefined ? 'server' : 'client';
-  const e = pair.a.endpoint;
   // A rig-bnxt peer on this machine finds our MAC by our IPv4 (perftest's keys carry only the GID).
-  const withdraw = publishOwnAddress(nic.info.ipv4, e.mac);
-  const keys: PerftestKeys = {
-    lid: 0, outReads: 1, qpn: e.qp, psn: e.psn, rkey: pair.ra.key,
-    vaddr: (BigInt(pair.ra.vaHi) << 32n) | BigInt(pair.ra.vaLo), gid: e.gid, srqn: 0,
-  };
+  const withdraw = publishOwnAddress(nic.info.ipv4, a[0]!.endpoint.mac);
+  // One key block per QP, each naming that QP's receive buffer (set_up_connection's my_dest[i]).
+  const base = (BigInt(ra.vaHi) << 32n) | BigInt(ra.vaLo);
+  const size = maxSize(cmd);
+  const keys: PerftestKeys[] = a.map((qp, i) => {
+    const e = qp.endpoint;
+    return { lid: 0, outReads: 1, qpn: e.qp, psn: e.psn, rkey: ra.key, vaddr: base + BigInt(B.incomingOffset(i, size)), gid: e.gid, srqn: 0 };
+  });
   const pathMtu = pathMtuFor(nic.info.mtu);
   // perftest's server banner (send_lat.c, send_bw.c), before it waits for its client.
   if (machine === 'server' && fullOutput(cmd)) for (const l of SERVER_BANNER) out.log(l);
   const opened = machine === 'server'
-    ? await perftestServer(cmd.port, { keys: [keys], pathMtu })
-    : await perftestClient(cmd.server!, cmd.port, { keys: [keys], pathMtu });
+    ? await perftestServer(cmd.port, { keys, pathMtu })
+    : await perftestClient(cmd.server!, cmd.port, { keys, pathMtu });
   if (!opened.ok) {
     withdraw();
     console.error(`rig-bnxt perf: ${opened.error}`);
     return 1;
   }
   const s: PerftestSession = opened.value;
-  const step = async (what: string): Promise<PerftestKeys> => {
-    const r = await s.handshake();
+  const step = async (what: string, qp = 0): Promise<PerftestKeys> => {
+    const r = await s.handshake(qp);
     if (!r.ok) throw new Error(`${what}: ${r.error}`);
     return r.value;
   };
   try {
-    const peer = s.peer.keys[0]!;
-    const mac = cmd.peerMac !== undefined ? ok(cmd.peerMac) : resolvePeerMac(peer.gid);
-    if (!mac.ok) throw new Error(mac.error);
-    const c = pair.a.connect({ qp: peer.qpn, psn: peer.psn, gid: peer.gid, mac: mac.value }, { pathMtu: s.peer.pathMtu });
-    if (!c.ok) throw new Error(c.error);
+    // QP i connects to the peer's QP i (ctx_connect with rem_dest[i]).
+    for (let i = 0; i < a.length; i++) {
+      const peer = s.peer.keys[i]!;
+      const mac = cmd.peerMac !== undefined ? ok(cmd.peerMac) : resolvePeerMac(peer.gid);
+      if (!mac.ok) throw new Error(mac.error);
+      const c = a[i]!.connect({ qp: peer.qpn, psn: peer.psn, gid: peer.gid, mac: mac.value }, { pathMtu: s.peer.pathMtu });
+      if (!c.ok) throw new Error(a.length > 1 ? `queue pair ${i + 1} of ${a.length}: ${c.error}` : c.error);
+    }
     await step('after connecting');
-    const remote = await step('the remote address');
-    printHeader(cmd, nic, machine, pair, { qp: remote.qpn, psn: remote.psn, gid: remote.gid }, out, s.peer.pathMtu);
+    // Then one handshake per QP, whose keys are printed as that QP's remote address.
+    const remotes: { qp: number; psn: number; gid: Uint8Array }[] = [];
+    for (let i = 0; i < a.length; i++) {
+      const remote = await step(a.length > 1 ? `the remote address of QP ${i}` : 'the remote address', i);
+      remotes.push({ qp: remote.qpn, psn: remote.psn, gid: remote.gid });
+    }
+    printHeader(cmd, nic, machine, queues, remotes, out, s.peer.pathMtu);
     const results: Record<string, number>[] = [];
     for (const size of cmd.sizes) {
-      const preposted = machine === 'server' ? (cmd.test === 'send_lat' ? 1 : Math.min(cmd.iterations, L.SERVER_RX_DEPTH)) : 0;
-      if (machine === 'server') L.prepostReceives(pair.a, pair.ra, size, preposted);
+      const preposted = machine === 'server' ? (cmd.test === 'send_lat' ? 1 : Math.min(cmd.iterations, B.SERVER_RX_DEPTH)) : 0;
+      if (machine === 'server') B.prepostReceives(a, ra, size, preposted);
       await step(`before the run of ${size} B`);
-      if (machine === 'server') results.push(serveOne(cmd, pair, size, preposted, out));
+      if (machine === 'server') results.push(serveOne(cmd, queues, size, preposted, out));
       else {
         results.push(measure(cmd, size, out, (iterations, samples, posted, completed, tick) => {
-          if (cmd.test === 'send_lat') L.sendLatencyClient(pair.a, pair.ra, size, samples!, tick);
-          else L.sendBandwidthClient(pair.a, pair.ra, size, posted!, completed!, tick, txWindow(cmd));
-          return iterations;
+          if (cmd.test === 'send_lat') L.sendLatencyClient(a[0]!, ra, size, samples!, tick);
+          else B.sendBandwidthClient(a, ra, size, posted!, completed!, tick, txWindow(cmd));
+          return iterations * timestampsPerIteration(cmd);
         }));
       }
       if (cmd.test === 'send_bw' && cmd.all) await step(`after the run of ${size} B`);
@@ -317,17 +363,20 @@ async function runPaired(cmd: PerfCommand, nic: Nic, out: PerfOutput): Promise<n
 }
 
 /** The server's side of one size, and the row perftest's server prints for it. */
-function serveOne(cmd: PerfCommand, pair: Pair, size: number, preposted: number, out: PerfOutput): Record<string, number> {
+function serveOne(cmd: PerfCommand, queues: Queues, size: number, preposted: number, out: PerfOutput): Record<string, number> {
+  const { a, ra } = queues;
   if (cmd.test === 'send_lat') {
     // One sample per round trip between successive receives (iterations >= 5, so >= 4 samples).
     const samples = new Float64Array(cmd.iterations - 1);
-    L.sendLatencyServer(pair.a, pair.ra, size, cmd.iterations, samples);
+    L.sendLatencyServer(a[0]!, ra, size, cmd.iterations, samples);
     const st = latencyStats(samples, roundTripFactor(cmd.verb));
     printLatency(cmd, out, size, cmd.iterations, st);
     return withHistogram(cmd, out, samples, latencyJson(size, cmd.iterations, st));
   }
-  const elapsedUs = L.sendBandwidthServer(pair.a, pair.ra, size, cmd.iterations, preposted);
-  const st = bandwidthStatsWithoutPeak(size, cmd.iterations, elapsedUs);
-  printBandwidth(cmd, out, size, cmd.iterations, st);
-  return bandwidthJson(size, cmd.iterations, st);
+  // The messages of every QP, over the time from the first receive to the last (run_iter_bw_server).
+  const messages = cmd.iterations * a.length;
+  const elapsedUs = B.sendBandwidthServer(a, ra, size, cmd.iterations, preposted);
+  const st = bandwidthStatsWithoutPeak(size, messages, elapsedUs);
+  printBandwidth(cmd, out, size, messages, st);
+  return bandwidthJson(size, messages, st);
 }

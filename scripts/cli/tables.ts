@@ -72,6 +72,8 @@ export interface TestInfo {
   readonly device: string;
   /** perftest prints TX depth on the client and RX depth on the server (for send tests). */
   readonly machine: 'server' | 'client';
+  /** Queue pairs (-q); 1 when not given. */
+  readonly qps?: number;
   readonly txDepth: number;
   readonly rxDepth: number;
   /** Bandwidth tests only. */
@@ -103,7 +105,7 @@ export function testInfoLines(info: TestInfo): string[] {
     RESULT_LINE,
     ' '.repeat(20) + testTitle(info.test),
     ` Dual-port       : OFF\t\tDevice         : ${info.device}`,
-    ` Number of qps   : 1\t\tTransport type : IB`,
+    ` Number of qps   : ${info.qps ?? 1}\t\tTransport type : IB`,
     ` Connection type : RC\t\tUsing SRQ      : OFF`,
   ];
   if (info.machine === 'client') lines.push(` TX depth        : ${info.txDepth}`);
@@ -188,7 +190,7 @@ export function testInfoJson(info: TestInfo): Record<string, string | number> {
     test: testTitle(info.test).replace(/ /g, '_'),
     Dual_port: 'OFF',
     Device: info.device,
-    Number_of_qps: 1,
+    Number_of_qps: info.qps ?? 1,
     Transport_type: 'IB',
     Connection_type: 'RC',
     Using_SRQ: 'OFF',
