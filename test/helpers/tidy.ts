@@ -1,0 +1,153 @@
+/**
+ * The checks of test/tidy.test.ts, as pure functions of a file's path and text, so that the
+ * test can show each one catching what it is for. The rules themselves (bounds, folders, the
+ * hot-path files, the allow-lists) are in the test's header.
+ *
+ * Functions are found with TypeScript's own parser, so strings, comments and template literals
+ * never look like code: a function is a declaration, method, constructor, accessor, function
+ * expression or arrow function with a body, and its length counts every line from its first
+ * token to its closing brace (nested functions count in their parent too, as tidy.zig does).
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+import ts from 'typescript';
+
+/** Folders a clone does not have: git's own, and what .gitignore names (installed, built, tap's records). */
+const NOT_THE_TREE = new Set(['.git', 'node_modules', 'dist', '.tap', 'build', 'bench/out']);
+
+/** Every file under `folders` of `root` whose path (relative, '/'-separated) passes `keep`. */
+export function readFiles(root: string, folders: readonly string[], keep: (path: string) => boolean): Map<string, string> {
+  const out = new Map<string, string>();
+  const walk = (dir: string): void => {
+    for (const name of readdirSync(dir)) {
+      const full = join(dir, name);
+      const path = relative(root, full).split(sep).join('/');
+      if (NOT_THE_TREE.has(name) || NOT_THE_TREE.has(path)) continue;
+      if (statSync(full).isDirectory()) walk(full);
+      else if (keep(path)) out.set(path, readFileSync(full, 'utf8'));
+    }
+  };
+  for (const f of folders) walk(join(root, f));
+  return out;
+}
+
+/** `path:line (N columns)` for each line longer than `limit` code points that `exempt` does not excuse. */
+export function longLines(path: string, text: string, limit: number, exempt: (line: string) => boolean): string[] {
+  const out: string[] = [];
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const columns = [...lines[i]!].length;
+    if (columns > limit && !exempt(lines[i]!)) out.push(`${path}:${i + 1} (${columns} columns)`);
+  }
+  return out;
+}
+
+/** A function of a file: its dotted name (class, method, the variable or property it initializes) and lines. */
+export interface FunctionSpan {
+  name: string;
+  line: number;
+  lines: number;
+}
+
+function parse(path: string, text: string): ts.SourceFile {
+  const kind = path.endsWith('.ts') ? ts.ScriptKind.TS : ts.ScriptKind.JS;
+  return ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true, kind);
+}
+
+/** The name a node gives the function it holds or is: `Class.method`, `makeThing`, `controls.counters`. */
+function ownName(node: ts.Node, sf: ts.SourceFile): string | undefined {
+  if (ts.isConstructorDeclaration(node)) return 'constructor';
+  if (
+    ts.isFunctionDeclaration(node) || ts.isMethodDeclaration(node) || ts.isClassDeclaration(node) ||
+    ts.isClassExpression(node) || ts.isGetAccessorDeclaration(node) || ts.isSetAccessorDeclaration(node) ||
+    ts.isPropertyDeclaration(node) || ts.isPropertyAssignment(node) || ts.isVariableDeclaration(node) ||
+    ts.isMethodSignature(node)
+  ) {
+    return node.name?.getText(sf);
+  }
+  // A callback given with a title, as tests are (`t.test('rule 6: ...', async (t) => {...})`).
+  if ((ts.isArrowFunction(node) || ts.isFunctionExpression(node)) && ts.isCallExpression(node.parent)) {
+    const title = node.parent.arguments[0];
+    if (title !== undefined && title !== node && ts.isStringLiteralLike(title)) {
+      return `${node.parent.expression.getText(sf)}('${title.text.slice(0, 60)}')`;
+    }
+  }
+  return undefined;
+}
+
+function dottedName(node: ts.Node, sf: ts.SourceFile): string {
+  const parts: string[] = [];
+  for (let n: ts.Node | undefined = node; n !== undefined && !ts.isSourceFile(n); n = n.parent) {
+    const name = ownName(n, sf);
+    if (name !== undefined) parts.unshift(name);
+  }
+  return parts.length > 0 ? parts.join('.') : '(anonymous)';
+}
+
+const lineOf = (sf: ts.SourceFile, pos: number): number => sf.getLineAndCharacterOfPosition(pos).line + 1;
+
+/** Every function with a body in a TypeScript or JavaScript file, outermost first. */
+export function functionSpans(path: string, text: string): FunctionSpan[] {
+  const sf = parse(path, text);
+  const out: FunctionSpan[] = [];
+  const visit = (n: ts.Node): void => {
+    if (ts.isFunctionLike(n) && 'body' in n && n.body !== undefined) {
+      const first = lineOf(sf, n.getStart(sf));
+      out.push({ name: dottedName(n, sf), line: first, lines: lineOf(sf, n.end) - first + 1 });
+    }
+    ts.forEachChild(n, visit);
+  };
+  visit(sf);
+  return out;
+}
+
+/** What the hot-path rule forbids: a closure or a BigInt made where it would be made per operation. */
+export interface HotPathFinding {
+  what: 'closure' | 'BigInt literal' | 'BigInt()';
+  line: number;
+  /** The function the thing is made in (dotted name), or '(module)'. */
+  within: string;
+}
+
+/** The nearest enclosing function of `node`, or undefined at module level or in a class field initializer. */
+function enclosingFunction(node: ts.Node): ts.SignatureDeclaration | undefined {
+  for (let n = node.parent; n !== undefined && !ts.isSourceFile(n); n = n.parent) {
+    if (ts.isFunctionLike(n)) {
+      // A module-level IIFE (`const TABLE = (() => { ... })();`) runs once, at load: module level.
+      if ((ts.isArrowFunction(n) || ts.isFunctionExpression(n)) && enclosingFunction(n) === undefined) {
+        let callee: ts.Node = n;
+        while (ts.isParenthesizedExpression(callee.parent)) callee = callee.parent;
+        if (ts.isCallExpression(callee.parent) && callee.parent.expression === callee) continue;
+      }
+      return n;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Closures (arrow functions, function expressions) and BigInts (`1n`, `BigInt(x)`) in a
+ * hot-path file that are made inside a function: each call of that function would make them
+ * again. Made at module level, in a class field's initializer or in a constructor (once per
+ * object), or in a function named in `setup`, they are setup and allowed.
+ */
+export function hotPathFindings(path: string, text: string, setup: ReadonlySet<string>): HotPathFinding[] {
+  const sf = parse(path, text);
+  const out: HotPathFinding[] = [];
+  const visit = (n: ts.Node): void => {
+    let what: HotPathFinding['what'] | undefined;
+    if (ts.isArrowFunction(n) || ts.isFunctionExpression(n)) what = 'closure';
+    else if (n.kind === ts.SyntaxKind.BigIntLiteral) what = 'BigInt literal';
+    else if (ts.isCallExpression(n) && ts.isIdentifier(n.expression) && n.expression.text === 'BigInt') what = 'BigInt()';
+    if (what !== undefined) {
+      const f = enclosingFunction(n);
+      const within = f === undefined ? '(module)' : dottedName(f, sf);
+      if (f !== undefined && !ts.isConstructorDeclaration(f) && !setup.has(within)) {
+        out.push({ what, line: lineOf(sf, n.getStart(sf)), within });
+      }
+    }
+    ts.forEachChild(n, visit);
+  };
+  visit(sf);
+  return out;
+}

@@ -1,0 +1,592 @@
+// The tidy check (TigerBeetle's tidy.zig as a test): rules a reviewer should not have to count.
+// It reads files and parses them with TypeScript; it spawns nothing and takes about a second.
+//
+// 1. Line width: at most 120 columns (code points) in every *.ts, *.mjs, *.sh, *.c and *.h file
+//    under lib/ drivers/ firmware-hwrm/ scripts/ bench/ test/ (generated *.g.ts included, so
+//    their generator must wrap too), in the shell scripts there without an extension, and in
+//    every *.md under docs/ and README.md. Exempt: a line holding a URL (it cannot be cut), and in
+//    Markdown a table row (a row cannot be wrapped without breaking the table).
+// 2. Function length: at most 70 lines from the first token to the closing brace, nested
+//    functions counted in their parent, in every *.ts and *.mjs file of those folders. The few
+//    longer ones are in LONG_FUNCTIONS, each with the reason it is one piece; an entry that no
+//    longer matches a long function is an error, so the list only shrinks.
+// 3. Citations a clone can follow: no file of the repository names a path of a build machine
+//    (the project's own folder on it, a home folder) or the project's private fact sheets (the
+//    folder beside the project they live in, their file names, their section marks): cite the public source (Linux, rdma-core, DPDK, perftest, QEMU
+//    file and function or struct) and write the fact into docs/ in the project's own words.
+//    /tmp is allowed: it is where programs write at run time, not a machine's layout.
+// 4. The hot path allocates nothing: in HOT_PATH_FILES (the driver's post, doorbell and poll
+//    files, the software NIC's data path: see docs/architecture.md), no closure (arrow
+//    function, function expression) and no BigInt (`1n`, `BigInt(x)`) is made inside a
+//    function. Module level, class field initializers and constructors are setup (once per
+//    load or object) and allowed; so are the setup functions each file names, with a reason.
+import t from 'tap';
+import { fileURLToPath } from 'node:url';
+import { functionSpans, hotPathFindings, longLines, readFiles } from './helpers/tidy.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const MAX_COLUMNS = 120;
+const MAX_FUNCTION_LINES = 70;
+const CODE_FOLDERS = ['lib', 'drivers', 'firmware-hwrm', 'scripts', 'bench', 'test'];
+
+/** Functions allowed over MAX_FUNCTION_LINES: `path: dotted name` -> why it stays one piece. */
+const LONG_FUNCTIONS = new Map<string, string>([
+  ['lib/bnxt/bringup.ts: bringUp', 'bring-up as the manual\'s table of contents: one commented HWRM step after another'],
+  ['lib/bnxt/roce-device.ts: bringUpRoce', 'the RoCE bring-up\'s table of contents, one commented step each'],
+  ['drivers/vfio/open.ts: bringUp', 'the VFIO open in the kernel API\'s order (container, group, device, BARs)'],
+  ['drivers/emu/firmware/hwrm-kernel.ts: answerKernelCommand', 'one case per HWRM command bnxt_en sends: a dispatch table'],
+  ['drivers/emu/firmware/roce-cmd-modify-qp.ts: modifyQp', 'MODIFY_QP\'s checks in the order of its mask bits'],
+  ['drivers/emu/vfio-user/session.ts: VfioUserSession.dispatch', 'one case per vfio-user command: a dispatch table'],
+  ['drivers/emu/wire/build.ts: encodeFrame', 'the headers in wire order, allocation-free: split, it would pass state around'],
+  ['drivers/emu/wire/parse.ts: parseFrame', 'the headers in wire order, one status per check, allocation-free'],
+  ['drivers/emu/worker-host.ts: hostInWorker', 'the worker\'s message loop: one case per message; to split'],
+  ['scripts/cli/options.ts: parsePerf', 'one check per perf option in usage order; to split with the option table'],
+  ['scripts/cli/run-perf.ts: runPaired', 'the paired run\'s steps in perftest\'s order; to split'],
+  ['scripts/cli/run-pingpong.ts: runPingpong', 'ibv_rc_pingpong\'s steps in its order; to split'],
+  ['scripts/cli/run-serve.ts: runServe', 'the server\'s start, serve and stop in order; to split'],
+  ['scripts/interop/capture-check.ts: checkPingpongCapture', 'one pass over the capture with its checks; to split'],
+  ['scripts/interop/run-guest.ts: runGuest', 'the guest run in order (build, boot, follow, collect); to split'],
+  ['scripts/interop/stand-in-peer.ts: main', 'the stand-in peer\'s script in order; to split'],
+  ['test/fuzz-driver.ts: fuzzDriver', 'simulation driver; to split into workload, fault plan and checkers'],
+  ['test/fuzz-port.ts: fuzzPort', 'simulation driver; to split into workload, fault plan and checkers'],
+  ['test/fuzz-port.ts: fuzzPort.forge', 'one case per forged frame kind (part of fuzzPort)'],
+  ['test/soak-run.ts: runSoak', 'simulation driver; to split into workload, fault plan and checkers'],
+  ['test/hostile-wire-run.ts: runHostileWire', 'simulation driver; to split into workload, fault plan and checkers'],
+  ['test/helpers/hostile-relay.ts: makeKind', 'one case per hostile frame kind: a table'],
+  ['test/helpers/fake-vfio-kernel.ts: FakeVfioKernel.ioctl', 'one case per VFIO ioctl: a dispatch table'],
+  ['test/qp-data-rings.test.ts: wraparounds', 'one scenario walked across every wrap, asserting as it goes'],
+  ["test/failure-injector.test.ts: t.test('engine: QP error events and completions of no ring\'s kind, i')",
+    'one scenario, asserted step by step'],
+  ["test/fuzz-port.test.ts: t.test('crafted frames from the cable: no read through a queue pair ')",
+    'one scenario, asserted step by step'],
+  ["test/roce-commands-qp.test.ts: t.test('MODIFY_QP: 144 bytes, qp_type in byte 7')", 'a hand fixture of 144 bytes'],
+  ["test/roce-commands-qp.test.ts: t.test('QUERY_QP: command, response with side-buffer size, 104-byte ')",
+    'a hand fixture of the command and its 104-byte side buffer'],
+  ["test/serial/interop-rxe.test.ts: t.test('the capture check finds echo errors, retransmissions, NAKs, ')",
+    'hand-built captures, one per fault'],
+]);
+
+/**
+ * Files whose long lines are not rewrapped yet (each is an error once it has none left).
+ * Empty when the work is done.
+ */
+const WIDTH_PENDING = new Set<string>([
+  'docs/performance.md',
+  'bench/c/memcpy-crc.c',
+  'bench/c/ring-work.c',
+  'bench/c/shm-ping.c',
+  'bench/c/udp-ping.c',
+  'bench/cmdq-roundtrip.ts',
+  'bench/ffi-choice/compare.mjs',
+  'bench/helpers/c-build.ts',
+  'bench/helpers/json-line.ts',
+  'bench/helpers/machine.ts',
+  'bench/helpers/qp-setup.ts',
+  'bench/helpers/report.ts',
+  'bench/helpers/types.ts',
+  'bench/hwrm-roundtrip.ts',
+  'bench/qp-bandwidth.ts',
+  'bench/qp-cycles.ts',
+  'bench/qp-message-rate.ts',
+  'bench/qp-pingpong.ts',
+  'bench/qp-post-poll.ts',
+  'bench/qp-udp-pingpong.ts',
+  'bench/qp-wait-async.ts',
+  'bench/qp-zero-gc.ts',
+  'bench/references.ts',
+  'bench/run.ts',
+  'bench/udp-ping-node.ts',
+  'drivers/address-text.ts',
+  'drivers/device.ts',
+  'drivers/emu/cable/faults.ts',
+  'drivers/emu/cable/local-delivery.ts',
+  'drivers/emu/cable/loop-cable.ts',
+  'drivers/emu/cable/loopback.ts',
+  'drivers/emu/cable/pair-cable.ts',
+  'drivers/emu/cable/stream-cable.ts',
+  'drivers/emu/cable/udp-cable.ts',
+  'drivers/emu/config.ts',
+  'drivers/emu/device.ts',
+  'drivers/emu/dma-memory.ts',
+  'drivers/emu/engine/completer.ts',
+  'drivers/emu/engine/counters.ts',
+  'drivers/emu/engine/cq-writer.ts',
+  'drivers/emu/engine/engine.ts',
+  'drivers/emu/engine/flush.ts',
+  'drivers/emu/engine/port.ts',
+  'drivers/emu/engine/requester.ts',
+  'drivers/emu/engine/responder.ts',
+  'drivers/emu/engine/sgl.ts',
+  'drivers/emu/engine/sq-wqe.ts',
+  'drivers/emu/firmware/hwrm-backing-store.ts',
+  'drivers/emu/firmware/hwrm-faults.ts',
+  'drivers/emu/firmware/hwrm-kernel.ts',
+  'drivers/emu/firmware/hwrm.ts',
+  'drivers/emu/firmware/roce-channel.ts',
+  'drivers/emu/firmware/roce-cmd-cc.ts',
+  'drivers/emu/firmware/roce-cmd-cq.ts',
+  'drivers/emu/firmware/roce-cmd-fw.ts',
+  'drivers/emu/firmware/roce-cmd-gid.ts',
+  'drivers/emu/firmware/roce-cmd-modify-qp.ts',
+  'drivers/emu/firmware/roce-cmd-mr.ts',
+  'drivers/emu/firmware/roce-cmd-qp.ts',
+  'drivers/emu/firmware/roce-commands.ts',
+  'drivers/emu/firmware/roce-faults.ts',
+  'drivers/emu/firmware/roce-memory.ts',
+  'drivers/emu/firmware/roce-qp-transitions.ts',
+  'drivers/emu/firmware/roce.ts',
+  'drivers/emu/iommu.ts',
+  'drivers/emu/l2/l2-engine.ts',
+  'drivers/emu/nic-model.ts',
+  'drivers/emu/objects.ts',
+  'drivers/emu/open.ts',
+  'drivers/emu/vfio-user/guest-memory.ts',
+  'drivers/emu/vfio-user/hwrm-trace.ts',
+  'drivers/emu/vfio-user/index.ts',
+  'drivers/emu/vfio-user/interrupts.ts',
+  'drivers/emu/vfio-user/nic-device.ts',
+  'drivers/emu/vfio-user/pci-config.ts',
+  'drivers/emu/vfio-user/protocol.ts',
+  'drivers/emu/vfio-user/session.ts',
+  'drivers/emu/vfio-user/socket-libc.ts',
+  'drivers/emu/vfio-user/worker.ts',
+  'drivers/emu/wire/addresses.ts',
+  'drivers/emu/wire/aeth.ts',
+  'drivers/emu/wire/build.ts',
+  'drivers/emu/wire/headers.ts',
+  'drivers/emu/wire/icrc.ts',
+  'drivers/emu/wire/index.ts',
+  'drivers/emu/wire/parse.ts',
+  'drivers/emu/wire/pcap.ts',
+  'drivers/emu/wire/trace.ts',
+  'drivers/emu/worker-file.ts',
+  'drivers/emu/worker-host.ts',
+  'drivers/emu/worker.ts',
+  'drivers/iova-allocator.ts',
+  'drivers/vfio/container.ts',
+  'drivers/vfio/dma.ts',
+  'drivers/vfio/index.ts',
+  'drivers/vfio/info-capabilities.ts',
+  'drivers/vfio/libc.ts',
+  'drivers/vfio/open.ts',
+  'drivers/vfio/region.ts',
+  'drivers/vfio/sysfs.ts',
+  'firmware-hwrm/hwrm/backing-store.ts',
+  'firmware-hwrm/hwrm/func.ts',
+  'firmware-hwrm/hwrm/fw-nvm.ts',
+  'firmware-hwrm/hwrm/l2.ts',
+  'firmware-hwrm/hwrm/queue.ts',
+  'firmware-hwrm/hwrm/requests.ts',
+  'firmware-hwrm/hwrm/vnic-caps.ts',
+  'firmware-hwrm/layout.ts',
+  'firmware-hwrm/roce/commands-qp.ts',
+  'firmware-hwrm/roce/ib-transport.ts',
+  'firmware-hwrm/roce/pbl.ts',
+  'lib/bnxt/backing-store.ts',
+  'lib/bnxt/bringup.ts',
+  'lib/bnxt/completion-queue.ts',
+  'lib/bnxt/completion-status.ts',
+  'lib/bnxt/hwrm-channel.ts',
+  'lib/bnxt/hwrm-commands.ts',
+  'lib/bnxt/page-table.ts',
+  'lib/bnxt/queue-pair.ts',
+  'lib/bnxt/rcfw-channel.ts',
+  'lib/bnxt/roce-device.ts',
+  'lib/endpoint.ts',
+  'lib/nic.ts',
+  'lib/qp.ts',
+  'lib/region.ts',
+  'scripts/bind-vfio.sh',
+  'scripts/bnxt-guest/build.sh',
+  'scripts/bnxt-guest/init.sh',
+  'scripts/bnxt-guest/l2-peer.ts',
+  'scripts/bnxt-guest/run.ts',
+  'scripts/build-declarations.mjs',
+  'scripts/build.mjs',
+  'scripts/cli/exchange-socket.ts',
+  'scripts/cli/exchange.ts',
+  'scripts/cli/histogram.ts',
+  'scripts/cli/neighbours.ts',
+  'scripts/cli/options.ts',
+  'scripts/cli/perf-loops-bw.ts',
+  'scripts/cli/perf-loops.ts',
+  'scripts/cli/perftest-exchange.ts',
+  'scripts/cli/perftest-options.ts',
+  'scripts/cli/progress.ts',
+  'scripts/cli/run-perf.ts',
+  'scripts/cli/run-pingpong.ts',
+  'scripts/cli/run-probe.ts',
+  'scripts/cli/run-serve.ts',
+  'scripts/cli/stats.ts',
+  'scripts/cli/tables.ts',
+  'scripts/fuzz.ts',
+  'scripts/interop/build-guest.sh',
+  'scripts/interop/capture-check.ts',
+  'scripts/interop/free-ports.ts',
+  'scripts/interop/guest-init.sh',
+  'scripts/interop/host-command.ts',
+  'scripts/interop/job-script.ts',
+  'scripts/interop/qemu-args.ts',
+  'scripts/interop/run-guest.ts',
+  'scripts/interop/serial-follow.ts',
+  'scripts/interop/serial-transcript.ts',
+  'scripts/interop/stand-in-peer.ts',
+  'scripts/main-job.ts',
+  'scripts/soak.ts',
+  'scripts/vfio-guest/build.sh',
+  'scripts/vfio-guest/edu-check.ts',
+  'scripts/vfio-guest/edu.ts',
+  'test/cable-pcap-tap.test.ts',
+  'test/cable-udp.test.ts',
+  'test/cli-exchange.test.ts',
+  'test/cli-neighbours.test.ts',
+  'test/cli-options.test.ts',
+  'test/cli-perftest-exchange.test.ts',
+  'test/cli-perftest-options.test.ts',
+  'test/cli-pingpong-rnr.test.ts',
+  'test/cli-probe.test.ts',
+  'test/cli-run.test.ts',
+  'test/cli-serve.test.ts',
+  'test/cli-stats.test.ts',
+  'test/cli-tables.test.ts',
+  'test/emu-engine-errors.test.ts',
+  'test/emu-engine-recovery.test.ts',
+  'test/emu-engine-rings.test.ts',
+  'test/emu-engine-send.test.ts',
+  'test/emu-engine-timers.test.ts',
+  'test/emu-l2-interrupts.test.ts',
+  'test/emu-memory-bound.test.ts',
+  'test/emu-roce-firmware-objects.test.ts',
+  'test/emu-roce-firmware-qp.test.ts',
+  'test/emu-roce-firmware.test.ts',
+  'test/emu-strict.test.ts',
+  'test/emu-worker-file.test.ts',
+  'test/endpoint.test.ts',
+  'test/failure-deregister.test.ts',
+  'test/failure-destroy.test.ts',
+  'test/failure-entry.test.ts',
+  'test/failure-firmware.test.ts',
+  'test/failure-injector.test.ts',
+  'test/failure-nic-report.test.ts',
+  'test/failure-peer-killed.test.ts',
+  'test/failure-rnr-udp.test.ts',
+  'test/failure-rnr.test.ts',
+  'test/failure-setup.ts',
+  'test/failure-unknown-cqe.test.ts',
+  'test/fuzz-driver.test.ts',
+  'test/fuzz-driver.ts',
+  'test/fuzz-port.test.ts',
+  'test/fuzz-port.ts',
+  'test/helpers/doorbell-bits.ts',
+  'test/helpers/doorbell-patterns.ts',
+  'test/helpers/eager-pingpong-client.ts',
+  'test/helpers/emu-engine-harness.ts',
+  'test/helpers/emu-roce-setup.ts',
+  'test/helpers/fake-vfio-kernel.ts',
+  'test/helpers/hostile-plan.ts',
+  'test/helpers/hostile-relay.ts',
+  'test/helpers/hwrm-fixtures.ts',
+  'test/helpers/import-graph.ts',
+  'test/helpers/line-child.ts',
+  'test/helpers/python.ts',
+  'test/helpers/qp-control.ts',
+  'test/helpers/qp-echo-child.ts',
+  'test/helpers/roce-fixtures.ts',
+  'test/helpers/tidy.ts',
+  'test/helpers/vfio-user-client.ts',
+  'test/hostile-frames.test.ts',
+  'test/hostile-wire-run.ts',
+  'test/hostile-wire.test.ts',
+  'test/hwrm-backing-store.test.ts',
+  'test/hwrm-func-drv.test.ts',
+  'test/hwrm-func.test.ts',
+  'test/hwrm-header.test.ts',
+  'test/hwrm-port.test.ts',
+  'test/hwrm-requests.test.ts',
+  'test/hwrm-stat-ring.test.ts',
+  'test/import-graph.test.ts',
+  'test/interop-free-ports.test.ts',
+  'test/iova-allocator.test.ts',
+  'test/ledger.test.ts',
+  'test/nic-open-cables.test.ts',
+  'test/nic-open.test.ts',
+  'test/package.test.ts',
+  'test/qp-control-connect.test.ts',
+  'test/qp-control-cycles.test.ts',
+  'test/qp-control-destroy.test.ts',
+  'test/qp-control-make.test.ts',
+  'test/qp-control-mtu.test.ts',
+  'test/qp-data-capture-thread.test.ts',
+  'test/qp-data-capture.test.ts',
+  'test/qp-data-checks.test.ts',
+  'test/qp-data-payload.test.ts',
+  'test/qp-data-poll.test.ts',
+  'test/qp-data-rings.test.ts',
+  'test/qp-data-udp.test.ts',
+  'test/qp-wait-async.test.ts',
+  'test/region.test.ts',
+  'test/roce-cmdq.test.ts',
+  'test/roce-commands-cq.test.ts',
+  'test/roce-commands-fw.test.ts',
+  'test/roce-commands-gid.test.ts',
+  'test/roce-commands-mr.test.ts',
+  'test/roce-commands-qp.test.ts',
+  'test/roce-cqe.test.ts',
+  'test/roce-doorbell.test.ts',
+  'test/roce-nqe.test.ts',
+  'test/roce-opcodes.test.ts',
+  'test/roce-wqe.test.ts',
+  'test/serial/bnxt-guest.test.ts',
+  'test/serial/interop-rxe.test.ts',
+  'test/serial/vfio-guest.test.ts',
+  'test/soak-run.ts',
+  'test/soak.test.ts',
+  'test/tidy.test.ts',
+  'test/vfio-abi.test.ts',
+  'test/vfio-bind-script.test.ts',
+  'test/vfio-koffi-lazy.test.ts',
+  'test/vfio-mmio.test.ts',
+  'test/vfio-open.test.ts',
+  'test/vfio-user-interrupts.test.ts',
+  'test/vfio-user-pci-config.test.ts',
+  'test/vfio-user-protocol.test.ts',
+  'test/vfio-user-server.test.ts',
+  'test/wire-conformance.test.ts',
+  'test/wire-frame.test.ts',
+  'test/wire-icrc.test.ts',
+  'test/wire-opcodes.test.ts',
+  'test/wire-pcap.test.ts',
+  'test/wire-tshark.test.ts',
+]);
+
+/** Files whose citations are not replaced yet (each is an error once it has none left). Empty when done. */
+const CITATIONS_PENDING = new Set<string>([
+  'bench/c/ring-work.c',
+  'docs/architecture.md',
+  'drivers/emu/firmware/roce-cmd-gid.ts',
+  'drivers/emu/firmware/roce-commands.ts',
+  'drivers/emu/firmware/roce-limits.ts',
+  'drivers/emu/firmware/roce-qp-transitions.ts',
+  'drivers/emu/wire/aeth.ts',
+  'drivers/emu/wire/build.ts',
+  'drivers/emu/wire/icrc.ts',
+  'drivers/vfio/dma.ts',
+  'drivers/vfio/pci-ids.ts',
+  'drivers/vfio/region.ts',
+  'drivers/vfio/sysfs.ts',
+  'firmware-hwrm/hwrm/backing-store.ts',
+  'firmware-hwrm/hwrm/errors.ts',
+  'firmware-hwrm/hwrm/func-drv.ts',
+  'firmware-hwrm/hwrm/func.ts',
+  'firmware-hwrm/hwrm/header.ts',
+  'firmware-hwrm/hwrm/port.ts',
+  'firmware-hwrm/hwrm/ring.ts',
+  'firmware-hwrm/hwrm/stat-ctx.ts',
+  'firmware-hwrm/hwrm/types.ts',
+  'firmware-hwrm/hwrm/ver-get.ts',
+  'firmware-hwrm/roce/cmdq.ts',
+  'firmware-hwrm/roce/commands-qp.ts',
+  'firmware-hwrm/roce/cqe.ts',
+  'firmware-hwrm/roce/doorbell.ts',
+  'firmware-hwrm/roce/opcodes.ts',
+  'lib/bnxt/chip.ts',
+  'lib/bnxt/completion-queue.ts',
+  'lib/bnxt/hwrm-channel.ts',
+  'lib/bnxt/page-table.ts',
+  'lib/bnxt/qp-state.ts',
+  'lib/bnxt/rcfw-channel.ts',
+  'lib/bnxt/ring-memory.ts',
+  'scripts/bind-vfio.sh',
+  'scripts/interop/README.md',
+  'scripts/interop/build-guest.sh',
+  'scripts/interop/guest-config.ts',
+  'scripts/interop/guest-init.sh',
+  'scripts/interop/qemu-args.ts',
+  'test/helpers/doorbell-patterns.ts',
+  'test/helpers/fake-sysfs.ts',
+  'test/helpers/fake-vfio-kernel.ts',
+  'test/helpers/hwrm-fixtures.ts',
+  'test/helpers/roce-fixtures.ts',
+  'test/helpers/wire-fixtures.ts',
+  'test/hwrm-backing-store.test.ts',
+  'test/hwrm-func-drv.test.ts',
+  'test/hwrm-func.test.ts',
+  'test/hwrm-header.test.ts',
+  'test/hwrm-port.test.ts',
+  'test/hwrm-requests.test.ts',
+  'test/hwrm-stat-ring.test.ts',
+  'test/hwrm-ver-get.test.ts',
+  'test/qp-control-endpoint.test.ts',
+  'test/qp-data-capture.test.ts',
+  'test/roce-cmdq.test.ts',
+  'test/roce-commands-cq.test.ts',
+  'test/roce-commands-fw.test.ts',
+  'test/roce-commands-gid.test.ts',
+  'test/roce-commands-mr.test.ts',
+  'test/roce-commands-qp.test.ts',
+  'test/roce-cqe.test.ts',
+  'test/roce-creq.test.ts',
+  'test/roce-doorbell.test.ts',
+  'test/roce-nqe.test.ts',
+  'test/roce-opcodes.test.ts',
+  'test/roce-pbl.test.ts',
+  'test/serial/interop-rxe.test.ts',
+  'test/vfio-abi.test.ts',
+  'test/vfio-bind-script.test.ts',
+  'test/vfio-mmio.test.ts',
+  'test/wire-icrc.test.ts',
+]);
+
+/** The hot-path files -> their setup functions (dotted names, see helpers/tidy.ts) and why each is setup. */
+const HOT_PATH_FILES = new Map<string, Record<string, string>>([
+  ['lib/qp.ts', {
+    'Qp.waitAsync': 'the asynchronous wait makes a promise per call by design; wait and waitBytes are the hot ones',
+    sameBytes: 'connect\'s endpoint check: the control path',
+  }],
+  ['lib/bnxt/queue-pair.ts', { 'BnxtQp.make': 'runs once per queue pair' }],
+  ['lib/bnxt/completion-queue.ts', {}],
+  ['lib/bnxt/completion-wait.ts', { waitForCompletionAsync: 'as Qp.waitAsync: a promise per call by design' }],
+  ['drivers/vfio/mmio.ts', {}],
+  ['drivers/emu/write-queue.ts', {}],
+  ['firmware-hwrm/roce/doorbell.ts', {}],
+  ['firmware-hwrm/roce/wqe.ts', {}],
+  ['firmware-hwrm/roce/cqe.ts', {}],
+  ...[
+    'completer', 'core', 'counters', 'cq-writer', 'doorbells', 'flush', 'host', 'port', 'requester', 'responder',
+    'sgl', 'sq-wqe', 'states', 'timers', 'transport',
+  ].map((f): [string, Record<string, string>] => [`drivers/emu/engine/${f}.ts`, {}]),
+  ['drivers/emu/engine/engine.ts', { 'RoceEngine.controls.injectCqe': 'a test hook, not the data path' }],
+  ...['aeth', 'build', 'bytes', 'crc32', 'headers', 'icrc', 'ipv4-checksum', 'opcodes', 'parse', 'roce-frame']
+    .map((f): [string, Record<string, string>] => [`drivers/emu/wire/${f}.ts`, {}]),
+  ['drivers/emu/cable/cable.ts', { dropAll: 'a cable\'s first receiver, made once when the cable is' }],
+  ['drivers/emu/cable/pair-cable.ts', { sameBytes: 'compares addresses when a pair is plugged' }],
+  ['drivers/emu/cable/loop-cable.ts', {}],
+  ['drivers/emu/cable/local-delivery.ts', {}],
+  ['drivers/emu/cable/faults.ts', {}],
+  ['drivers/emu/cable/udp-cable.ts', { 'UdpCable.constructor': 'binding the socket: once per cable' }],
+  ['drivers/emu/cable/stream-cable.ts', {
+    'StreamCable.connect': 'once per connection', 'StreamCable.listen': 'once per cable',
+    'StreamCable.attach': 'once per connection',
+  }],
+  ['drivers/emu/iommu.ts', { 'Iommu.unmap': 'the control path (a buffer freed)' }],
+  ['drivers/emu/nic-model.ts', { 'NicModel.modelControls': 'test hooks, made once per model' }],
+]);
+
+const code = readFiles(ROOT, CODE_FOLDERS, (p) =>
+  /\.(ts|mjs|sh|c|h)$/.test(p) && !p.endsWith('.d.ts'));
+const shellWithoutExtension = readFiles(ROOT, ['scripts'], (p) => !/\.[a-z]+$/.test(p.split('/').pop()!));
+for (const [p, text] of shellWithoutExtension) if (text.startsWith('#!')) code.set(p, text);
+const markdown = readFiles(ROOT, ['docs'], (p) => p.endsWith('.md'));
+markdown.set('README.md', readFiles(ROOT, ['.'], (p) => p === 'README.md').get('README.md')!);
+
+const hasUrl = (line: string): boolean => /\bhttps?:\/\//.test(line);
+const isTableRow = (line: string): boolean => line.trimStart().startsWith('|');
+
+t.test(`rule 1: no line is wider than ${MAX_COLUMNS} columns (URLs, and Markdown tables, exempt)`, async (t) => {
+  const found: string[] = [];
+  const pendingSeen = new Set<string>();
+  for (const [path, text] of code) {
+    const long = longLines(path, text, MAX_COLUMNS, hasUrl);
+    if (WIDTH_PENDING.has(path)) {
+      if (long.length > 0) pendingSeen.add(path);
+    } else {
+      found.push(...long);
+    }
+  }
+  for (const [path, text] of markdown) {
+    const long = longLines(path, text, MAX_COLUMNS, (line) => hasUrl(line) || isTableRow(line));
+    if (WIDTH_PENDING.has(path)) {
+      if (long.length > 0) pendingSeen.add(path);
+    } else {
+      found.push(...long);
+    }
+  }
+  t.same(found, [], 'lines to wrap');
+  t.same([...WIDTH_PENDING].filter((p) => !pendingSeen.has(p)), [], 'WIDTH_PENDING entries with nothing left to wrap');
+  t.ok(code.has('lib/bnxt/queue-pair.ts') && code.has('scripts/bind-vfio.sh') && markdown.has('docs/api.md'),
+    'the files are read');
+});
+
+t.test(`rule 2: no function is longer than ${MAX_FUNCTION_LINES} lines but the listed ones`, async (t) => {
+  const found: string[] = [];
+  const listed = new Set<string>();
+  for (const [path, text] of code) {
+    if (!/\.(ts|mjs)$/.test(path)) continue;
+    for (const f of functionSpans(path, text)) {
+      if (f.lines <= MAX_FUNCTION_LINES) continue;
+      const key = `${path}: ${f.name}`;
+      if (LONG_FUNCTIONS.has(key)) listed.add(key);
+      else found.push(`${key} (line ${f.line}, ${f.lines} lines)`);
+    }
+  }
+  t.same(found, [], 'functions to split');
+  t.same([...LONG_FUNCTIONS.keys()].filter((k) => !listed.has(k)), [], 'LONG_FUNCTIONS entries that are not long');
+});
+
+t.test('rule 3: no file names a build machine\'s path or the private fact sheets', async (t) => {
+  // Spelled in pieces, so that this file does not name them itself.
+  const banned = [
+    ['', 'work', ''].join('/'), ['', 'home', ''].join('/'), ['', 'Users', ''].join('/'),
+    ['..', 'shared'].join('/'), ['shared', 'docs'].join('/'),
+    ['bnxt-roce', 'interface.md'].join('-'), ['bnxt-hwrm', 'vfio.md'].join('-'), ['rxe', 'interop.md'].join('-'),
+    ['facts', '§'].join(' '), ['(facts', ''].join(':'),
+  ];
+  const everything = readFiles(ROOT, ['.'], (p) =>
+    !p.startsWith('.git/') && p !== 'package-lock.json' && !/\.(png|pcap|gz|xz|zst|node|so)$/.test(p));
+  const found: string[] = [];
+  const pendingSeen = new Set<string>();
+  for (const [path, text] of everything) {
+    const lines = text.split('\n');
+    for (let i = 0; i < lines.length; i++) {
+      for (const b of banned) {
+        if (!lines[i]!.includes(b)) continue;
+        if (CITATIONS_PENDING.has(path)) pendingSeen.add(path);
+        else found.push(`${path}:${i + 1}: ${b}`);
+      }
+    }
+  }
+  t.same(found, [], 'citations to replace by public sources');
+  t.same([...CITATIONS_PENDING].filter((p) => !pendingSeen.has(p)), [], 'CITATIONS_PENDING entries with nothing left');
+  t.ok(everything.has('.ci/run') && everything.has('docs/hardware.md'), 'the whole tree is read, dot-folders included');
+});
+
+t.test('rule 4: the hot-path files make no closure and no BigInt outside setup', async (t) => {
+  const found: string[] = [];
+  for (const [path, setup] of HOT_PATH_FILES) {
+    const text = code.get(path);
+    if (text === undefined) {
+      found.push(`${path}: missing (HOT_PATH_FILES names a file that is not there)`);
+      continue;
+    }
+    const findings = hotPathFindings(path, text, new Set(Object.keys(setup)));
+    for (const f of findings) found.push(`${path}:${f.line}: ${f.what} in ${f.within}`);
+  }
+  t.same(found, [], 'closures or BigInts made per call in the hot path');
+});
+
+t.test('the checks catch what they are for', async (t) => {
+  t.same(longLines('a.ts', `ok\n${'x'.repeat(121)}\n${'│'.repeat(120)}\n`, 120, () => false), ['a.ts:2 (121 columns)'],
+    'columns are code points: 120 box-drawing characters fit');
+  const spans = functionSpans('a.ts', [
+    'class A {', '  m() {', '    const f = () => {', '      return 1;', '    };', '  }', '}',
+    "t.test('rule 6: a title', async () => {", '});', 'const s = `function x() {}`;',
+  ].join('\n'));
+  t.same(spans.map((s) => [s.name, s.line, s.lines]),
+    [['A.m', 2, 5], ['A.m.f', 3, 3], ["t.test('rule 6: a title')", 8, 2]],
+    'methods, arrows named by what they initialize or their title; a template literal is no function');
+  const hot = [
+    'const TABLE = (() => { const a = [1].map((x) => x); return a; })();',
+    'const BIG = 1n << 32n;',
+    'class Q {',
+    '  private readonly onFrame = (n: number): void => { this.seen.push(() => n); };',
+    '  constructor() { this.cb = () => 0; }',
+    '  make() { return [0].map((x) => BigInt(x)); }',
+    '  post(v: number) { this.db = BigInt(v) << 32n; run(() => v); }',
+    '}',
+  ].join('\n');
+  t.same(hotPathFindings('q.ts', hot, new Set(['Q.make'])).map((f) => `${f.line} ${f.what} ${f.within}`), [
+    '4 closure Q.onFrame',
+    '7 BigInt() Q.post', '7 BigInt literal Q.post', '7 closure Q.post',
+  ], 'made per call in a field\'s arrow or a method, it is found; at module level (a module-level IIFE ' +
+    'included), in a constructor or in a named setup function it is allowed');
+});
