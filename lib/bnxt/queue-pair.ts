@@ -37,9 +37,16 @@ export const RNR_RETRY_FOREVER = 7;
 /** RNR timer code 1 = 0.01 ms, the smallest delay (min RNR timer). */
 export const MIN_RNR_TIMER = 1;
 
-const SEND_WORD0 = R.sqWqeWord0(R.WqeType.SEND, R.WqeFlags.SIGNAL_COMP, R.STATIC_WQE_SLOTS);
-const READ_WORD0 = R.sqWqeWord0(R.WqeType.READ_WQE, R.WqeFlags.SIGNAL_COMP, R.STATIC_WQE_SLOTS);
-const RECV_WORD0 = R.rqWqeWord0(R.STATIC_WQE_SLOTS);
+/**
+ * wqe_size is the 16-byte units the WQE uses, header and SGEs present: 3 for one SGE. Static
+ * mode still gives each WQE 8 slots (the producer and start_slot_idx advance by 8). Linux
+ * bnxt_re qplib_fp.c bnxt_qplib_required_slots (wqe_sz = bytes >> 4, slot = 8 when static),
+ * rdma-core providers/bnxt_re verbs.c bnxt_re_required_slots and bnxt_re_post_recv (idx = 2 + nsge).
+ */
+const WQE_SIZE_ONE_SGE = R.sqWqeSizeForSges(1);
+const SEND_WORD0 = R.sqWqeWord0(R.WqeType.SEND, R.WqeFlags.SIGNAL_COMP, WQE_SIZE_ONE_SGE);
+const READ_WORD0 = R.sqWqeWord0(R.WqeType.READ_WQE, R.WqeFlags.SIGNAL_COMP, WQE_SIZE_ONE_SGE);
+const RECV_WORD0 = R.rqWqeWord0(WQE_SIZE_ONE_SGE);
 const TRAILER = R.CQE_TRAILER_WORD;
 const SGE_WORD = R.WQE_SGE_OFFSET / 4;
 

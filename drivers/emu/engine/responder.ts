@@ -146,7 +146,7 @@ function loadReceive(core: EngineCore, t: QpTransport): boolean {
     classError(core, t, NakCode.REMOTE_OPERATIONAL_ERROR, CqResRcStatus.LOCAL_QP_OPERATION_ERR, ResErrStateReason.RES_WQE_FORMAT_ERROR, true);
     return false;
   }
-  const status = loadSgl(iommu, core.tables, t.qp.pd, t.recvSgl, base + WQE_SGE_OFFSET, sges, true);
+  const status = loadSgl(iommu, core.tables, t.qp.pd, t.recvSgl, base + WQE_SGE_OFFSET, sges, true, true);
   if (status !== SglError.OK) {
     classError(core, t, NakCode.REMOTE_OPERATIONAL_ERROR, CqResRcStatus.LOCAL_PROTECTION_ERR, ResErrStateReason.RES_WQE_FORMAT_ERROR, true);
     return false;

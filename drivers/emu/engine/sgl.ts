@@ -46,10 +46,19 @@ export function checkRange(mr: EmuMr | undefined, pd: number, va: number, length
 
 /**
  * Reads `count` SGEs starting at `sgeIova` into `sgl`, resolving each key through `tables`.
- * Zero-length SGEs are skipped unchecked (a receive WQE with no buffer carries one).
+ * Every SGE the WQE's wqe_size names is the WQE's own and is checked, a zero-length one too
+ * (it carries no bytes, but its key must name a region of the domain and its address lie in
+ * it): a wqe_size larger than the SGEs the driver wrote (the static 8 slots, read as 6 SGEs
+ * where one was written) fails the WQE on the zeroed ones. The one exception is a receive of
+ * a single zero-length SGE: rdma-core's bnxt_re_post_recv writes that for a receive with no
+ * buffer ("HW needs at least one SGE for RQ Entries") and leaves its key unwritten
+ * (`emptyReceive`). The public sources do not say whether Thor checks a zero-length SGE's key:
+ * this is the stricter reading (docs/hardware.md).
  * `needLocalWrite`: the bytes will be written (receive buffers, READ destinations).
  */
-export function loadSgl(iommu: Iommu, tables: RoceTables, pd: number, sgl: SgList, sgeIova: number, count: number, needLocalWrite: boolean): number {
+export function loadSgl(
+  iommu: Iommu, tables: RoceTables, pd: number, sgl: SgList, sgeIova: number, count: number, needLocalWrite: boolean, emptyReceive = false,
+): number {
   sgl.clear();
   if (count === 0) return SglError.OK;
   const b = iommu.mappingOf(sgeIova, count * SGE_BYTES);
@@ -60,11 +69,12 @@ export function loadSgl(iommu: Iommu, tables: RoceTables, pd: number, sgl: SgLis
   for (let i = 0; i < count; i++) {
     const at = base + i * SGE_BYTES;
     const size = le32(b, at + SGE_SIZE_OFFSET);
-    if (size === 0) continue;
+    if (size === 0 && emptyReceive && count === 1) continue;
     const va = le64(b, at + SGE_VA_OFFSET);
     const mr = tables.mr(le32(b, at + SGE_L_KEY_OFFSET));
     const status = checkRange(mr, pd, va, size, access);
     if (status !== SglError.OK) return status;
+    if (size === 0) continue; // checked, carries nothing
     sgl.mr[n] = mr!;
     sgl.offset[n] = regionOffset(mr!, va);
     sgl.size[n] = size;
