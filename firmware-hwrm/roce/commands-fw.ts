@@ -85,6 +85,13 @@ export const DevCapFlags = {
   PINGPONG_PUSH_MODE: 0x100,
   HW_REQUESTER_RETX_ENABLED: 0x200,
   HW_RESPONDER_RETX_ENABLED: 0x400,
+  /**
+   * Internal queue memory (IQM): the device keeps ORRQ/IRRQ itself and MODIFY_QP takes the read
+   * depths as they are. Named by Broadcom's bnxt_re (qplib_res.h `_is_internal_queue_memory`,
+   * `BNXT_RE_IQM`); the bit is not in mainline roce_hsi.h, so its value is unverified
+   * (docs/hardware.md).
+   */
+  INTERNAL_QUEUE_MEMORY: 0x8000,
 } as const;
 /** dev_cap_flags bits 1–3: congestion-control generation. */
 export const DEV_CAP_CC_GENERATION_SHIFT = 1;

@@ -174,6 +174,21 @@ export class BnxtQp {
     });
   }
 
+  /**
+   * MODIFY_QP's read depths: IRRQ and ORRQ slots for IRD and ORD, each capped at the device's
+   * maximum (QUERY_FUNC max_qp_rd_atom, max_qp_init_rd_atom); the depths as they are only where
+   * the device reports internal queue memory. Linux bnxt_re qplib_fp.c bnxt_qplib_modify_qp
+   * (ORD_LIMIT_TO_ORRQ_SLOTS = ORD + 1, IRD_LIMIT_TO_IRRQ_SLOTS = 2 x IRD + 2, qplib_fp.h),
+   * ib_verbs.c bnxt_re_modify_qp (caps), BNXT_RE_IQM(dev_cap_flags).
+   */
+  private get readDepths(): { orrq: number; irrq: number } {
+    const caps = this.roce.caps;
+    const ord = Math.min(READ_DEPTH, caps.max_qp_init_rd_atom);
+    const ird = Math.min(READ_DEPTH, caps.max_qp_rd_atom);
+    if ((caps.dev_cap_flags & R.DevCapFlags.INTERNAL_QUEUE_MEMORY) !== 0) return { orrq: ord, irrq: ird };
+    return { orrq: R.orrqSlots(ord), irrq: R.irrqSlots(ird) };
+  }
+
   /** One MODIFY_QP, checked against the transition table. */
   private modify(to: DriverQpState, fields: ModifyFields): Result<void> {
     if (!legalTransition(this.state, to)) return err(`MODIFY_QP ${this.state} -> ${to} is not a legal transition`);
@@ -199,11 +214,11 @@ export class BnxtQp {
       access: R.QpAccess.LOCAL_WRITE | (p.remoteRead ? R.QpAccess.REMOTE_READ : 0),
       network_type: R.NetworkType.ROCEV2_IPV4, dgid: p.destGid, sgid_index: this.roce.gidIndex, hop_limit: 64,
       traffic_class: 0, flow_label: 0, dest_mac: p.destMac, vlan_id: 0xfff, path_mtu: R.pathMtuCode(p.pathMtu),
-      rq_psn: p.destPsn, min_rnr_timer: MIN_RNR_TIMER, max_dest_rd_atomic: READ_DEPTH, dest_qp_id: p.destQp,
+      rq_psn: p.destPsn, min_rnr_timer: MIN_RNR_TIMER, max_dest_rd_atomic: this.readDepths.irrq, dest_qp_id: p.destQp,
     });
     if (!rtr.ok) return rtr;
     const rts = this.modify('RTS', {
-      timeout: ACK_TIMEOUT, retry_cnt: RETRY_COUNT, rnr_retry: RNR_RETRY_FOREVER, sq_psn: this.psn, max_rd_atomic: READ_DEPTH,
+      timeout: ACK_TIMEOUT, retry_cnt: RETRY_COUNT, rnr_retry: RNR_RETRY_FOREVER, sq_psn: this.psn, max_rd_atomic: this.readDepths.orrq,
     });
     if (!rts.ok) return rts;
     this.mtu = p.pathMtu;

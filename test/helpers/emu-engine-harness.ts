@@ -338,13 +338,13 @@ export class TestNic {
     qp.destGid.set(o.destIpv4 ?? peer.config.ipv4, 12);
     qp.rqPsn = o.rqPsn ?? 0x100;
     qp.minRnrTimer = o.minRnrTimer ?? 1;
-    qp.maxDestRdAtomic = 4;
+    qp.maxDestRdAtomic = 8; // IRRQ slots for IRD 3 (2 x 3 + 2), matching ORD 3 below
     q.modify(EmuQpState.RTR);
     qp.sqPsn = o.sqPsn ?? 0x100;
     qp.timeout = o.timeout ?? 14;
     qp.retryCnt = o.retryCnt ?? 7;
     qp.rnrRetry = o.rnrRetry ?? 7;
-    qp.maxRdAtomic = 4;
+    qp.maxRdAtomic = 4; // ORRQ slots for ORD 3
     q.modify(EmuQpState.RTS);
   }
 

@@ -43,6 +43,8 @@ export class EngineCounters {
   seqNaksSent = 0;
   naksSent = 0;
   duplicateRequests = 0;
+  /** READ requests NAKed because the responder already had IRD of them in flight. */
+  readsOverIrd = 0;
   readResponsesSent = 0;
   messagesReceived = 0;
   // Completions and queues

@@ -241,6 +241,17 @@ function executeRead(core: EngineCore, t: QpTransport): void {
     }
   }
   const packets = psnPackets(length, t.mtu);
+  // IBA 9.7.5.1: no more READs in flight than the responder depth (IRD) the QP was given. The
+  // firmware takes max_dest_rd_atomic as IRRQ slots, 2 x IRD + 2 (Linux bnxt_re qplib_fp.h
+  // IRRQ_SLOTS_TO_IRD_LIMIT); a READ beyond it is NAKed Invalid Request. In flight here: new
+  // READs whose responses are not all sent yet (a duplicate replays its old entry and takes
+  // none), never more than the requester still counts as outstanding, so a requester within
+  // its ORD never meets this.
+  if (t.rdInFlight >= irdOf(t.qp.maxDestRdAtomic)) {
+    core.counters.readsOverIrd++;
+    classError(core, t, NakCode.INVALID_REQUEST, 0, ResErrStateReason.RES_IRRQ_OFLOW);
+    return;
+  }
   const c = t.rdNext;
   if (t.rdQueued[c] !== 0) {
     // More READs waiting for their responses than the responder holds (rxe: ERR_TOO_MANY_RDMA_ATM_REQ).
@@ -254,6 +265,8 @@ function executeRead(core: EngineCore, t: QpTransport): void {
   t.rdLength[c] = length;
   t.rdRkey[c] = f.rethRkey;
   t.rdValid[c] = 1;
+  t.rdFresh[c] = 1;
+  t.rdInFlight++;
   startReadResponses(core, t, c, f.psn, va, length);
   t.msn = (t.msn + 1) & 0xffffff;
   core.counters.messagesReceived++;
@@ -261,6 +274,12 @@ function executeRead(core: EngineCore, t: QpTransport): void {
   t.lastOpcode = -1;
   // The responses acknowledge every earlier request.
   t.pendingAck = false;
+}
+
+/** The responder depth (IRD) that MODIFY_QP's max_dest_rd_atomic (IRRQ slots) gives. */
+function irdOf(irrqSlots: number): number {
+  const ird = (irrqSlots >> 1) - 1;
+  return ird > 0 ? ird : 0;
 }
 
 /** The request at ePsn is done: the next is expected; AckReq asks for an ACK (coalesced). */
@@ -350,6 +369,10 @@ export function responderOutput(core: EngineCore, t: QpTransport): boolean {
       sent = true;
     }
     t.rdQueued[c] = 0;
+    if (t.rdFresh[c] !== 0) {
+      t.rdFresh[c] = 0;
+      t.rdInFlight--;
+    }
     t.outHead++;
   }
   if (t.pendingNak) {

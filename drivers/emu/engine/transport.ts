@@ -157,6 +157,10 @@ export class QpTransport {
   readonly rdResid = new Float64Array(READ_CONTEXTS);
   /** The context is in outQueue. */
   readonly rdQueued = new Uint8Array(READ_CONTEXTS);
+  /** The context's READ is new and its responses are not all sent (a replay of an old one is not). */
+  readonly rdFresh = new Uint8Array(READ_CONTEXTS);
+  /** Contexts with rdFresh set: the READs in flight that IRD bounds. */
+  rdInFlight = 0;
   rdNext = 0;
   /** FIFO of contexts with responses to send. */
   readonly outQueue = new Int32Array(READ_CONTEXTS * 2);
@@ -217,6 +221,8 @@ export class QpTransport {
     this.pendingAck = this.pendingNak = false;
     this.rdValid.fill(0);
     this.rdQueued.fill(0);
+    this.rdFresh.fill(0);
+    this.rdInFlight = 0;
     this.outHead = this.outTail = 0;
     this.flushPending = false;
     this.notifyPending = false;
