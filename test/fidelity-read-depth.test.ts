@@ -7,7 +7,7 @@
 // Request), so the old raw 16 (IRD 7) fails a requester with 15 READs outstanding.
 import t from 'tap';
 import { nicInternals } from '../lib/nic.ts';
-import type { Nic, Qp } from '../lib/index.ts';
+import type { Nic, Qp, Region } from '../lib/index.ts';
 import { captureCmdq } from './helpers/cmdq-capture.ts';
 import { engineCounters, openPair } from './helpers/qp-data.ts';
 
@@ -41,11 +41,11 @@ function sendRawDepths(nic: Nic): void {
   }) as typeof rcfw.send;
 }
 
-function postReads(a: Qp, b: { rb: import('../lib/index.ts').Region; ra: import('../lib/index.ts').Region }, n: number, bytes: number): void {
+function postReads(a: Qp, b: { rb: Region; ra: Region }, n: number, bytes: number): void {
   for (let i = 0; i < n; i++) a.read(b.rb, i * bytes, b.ra, i * bytes, bytes);
 }
 
-t.test('16 READs of 64 KiB outstanding complete: the responder\'s IRD (16) covers the requester\'s ORD (16)', async (t) => {
+t.test('24 READs of 64 KiB complete: the responder\'s IRD (16) covers the requester\'s ORD (16)', async (t) => {
   const p = openPair({ stepped: true }, 1 << 21);
   t.teardown(() => p.nic.close());
   postReads(p.a, p, 24, 65536);
@@ -55,7 +55,7 @@ t.test('16 READs of 64 KiB outstanding complete: the responder\'s IRD (16) cover
   t.equal(engineCounters(p.nic)['readsOverIrd'], 0, 'no READ met the responder\'s IRD');
 });
 
-t.test('the raw depth 16 (IRD 7 at the responder, ORD 15 at the requester) fails the QP with READs NAKed', async (t) => {
+t.test('the raw depth 16 (IRD 7 at the responder, ORD 15 at the requester) fails the QP', async (t) => {
   const { Nic, Qp, Region } = await import('../lib/index.ts');
   const nic = Nic.open('emu', { stepped: true });
   if (!nic.ok) return void t.fail(nic.error);
@@ -74,5 +74,6 @@ t.test('the raw depth 16 (IRD 7 at the responder, ORD 15 at the requester) fails
   const first = failed[0];
   // The NAK names the READ beyond IRD; the earlier READs' responses never come (the responder
   // failed), so the requester resends the oldest READ to a dead responder until its retries run out.
-  if (first && !first.ok) t.match(first.error, /invalid request|retry exceeded/i, 'NAKed, or retried against the failed responder');
+  const why = /invalid request|retry exceeded/i;
+  if (first && !first.ok) t.match(first.error, why, 'NAKed, or retried against the failed responder');
 });
