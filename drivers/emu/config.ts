@@ -1,4 +1,6 @@
 /** What a software NIC is: its identity and its cable, fixed when it is opened. */
+import type { FirmwareName } from './firmware/personality.ts';
+
 
 export type CableSpec =
   | { readonly kind: 'loop' }
@@ -25,6 +27,11 @@ export interface EmuConfig {
    * counting otherwise (the CLI, long runs).
    */
   readonly strict?: boolean;
+  /**
+   * The firmware the NIC plays (firmware/personality.ts): `current` or `p5-legacy`. Unset:
+   * RIG_BNXT_EMU_FIRMWARE's, else `current`.
+   */
+  readonly firmware?: FirmwareName;
 }
 
 /** The environment variable that makes software NICs strict unless their config says otherwise. */

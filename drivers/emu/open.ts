@@ -10,6 +10,7 @@
  *   IPv4    10.77.(number >> 8).(number & 0xff) (config.ts ipv4FromNumber: distinct numbers,
  *           distinct addresses)
  *   MTU     9000; a capture file from RIG_BNXT_PCAP; seed 1; a worker thread unless stepped
+ *   firmware RIG_BNXT_EMU_FIRMWARE's personality, else `current` (firmware/personality.ts)
  *
  * Cables that would clash are refused: a UDP cable whose two ends are one port, or whose local
  * MAC or address is the one the other end's port gives (the two NICs would take each other's
@@ -23,6 +24,7 @@ import { ok, type Result } from '../../firmware-hwrm/result.ts';
 import { parseIpv4, parseMac } from '../address-text.ts';
 import { openEmu } from './device.ts';
 import { ipv4FromNumber, macFromNumber, type CableSpec } from './config.ts';
+import { firmwarePersonality } from './firmware/personality.ts';
 
 /** What a user may say about a NIC when opening it (drivers/open-device.ts OpenOptions). */
 export interface EmuOpenOptions {
@@ -43,6 +45,12 @@ export interface EmuOpenOptions {
    * in this process and share one virtual clock (two NICs, deterministic, no sockets).
    */
   readonly pair?: string;
+  /**
+   * Software NIC only: the firmware it plays, `current` (unified MR registration, hardware
+   * retransmission) or `p5-legacy` (neither); unset, RIG_BNXT_EMU_FIRMWARE's, else `current`
+   * (firmware/personality.ts).
+   */
+  readonly firmware?: string;
 }
 
 const EMU = /^emu(?::(\d{1,5}):(\d{1,5}))?$/;
@@ -87,9 +95,11 @@ export function openEmuNamed(name: string, options: EmuOpenOptions): Result<Open
   if (cable.kind === 'udp') refuseSharedAddress(name, cable.remotePort, mac, ipv4);
   const mtu = options.mtu ?? DEFAULT_MTU;
   if (!Number.isInteger(mtu) || mtu < MIN_MTU || mtu > MAX_MTU) invalid(`Nic.open: MTU ${mtu} is not in ${MIN_MTU}..${MAX_MTU}`);
+  if (options.firmware !== undefined && typeof options.firmware !== 'string') invalid('Nic.open: firmware must be a name');
+  const firmware = firmwarePersonality(options.firmware).name;
   const d = openEmu({
     mac, ipv4, mtu, cable, pcapPath: options.pcap ?? process.env.RIG_BNXT_PCAP, seed: options.seed ?? 1,
-    mode: options.stepped ? 'stepped' : 'thread',
+    mode: options.stepped ? 'stepped' : 'thread', firmware,
   });
   return d.ok ? ok({ device: d.value, defaultIpv4: ipv4 }) : d;
 }

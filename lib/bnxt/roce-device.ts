@@ -10,7 +10,9 @@ import { Ledger } from '../../drivers/ledger.ts';
 import {
   RING_ALLOC_REQ_RING_TYPE, RING_ALLOC_REQ_INT_MODE, RING_ALLOC_REQ_PAGE_TBL_DEPTH, STAT_CTX_ALLOC_REQ_STAT_CTX_FLAGS,
 } from '../../firmware-hwrm/hwrm/index.ts';
-import { CreqQueryFuncRespSb, gidWords, macWords, cmdqUnits } from '../../firmware-hwrm/roce/index.ts';
+import {
+  CreqQueryFuncRespSb, DevCapFlags, InitializeFwFlags, gidWords, macWords, cmdqUnits,
+} from '../../firmware-hwrm/roce/index.ts';
 import type { Values } from '../../firmware-hwrm/layout.ts';
 import { ok, err, type Result } from '../result.ts';
 import type { BnxtFunction } from './bringup.ts';
@@ -104,7 +106,11 @@ export function bringUpRoce(func: BnxtFunction, ipv4: Uint8Array): Result<RoceDe
   const caps = CreqQueryFuncRespSb.decode(side.bytes);
 
   // INITIALIZE_FW: context fields stay 0 on P5 (context memory came from the backing store).
-  const init = ch.send(Q.INITIALIZE_FW, { log2_dbr_pg_size: 0, stat_ctx_id: statCtxId });
+  // HW_REQUESTER_RETX_SUPPORTED where QUERY_FUNC reports hardware retransmission (requester or
+  // responder), as Linux bnxt_re does (qplib_rcfw.c bnxt_qplib_init_rcfw, qplib_res.h _is_hw_retx_supported).
+  const hwRetx = DevCapFlags.HW_REQUESTER_RETX_ENABLED | DevCapFlags.HW_RESPONDER_RETX_ENABLED;
+  const flags = (caps.dev_cap_flags & hwRetx) !== 0 ? InitializeFwFlags.HW_REQUESTER_RETX_SUPPORTED : 0;
+  const init = ch.send(Q.INITIALIZE_FW, { flags, log2_dbr_pg_size: 0, stat_ctx_id: statCtxId });
   if (!init.ok) return fail('INITIALIZE_FW', init.error);
   ledger.undo(ch, 'DEINITIALIZE_FW', () => ch.send(Q.DEINITIALIZE_FW, {}));
 

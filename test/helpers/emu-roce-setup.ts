@@ -5,6 +5,7 @@
  * (VER_GET, FUNC_DRV_RGTR, backing store, the CREQ and an NQ, a RoCE statistics context);
  * `TestCmdq` is a minimal RCFW channel: it posts commands and reads the CREQ byte by byte.
  */
+import type { FirmwareName } from '../../drivers/emu/firmware/personality.ts';
 import { NicModel, BAR0_BYTES, BAR2_BYTES } from '../../drivers/emu/nic-model.ts';
 import { allocWriteQueue, WriteQueueProducer, WriteKind } from '../../drivers/emu/write-queue.ts';
 import { allocWake } from '../../drivers/emu/wake.ts';
@@ -32,10 +33,10 @@ export class EmuRig {
   private readonly resp: DmaBuf;
   private readonly shortReq: DmaBuf;
 
-  constructor(options: { mtu?: number } = {}) {
+  constructor(options: { mtu?: number; firmware?: FirmwareName } = {}) {
     const config: EmuConfig = {
       mac: Uint8Array.from([0x02, 0x62, 0x6e, 0, 0, 1]), ipv4: Uint8Array.from([10, 0, 0, 1]), mtu: options.mtu ?? 1500,
-      cable: { kind: 'loop' }, pcapPath: undefined, seed: 1, mode: 'stepped',
+      cable: { kind: 'loop' }, pcapPath: undefined, seed: 1, mode: 'stepped', firmware: options.firmware,
     };
     const queue = allocWriteQueue();
     this.model = new NicModel({ config, queue, wake: allocWake(), bar0: new SharedArrayBuffer(BAR0_BYTES), bar2: new SharedArrayBuffer(BAR2_BYTES) });
@@ -284,8 +285,10 @@ function expectOk(what: string, e: Uint8Array): Uint8Array {
 }
 
 /** A started channel on a brought-up function, with INITIALIZE_FW done unless `init` is false. */
-export function openRoce(options: BringUpOptions & { init?: boolean; mtu?: number; cmdqDepth?: number } = {}): { rig: EmuRig; setup: HwrmSetup; q: TestCmdq } {
-  const rig = new EmuRig({ mtu: options.mtu });
+export function openRoce(
+  options: BringUpOptions & { init?: boolean; mtu?: number; cmdqDepth?: number; firmware?: FirmwareName } = {},
+): { rig: EmuRig; setup: HwrmSetup; q: TestCmdq } {
+  const rig = new EmuRig({ mtu: options.mtu, firmware: options.firmware });
   const setup = bringUp(rig, options);
   const q = new TestCmdq(rig, setup, options.cmdqDepth ?? 256);
   q.start();

@@ -2,6 +2,7 @@
  * What a RoCE command handler is given and what it gives back. A handler checks every
  * argument before it changes anything, so a refused command leaves the tables as they were.
  */
+import type { FirmwarePersonality } from './personality.ts';
 import type { ModelBus } from '../bus.ts';
 import type { EngineHooks } from '../objects.ts';
 import type { FunctionResources } from './function-resources.ts';
@@ -27,6 +28,8 @@ export interface RoceContext {
   /** The engine, told of state changes and destroyed QPs. */
   readonly hooks: EngineHooks;
   limits(): RoceLimits;
+  /** The firmware this NIC plays (what QUERY_FUNC offers, which flows the commands take). */
+  readonly firmware: FirmwarePersonality;
   /** Ring id of the CREQ named by the cmdq_init mailbox. */
   readonly creqRingId: number | undefined;
 }

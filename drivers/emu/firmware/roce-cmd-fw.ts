@@ -4,10 +4,12 @@
  * bnxt_qplib_init_rcfw, bnxt_qplib_deinit_rcfw, qplib_sp.c bnxt_qplib_get_dev_attr, bnxt_qplib_query_version).
  */
 import {
-  CmdqInitializeFw, CreqQueryFuncRespSb, CreqQueryVersionResp, RoceStatus,
+  CmdqInitializeFw, CreqQueryFuncRespSb, CreqQueryVersionResp, DevCapFlags, InitializeFwFlags, RoceStatus,
 } from '../../../firmware-hwrm/roce/index.ts';
 import { refuse, success, type Answer, type RoceContext } from './roce-answer.ts';
-import { queryFuncValues, ROCE_FW_VERSION, ROCE_INTF_VERSION } from './roce-limits.ts';
+import { queryFuncValues, ROCE_INTF_VERSION } from './roce-limits.ts';
+
+const HW_RETX = DevCapFlags.HW_REQUESTER_RETX_ENABLED | DevCapFlags.HW_RESPONDER_RETX_ENABLED;
 
 export function initializeFw(ctx: RoceContext, cmd: Uint8Array): Answer {
   const c = CmdqInitializeFw.decode(cmd);
@@ -17,6 +19,13 @@ export function initializeFw(ctx: RoceContext, cmd: Uint8Array): Answer {
   if (!fn.backingStore) return refuse(RoceStatus.RESOURCES, 'INITIALIZE_FW: no context memory (HWRM_FUNC_BACKING_STORE_CFG first)');
   const stat = fn.statCtxs.get(c.stat_ctx_id);
   if (!stat || !stat.roce) return refuse(RoceStatus.INVALID_PARAMETER, `INITIALIZE_FW: stat_ctx_id ${c.stat_ctx_id} is no RoCE statistics context`);
+  // Hardware retransmission is the firmware's to offer (QUERY_FUNC dev_cap_flags): a driver may
+  // take it (HW_REQUESTER_RETX_SUPPORTED, Linux bnxt_qplib_init_rcfw) or not, as drivers older
+  // than the flag do, but may not claim what was not offered.
+  const offered = (ctx.firmware.devCapFlags & HW_RETX) !== 0;
+  if ((c.flags & InitializeFwFlags.HW_REQUESTER_RETX_SUPPORTED) !== 0 && !offered) {
+    return refuse(RoceStatus.INVALID_PARAMETER, 'INITIALIZE_FW: HW_REQUESTER_RETX_SUPPORTED, but no hardware retransmission was offered');
+  }
   // The context-table fields are 0 on P5 (context memory comes from HWRM) and are ignored.
   state.initialized = true;
   state.statCtxId = c.stat_ctx_id;
@@ -36,12 +45,13 @@ export function deinitializeFw(ctx: RoceContext): Answer {
 }
 
 export function queryFunc(ctx: RoceContext): Answer {
-  return success(undefined, CreqQueryFuncRespSb.encode(queryFuncValues(ctx.limits())));
+  return success(undefined, CreqQueryFuncRespSb.encode(queryFuncValues(ctx.limits(), ctx.firmware.devCapFlags)));
 }
 
-export function queryVersion(): Answer {
+export function queryVersion(ctx: RoceContext): Answer {
+  const v = ctx.firmware.roceVersion;
   return success(CreqQueryVersionResp.encode({
-    fw_maj: ROCE_FW_VERSION.maj, fw_minor: ROCE_FW_VERSION.minor, fw_bld: ROCE_FW_VERSION.bld, fw_rsvd: ROCE_FW_VERSION.rsvd,
+    fw_maj: v.maj, fw_minor: v.minor, fw_bld: v.bld, fw_rsvd: v.rsvd,
     intf_maj: ROCE_INTF_VERSION.maj, intf_minor: ROCE_INTF_VERSION.minor, intf_bld: ROCE_INTF_VERSION.bld, intf_rsvd: ROCE_INTF_VERSION.rsvd,
   }));
 }

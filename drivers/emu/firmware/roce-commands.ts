@@ -39,7 +39,7 @@ const HANDLERS = new Map<number, Handler>([
   [O.INITIALIZE_FW, initializeFw],
   [O.DEINITIALIZE_FW, (ctx) => deinitializeFw(ctx)],
   [O.QUERY_FUNC, (ctx) => queryFunc(ctx)],
-  [O.QUERY_VERSION, () => queryVersion()],
+  [O.QUERY_VERSION, (ctx) => queryVersion(ctx)],
   [O.MODIFY_ROCE_CC, modifyRoceCc],
 ]);
 

@@ -5,7 +5,7 @@
  * keys live in the backing store HWRM configured, so its entry counts cap them.
  */
 import type { BackingStoreState } from './hwrm-backing-store.ts';
-import { DevCapFlags, DevCapExtFlags, type CreqQueryFuncRespSb } from '../../../firmware-hwrm/roce/index.ts';
+import { DevCapExtFlags, type CreqQueryFuncRespSb } from '../../../firmware-hwrm/roce/index.ts';
 import type { Values } from '../../../firmware-hwrm/layout.ts';
 
 export interface RoceLimits {
@@ -74,13 +74,13 @@ export function roceLimits(store: BackingStoreState | undefined): RoceLimits {
 }
 
 /** The body of the QUERY_FUNC side buffer (creq_query_func_resp_sb past its 8-byte header). */
-export function queryFuncValues(l: RoceLimits): Partial<Values<typeof CreqQueryFuncRespSb.fields>> {
+export function queryFuncValues(l: RoceLimits, devCapFlags: number): Partial<Values<typeof CreqQueryFuncRespSb.fields>> {
   return {
     max_mr_size: BigInt(l.maxMrSizeBytes),
     max_qp: l.maxQp,
     max_qp_wr: l.maxQpWqes,
-    // The unified allocate-and-register flow is offered; ALLOCATE_MRW + REGISTER_MR works too.
-    dev_cap_flags: DevCapFlags.MR_REGISTER_ALLOC,
+    // The personality's: the unified allocate-and-register flow, hardware retransmission.
+    dev_cap_flags: devCapFlags,
     max_cq: l.maxCq,
     max_cqe: l.maxCqe,
     max_pd: 65536,
@@ -112,7 +112,5 @@ export function queryFuncValues(l: RoceLimits): Partial<Values<typeof CreqQueryF
   };
 }
 
-/** The RoCE firmware version (HWRM_VER_GET reports the same roce_fw 230.2.52.0). */
-export const ROCE_FW_VERSION = { maj: 230, minor: 2, bld: 52, rsvd: 0 } as const;
 /** The RoCE interface version answered by QUERY_VERSION: the HSI these layouts follow (1.10.3.133). */
 export const ROCE_INTF_VERSION = { maj: 1, minor: 10, bld: 3, rsvd: 133 } as const;

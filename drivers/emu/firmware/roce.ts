@@ -24,6 +24,7 @@ import { NotifyRing } from './roce-notify-ring.ts';
 import { RoceFaults, type RoceMalformKind, type RoceRandomFaults } from './roce-faults.ts';
 import { RoceState } from './roce-tables.ts';
 import { roceLimits, type RoceLimits } from './roce-limits.ts';
+import { firmwarePersonality } from './personality.ts';
 import { refuse, type Answer, type RoceContext } from './roce-answer.ts';
 import { runCommand } from './roce-commands.ts';
 import type { FunctionResources, RoceOfFunction } from './function-resources.ts';
@@ -87,6 +88,7 @@ export class RoceFirmware implements RoceTables, RoceOfFunction {
       state: this.state,
       hooks,
       limits: (): RoceLimits => roceLimits(fn.backingStore),
+      firmware: firmwarePersonality(bus.config.firmware),
       get creqRingId(): number | undefined {
         return channel.open ? channel.creqRingId : undefined;
       },

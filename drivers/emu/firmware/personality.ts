@@ -1,0 +1,65 @@
+/**
+ * Firmware personalities: which firmware the software NIC plays. Real Thor cards run many
+ * firmware versions, and the public drivers branch on what QUERY_FUNC reports, so a driver that
+ * only ever met one answer would not have been tried on the others:
+ *
+ *   current    unified MR registration (REGISTER_MR with ALLOC_MR, dev_cap_flags
+ *              MR_REGISTER_ALLOC) and hardware requester retransmission (HW_REQUESTER_RETX_ENABLED)
+ *   p5-legacy  an older P5 firmware: neither flag. REGISTER_MR takes only a key from
+ *              ALLOCATE_MRW, and INITIALIZE_FW may not claim hardware retransmission.
+ *
+ * The flags are what Linux bnxt_re reads (qplib_res.h `_is_alloc_mr_unified`,
+ * `_is_hw_retx_supported`); the unified flow is new in 2024 ("RDMA/bnxt_re: Avoid an extra hwrm
+ * per MR creation": firmware without the flag has only the classic flow). A software NIC
+ * opened without a choice plays RIG_BNXT_EMU_FIRMWARE's personality, else `current`: the
+ * test helpers and .ci/run set the variable to run the suite on each.
+ */
+import { invalid } from '../../../firmware-hwrm/errors.ts';
+import { DevCapFlags } from '../../../firmware-hwrm/roce/commands-fw.ts';
+
+export interface FirmwarePersonality {
+  readonly name: FirmwareName;
+  /** The RoCE firmware version (QUERY_VERSION fw_maj.fw_minor.fw_bld.fw_rsvd). */
+  readonly roceVersion: { readonly maj: number; readonly minor: number; readonly bld: number; readonly rsvd: number };
+  /** QUERY_FUNC dev_cap_flags. */
+  readonly devCapFlags: number;
+}
+
+export type FirmwareName = 'current' | 'p5-legacy';
+
+export const FIRMWARE_PERSONALITIES: Readonly<Record<FirmwareName, FirmwarePersonality>> = {
+  current: {
+    name: 'current',
+    roceVersion: { maj: 230, minor: 2, bld: 52, rsvd: 0 },
+    devCapFlags: DevCapFlags.MR_REGISTER_ALLOC | DevCapFlags.HW_REQUESTER_RETX_ENABLED,
+  },
+  'p5-legacy': {
+    name: 'p5-legacy',
+    roceVersion: { maj: 218, minor: 1, bld: 77, rsvd: 0 },
+    devCapFlags: 0,
+  },
+};
+
+/** The environment variable naming the personality of software NICs opened without one. */
+export const FIRMWARE_ENV = 'RIG_BNXT_EMU_FIRMWARE';
+export const DEFAULT_FIRMWARE: FirmwareName = 'current';
+
+/** True if `name` is a personality's name. */
+export function isFirmwareName(name: unknown): name is FirmwareName {
+  return typeof name === 'string' && Object.hasOwn(FIRMWARE_PERSONALITIES, name);
+}
+
+/**
+ * The personality `name` names, else the environment's, else `current`. A name that is none
+ * (given, or in the environment) is a misuse: InvalidArgument listing the ones there are.
+ */
+export function firmwarePersonality(
+  name: string | undefined, env: Readonly<Record<string, string | undefined>> = process.env,
+): FirmwarePersonality {
+  const chosen = name ?? (env[FIRMWARE_ENV] || undefined) ?? DEFAULT_FIRMWARE;
+  if (!isFirmwareName(chosen)) {
+    const from = name !== undefined ? 'firmware' : FIRMWARE_ENV;
+    invalid(`Nic.open: ${from} "${chosen}" is not one of ${Object.keys(FIRMWARE_PERSONALITIES).join(', ')}`);
+  }
+  return FIRMWARE_PERSONALITIES[chosen];
+}
