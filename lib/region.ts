@@ -62,7 +62,7 @@ export class Region {
     return ok(region);
   }
 
-  /** DEREGISTER_MR, then frees the memory. A refusal leaves the region registered. */
+  /** DEALLOCATE_KEY (the region's key), then frees the memory. A refusal leaves the region registered. */
   deregister(): Result<void> {
     if (this.deregistered) return err('Region.deregister: the region is already deregistered');
     if (this.nic.closed) return err('Region.deregister: its NIC is closed');

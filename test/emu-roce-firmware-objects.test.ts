@@ -170,8 +170,8 @@ t.test('classic MR flow: ALLOCATE_MRW, REGISTER_MR (level 1, va inside its first
   t.not(again, key, 'a freed key is not handed out again as it was');
 });
 
-t.test('unified MR flow: REGISTER_MR with ALLOC_MR allocates the key; DEREGISTER_MR frees it', async (t) => {
-  const { q, rig } = openRoce();
+t.test('unified MR flow: REGISTER_MR with ALLOC_MR allocates the key; DEREGISTER_MR unbinds, DEALLOCATE_KEY frees it', async (t) => {
+  const { q, rig } = openRoce({ firmware: 'current' });
   const page = rig.alloc(4096);
   const cookie = q.send(R.CmdqRegisterMr, {
     opcode: O.REGISTER_MR, flags: R.RegisterMrFlags.ALLOC_MR, lvl: 0, log2_pg_size: 12, access: R.MrAccess.LOCAL_WRITE, key: 7,
@@ -183,6 +183,8 @@ t.test('unified MR flow: REGISTER_MR with ALLOC_MR allocates the key; DEREGISTER
   const mr = rig.model.roce.mr(key)!;
   t.same([mr.pd, mr.va, mr.length, mr.memory.iova(100)], [7, page.iova, 4096, page.iova + 100]);
   t.equal(q.call(R.CmdqDeregisterMr, { opcode: O.DEREGISTER_MR, lkey: key })[1], 0);
+  t.equal(rig.model.roce.mr(key), undefined, 'no region under the key');
+  t.equal(q.call(R.CmdqDeallocateKey, { opcode: O.DEALLOCATE_KEY, mrw_flags: R.MrwType.MR, key })[1], 0, 'the key is still there to free');
   t.equal(resources(rig).mrs, 0);
 });
 
@@ -196,7 +198,7 @@ t.test('the DMA MR (PMR, level 0, pbl 0, va 0, size all ones) uses bus addresses
 });
 
 t.test('memory-key refusals and the MRAV bound', async (t) => {
-  const { q, rig } = openRoce({ mravEntries: 2 });
+  const { q, rig } = openRoce({ mravEntries: 2, firmware: 'current' });
   const page = rig.alloc(4096);
   const unified = { opcode: O.REGISTER_MR, flags: R.RegisterMrFlags.ALLOC_MR, lvl: 0, log2_pg_size: 12, key: 1, pbl: page.iova, va: 0, mr_size: 4096n };
   const badPbl = rig.alloc(4096);

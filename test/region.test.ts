@@ -2,6 +2,7 @@
 // size the memory allows, deregistration, bad lengths (thrown) and refusals (Results).
 import t, { type Test } from 'tap';
 import { Qp, Region, InvalidArgument } from '../lib/index.ts';
+import { nicInternals } from '../lib/nic.ts';
 import {
   openNic, controls, mrAttributes, holdings, requests, watchCommands, watchAllocations, unwrap, OP, STATUS, emu,
 } from './helpers/qp-control.ts';
@@ -22,6 +23,11 @@ const SHAPES: [number, 0 | 1 | 2, number][] = [
   [2 * MIB2, 1, MIB2],
   [MIB2 + 1, 2, KIB4], // 513 pages of 4 KiB: two leaf tables under a directory
 ];
+
+/** Whether the NIC's firmware offers the unified REGISTER_MR (QUERY_FUNC dev_cap_flags MR_REGISTER_ALLOC, 0x20). */
+function unifiedMr(nic: Parameters<typeof nicInternals>[0]): boolean {
+  return (nicInternals(nic).roce.caps.dev_cap_flags & 0x20) !== 0;
+}
 
 function vaOf(r: Region): number {
   return r.vaHi * 2 ** 32 + r.vaLo;
@@ -47,7 +53,15 @@ function checkShape(t: Test, length: number, level: number, pageBytes: number): 
   const cmd = watch.log.find((c) => c.opcode === OP.REGISTER_MR)!;
   t.equal(cmd.body['lvl'], level, `REGISTER_MR at PBL level ${level}`);
   t.equal(cmd.body['log2_pg_size'], Math.log2(pageBytes), `with ${pageBytes}-byte pages`);
-  t.equal(cmd.body['flags'], ALLOC_MR, 'the firmware allocates the key');
+  if (unifiedMr(nic)) {
+    t.equal(cmd.body['flags'], ALLOC_MR, 'MR_REGISTER_ALLOC offered: the firmware allocates the key');
+    t.equal(cmd.body['key'], nicInternals(nic).roce.pdId, 'the key field carries the PD');
+  } else {
+    const alloc = watch.log.filter((c) => c.opcode === OP.ALLOCATE_MRW);
+    t.same(alloc.map((c) => [c.body['mrw_flags'], c.body['pd_id']]), [[0, nicInternals(nic).roce.pdId]], 'no unified flow: ALLOCATE_MRW (MR) first');
+    t.equal(cmd.body['flags'], 0, 'then REGISTER_MR without ALLOC_MR');
+    t.equal(cmd.body['key'], r.key, 'with that key');
+  }
   const mr = mrAttributes(nic, r.key);
   t.ok(mr, 'the firmware has a region under the key');
   if (mr) {
@@ -75,7 +89,7 @@ function checkShape(t: Test, length: number, level: number, pageBytes: number): 
   const dereg = watchCommands(nic);
   t.same(r.deregister(), { ok: true, value: undefined }, 'deregister');
   dereg.restore();
-  t.same(dereg.log.map((c) => [c.name, c.body['lkey']]), [['DEREGISTER_MR', r.key]], 'DEREGISTER_MR of its key');
+  t.same(dereg.log.map((c) => [c.name, c.body['key']]), [['DEALLOCATE_KEY', r.key]], 'DEALLOCATE_KEY of its key (bnxt_re_dereg_mr)');
   t.equal(r.deregistered, true);
   t.equal(mrAttributes(nic, r.key), undefined, 'the firmware no longer has it');
   t.same(holdings(nic), start, 'memory, mappings and tables as before');
@@ -122,7 +136,7 @@ t.test('alloc is an Error when the firmware refuses REGISTER_MR, and gives back 
   const nic = openNic();
   const start = holdings(nic);
   for (const length of [100, 3 * KIB4, MIB2 + 1]) {
-    controls(nic).roce.refuseNth(1, STATUS.RESOURCES);
+    controls(nic).roce.refuseNth(unifiedMr(nic) ? 1 : 2, STATUS.RESOURCES); // REGISTER_MR (after ALLOCATE_MRW without the unified flow)
     const r = Region.alloc(nic, length);
     t.notOk(r.ok, `${length} bytes: an Error`);
     if (!r.ok) t.match(r.error, 'REGISTER_MR refused by the firmware: RESOURCES');
@@ -171,7 +185,7 @@ t.test('deregister refused: an Error, the region stays registered and can be der
   controls(nic).roce.refuseNth(1, STATUS.FAIL);
   const refused = r.deregister();
   t.notOk(refused.ok, 'an Error');
-  if (!refused.ok) t.match(refused.error, 'DEREGISTER_MR refused by the firmware: FAIL');
+  if (!refused.ok) t.match(refused.error, 'DEALLOCATE_KEY refused by the firmware: FAIL');
   t.equal(r.deregistered, false, 'still registered');
   t.ok(mrAttributes(nic, r.key), 'the firmware still has it');
   t.same(r.deregister(), { ok: true, value: undefined }, 'deregister again succeeds');
@@ -200,7 +214,8 @@ t.test('close deregisters the regions left on the NIC', async (t) => {
   const watch = watchCommands(nic);
   nic.close();
   watch.restore();
-  t.same(watch.log.filter((c) => c.opcode === OP.DEREGISTER_MR).map((c) => c.body['lkey']).sort(), regions.map((r) => r.key).sort(), 'DEREGISTER_MR for each');
+  const freed = watch.log.filter((c) => c.opcode === OP.DEALLOCATE_KEY).map((c) => c.body['key']).sort();
+  t.same(freed, regions.map((r) => r.key).sort(), 'DEALLOCATE_KEY for each');
   t.equal(dma.allocatedBytes, 0, 'every byte given back');
   t.ok(regions.every((r) => r.deregistered), 'each counts as deregistered');
   t.notOk(regions[0]!.deregister().ok, 'deregister after close is an Error');

@@ -13,3 +13,5 @@ export const MODIFY_QP = { opcode: R.RoceOpcode.MODIFY_QP, layout: R.CmdqModifyQ
 export const DESTROY_QP = { opcode: R.RoceOpcode.DESTROY_QP, layout: R.CmdqDestroyQp };
 export const REGISTER_MR = { opcode: R.RoceOpcode.REGISTER_MR, layout: R.CmdqRegisterMr };
 export const DEREGISTER_MR = { opcode: R.RoceOpcode.DEREGISTER_MR, layout: R.CmdqDeregisterMr };
+export const ALLOCATE_MRW = { opcode: R.RoceOpcode.ALLOCATE_MRW, layout: R.CmdqAllocateMrw };
+export const DEALLOCATE_KEY = { opcode: R.RoceOpcode.DEALLOCATE_KEY, layout: R.CmdqDeallocateKey };

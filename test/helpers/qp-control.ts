@@ -13,7 +13,7 @@ import type { Result } from '../../lib/result.ts';
 // roce_hsi.h: CMDQ_BASE_OPCODE_*.
 export const OP = {
   CREATE_QP: 0x01, DESTROY_QP: 0x02, MODIFY_QP: 0x03, CREATE_CQ: 0x09, DESTROY_CQ: 0x0a,
-  REGISTER_MR: 0x0f, DEREGISTER_MR: 0x10,
+  ALLOCATE_MRW: 0x0d, DEALLOCATE_KEY: 0x0e, REGISTER_MR: 0x0f, DEREGISTER_MR: 0x10,
 } as const;
 // roce_hsi.h: CREQ_BASE_STATUS_*.
 export const STATUS = { FAIL: 0x1, RESOURCES: 0x2, INVALID_PARAMETER: 0x5 } as const;

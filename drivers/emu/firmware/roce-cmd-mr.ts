@@ -5,12 +5,18 @@
  *
  *   classic: ALLOCATE_MRW(MR/PMR) -> key; REGISTER_MR(key) binds pages; DEREGISTER_MR
  *            unbinds them (the key stays, for re-registration); DEALLOCATE_KEY frees it.
- *   unified: REGISTER_MR(ALLOC_MR, key = pd) -> new key with pages; DEREGISTER_MR or
- *            DEALLOCATE_KEY frees it.
+ *   unified: REGISTER_MR(ALLOC_MR, key = pd) -> new key with pages, only where the firmware
+ *            offers it (QUERY_FUNC MR_REGISTER_ALLOC; firmware/personality.ts); elsewhere the
+ *            key field is read as a key, and a PD id names none. DEREGISTER_MR unbinds the
+ *            pages as for a classic key: only DEALLOCATE_KEY frees a key, which is how Linux
+ *            frees every MR (ib_verbs.c bnxt_re_dereg_mr -> qplib_sp.c bnxt_qplib_free_mrw), so a
+ *            driver that only deregisters leaks a key per region until DEINITIALIZE_FW refuses.
+ *            The public sources do not say what DEREGISTER_MR does to a unified key: this is the
+ *            stricter reading (docs/hardware.md).
  */
 import {
   CmdqAllocateMrw, CmdqDeallocateKey, CmdqDeregisterMr, CmdqRegisterMr, CreqAllocateMrwResp, CreqDeallocateKeyResp,
-  CreqDeregisterMrResp, CreqRegisterMrResp, MR_SIZE_ALL, MrwType, RegisterMrFlags, RoceStatus,
+  CreqDeregisterMrResp, CreqRegisterMrResp, DevCapFlags, MR_SIZE_ALL, MrwType, RegisterMrFlags, RoceStatus,
 } from '../../../firmware-hwrm/roce/index.ts';
 import { EmuMr, type PagedMemory } from '../objects.ts';
 import { refuse, success, type Answer, type RoceContext } from './roce-answer.ts';
@@ -36,6 +42,9 @@ export function registerMr(ctx: RoceContext, cmd: Uint8Array): Answer {
   const c = CmdqRegisterMr.decode(cmd);
   const P = RoceStatus.INVALID_PARAMETER;
   const unified = (c.flags & RegisterMrFlags.ALLOC_MR) !== 0;
+  if (unified && (ctx.firmware.devCapFlags & DevCapFlags.MR_REGISTER_ALLOC) === 0) {
+    return refuse(P, `REGISTER_MR: this firmware has no ALLOC_MR (QUERY_FUNC MR_REGISTER_ALLOC is clear), so key 0x${c.key.toString(16)} is read as a key, and it names none`);
+  }
   const existing = unified ? undefined : ctx.state.keys.get(c.key);
   if (!unified) {
     if (!existing) return refuse(P, `REGISTER_MR: no key 0x${c.key.toString(16)}`);
@@ -69,8 +78,7 @@ export function deregisterMr(ctx: RoceContext, cmd: Uint8Array): Answer {
   const c = CmdqDeregisterMr.decode(cmd);
   const key = ctx.state.keys.get(c.lkey);
   if (!key || !key.mr) return refuse(RoceStatus.INVALID_PARAMETER, `DEREGISTER_MR: no region with key 0x${c.lkey.toString(16)}`);
-  key.mr = undefined;
-  if (key.unified) freeKey(ctx, key);
+  key.mr = undefined; // unbound; the key stays until DEALLOCATE_KEY, unified or not
   return success(CreqDeregisterMrResp.encode({ xid: c.lkey }));
 }
 
