@@ -30,7 +30,7 @@ function open(firmware: string): Nic {
   return nic.value;
 }
 
-t.test('current firmware: one REGISTER_MR with ALLOC_MR and the PD in the key field; DEALLOCATE_KEY frees it', async (t) => {
+t.test('current firmware: one REGISTER_MR with ALLOC_MR, the PD in the key field; DEALLOCATE_KEY', async (t) => {
   const nic = open('current');
   t.teardown(() => nic.close());
   const pd = nicInternals(nic).roce.pdId;
@@ -76,7 +76,8 @@ t.test('p5-legacy firmware refuses the unified REGISTER_MR the driver sent befor
   const send = rcfw.send.bind(rcfw);
   // The old driver: ALLOC_MR whatever QUERY_FUNC said, no ALLOCATE_MRW.
   rcfw.send = ((cmd, body, names) => {
-    if (cmd.opcode === ALLOCATE_MRW) return { ok: true, value: { xid: nicInternals(nic).roce.pdId, entry: new Uint8Array(16) } };
+    const pd = nicInternals(nic).roce.pdId;
+    if (cmd.opcode === ALLOCATE_MRW) return { ok: true, value: { xid: pd, entry: new Uint8Array(16) } };
     if (cmd.opcode === REGISTER_MR) (body as Record<string, unknown>)['flags'] = 1;
     return send(cmd, body, names);
   }) as typeof rcfw.send;
@@ -86,14 +87,15 @@ t.test('p5-legacy firmware refuses the unified REGISTER_MR the driver sent befor
   if (!r.ok) t.match(r.error, /REGISTER_MR refused by the firmware: INVALID_PARAMETER/);
 });
 
-t.test('DEREGISTER_MR alone (the old teardown) leaves every key allocated: DEINITIALIZE_FW refuses at close', async (t) => {
+t.test('DEREGISTER_MR alone (the old teardown) leaves the key: DEINITIALIZE_FW refuses at close', async (t) => {
   const nic = open('current');
   const rcfw = nicInternals(nic).roce.rcfw;
   const send = rcfw.send.bind(rcfw);
   const deinit: string[] = [];
   rcfw.send = ((cmd, body, names) => {
     if (cmd.opcode === DEALLOCATE_KEY) {
-      return send({ opcode: DEREGISTER_MR, layout: CmdqDeregisterMr }, { lkey: (body as Record<string, number>)['key'] }, names);
+      const lkey = (body as Record<string, number>)['key'];
+      return send({ opcode: DEREGISTER_MR, layout: CmdqDeregisterMr }, { lkey }, names);
     }
     const r = send(cmd, body, names);
     if (cmd.opcode === DEINITIALIZE_FW) deinit.push(r.ok ? 'ok' : r.error);

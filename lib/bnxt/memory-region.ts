@@ -89,7 +89,8 @@ export class BnxtRegion {
       } else if (r.value.xid !== key) {
         // The firmware names the key it registered; another one is not the one this region holds.
         ledger.unwind();
-        return err(`REGISTER_MR: malformed firmware answer (key 0x${r.value.xid.toString(16)}, not 0x${key.toString(16)})`);
+        const hex = (k: number) => `0x${k.toString(16)}`;
+        return err(`REGISTER_MR: malformed firmware answer (key ${hex(r.value.xid)}, not ${hex(key)})`);
       }
       return ok(new BnxtRegion(buffer, length, key, ledger));
     });

@@ -74,7 +74,9 @@ export function roceLimits(store: BackingStoreState | undefined): RoceLimits {
 }
 
 /** The body of the QUERY_FUNC side buffer (creq_query_func_resp_sb past its 8-byte header). */
-export function queryFuncValues(l: RoceLimits, devCapFlags: number): Partial<Values<typeof CreqQueryFuncRespSb.fields>> {
+export function queryFuncValues(
+  l: RoceLimits, devCapFlags: number,
+): Partial<Values<typeof CreqQueryFuncRespSb.fields>> {
   return {
     max_mr_size: BigInt(l.maxMrSizeBytes),
     max_qp: l.maxQp,
