@@ -48,7 +48,8 @@ export class IovaAllocator {
 
   constructor(options: IovaAllocatorOptions) {
     const granule = options.granuleBytes ?? DEFAULT_GRANULE_BYTES;
-    if (!isPowerOfTwo(granule) || granule < DEFAULT_GRANULE_BYTES) invalid(`IovaAllocator: granule ${granule} is not a power of two >= 4096`);
+    if (!isPowerOfTwo(granule) || granule < DEFAULT_GRANULE_BYTES)
+      invalid(`IovaAllocator: granule ${granule} is not a power of two >= 4096`);
     this.granuleBytes = granule;
     const windows = [...options.ranges]
       .map((r) => {
@@ -85,7 +86,8 @@ export class IovaAllocator {
    * (a power of two; at least the granule). First fit, lowest address first.
    */
   allocate(lengthBytes: number, alignBytes: number = this.granuleBytes): Result<number> {
-    if (!Number.isSafeInteger(lengthBytes) || lengthBytes <= 0) invalid(`IovaAllocator.allocate: length ${lengthBytes} is not a positive integer`);
+    if (!Number.isSafeInteger(lengthBytes) || lengthBytes <= 0)
+      invalid(`IovaAllocator.allocate: length ${lengthBytes} is not a positive integer`);
     if (!isPowerOfTwo(alignBytes)) invalid(`IovaAllocator.allocate: alignment ${alignBytes} is not a power of two`);
     const align = Math.max(alignBytes, this.granuleBytes);
     const length = roundUp(lengthBytes, this.granuleBytes);
@@ -112,7 +114,8 @@ export class IovaAllocator {
   /** Gives back a range returned by `allocate`, by its start. */
   release(iova: number): void {
     const length = this.taken.get(iova);
-    if (length === undefined) invalid(`IovaAllocator.release: ${hex(iova)} was not handed out (or was already released)`);
+    if (length === undefined)
+      invalid(`IovaAllocator.release: ${hex(iova)} was not handed out (or was already released)`);
     this.taken.delete(iova);
     this.takenBytes -= length;
     const end = iova + length;
@@ -145,7 +148,8 @@ export class IovaAllocator {
     for (const r of this.free) {
       assert(r.start < r.end, 'IOVA free range is empty');
       assert(r.start > previousEnd, 'IOVA free ranges overlap, touch or are unsorted');
-      assert(r.start % this.granuleBytes === 0 && r.end % this.granuleBytes === 0, 'IOVA free range not granule-aligned');
+      assert(r.start % this.granuleBytes === 0 && r.end % this.granuleBytes === 0,
+        'IOVA free range not granule-aligned');
       previousEnd = r.end;
     }
   }

@@ -37,15 +37,22 @@ function is24Bits(n: unknown): boolean {
 
 export function formatEndpoint(e: Endpoint): string {
   checkEndpoint('formatEndpoint', e);
-  return `${e.qp.toString(16).padStart(6, '0')}:${e.psn.toString(16).padStart(6, '0')}:${HEX(e.gid).join('')}:${HEX(e.mac).join(':')}`;
+  return `${e.qp.toString(16).padStart(6, '0')}:${e.psn.toString(16).padStart(6, '0')}:` +
+    `${HEX(e.gid).join('')}:${HEX(e.mac).join(':')}`;
 }
 
 const FORM = /^([0-9a-f]{6}):([0-9a-f]{6}):([0-9a-f]{32}):((?:[0-9a-f]{2}:){5}[0-9a-f]{2})$/i;
 
 export function parseEndpoint(text: string): Endpoint {
   const m = typeof text === 'string' ? FORM.exec(text.trim()) : null;
-  if (!m) invalid(`parseEndpoint: "${String(text).slice(0, 80)}" is not QPN:PSN:GID:MAC (6, 6 and 32 hex digits, then a MAC)`);
+  if (!m) {
+    invalid(`parseEndpoint: "${String(text).slice(0, 80)}" is not QPN:PSN:GID:MAC (6, 6 and 32 hex digits, then ` +
+      `a MAC)`);
+  }
   const gid = new Uint8Array(16);
   for (let i = 0; i < 16; i++) gid[i] = parseInt(m[3]!.slice(i * 2, i * 2 + 2), 16);
-  return { qp: parseInt(m[1]!, 16), psn: parseInt(m[2]!, 16), gid, mac: Uint8Array.from(m[4]!.split(':').map((h) => parseInt(h, 16))) };
+  return {
+    qp: parseInt(m[1]!, 16), psn: parseInt(m[2]!, 16), gid,
+    mac: Uint8Array.from(m[4]!.split(':').map((h) => parseInt(h, 16))),
+  };
 }

@@ -36,7 +36,9 @@ export interface NicInfo {
   readonly maxQps: number;
 }
 
-/** @internal Handles other modules of lib/ use; not part of the public surface (kept out of the published declarations). */
+/**
+ * @internal Handles other modules of lib/ use; not part of the public surface (kept out of the published declarations).
+ */
 export interface NicInternals {
   readonly device: Device;
   readonly func: BnxtFunction;
@@ -96,7 +98,9 @@ export class Nic {
       pool.releaseQuarantine();
       return err(`${name}: ${roce.error}`);
     }
-    return ok(new Nic(name, address, { device, func: func.value, roce: roce.value, id: nextNicId++, children: new Set(), qps: new Map() }));
+    return ok(new Nic(name, address, {
+      device, func: func.value, roce: roce.value, id: nextNicId++, children: new Set(), qps: new Map(),
+    }));
   }
 
   get info(): NicInfo {

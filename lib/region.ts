@@ -53,7 +53,8 @@ export class Region {
    */
   static alloc(nic: Nic, length: number): Result<Region> {
     if (!(nic instanceof Nic)) invalid('Region.alloc: not a NIC');
-    if (!Number.isInteger(length) || length < 1 || length > MAX_REGION_BYTES) invalid(`Region.alloc: length ${length} is not an integer in 1..2^31`);
+    if (!Number.isInteger(length) || length < 1 || length > MAX_REGION_BYTES)
+      invalid(`Region.alloc: length ${length} is not an integer in 1..2^31`);
     const { func, roce, children } = nicInternals(nic);
     const registered = BnxtRegion.register(func, roce, length);
     if (!registered.ok) return err(`Region.alloc: ${registered.error}`);

@@ -19,7 +19,9 @@ class EmuDmaBuffer implements DmaBuffer {
   readonly bytes: Uint8Array;
   readonly u32: Uint32Array;
   readonly view: DataView;
-  constructor(readonly iova: number, readonly length: number, readonly memory: SharedArrayBuffer, readonly pageBytes: number) {
+  constructor(
+    readonly iova: number, readonly length: number, readonly memory: SharedArrayBuffer, readonly pageBytes: number,
+  ) {
     this.bytes = new Uint8Array(memory, 0, length);
     this.u32 = new Uint32Array(memory, 0, length >>> 2);
     this.view = new DataView(memory, 0, length);
@@ -105,7 +107,8 @@ export class EmuDmaMemory implements DmaMemory {
   alloc(length: number): Result<DmaBuffer> {
     if (!Number.isSafeInteger(length) || length < 0) return err(`cannot allocate ${length} bytes of DMA memory`);
     const size = Math.max(PAGE, Math.ceil(length / PAGE) * PAGE);
-    if (this.allocatedBytes + size > this.limitBytes) return err(`out of DMA memory: ${size} bytes asked, ${this.limitBytes - this.allocatedBytes} left`);
+    if (this.allocatedBytes + size > this.limitBytes)
+      return err(`out of DMA memory: ${size} bytes asked, ${this.limitBytes - this.allocatedBytes} left`);
     // Buffers of 2 MiB or more behave as hugepage memory: 2 MiB-aligned IOVA and pages.
     const huge = size >= HUGE && size % HUGE === 0;
     const iova = this.iovas.allocate(size, huge ? HUGE : PAGE);

@@ -24,7 +24,10 @@ export function findWorkerFile(here: string = import.meta.url, env: NodeJS.Proce
   const fromEnv = env[WORKER_PATH_VARIABLE];
   if (fromEnv !== undefined && fromEnv !== '') {
     if (existsSync(fromEnv)) return ok(pathToFileURL(fromEnv));
-    return err(`the software NIC's worker file is not at ${fromEnv} (from ${WORKER_PATH_VARIABLE}): point it at rig-bnxt's dist/${WORKER_FILE_NAME}`);
+    return err(
+      `the software NIC's worker file is not at ${fromEnv} (from ${WORKER_PATH_VARIABLE}): point it at rig-bnxt's ` +
+        `dist/${WORKER_FILE_NAME}`,
+    );
   }
   const looked: string[] = [];
   const beside = here.endsWith('.ts') ? new URL('./worker.ts', here) : new URL(`./${WORKER_FILE_NAME}`, here);
@@ -38,10 +41,14 @@ export function findWorkerFile(here: string = import.meta.url, env: NodeJS.Proce
     if (existsSync(installed)) return ok(pathToFileURL(installed));
     looked.push(installed);
   } catch {
-    looked.push(`the rig-bnxt package (not installed where ${here.startsWith('file:') ? fileURLToPath(here) : here} can resolve it)`);
+    looked.push(
+      `the rig-bnxt package (not installed where ${here.startsWith('file:') ? fileURLToPath(here) : here} can ` +
+        `resolve it)`,
+    );
   }
   return err(
     `the software NIC's worker file ${WORKER_FILE_NAME} was not found: looked at ${looked.join(', ')}. ` +
-      `An application that bundles rig-bnxt must ship rig-bnxt's dist/${WORKER_FILE_NAME} beside its bundle, or set ${WORKER_PATH_VARIABLE} to its path`,
+      `An application that bundles rig-bnxt must ship rig-bnxt's dist/${WORKER_FILE_NAME} beside its bundle, or set ` +
+        `${WORKER_PATH_VARIABLE} to its path`,
   );
 }

@@ -43,24 +43,38 @@ export function openContainer(libc: Libc, devRoot: string): Result<number> {
     return err(`cannot open ${path}: ${why}`);
   }
   const version = libc.ioctlValue(fd, VFIO_IOCTL.VFIO_GET_API_VERSION, 0);
-  const type1v2 = version === VFIO_CONST.VFIO_API_VERSION ? libc.ioctlValue(fd, VFIO_IOCTL.VFIO_CHECK_EXTENSION, VFIO_CONST.VFIO_TYPE1v2_IOMMU) : 0;
+  const type1v2 = version === VFIO_CONST.VFIO_API_VERSION
+    ? libc.ioctlValue(fd, VFIO_IOCTL.VFIO_CHECK_EXTENSION, VFIO_CONST.VFIO_TYPE1v2_IOMMU) : 0;
   if (version !== VFIO_CONST.VFIO_API_VERSION || type1v2 <= 0) {
     libc.close(fd);
-    if (version !== VFIO_CONST.VFIO_API_VERSION) return err(`${path} speaks VFIO API version ${version}, not ${VFIO_CONST.VFIO_API_VERSION}: this kernel's VFIO is not supported`);
-    return err(`the kernel's VFIO offers no type1v2 IOMMU: enable the IOMMU (intel_iommu=on on Intel; AMD-Vi/VT-d in the firmware setup) and load vfio_iommu_type1`);
+    if (version !== VFIO_CONST.VFIO_API_VERSION)
+      return err(
+        `${path} speaks VFIO API version ${version}, not ${VFIO_CONST.VFIO_API_VERSION}: this kernel's VFIO is not ` +
+          `supported`,
+      );
+    return err(
+      `the kernel's VFIO offers no type1v2 IOMMU: enable the IOMMU (intel_iommu=on on Intel; AMD-Vi/VT-d in the ` +
+        `firmware setup) and load vfio_iommu_type1`,
+    );
   }
   return ok(fd);
 }
 
 /** Steps 4–5: the group node, which must be viable (every member bound to vfio-pci or unbound). */
-export function openGroup(libc: Libc, devRoot: string, sysfsRoot: string, group: string, address: string): Result<number> {
+export function openGroup(
+  libc: Libc, devRoot: string, sysfsRoot: string, group: string, address: string,
+): Result<number> {
   const path = join(devRoot, 'vfio', group);
   const fd = libc.open(path, RDWR);
   if (fd < 0) {
     const why = errnoName(fd);
-    if (why === 'ENOENT') return err(`${path} does not exist: bind ${address} to vfio-pci with scripts/bind-vfio.sh ${address}`);
+    if (why === 'ENOENT')
+      return err(`${path} does not exist: bind ${address} to vfio-pci with scripts/bind-vfio.sh ${address}`);
     if (why === 'EACCES' || why === 'EPERM') {
-      return err(`permission denied opening ${path}: run as root, or 'sudo chown $USER ${path}' and raise the locked-memory limit (ulimit -l)`);
+      return err(
+        `permission denied opening ${path}: run as root, or 'sudo chown $USER ${path}' and raise the locked-memory ` +
+          `limit (ulimit -l)`,
+      );
     }
     if (why === 'EBUSY') return err(`${path} is already open: another process owns IOMMU group ${group}`);
     return err(`cannot open ${path}: ${why}`);
@@ -74,7 +88,8 @@ export function openGroup(libc: Libc, devRoot: string, sysfsRoot: string, group:
     const others = iommuGroupMembers(sysfsRoot, group).filter((m) => m.driver !== null && m.driver !== 'vfio-pci');
     const blame = others.map((m) => `${m.address} is bound to ${m.driver}`).join(', ');
     return err(
-      `IOMMU group ${group} is not viable${blame ? `: ${blame}` : ''}; every device in the group must be bound to vfio-pci ` +
+      `IOMMU group ${group} is not viable${blame ? `: ${blame}` : ''}; every device in the group must be bound to ` +
+        `vfio-pci ` +
         `(scripts/bind-vfio.sh ${others.map((m) => m.address).join(' ') || '<address>'}) or have no driver`,
     );
   }
@@ -104,7 +119,8 @@ export function setIommu(libc: Libc, containerFd: number): Result<void> {
 export function getDeviceFd(libc: Libc, groupFd: number, address: string): Result<number> {
   const name = new TextEncoder().encode(`${address}\0`);
   const fd = libc.ioctl(groupFd, VFIO_IOCTL.VFIO_GROUP_GET_DEVICE_FD, name);
-  return fd < 0 ? err(`VFIO_GROUP_GET_DEVICE_FD for ${address} failed: ${errnoName(fd)} (is it bound to vfio-pci?)`) : ok(fd);
+  return fd < 0 ? err(`VFIO_GROUP_GET_DEVICE_FD for ${address} failed: ${errnoName(fd)} (is it bound to vfio-pci?)`)
+    : ok(fd);
 }
 
 export interface IommuSpace {
@@ -118,7 +134,9 @@ export interface IommuSpace {
  * Step 8: page sizes and usable IOVA windows (the IOVA_RANGE capability) of the container,
  * clipped to `window` (a device with a narrow DMA mask needs IOVAs below its limit).
  */
-export function readIommuSpace(libc: Libc, containerFd: number, window: IovaRange = DEFAULT_IOVA_WINDOW): Result<IommuSpace> {
+export function readIommuSpace(
+  libc: Libc, containerFd: number, window: IovaRange = DEFAULT_IOVA_WINDOW,
+): Result<IommuSpace> {
   let info = new Uint8Array(IOMMU_INFO_BYTES);
   for (let attempt = 0; ; attempt++) {
     vfio_iommu_type1_info.encode({ argsz: info.length }, info);
@@ -141,7 +159,9 @@ export function readIommuSpace(libc: Libc, containerFd: number, window: IovaRang
   const assumed = Math.min(window.end, IOVA_DEFAULT_END);
   let windows: IovaRange[] = window.start < assumed ? [{ start: window.start, end: assumed }] : [];
   if (head.flags & VFIO_CONST.VFIO_IOMMU_INFO_CAPS) {
-    const cap = findCapability(info, head.cap_offset, vfio_iommu_type1_info.size, VFIO_CONST.VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE);
+    const cap = findCapability(
+      info, head.cap_offset, vfio_iommu_type1_info.size, VFIO_CONST.VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE,
+    );
     if (cap !== undefined) windows = iovaWindows(info, cap, window);
   }
   if (windows.length === 0) return err(`the IOMMU offers no IOVA range between ${window.start} and ${window.end}`);
@@ -171,16 +191,23 @@ export function vfioIommuMapper(libc: Libc, containerFd: number): IommuMapper {
   return {
     map(vaddr: Pointer, iova: number, lengthBytes: number): Result<void> {
       const flags = VFIO_CONST.VFIO_DMA_MAP_FLAG_READ | VFIO_CONST.VFIO_DMA_MAP_FLAG_WRITE;
-      const arg = vfio_iommu_type1_dma_map.encode({ argsz: vfio_iommu_type1_dma_map.size, flags, vaddr: Number(vaddr), iova, size: lengthBytes });
+      const arg = vfio_iommu_type1_dma_map.encode({
+        argsz: vfio_iommu_type1_dma_map.size, flags, vaddr: Number(vaddr), iova, size: lengthBytes,
+      });
       const r = libc.ioctl(containerFd, VFIO_IOCTL.VFIO_IOMMU_MAP_DMA, arg);
       if (r >= 0) return ok();
       const why = errnoName(r);
-      if (why === 'ENOMEM') return err(`VFIO_IOMMU_MAP_DMA: ENOMEM (pinned memory counts against RLIMIT_MEMLOCK: raise 'ulimit -l' or run as root)`);
-      if (why === 'ENOSPC') return err(`VFIO_IOMMU_MAP_DMA: ENOSPC (too many DMA mappings: vfio_iommu_type1 dma_entry_limit)`);
+      if (why === 'ENOMEM')
+        return err(
+          `VFIO_IOMMU_MAP_DMA: ENOMEM (pinned memory counts against RLIMIT_MEMLOCK: raise 'ulimit -l' or run as root)`,
+        );
+      if (why === 'ENOSPC')
+        return err(`VFIO_IOMMU_MAP_DMA: ENOSPC (too many DMA mappings: vfio_iommu_type1 dma_entry_limit)`);
       return err(`VFIO_IOMMU_MAP_DMA: ${why}`);
     },
     unmap(iova: number, lengthBytes: number): Result<void> {
-      const arg = vfio_iommu_type1_dma_unmap.encode({ argsz: vfio_iommu_type1_dma_unmap.size, iova, size: lengthBytes });
+      const arg =
+        vfio_iommu_type1_dma_unmap.encode({ argsz: vfio_iommu_type1_dma_unmap.size, iova, size: lengthBytes });
       const r = libc.ioctl(containerFd, VFIO_IOCTL.VFIO_IOMMU_UNMAP_DMA, arg);
       if (r < 0) return err(`VFIO_IOMMU_UNMAP_DMA: ${errnoName(r)}`);
       const unmapped = vfio_iommu_type1_dma_unmap.decode(arg).size;

@@ -99,7 +99,10 @@ export class VfioDmaMemory implements DmaMemory {
     if (!unmapped.ok) {
       // The device may still reach this IOVA: keep it out of the allocator for good, and
       // keep the pages (they stay pinned by the IOMMU anyway).
-      process.emitWarning(`rig-bnxt: IOVA 0x${b.iova.toString(16)} (${b.length} bytes) could not be unmapped and stays reserved: ${unmapped.error}`);
+      process.emitWarning(
+        `rig-bnxt: IOVA 0x${b.iova.toString(16)} (${b.length} bytes) could not be unmapped and stays reserved: ` +
+          `${unmapped.error}`,
+      );
       return;
     }
     this.options.iovas.release(b.iova);
@@ -117,7 +120,9 @@ export class VfioDmaMemory implements DmaMemory {
     const size = Math.max(pageBytes, Math.ceil(length / pageBytes) * pageBytes);
     const huge = pageBytes === HUGE_PAGE_BYTES;
     const kind = huge ? '2 MiB hugepages' : '4 KiB pages';
-    const fd = libc.memfd_create('rig-bnxt-dma', LINUX.MFD_CLOEXEC | (huge ? LINUX.MFD_HUGETLB | LINUX.MFD_HUGE_2MB : 0));
+    const fd = libc.memfd_create(
+      'rig-bnxt-dma', LINUX.MFD_CLOEXEC | (huge ? LINUX.MFD_HUGETLB | LINUX.MFD_HUGE_2MB : 0),
+    );
     if (fd < 0) return err(`memfd_create for ${kind} failed: ${errnoName(fd)}`);
     try {
       const resized = libc.ftruncate(fd, size);
@@ -125,7 +130,10 @@ export class VfioDmaMemory implements DmaMemory {
       const address = libc.mmap(size, LINUX.PROT_READ | LINUX.PROT_WRITE, LINUX.MAP_SHARED | LINUX.MAP_POPULATE, fd, 0);
       if (address < 0n) {
         const why = errnoName(Number(address));
-        return err(`cannot map ${size} bytes of ${kind}: ${why}${huge ? ' (reserve hugepages with scripts/bind-vfio.sh --hugepages N)' : ''}`);
+        return err(
+          `cannot map ${size} bytes of ${kind}: ${why}` +
+            `${huge ? ' (reserve hugepages with scripts/bind-vfio.sh --hugepages N)' : ''}`,
+        );
       }
       return ok({ mapping: new Mapping(libc, address, size), pageBytes });
     } finally {

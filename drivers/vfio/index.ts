@@ -2,5 +2,7 @@
 export { openVfio, type VfioOptions, type VfioAllowOptions, type PciDeviceIds } from './open.ts';
 export { VfioDevice } from './vfio-device.ts';
 export { systemLibc, type Libc, type Pointer } from './libc.ts';
-export { BNXT_PF_IDS, bnxtPhysicalFunction, isBnxtVirtualFunction, BROADCOM_VENDOR_ID, type BnxtChipFamily, type BnxtPciId } from './pci-ids.ts';
+export {
+  BNXT_PF_IDS, bnxtPhysicalFunction, isBnxtVirtualFunction, BROADCOM_VENDOR_ID, type BnxtChipFamily, type BnxtPciId,
+} from './pci-ids.ts';
 export { normalizePciAddress } from './pci-address.ts';

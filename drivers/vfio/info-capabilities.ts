@@ -11,7 +11,8 @@ const MAX_CAPABILITIES = 64;
 /** Offset of the capability `id` in a VFIO info buffer's chain, or undefined. */
 export function findCapability(info: Uint8Array, first: number, headerBytes: number, id: number): number | undefined {
   let offset = first;
-  for (let n = 0; n < MAX_CAPABILITIES && offset >= headerBytes && offset + vfio_info_cap_header.size <= info.length; n++) {
+  for (let n = 0; n < MAX_CAPABILITIES && offset >= headerBytes &&
+    offset + vfio_info_cap_header.size <= info.length; n++) {
     const cap = vfio_info_cap_header.decode(info, offset);
     if (cap.id === id) return offset;
     if (cap.next === 0) return undefined;

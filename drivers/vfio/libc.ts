@@ -24,7 +24,11 @@ function koffi(): Koffi {
   try {
     koffiModule = createRequire(import.meta.url)('koffi') as Koffi;
   } catch (e) {
-    throw new Error(`real NICs need koffi, the FFI library rig-bnxt binds libc with, and it did not load: ${(e as Error).message.split('\n')[0]} (reinstall without --ignore-scripts/--omit=optional, or use the software NIC)`);
+    throw new Error(
+      `real NICs need koffi, the FFI library rig-bnxt binds libc with, and it did not load: ` +
+        `${(e as Error).message.split('\n')[0]} (reinstall without --ignore-scripts/--omit=optional, or use the ` +
+        `software NIC)`,
+    );
   }
   return koffiModule;
 }

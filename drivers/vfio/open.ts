@@ -73,7 +73,9 @@ export interface VfioAllowOptions extends VfioOptions {
  */
 export function openVfio(address: string, options: VfioAllowOptions): Result<VfioDevice<BnxtPciId | undefined>>;
 export function openVfio(address: string, options?: VfioOptions): Result<VfioDevice>;
-export function openVfio(address: string, options: VfioOptions & { readonly allowDevice?: PciDeviceIds } = {}): Result<VfioDevice<BnxtPciId | undefined>> {
+export function openVfio(
+  address: string, options: VfioOptions & { readonly allowDevice?: PciDeviceIds } = {},
+): Result<VfioDevice<BnxtPciId | undefined>> {
   const bdf = normalizePciAddress(address);
   const sysfsRoot = options.sysfsRoot ?? '/sys';
   const devRoot = options.devRoot ?? '/dev';
@@ -88,7 +90,8 @@ export function openVfio(address: string, options: VfioOptions & { readonly allo
   const chip = bnxtPhysicalFunction(vendorId, deviceId);
   const isAllowed = allowed !== undefined && allowed.vendorId === vendorId && allowed.deviceId === deviceId;
   if (!chip && !isAllowed) {
-    if (isBnxtVirtualFunction(vendorId, deviceId)) return err(`${bdf} is a bnxt virtual function (${ids}): rig-bnxt drives physical functions; use the PF`);
+    if (isBnxtVirtualFunction(vendorId, deviceId))
+      return err(`${bdf} is a bnxt virtual function (${ids}): rig-bnxt drives physical functions; use the PF`);
     return err(`${bdf} is not a Broadcom bnxt NIC function (${ids}): list bnxt functions with 'lspci -D -d 14e4:'`);
   }
   if (driver !== 'vfio-pci') {
@@ -107,7 +110,10 @@ export function openVfio(address: string, options: VfioOptions & { readonly allo
   if (!bound.ok) return bound;
   const libc = bound.value;
   const acquired = new Ledger();
-  const opened = bringUp(libc, bdf, chip, { vendorId, deviceId }, iommuGroup, sysfsRoot, devRoot, options.hugePages ?? true, iovaWindow, acquired);
+  const opened = bringUp(
+    libc, bdf, chip, { vendorId, deviceId }, iommuGroup, sysfsRoot, devRoot, options.hugePages ?? true, iovaWindow,
+    acquired,
+  );
   if (!opened.ok) {
     const failures = acquired.unwind();
     return failures.length === 0 ? opened : err(`${opened.error} (and while releasing: ${failures.join('; ')})`);
@@ -116,8 +122,10 @@ export function openVfio(address: string, options: VfioOptions & { readonly allo
 }
 
 function checkedIovaWindow(w: IovaRange): IovaRange {
-  const fine = typeof w === 'object' && w !== null && Number.isSafeInteger(w.start) && Number.isSafeInteger(w.end) && w.start > 0 && w.end > w.start;
-  if (!fine) invalid(`openVfio: iovaWindow must be {start, end} with 0 < start < end, safe integers (got ${JSON.stringify(w)})`);
+  const fine = typeof w === 'object' && w !== null && Number.isSafeInteger(w.start) && Number.isSafeInteger(w.end) &&
+    w.start > 0 && w.end > w.start;
+  if (!fine)
+    invalid(`openVfio: iovaWindow must be {start, end} with 0 < start < end, safe integers (got ${JSON.stringify(w)})`);
   return { start: w.start, end: w.end };
 }
 
@@ -173,7 +181,9 @@ function bringUp(
   acquired.release(`close the ${bdf} device fd`, closeFd(deviceFd.value));
 
   // VFIO_IOMMU_MAP_DMA: DMA memory mapped into this container's IOMMU; all of it is unmapped on close.
-  const dma = new VfioDmaMemory({ libc, iommu: vfioIommuMapper(libc, container.value), iovas: iovaAllocatorFor(space.value), hugePages });
+  const dma = new VfioDmaMemory({
+    libc, iommu: vfioIommuMapper(libc, container.value), iovas: iovaAllocatorFor(space.value), hugePages,
+  });
   acquired.release('free the DMA memory', () => {
     dma.freeAll();
     return undefined;
@@ -208,12 +218,17 @@ function bringUp(
   if (!enabled.ok) return enabled;
   acquired.release('clear Bus Master', () => {
     const now = readCommand(libc, deviceFd.value, config.value);
-    const cleared = writeCommand(libc, deviceFd.value, config.value, (now.ok ? now.value : command.value) & ~PCI_CONFIG.PCI_COMMAND_MASTER);
+    const cleared = writeCommand(
+      libc, deviceFd.value, config.value, (now.ok ? now.value : command.value) & ~PCI_CONFIG.PCI_COMMAND_MASTER,
+    );
     return cleared.ok ? undefined : cleared.error;
   });
   // Step 15 (VFIO_DEVICE_RESET) skipped: vfio-pci already reset the function when the fd opened.
 
-  return ok(new VfioDevice({ address: bdf, ...ids }, chip, new BarMmio(bar0.value.buffer), bar2Mmio, dma, new HostClock(), acquired));
+  return ok(
+    new VfioDevice({ address: bdf, ...ids }, chip, new BarMmio(bar0.value.buffer), bar2Mmio, dma, new HostClock(),
+      acquired),
+  );
 }
 
 function retired(r: number): string | undefined {

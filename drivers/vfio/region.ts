@@ -32,14 +32,16 @@ export function regionInfo(libc: Libc, deviceFd: number, index: number, name: st
   const info = vfio_region_info.decode(arg);
   const sparse =
     (info.flags & VFIO_CONST.VFIO_REGION_INFO_FLAG_CAPS) !== 0 &&
-    findCapability(arg, info.cap_offset, vfio_region_info.size, VFIO_CONST.VFIO_REGION_INFO_CAP_SPARSE_MMAP) !== undefined;
+    findCapability(arg, info.cap_offset, vfio_region_info.size,
+      VFIO_CONST.VFIO_REGION_INFO_CAP_SPARSE_MMAP) !== undefined;
   return ok({ index, flags: info.flags, size: info.size, offset: info.offset, sparse });
 }
 
 /** mmaps a whole BAR region, read/write, shared. */
 export function mapBar(libc: Libc, deviceFd: number, region: RegionInfo, name: string): Result<Mapping> {
   if (region.size === 0) return err(`${name} is absent (size 0) on this function`);
-  if ((region.flags & VFIO_CONST.VFIO_REGION_INFO_FLAG_MMAP) === 0) return err(`${name} cannot be mmapped (VFIO region flags 0x${region.flags.toString(16)})`);
+  if ((region.flags & VFIO_CONST.VFIO_REGION_INFO_FLAG_MMAP) === 0)
+    return err(`${name} cannot be mmapped (VFIO region flags 0x${region.flags.toString(16)})`);
   if (region.sparse) return err(`${name} can only be mmapped in parts (VFIO sparse-mmap capability): not supported`);
   const address = libc.mmap(region.size, LINUX.PROT_READ | LINUX.PROT_WRITE, LINUX.MAP_SHARED, deviceFd, region.offset);
   if (address < 0n) return err(`cannot mmap ${name} (${region.size} bytes): ${errnoName(Number(address))}`);
@@ -50,7 +52,8 @@ export function mapBar(libc: Libc, deviceFd: number, region: RegionInfo, name: s
 export function readCommand(libc: Libc, deviceFd: number, config: RegionInfo): Result<number> {
   const word = new Uint8Array(2);
   const r = libc.pread(deviceFd, word, config.offset + PCI_CONFIG.PCI_COMMAND);
-  return r === 2 ? ok(word[0]! | (word[1]! << 8)) : err(`cannot read the PCI command register: ${r < 0 ? errnoName(r) : `short read (${r})`}`);
+  return r === 2 ? ok(word[0]! | (word[1]! << 8))
+    : err(`cannot read the PCI command register: ${r < 0 ? errnoName(r) : `short read (${r})`}`);
 }
 
 export function writeCommand(libc: Libc, deviceFd: number, config: RegionInfo, value: number): Result<void> {

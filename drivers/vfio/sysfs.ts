@@ -21,11 +21,15 @@ export function pciDevicePath(sysfsRoot: string, address: string): string {
 
 export function readPciFunction(sysfsRoot: string, address: string): Result<PciFunctionFacts> {
   const dir = pciDevicePath(sysfsRoot, address);
-  if (!existsSync(dir)) return err(`PCI function ${address} not found (${dir} does not exist): check the address with 'lspci -D -d 14e4:'`);
+  if (!existsSync(dir))
+    return err(`PCI function ${address} not found (${dir} does not exist): check the address with 'lspci -D -d 14e4:'`);
   const vendorId = readHexFile(join(dir, 'vendor'));
   const deviceId = readHexFile(join(dir, 'device'));
-  if (vendorId === undefined || deviceId === undefined) return err(`cannot read the vendor and device ids of ${address} from ${dir}`);
-  return ok({ vendorId, deviceId, driver: linkName(join(dir, 'driver')), iommuGroup: linkName(join(dir, 'iommu_group')) });
+  if (vendorId === undefined || deviceId === undefined)
+    return err(`cannot read the vendor and device ids of ${address} from ${dir}`);
+  return ok({
+    vendorId, deviceId, driver: linkName(join(dir, 'driver')), iommuGroup: linkName(join(dir, 'iommu_group')),
+  });
 }
 
 /** The members of IOMMU group `group`, each with its bound driver (null when unbound). */

@@ -233,8 +233,10 @@ export const FUNC_BACKING_STORE_LVL = { LVL_0: 0x0, LVL_1: 0x1, LVL_2: 0x2 } as 
 
 /** The combined byte: page size code in bits 7:4, level in bits 3:0. */
 export function backingStorePgSizeLvl(pgSize: number, lvl: number): number {
-  if (!Number.isInteger(pgSize) || pgSize < 0 || pgSize > FUNC_BACKING_STORE_PG_SIZE.PG_1G) throw new RangeError(`backing store page size code ${pgSize} is not 0..5`);
-  if (!Number.isInteger(lvl) || lvl < 0 || lvl > FUNC_BACKING_STORE_LVL.LVL_2) throw new RangeError(`backing store level ${lvl} is not 0..2`);
+  if (!Number.isInteger(pgSize) || pgSize < 0 || pgSize > FUNC_BACKING_STORE_PG_SIZE.PG_1G)
+    throw new RangeError(`backing store page size code ${pgSize} is not 0..5`);
+  if (!Number.isInteger(lvl) || lvl < 0 || lvl > FUNC_BACKING_STORE_LVL.LVL_2)
+    throw new RangeError(`backing store level ${lvl} is not 0..2`);
   return (pgSize << 4) | lvl;
 }
 

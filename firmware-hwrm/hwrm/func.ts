@@ -357,5 +357,6 @@ export const FuncResourceQcapsOutput = layout('hwrm_func_resource_qcaps_output',
   valid: u8(87),
 });
 
-export const FUNC_RESOURCE_QCAPS_RESP_VF_RESERVATION_STRATEGY = { MAXIMAL: 0x0, MINIMAL: 0x1, MINIMAL_STATIC: 0x2 } as const;
+export const FUNC_RESOURCE_QCAPS_RESP_VF_RESERVATION_STRATEGY =
+  { MAXIMAL: 0x0, MINIMAL: 0x1, MINIMAL_STATIC: 0x2 } as const;
 export const FUNC_RESOURCE_QCAPS_RESP_FLAGS = { MIN_GUARANTEED: 0x1 } as const;

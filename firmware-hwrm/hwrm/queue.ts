@@ -16,7 +16,9 @@ export const QueueQportcfgInput = layout('hwrm_queue_qportcfg_input', 24, {
 });
 
 /** QUEUE_QPORTCFG_RESP_QUEUE_IDn_SERVICE_PROFILE values. */
-export const QUEUE_SERVICE_PROFILE = { LOSSY: 0x0, LOSSLESS_ROCE: 0x1, LOSSY_ROCE_CNP: 0x2, LOSSLESS_NIC: 0x3, UNKNOWN: 0xff } as const;
+export const QUEUE_SERVICE_PROFILE = {
+  LOSSY: 0x0, LOSSLESS_ROCE: 0x1, LOSSY_ROCE_CNP: 0x2, LOSSLESS_NIC: 0x3, UNKNOWN: 0xff,
+} as const;
 export const QUEUE_QPORTCFG_RESP_QUEUE_CFG_INFO = { ASYM_CFG: 0x1, USE_PROFILE_TYPE: 0x2 } as const;
 
 // hsi.h: struct hwrm_queue_qportcfg_output (size:1344b/168B)

@@ -12,7 +12,8 @@ import {
   FuncResourceQcapsInput, FuncResourceQcapsOutput,
 } from './func.ts';
 import {
-  FuncDrvRgtrInput, FuncDrvRgtrOutput, FuncDrvUnrgtrInput, FuncDrvUnrgtrOutput, FuncDrvIfChangeInput, FuncDrvIfChangeOutput,
+  FuncDrvRgtrInput, FuncDrvRgtrOutput, FuncDrvUnrgtrInput, FuncDrvUnrgtrOutput, FuncDrvIfChangeInput,
+  FuncDrvIfChangeOutput,
 } from './func-drv.ts';
 import { PortPhyQcfgInput, PortPhyQcfgOutput } from './port.ts';
 import {

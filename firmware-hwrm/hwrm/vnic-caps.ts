@@ -9,7 +9,9 @@ export const VnicQcapsInput = layout('hwrm_vnic_qcaps_input', 24, {
 });
 
 /** VNIC_QCAPS_RESP_FLAGS bits the software NIC may report. */
-export const VNIC_QCAPS_RESP_FLAGS = { VLAN_STRIP_CAP: 0x2, ROCE_DUAL_VNIC_CAP: 0x8, ROCE_ONLY_VNIC_CAP: 0x10, RSS_HASH_TYPE_DELTA_CAP: 0x4000 } as const;
+export const VNIC_QCAPS_RESP_FLAGS = {
+  VLAN_STRIP_CAP: 0x2, ROCE_DUAL_VNIC_CAP: 0x8, ROCE_ONLY_VNIC_CAP: 0x10, RSS_HASH_TYPE_DELTA_CAP: 0x4000,
+} as const;
 
 // hsi.h: struct hwrm_vnic_qcaps_output (size:192b/24B)
 export const VnicQcapsOutput = layout('hwrm_vnic_qcaps_output', 24, {

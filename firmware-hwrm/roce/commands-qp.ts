@@ -129,7 +129,10 @@ export const ModifyQpMask = {
 export const RcTransitionMask = {
   /** STATE | ACCESS | PKEY */
   RESET_TO_INIT: 0x0000000d,
-  /** STATE | DGID | FLOW_LABEL | SGID_INDEX | HOP_LIMIT | TRAFFIC_CLASS | DEST_MAC | PATH_MTU | RQ_PSN | MIN_RNR_TIMER | MAX_DEST_RD_ATOMIC | DEST_QP_ID | VLAN_ID */
+  /**
+   * STATE | DGID | FLOW_LABEL | SGID_INDEX | HOP_LIMIT | TRAFFIC_CLASS | DEST_MAC | PATH_MTU | RQ_PSN | MIN_RNR_TIMER |
+   * MAX_DEST_RD_ATOMIC | DEST_QP_ID | VLAN_ID
+   */
   INIT_TO_RTR: 0x141517e1,
   /** STATE | TIMEOUT | RETRY_CNT | RNR_RETRY | MAX_RD_ATOMIC | SQ_PSN */
   RTR_TO_RTS: 0x000ae001,
@@ -195,7 +198,8 @@ export function pathMtuCode(mtuBytes: number): number {
 }
 
 export function pathMtuBytes(code: number): number {
-  if (!Number.isInteger(code) || code < 0 || code > PathMtu.MTU_8192) throw new RangeError(`path MTU code ${code} is not 0..5`);
+  if (!Number.isInteger(code) || code < 0 || code > PathMtu.MTU_8192)
+    throw new RangeError(`path MTU code ${code} is not 0..5`);
   return 256 << code;
 }
 

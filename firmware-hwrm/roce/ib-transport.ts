@@ -50,7 +50,8 @@ export const ICRC_BYTES = 4;
  * ImmDt 4 + ICRC 4, RDMA WRITE Only with Immediate); the kernel's larger allowance is kept so
  * that both ends of a connection pick the same path MTU (docs/hardware.md, "Path MTU").
  */
-export const ROCE_HEADROOM_BYTES = GRH_BYTES + UDP_HEADER_BYTES + BTH_BYTES + XRC_ETH_BYTES + ATOMIC_ETH_BYTES + ICRC_BYTES;
+export const ROCE_HEADROOM_BYTES = GRH_BYTES + UDP_HEADER_BYTES + BTH_BYTES + XRC_ETH_BYTES + ATOMIC_ETH_BYTES +
+  ICRC_BYTES;
 
 /**
  * The largest path MTU an Ethernet MTU carries (1500 gives 1024, 9000 gives 4096), or 256 if

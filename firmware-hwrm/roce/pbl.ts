@@ -53,7 +53,8 @@ export function pgSizeBytes(code: number): number {
 /** log2 of a power-of-two page size in 4 KiB … 1 GiB, as REGISTER_MR log2_pg_size / log2_pbl_pg_size take it. */
 export function log2PageSize(pageBytes: number): number {
   const log2 = Math.log2(pageBytes);
-  if (!Number.isInteger(log2) || log2 < 12 || log2 > 30) throw new RangeError(`page size ${pageBytes} is not a power of two in 4K..1G`);
+  if (!Number.isInteger(log2) || log2 < 12 || log2 > 30)
+    throw new RangeError(`page size ${pageBytes} is not a power of two in 4K..1G`);
   return log2;
 }
 

@@ -47,34 +47,65 @@ export function configureBackingStore(hwrm: HwrmChannel, pool: DmaPool, ledger: 
   const q = hwrm.send(BACKING_STORE_QCAPS, {});
   if (!q.ok) return q;
   const caps = q.value;
-  const extraQps = Math.max(0, Math.min(ROCE_LIMITS.qps, caps.qp_max_entries - caps.qp_max_l2_entries - caps.qp_min_qp1_entries));
+  const extraQps = Math.max(
+    0, Math.min(ROCE_LIMITS.qps, caps.qp_max_entries - caps.qp_max_l2_entries - caps.qp_min_qp1_entries),
+  );
   const qp1 = caps.qp_min_qp1_entries;
   const l2Qps = caps.qp_max_l2_entries;
   const mrs = Math.min(Math.floor(caps.mrav_max_entries / 2), ROCE_LIMITS.mrs);
   const tqmRings = Math.min(8, caps.tqm_fp_rings_count || 1);
-  const tqmEntries = clamp(l2Qps + 2 * (extraQps + qp1), caps.tqm_min_entries_per_ring, caps.tqm_max_entries_per_ring, caps.tqm_entries_multiple || 1);
+  const tqmEntries = clamp(
+    l2Qps + 2 * (extraQps + qp1), caps.tqm_min_entries_per_ring, caps.tqm_max_entries_per_ring,
+    caps.tqm_entries_multiple || 1,
+  );
 
-  const kinds: { name: string; entries: number; size: number; enable: number; apply: (cfg: Cfg, dir: number, pgLvl: number, entries: number) => void }[] = [
+  const kinds: { name: string; entries: number; size: number; enable: number; apply: (cfg: Cfg, dir: number,
+    pgLvl: number, entries: number) => void }[] = [
     { name: 'QP', entries: l2Qps + qp1 + extraQps, size: caps.qp_entry_size, enable: EN.QP,
-      apply: (c, d, p, n) => Object.assign(c, { qpc_page_dir: d, qpc_pg_size_qpc_lvl: p, qp_num_entries: n, qp_num_qp1_entries: qp1, qp_num_l2_entries: l2Qps, qp_entry_size: caps.qp_entry_size }) },
+      apply: (c, d, p, n) => Object.assign(c, {
+        qpc_page_dir: d, qpc_pg_size_qpc_lvl: p, qp_num_entries: n, qp_num_qp1_entries: qp1, qp_num_l2_entries: l2Qps,
+        qp_entry_size: caps.qp_entry_size,
+      }) },
     { name: 'SRQ', entries: caps.srq_max_l2_entries + ROCE_LIMITS.srqs, size: caps.srq_entry_size, enable: EN.SRQ,
-      apply: (c, d, p, n) => Object.assign(c, { srq_page_dir: d, srq_pg_size_srq_lvl: p, srq_num_entries: n, srq_num_l2_entries: caps.srq_max_l2_entries, srq_entry_size: caps.srq_entry_size }) },
+      apply: (c, d, p, n) => Object.assign(c, {
+        srq_page_dir: d, srq_pg_size_srq_lvl: p, srq_num_entries: n, srq_num_l2_entries: caps.srq_max_l2_entries,
+        srq_entry_size: caps.srq_entry_size,
+      }) },
     { name: 'CQ', entries: caps.cq_max_l2_entries + 2 * extraQps, size: caps.cq_entry_size, enable: EN.CQ,
-      apply: (c, d, p, n) => Object.assign(c, { cq_page_dir: d, cq_pg_size_cq_lvl: p, cq_num_entries: n, cq_num_l2_entries: caps.cq_max_l2_entries, cq_entry_size: caps.cq_entry_size }) },
-    { name: 'VNIC', entries: caps.vnic_max_vnic_entries + caps.vnic_max_ring_table_entries, size: caps.vnic_entry_size, enable: EN.VNIC,
-      apply: (c, d, p) => Object.assign(c, { vnic_page_dir: d, vnic_pg_size_vnic_lvl: p, vnic_num_vnic_entries: caps.vnic_max_vnic_entries, vnic_num_ring_table_entries: caps.vnic_max_ring_table_entries, vnic_entry_size: caps.vnic_entry_size }) },
+      apply: (c, d, p, n) => Object.assign(c, {
+        cq_page_dir: d, cq_pg_size_cq_lvl: p, cq_num_entries: n, cq_num_l2_entries: caps.cq_max_l2_entries,
+        cq_entry_size: caps.cq_entry_size,
+      }) },
+    { name: 'VNIC', entries: caps.vnic_max_vnic_entries + caps.vnic_max_ring_table_entries, size: caps.vnic_entry_size,
+      enable: EN.VNIC,
+      apply: (c, d, p) => Object.assign(c, {
+        vnic_page_dir: d, vnic_pg_size_vnic_lvl: p, vnic_num_vnic_entries: caps.vnic_max_vnic_entries,
+        vnic_num_ring_table_entries: caps.vnic_max_ring_table_entries, vnic_entry_size: caps.vnic_entry_size,
+      }) },
     { name: 'STAT', entries: caps.stat_max_entries, size: caps.stat_entry_size, enable: EN.STAT,
-      apply: (c, d, p, n) => Object.assign(c, { stat_page_dir: d, stat_pg_size_stat_lvl: p, stat_num_entries: n, stat_entry_size: caps.stat_entry_size }) },
-    { name: 'TQM slow path', entries: clamp(caps.vnic_max_vnic_entries + tqmEntries, caps.tqm_min_entries_per_ring, caps.tqm_max_entries_per_ring, caps.tqm_entries_multiple || 1), size: caps.tqm_entry_size, enable: EN.TQM_SP,
-      apply: (c, d, p, n) => Object.assign(c, { tqm_sp_page_dir: d, tqm_sp_pg_size_tqm_sp_lvl: p, tqm_sp_num_entries: n, tqm_entry_size: caps.tqm_entry_size }) },
+      apply: (c, d, p, n) => Object.assign(c, {
+        stat_page_dir: d, stat_pg_size_stat_lvl: p, stat_num_entries: n, stat_entry_size: caps.stat_entry_size,
+      }) },
+    { name: 'TQM slow path',
+      entries: clamp(caps.vnic_max_vnic_entries + tqmEntries, caps.tqm_min_entries_per_ring,
+        caps.tqm_max_entries_per_ring, caps.tqm_entries_multiple || 1), size: caps.tqm_entry_size, enable: EN.TQM_SP,
+      apply: (c, d, p, n) => Object.assign(c, {
+        tqm_sp_page_dir: d, tqm_sp_pg_size_tqm_sp_lvl: p, tqm_sp_num_entries: n, tqm_entry_size: caps.tqm_entry_size,
+      }) },
     ...Array.from({ length: tqmRings }, (_, i) => ({
       name: `TQM ring ${i}`, entries: tqmEntries, size: caps.tqm_entry_size, enable: EN.TQM_RING0 << i,
-      apply: (c: Cfg, d: number, p: number, n: number) => Object.assign(c, { [`tqm_ring${i}_page_dir`]: d, [`tqm_ring${i}_pg_size_tqm_ring${i}_lvl`]: p, [`tqm_ring${i}_num_entries`]: n }),
+      apply: (c: Cfg, d: number, p: number, n: number) => Object.assign(c, {
+        [`tqm_ring${i}_page_dir`]: d, [`tqm_ring${i}_pg_size_tqm_ring${i}_lvl`]: p, [`tqm_ring${i}_num_entries`]: n,
+      }),
     })),
     { name: 'MRAV', entries: mrs + Math.min(mrs, ROCE_LIMITS.ahs), size: caps.mrav_entry_size, enable: EN.MRAV,
-      apply: (c, d, p, n) => Object.assign(c, { mrav_page_dir: d, mrav_pg_size_mrav_lvl: p, mrav_num_entries: n, mrav_entry_size: caps.mrav_entry_size }) },
+      apply: (c, d, p, n) => Object.assign(c, {
+        mrav_page_dir: d, mrav_pg_size_mrav_lvl: p, mrav_num_entries: n, mrav_entry_size: caps.mrav_entry_size,
+      }) },
     { name: 'TIM', entries: l2Qps + qp1 + extraQps, size: caps.tim_entry_size, enable: EN.TIM,
-      apply: (c, d, p, n) => Object.assign(c, { tim_page_dir: d, tim_pg_size_tim_lvl: p, tim_num_entries: n, tim_entry_size: caps.tim_entry_size }) },
+      apply: (c, d, p, n) => Object.assign(c, {
+        tim_page_dir: d, tim_pg_size_tim_lvl: p, tim_num_entries: n, tim_entry_size: caps.tim_entry_size,
+      }) },
   ];
 
   const areas: Area[] = [];
@@ -90,12 +121,15 @@ export function configureBackingStore(hwrm: HwrmChannel, pool: DmaPool, ledger: 
     if (!table.ok) return err(table.error);
     ledger.takeAll(table.value.tables);
     areas.push({ data: data.value, table: table.value });
-    kind.apply(cfg, table.value.dir, backingStorePgSizeLvl(FUNC_BACKING_STORE_PG_SIZE.PG_4K, table.value.level), kind.entries);
+    kind.apply(cfg, table.value.dir, backingStorePgSizeLvl(FUNC_BACKING_STORE_PG_SIZE.PG_4K, table.value.level),
+      kind.entries);
     enables |= kind.enable;
   }
   const buffers = areas.flatMap((a) => [a.data, ...a.table.tables]);
   // HWRM_FUNC_BACKING_STORE_CFG: the 256-byte legacy form carries everything used here.
-  const r = hwrm.send(BACKING_STORE_CFG, { ...cfg, enables: enables >>> 0 }, { names: buffers, lengthBytes: FUNC_BACKING_STORE_CFG_LEGACY_LEN });
+  const r = hwrm.send(BACKING_STORE_CFG, { ...cfg, enables: enables >>> 0 }, {
+    names: buffers, lengthBytes: FUNC_BACKING_STORE_CFG_LEGACY_LEN,
+  });
   if (!r.ok) return err(r.error);
   return ok({ areas, buffers, qpEntries: extraQps });
 }

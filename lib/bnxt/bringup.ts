@@ -10,7 +10,8 @@ import type { Device } from '../../drivers/device.ts';
 import { Ledger } from '../../drivers/ledger.ts';
 import {
   FUNC_DRV_RGTR_REQ_ENABLES, FUNC_DRV_RGTR_REQ_OS_TYPE, FUNC_QCAPS_RESP_FLAGS, HWRM_FID_SELF, HWRM_VERSION_MAJOR,
-  HWRM_VERSION_MINOR, HWRM_VERSION_UPDATE, VER_GET_RESP_FLAGS, shortCommandRequired, linkSpeedMbps, PORT_PHY_QCFG_RESP_LINK,
+  HWRM_VERSION_MINOR, HWRM_VERSION_UPDATE, VER_GET_RESP_FLAGS, shortCommandRequired, linkSpeedMbps,
+  PORT_PHY_QCFG_RESP_LINK,
 } from '../../firmware-hwrm/hwrm/index.ts';
 import { ok, err, type Result } from '../result.ts';
 import { chipProfile, chipSupported, type ChipProfile } from './chip.ts';
@@ -74,17 +75,23 @@ export function bringUp(device: Device, options: BringUpOptions = {}): Result<Bn
 
   // HWRM_VER_GET: interface version, chip, window sizes, timeouts, short-command mode.
   // Retried while the firmware says it is not ready (DEV_NOT_RDY), at most ~5 s as the HSI allows.
-  let ver = hwrm.send(C.VER_GET, { hwrm_intf_maj: HWRM_VERSION_MAJOR, hwrm_intf_min: HWRM_VERSION_MINOR, hwrm_intf_upd: HWRM_VERSION_UPDATE });
+  let ver = hwrm.send(C.VER_GET, {
+    hwrm_intf_maj: HWRM_VERSION_MAJOR, hwrm_intf_min: HWRM_VERSION_MINOR, hwrm_intf_upd: HWRM_VERSION_UPDATE,
+  });
   for (let tries = 0; ver.ok && (ver.value.flags & VER_GET_RESP_FLAGS.DEV_NOT_RDY) !== 0 && tries < 50; tries++) {
     device.clock.sleep(100_000);
-    ver = hwrm.send(C.VER_GET, { hwrm_intf_maj: HWRM_VERSION_MAJOR, hwrm_intf_min: HWRM_VERSION_MINOR, hwrm_intf_upd: HWRM_VERSION_UPDATE });
+    ver = hwrm.send(C.VER_GET, {
+      hwrm_intf_maj: HWRM_VERSION_MAJOR, hwrm_intf_min: HWRM_VERSION_MINOR, hwrm_intf_upd: HWRM_VERSION_UPDATE,
+    });
   }
   if (!ver.ok) return fail('HWRM_VER_GET', ver.error);
   const v = ver.value;
   if (v.flags & VER_GET_RESP_FLAGS.DEV_NOT_RDY) return fail('HWRM_VER_GET', 'the firmware stayed not ready');
-  if (v.hwrm_intf_maj_8b !== HWRM_VERSION_MAJOR) return fail('HWRM_VER_GET', `HWRM interface ${v.hwrm_intf_maj_8b}.x is not supported (1.x is)`);
+  if (v.hwrm_intf_maj_8b !== HWRM_VERSION_MAJOR)
+    return fail('HWRM_VER_GET', `HWRM interface ${v.hwrm_intf_maj_8b}.x is not supported (1.x is)`);
   const chip = chipProfile(v.chip_num);
-  if (!chip || !chipSupported(chip)) return fail('HWRM_VER_GET', `chip 0x${v.chip_num.toString(16)} is not a supported Thor (P5) chip`);
+  if (!chip || !chipSupported(chip))
+    return fail('HWRM_VER_GET', `chip 0x${v.chip_num.toString(16)} is not a supported Thor (P5) chip`);
   hwrm.caps = {
     maxReqWinLen: Math.max(v.max_req_win_len, 128),
     maxExtReqLen: Math.max(v.max_ext_req_len, 128),
@@ -100,7 +107,8 @@ export function bringUp(device: Device, options: BringUpOptions = {}): Result<Bn
   // HWRM_FUNC_QCAPS: RoCE v2 support, MAC, port.
   const caps = hwrm.send(C.FUNC_QCAPS, { fid: HWRM_FID_SELF });
   if (!caps.ok) return fail('HWRM_FUNC_QCAPS', caps.error);
-  if ((caps.value.flags & FUNC_QCAPS_RESP_FLAGS.ROCE_V2_SUPPORTED) === 0) return fail('HWRM_FUNC_QCAPS', 'this function does not support RoCE v2');
+  if ((caps.value.flags & FUNC_QCAPS_RESP_FLAGS.ROCE_V2_SUPPORTED) === 0)
+    return fail('HWRM_FUNC_QCAPS', 'this function does not support RoCE v2');
 
   // HWRM_FUNC_DRV_RGTR: register (OS type and version; no async event forwarding: we poll).
   const rgtr = hwrm.send(C.FUNC_DRV_RGTR, {
@@ -126,7 +134,8 @@ export function bringUp(device: Device, options: BringUpOptions = {}): Result<Bn
   const phy = hwrm.send(C.PORT_PHY_QCFG, { port_id: caps.value.port_id });
   if (!phy.ok) return fail('HWRM_PORT_PHY_QCFG', phy.error);
 
-  const fwVersion = `${v.hwrm_fw_major || v.hwrm_fw_maj_8b}.${v.hwrm_fw_minor || v.hwrm_fw_min_8b}.${v.hwrm_fw_build || v.hwrm_fw_bld_8b}.${v.hwrm_fw_patch || v.hwrm_fw_rsvd_8b}`;
+  const fwVersion = `${v.hwrm_fw_major || v.hwrm_fw_maj_8b}.${v.hwrm_fw_minor || v.hwrm_fw_min_8b}.` +
+    `${v.hwrm_fw_build || v.hwrm_fw_bld_8b}.${v.hwrm_fw_patch || v.hwrm_fw_rsvd_8b}`;
   return ok({
     device, pool, hwrm, backingStore: bs.value, ledger,
     info: {

@@ -5,9 +5,11 @@ const REQ: Record<number, string> = {
   [CqReqStatus.BAD_RESPONSE_ERR]: 'bad response from the peer',
   [CqReqStatus.LOCAL_LENGTH_ERR]: 'local length error',
   [CqReqStatus.LOCAL_QP_OPERATION_ERR]: 'local QP operation error',
-  [CqReqStatus.LOCAL_PROTECTION_ERR]: 'local protection error: the region is not registered or the bytes lie outside it',
+  [CqReqStatus.LOCAL_PROTECTION_ERR]: 'local protection error: the region is not registered or the bytes lie outside ' +
+    'it',
   [CqReqStatus.MEMORY_MGT_OPERATION_ERR]: 'memory management operation error',
-  [CqReqStatus.REMOTE_INVALID_REQUEST_ERR]: 'the peer refused the request as invalid (e.g. a send longer than its receive)',
+  [CqReqStatus.REMOTE_INVALID_REQUEST_ERR]: 'the peer refused the request as invalid (e.g. a send longer than its ' +
+    'receive)',
   [CqReqStatus.REMOTE_ACCESS_ERR]: 'the peer refused access (remote key, bounds or permission)',
   [CqReqStatus.REMOTE_OPERATION_ERR]: 'remote operation error at the peer',
   [CqReqStatus.RNR_NAK_RETRY_CNT_ERR]: 'receiver not ready: RNR retries exceeded',
@@ -38,5 +40,6 @@ export function responderStatusMessage(status: number): string {
 }
 
 export function isFlush(isRequester: boolean, status: number): boolean {
-  return isRequester ? status === CqReqStatus.WORK_REQUEST_FLUSHED_ERR : status === CqResRcStatus.WORK_REQUEST_FLUSHED_ERR || status === CqResRcStatus.HW_FLUSH_ERR;
+  return isRequester ? status === CqReqStatus.WORK_REQUEST_FLUSHED_ERR
+    : status === CqResRcStatus.WORK_REQUEST_FLUSHED_ERR || status === CqResRcStatus.HW_FLUSH_ERR;
 }

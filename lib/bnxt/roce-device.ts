@@ -71,18 +71,22 @@ export function bringUpRoce(func: BnxtFunction, ipv4: Uint8Array): Result<RoceDe
   if (typeof creq === 'string') return fail('CREQ memory', creq);
   // HWRM_RING_ALLOC (type NQ): the CREQ, on MSI-X vector 0 of the RoCE driver.
   const creqRing = hwrm.send(C.RING_ALLOC, {
-    ring_type: RING_ALLOC_REQ_RING_TYPE.NQ, page_tbl_addr: creq.iova, page_tbl_depth: RING_ALLOC_REQ_PAGE_TBL_DEPTH.DEPTH_0,
-    page_size: 12, length: CREQ_ENTRIES, logical_id: 0, int_mode: RING_ALLOC_REQ_INT_MODE.MSIX,
+    ring_type: RING_ALLOC_REQ_RING_TYPE.NQ, page_tbl_addr: creq.iova,
+    page_tbl_depth: RING_ALLOC_REQ_PAGE_TBL_DEPTH.DEPTH_0, page_size: 12, length: CREQ_ENTRIES, logical_id: 0,
+    int_mode: RING_ALLOC_REQ_INT_MODE.MSIX,
   }, { names: [creq] });
   if (!creqRing.ok) return fail('HWRM_RING_ALLOC (CREQ)', creqRing.error);
   const creqRingId = creqRing.value.ring_id;
-  ledger.undo(hwrm, 'HWRM_RING_FREE (CREQ)', () => hwrm.send(C.RING_FREE, { ring_type: RING_ALLOC_REQ_RING_TYPE.NQ, ring_id: creqRingId }));
+  ledger.undo(hwrm, 'HWRM_RING_FREE (CREQ)', () => hwrm.send(C.RING_FREE, {
+    ring_type: RING_ALLOC_REQ_RING_TYPE.NQ, ring_id: creqRingId,
+  }));
 
   // HWRM_STAT_CTX_ALLOC with the ROCE flag: INITIALIZE_FW names it.
   const stats = alloc(STATS_BYTES);
   if (typeof stats === 'string') return fail('statistics memory', stats);
   const stat = hwrm.send(C.STAT_CTX_ALLOC, {
-    stats_dma_addr: stats.iova, update_period_ms: 1000, stat_ctx_flags: STAT_CTX_ALLOC_REQ_STAT_CTX_FLAGS.ROCE, stats_dma_length: STATS_DMA_LENGTH,
+    stats_dma_addr: stats.iova, update_period_ms: 1000, stat_ctx_flags: STAT_CTX_ALLOC_REQ_STAT_CTX_FLAGS.ROCE,
+    stats_dma_length: STATS_DMA_LENGTH,
   }, { names: [stats] });
   if (!stat.ok) return fail('HWRM_STAT_CTX_ALLOC', stat.error);
   const statCtxId = stat.value.stat_ctx_id;
@@ -118,12 +122,15 @@ export function bringUpRoce(func: BnxtFunction, ipv4: Uint8Array): Result<RoceDe
   const nq = alloc(CQ_NQ_ENTRIES * 16);
   if (typeof nq === 'string') return fail('NQ memory', nq);
   const nqRing = hwrm.send(C.RING_ALLOC, {
-    ring_type: RING_ALLOC_REQ_RING_TYPE.NQ, page_tbl_addr: nq.iova, page_tbl_depth: RING_ALLOC_REQ_PAGE_TBL_DEPTH.DEPTH_0,
-    page_size: 12, length: CQ_NQ_ENTRIES, logical_id: 1, int_mode: RING_ALLOC_REQ_INT_MODE.MSIX,
+    ring_type: RING_ALLOC_REQ_RING_TYPE.NQ, page_tbl_addr: nq.iova,
+    page_tbl_depth: RING_ALLOC_REQ_PAGE_TBL_DEPTH.DEPTH_0, page_size: 12, length: CQ_NQ_ENTRIES, logical_id: 1,
+    int_mode: RING_ALLOC_REQ_INT_MODE.MSIX,
   }, { names: [nq] });
   if (!nqRing.ok) return fail('HWRM_RING_ALLOC (NQ)', nqRing.error);
   const cqNqId = nqRing.value.ring_id;
-  ledger.undo(hwrm, 'HWRM_RING_FREE (NQ)', () => hwrm.send(C.RING_FREE, { ring_type: RING_ALLOC_REQ_RING_TYPE.NQ, ring_id: cqNqId }));
+  ledger.undo(hwrm, 'HWRM_RING_FREE (NQ)', () => hwrm.send(C.RING_FREE, {
+    ring_type: RING_ALLOC_REQ_RING_TYPE.NQ, ring_id: cqNqId,
+  }));
 
   // ADD_GID: the NIC's RoCEv2 GID (IPv4-mapped) with its MAC.
   const gid = ipv4MappedGid(ipv4);
@@ -131,11 +138,15 @@ export function bringUpRoce(func: BnxtFunction, ipv4: Uint8Array): Result<RoceDe
   if (!added.ok) return fail('ADD_GID', added.error);
   const gidIndex = added.value.xid;
   // DELETE_GID and MODIFY_QP name it in 16 bits: another answer is malformed (and cannot be undone).
-  if (gidIndex > 0xffff) return fail('ADD_GID', `malformed firmware answer (GID index ${gidIndex} does not fit 16 bits)`);
+  if (gidIndex > 0xffff)
+    return fail('ADD_GID', `malformed firmware answer (GID index ${gidIndex} does not fit 16 bits)`);
 
   ledger.undo(ch, 'DELETE_GID', () => ch.send(Q.DELETE_GID, { gid_index: gidIndex }));
 
-  return ok({ rcfw: ch, caps, gid, gidIndex, cqNqId, doorbellOffset, pdId: 1, buffers: ledger.buffers(), creqRingId, statCtxId, ledger });
+  return ok({
+    rcfw: ch, caps, gid, gidIndex, cqNqId, doorbellOffset, pdId: 1, buffers: ledger.buffers(), creqRingId, statCtxId,
+    ledger,
+  });
 }
 
 /**

@@ -8,7 +8,8 @@
  */
 import type { Random } from '../random.ts';
 import type { Cable, FrameReceiver } from './cable.ts';
-import { BTH_AT, BTH_OPCODE, BTH_PSN, BTH_RESV8A, ETH_HEADER_BYTES, IPV4_AT, IPV4_TOTAL_LENGTH } from '../wire/headers.ts';
+import { BTH_AT, BTH_OPCODE, BTH_PSN, BTH_RESV8A, ETH_HEADER_BYTES, IPV4_AT,
+  IPV4_TOTAL_LENGTH } from '../wire/headers.ts';
 import { getU24 } from '../wire/bytes.ts';
 
 export interface FaultSpec {
@@ -45,7 +46,8 @@ class DirectionFaults {
   delayed = 0;
 
   get active(): boolean {
-    return this.drop > 0 || this.duplicate > 0 || this.reorder > 0 || this.corrupt > 0 || this.delayNs > 0 || this.matchCount > 0;
+    return this.drop > 0 || this.duplicate > 0 || this.reorder > 0 || this.corrupt > 0 || this.delayNs > 0 ||
+      this.matchCount > 0;
   }
 
   set(spec: FaultSpec): void {
@@ -54,14 +56,16 @@ class DirectionFaults {
     this.reorder = probability(spec.reorder);
     this.corrupt = probability(spec.corrupt);
     const delay = spec.delayNs ?? 0;
-    if (!(Number.isFinite(delay) && delay >= 0)) throw new RangeError(`fault delayNs ${delay} must be a finite number >= 0`);
+    if (!(Number.isFinite(delay) && delay >= 0))
+      throw new RangeError(`fault delayNs ${delay} must be a finite number >= 0`);
     this.delayNs = delay;
   }
 }
 
 function probability(p: number | undefined): number {
   const v = p ?? 0;
-  if (!(typeof v === 'number' && v >= 0 && v <= 1)) throw new RangeError(`fault probability ${String(p)} must be in [0, 1]`);
+  if (!(typeof v === 'number' && v >= 0 && v <= 1))
+    throw new RangeError(`fault probability ${String(p)} must be in [0, 1]`);
   return v;
 }
 
@@ -86,7 +90,9 @@ export class FaultCable implements Cable {
   /** Frames held because every slot was taken are dropped and counted here. */
   holdOverflow = 0;
 
-  constructor(readonly inner: Cable, private readonly random: Random, private readonly nowNs: () => number, maxFrameBytes: number) {
+  constructor(
+    readonly inner: Cable, private readonly random: Random, private readonly nowNs: () => number, maxFrameBytes: number,
+  ) {
     this.scratch = new Uint8Array(maxFrameBytes);
     for (let i = 0; i < HOLD_SLOTS; i++) this.holdBytes.push(new Uint8Array(maxFrameBytes));
     inner.setReceiver(this.onInnerFrame);
@@ -147,7 +153,8 @@ export class FaultCable implements Cable {
   nextReleaseNs(): number {
     if (this.held === 0) return Infinity;
     let min = Infinity;
-    for (let i = 0; i < HOLD_SLOTS; i++) if (this.holdDirection[i]! >= 0 && this.holdUntilNs[i]! < min) min = this.holdUntilNs[i]!;
+    for (let i = 0; i < HOLD_SLOTS; i++)
+      if (this.holdDirection[i]! >= 0 && this.holdUntilNs[i]! < min) min = this.holdUntilNs[i]!;
     return min;
   }
 
@@ -160,7 +167,8 @@ export class FaultCable implements Cable {
   };
 
   private pass(direction: number, d: DirectionFaults, frame: Uint8Array, length: number): void {
-    if (d.matchCount > 0 && length >= BTH_AT + 12 && frame[BTH_AT + BTH_OPCODE] === d.matchOpcode && (d.matchPsn < 0 || getU24(frame, BTH_AT + BTH_PSN) === d.matchPsn)) {
+    if (d.matchCount > 0 && length >= BTH_AT + 12 && frame[BTH_AT + BTH_OPCODE] === d.matchOpcode &&
+      (d.matchPsn < 0 || getU24(frame, BTH_AT + BTH_PSN) === d.matchPsn)) {
       d.matchCount--;
       d.dropped++;
       return;
@@ -174,7 +182,8 @@ export class FaultCable implements Cable {
       for (let i = 0; i < length; i++) this.scratch[i] = frame[i]!;
       // From the BTH to the end of the IPv4 packet (the ICRC's last byte), skipping the masked
       // resv8a byte; a frame too short for that gets a byte after its Ethernet header.
-      const packetEnd = ETH_HEADER_BYTES + ((frame[IPV4_AT + IPV4_TOTAL_LENGTH]! << 8) | frame[IPV4_AT + IPV4_TOTAL_LENGTH + 1]!);
+      const packetEnd = ETH_HEADER_BYTES +
+        ((frame[IPV4_AT + IPV4_TOTAL_LENGTH]! << 8) | frame[IPV4_AT + IPV4_TOTAL_LENGTH + 1]!);
       let at: number;
       if (packetEnd <= length && packetEnd > BTH_AT + BTH_RESV8A + 1) {
         at = BTH_AT + this.random.below(packetEnd - BTH_AT - 1);
@@ -219,7 +228,8 @@ export class FaultCable implements Cable {
   /** After a frame passed in `direction`, the frames it overtook follow it. */
   private releaseReordered(direction: number): void {
     if (this.held === 0) return;
-    for (let i = 0; i < HOLD_SLOTS; i++) if (this.holdDirection[i] === direction && this.holdUntilNs[i] === -1) this.emitHeld(i);
+    for (let i = 0; i < HOLD_SLOTS; i++)
+      if (this.holdDirection[i] === direction && this.holdUntilNs[i] === -1) this.emitHeld(i);
   }
 
   private emitHeld(i: number): void {

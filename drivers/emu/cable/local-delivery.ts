@@ -70,7 +70,8 @@ export class LocalDelivery implements Cable {
     if (this.isOwn(frame, length, ETH_SRC)) return true;
     if (length < IPV4_SRC_AT + 4 || ((frame[ETH_TYPE]! << 8) | frame[ETH_TYPE + 1]!) !== ETH_TYPE_IPV4) return false;
     const ip = this.ipv4;
-    return frame[IPV4_SRC_AT] === ip[0] && frame[IPV4_SRC_AT + 1] === ip[1] && frame[IPV4_SRC_AT + 2] === ip[2] && frame[IPV4_SRC_AT + 3] === ip[3];
+    return frame[IPV4_SRC_AT] === ip[0] && frame[IPV4_SRC_AT + 1] === ip[1] && frame[IPV4_SRC_AT + 2] === ip[2] &&
+      frame[IPV4_SRC_AT + 3] === ip[3];
   }
 
   close(): void {

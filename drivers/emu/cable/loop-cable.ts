@@ -64,7 +64,8 @@ export class LoopCable implements Cable {
   }
 
   send(frame: Uint8Array, length: number): void {
-    if (!(length >= 0 && length <= frame.length)) throw new RangeError(`LoopCable.send: length ${length} outside ${frame.length} bytes`);
+    if (!(length >= 0 && length <= frame.length))
+      throw new RangeError(`LoopCable.send: length ${length} outside ${frame.length} bytes`);
     if (this.closed || length > this.slotBytes || this.tail - this.head > this.mask) {
       this.stats.sendDropped++;
       return;

@@ -8,7 +8,8 @@ import { parseIpv4 } from '../wire/addresses.ts';
 /** Null if `host` is a dotted-quad IPv4 address in 127.0.0.0/8, else why it is refused. */
 export function refuseNonLoopback(host: string, what: string): string | null {
   const ip = parseIpv4(host);
-  if (ip === null) return `${what} ${JSON.stringify(host)} is not a dotted-quad IPv4 address (cables use 127.0.0.0/8 only)`;
+  if (ip === null)
+    return `${what} ${JSON.stringify(host)} is not a dotted-quad IPv4 address (cables use 127.0.0.0/8 only)`;
   if (ip >>> 24 !== 127) return `${what} ${host} is outside 127.0.0.0/8; cables only use the loopback network`;
   return null;
 }

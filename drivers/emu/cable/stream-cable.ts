@@ -62,12 +62,14 @@ export class StreamCable implements Cable {
 
   /** Checks the options and starts connecting or listening; returns at once. */
   static create(options: StreamCableOptions): Result<StreamCable> {
-    if (typeof options.path !== 'string' || options.path.length === 0) return { ok: false, error: 'stream cable: empty socket path' };
+    if (typeof options.path !== 'string' || options.path.length === 0)
+      return { ok: false, error: 'stream cable: empty socket path' };
     if (options.mode !== undefined && options.mode !== 'connect' && options.mode !== 'listen') {
       return { ok: false, error: `stream cable: mode ${String(options.mode)} is neither 'connect' nor 'listen'` };
     }
     const max = options.maxFrameBytes ?? 9216;
-    if (!(Number.isInteger(max) && max > 0 && max < 2 ** 31)) return { ok: false, error: `stream cable: maxFrameBytes ${max}` };
+    if (!(Number.isInteger(max) && max > 0 && max < 2 ** 31))
+      return { ok: false, error: `stream cable: maxFrameBytes ${max}` };
     return { ok: true, value: new StreamCable(options) };
   }
 
@@ -82,9 +84,11 @@ export class StreamCable implements Cable {
   }
 
   send(frame: Uint8Array, length: number): void {
-    if (!(length >= 0 && length <= frame.length)) throw new RangeError(`StreamCable.send: length ${length} outside ${frame.length} bytes`);
+    if (!(length >= 0 && length <= frame.length))
+      throw new RangeError(`StreamCable.send: length ${length} outside ${frame.length} bytes`);
     const s = this.socket;
-    if (this.closed || s === null || s.destroyed || length > this.maxFrameBytes || s.writableLength > this.maxQueuedBytes) {
+    if (this.closed || s === null || s.destroyed || length > this.maxFrameBytes ||
+      s.writableLength > this.maxQueuedBytes) {
       this.stats.sendDropped++;
       return;
     }

@@ -56,13 +56,16 @@ export class UdpCable implements Cable {
     this.receiver = dropAll(this.stats);
     // A NIC takes a window of 128 frames of up to 9 KiB at once: ask for a socket buffer that holds
     // one (the kernel caps it at net.core.rmem_max; the default 208 KiB loses the tail of a burst).
-    this.socket = createSocket({ type: 'udp4', recvBufferSize: SOCKET_BUFFER_BYTES, sendBufferSize: SOCKET_BUFFER_BYTES });
+    this.socket = createSocket({
+      type: 'udp4', recvBufferSize: SOCKET_BUFFER_BYTES, sendBufferSize: SOCKET_BUFFER_BYTES,
+    });
     this.socket.on('message', this.onMessage);
     this.ready = new Promise((resolve) => {
       const onError = (e: Error) => {
         const taken = (e as NodeJS.ErrnoException).code === 'EADDRINUSE';
         this.fail(taken
-          ? `UDP cable: port ${options.localPort} on ${this.localHost} is already bound by another socket (another NIC or program): ${e.message}`
+          ? `UDP cable: port ${options.localPort} on ${this.localHost} is already bound by another socket (another ` +
+            `NIC or program): ${e.message}`
           : `UDP cable: cannot bind ${this.localHost}:${options.localPort}: ${e.message}`);
         resolve({ ok: false, error: this.error! });
       };
@@ -90,7 +93,8 @@ export class UdpCable implements Cable {
       refusePort(options.remotePort, 'remote port', 1);
     if (refusal !== null) return { ok: false, error: `UDP cable: ${refusal}` };
     const max = options.maxFrameBytes ?? 9216;
-    if (!(Number.isInteger(max) && max > 0 && max <= 65507)) return { ok: false, error: `UDP cable: maxFrameBytes ${max} must be in [1, 65507]` };
+    if (!(Number.isInteger(max) && max > 0 && max <= 65507))
+      return { ok: false, error: `UDP cable: maxFrameBytes ${max} must be in [1, 65507]` };
     return { ok: true, value: new UdpCable(options) };
   }
 
@@ -117,8 +121,10 @@ export class UdpCable implements Cable {
   }
 
   send(frame: Uint8Array, length: number): void {
-    if (!(length >= 0 && length <= frame.length)) throw new RangeError(`UdpCable.send: length ${length} outside ${frame.length} bytes`);
-    if (this.closed || length > this.maxFrameBytes || (this.boundPort !== 0 && this.socket.getSendQueueSize() > this.maxQueuedBytes)) {
+    if (!(length >= 0 && length <= frame.length))
+      throw new RangeError(`UdpCable.send: length ${length} outside ${frame.length} bytes`);
+    if (this.closed || length > this.maxFrameBytes ||
+      (this.boundPort !== 0 && this.socket.getSendQueueSize() > this.maxQueuedBytes)) {
       this.stats.sendDropped++;
       return;
     }

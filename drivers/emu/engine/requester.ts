@@ -127,18 +127,21 @@ function sendPacket(core: EngineCore, t: QpTransport, slot: number): boolean {
     const withImm = t.wqeType[slot] === WqeType.SEND_W_IMMEAD || t.wqeType[slot] === WqeType.WRITE_W_IMMEAD;
     const opcode = kind === WqeKind.SEND ? sendOpcode(first, last, withImm) : writeOpcode(first, last, withImm);
     const n = last ? length - offset : t.mtu;
-    const copied = n > 0 ? copySgl(core.iommu, core.tables, t.txSgl, offset, n, port.txBuf, payloadOffsetFor(opcode), false) : SglError.OK;
+    const copied = n > 0
+      ? copySgl(core.iommu, core.tables, t.txSgl, offset, n, port.txBuf, payloadOffsetFor(opcode), false) : SglError.OK;
     if (copied !== SglError.OK) {
       // The payload's region was deregistered under the WQE (checked on every packet), or its
       // memory went away: the WQE fails here, and nothing more of it is sent.
       if (copied === SglError.FAULT) core.counters.dmaFaults++;
       t.wqeStatus[slot] = CqReqStatus.LOCAL_PROTECTION_ERR;
-      t.localFailReason = copied === SglError.FAULT ? ReqErrStateReason.REQ_TX_PCI_ERROR : ReqErrStateReason.REQ_TX_MEMORY_ERROR;
+      t.localFailReason = copied === SglError.FAULT ? ReqErrStateReason.REQ_TX_PCI_ERROR
+        : ReqErrStateReason.REQ_TX_MEMORY_ERROR;
       checkHead(core, t);
       return false;
     }
     f.opcode = opcode;
-    // AckReq on the last packet of a message (as rdma_rxe sets it: rxe_req.c, RXE_END_MASK), and now and then inside a long one.
+    // AckReq on the last packet of a message (as rdma_rxe sets it: rxe_req.c, RXE_END_MASK), and now and then inside a
+    // long one.
     // An RNR probe asks too: its ACK is what opens the window again.
     f.ackReq = last || t.rnrProbe || (index + 1) % ACK_REQ_EVERY === 0 ? 1 : 0;
     if (last && (t.wqeFlags[slot]! & WqeFlags.SE) !== 0) f.se = 1;
@@ -156,7 +159,10 @@ function sendPacket(core: EngineCore, t: QpTransport, slot: number): boolean {
 }
 
 /** RETH for the bytes from `offset` of the WQE's remote range (64-bit address as halves). */
-function setReth(t: QpTransport, f: { rethVaHi: number; rethVaLo: number; rethRkey: number; rethDmaLength: number }, offset: number, length: number): void {
+function setReth(
+  t: QpTransport, f: { rethVaHi: number; rethVaLo: number; rethRkey: number; rethDmaLength: number }, offset: number,
+  length: number,
+): void {
   const lo = t.txRemoteVaLo + offset;
   f.rethVaLo = lo >>> 0;
   f.rethVaHi = (t.txRemoteVaHi + Math.floor(lo / 4294967296)) >>> 0;

@@ -43,11 +43,13 @@ export function checkBackingStoreCfg(req: Req, iommu: Iommu): BackingStoreState 
     [EN.TIM, 'tim_page_dir', 'tim_pg_size_tim_lvl', (req.tim_num_entries as number) * CAPS.tim_entry_size],
   ];
   // RoCE needs QP, CQ, MRAV and TIM context memory; without them nothing RoCE can be created.
-  for (const need of [EN.QP, EN.CQ, EN.MRAV, EN.TIM]) if ((enables & need) === 0) return H.HWRM_ERR_CODE.INVALID_ENABLES;
+  for (const need of [EN.QP, EN.CQ, EN.MRAV, EN.TIM])
+    if ((enables & need) === 0) return H.HWRM_ERR_CODE.INVALID_ENABLES;
   for (const [bit, dirField, lvlField, bytes] of kinds) {
     if ((enables & bit) === 0) continue;
     if ((req.qp_num_entries as number) > CAPS.qp_max_entries) return H.HWRM_ERR_CODE.INVALID_PARAMS;
-    if (!walkable(iommu, req[dirField] as number, req[lvlField] as number, bytes)) return H.HWRM_ERR_CODE.INVALID_PARAMS;
+    if (!walkable(iommu, req[dirField] as number, req[lvlField] as number, bytes))
+      return H.HWRM_ERR_CODE.INVALID_PARAMS;
   }
   return {
     qpEntries: req.qp_num_entries as number,
@@ -69,7 +71,8 @@ function walkable(iommu: Iommu, dir: number, pgSizeLvl: number, bytes: number): 
       const pte = iommu.read64(table + i * 8);
       if ((pte & 1) === 0) return false;
       const target = pte - (pte % 4096);
-      if (leaf ? !iommu.check(target, pageBytes) : !check(target, Math.min(perTable, pages - i * perTable), true)) return false;
+      if (leaf ? !iommu.check(target, pageBytes) : !check(target, Math.min(perTable, pages - i * perTable), true))
+        return false;
     }
     return true;
   };

@@ -78,8 +78,10 @@ export class HwrmFaults {
     const r = this.random;
     if (r !== undefined) {
       if (this.randomSilence > 0 && r.float() < this.randomSilence) this.silent = true;
-      if (this.randomRefuse > 0 && r.float() < this.randomRefuse && refuse === 0) refuse = REFUSAL_CODES[r.below(REFUSAL_CODES.length)]!;
-      if (this.randomMalform > 0 && r.float() < this.randomMalform && malformed === undefined) malformed = MALFORMED_KINDS[r.below(MALFORMED_KINDS.length)]!;
+      if (this.randomRefuse > 0 && r.float() < this.randomRefuse && refuse === 0)
+        refuse = REFUSAL_CODES[r.below(REFUSAL_CODES.length)]!;
+      if (this.randomMalform > 0 && r.float() < this.randomMalform && malformed === undefined)
+        malformed = MALFORMED_KINDS[r.below(MALFORMED_KINDS.length)]!;
     }
     return { silent: this.silent || this.seen > this.silentFrom, refuse, malformed };
   }
@@ -87,6 +89,7 @@ export class HwrmFaults {
 
 function probability(p: number | undefined): number {
   const v = p ?? 0;
-  if (!(typeof v === 'number' && v >= 0 && v <= 1)) throw new RangeError(`hwrm fault probability ${String(p)} must be in [0, 1]`);
+  if (!(typeof v === 'number' && v >= 0 && v <= 1))
+    throw new RangeError(`hwrm fault probability ${String(p)} must be in [0, 1]`);
   return v;
 }

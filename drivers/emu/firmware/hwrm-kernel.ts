@@ -31,7 +31,9 @@ const reservations = new WeakMap<FunctionResources, Reservation>();
 function reservationOf(fn: FunctionResources): Reservation {
   let r = reservations.get(fn);
   if (!r) {
-    r = { msix: 0, rsscos: 0, cmpl: 0, tx: 0, rx: 0, l2: 0, vnics: 0, stat: 0, asyncEventCr: undefined, adminMtu: undefined };
+    r = {
+      msix: 0, rsscos: 0, cmpl: 0, tx: 0, rx: 0, l2: 0, vnics: 0, stat: 0, asyncEventCr: undefined, adminMtu: undefined,
+    };
     reservations.set(fn, r);
   }
   return r;
@@ -56,7 +58,8 @@ export interface L2Ring {
 /** The function's L2 objects: rings, VNICs, RSS contexts, MAC filters. */
 export interface L2State {
   readonly rings: Map<number, L2Ring>;
-  readonly vnics: Map<number, { defaultRxRing: number; defaultCmplRing: number; mru: number; rxMask: number; rssCtx: number | undefined }>;
+  readonly vnics: Map<number,
+  { defaultRxRing: number; defaultCmplRing: number; mru: number; rxMask: number; rssCtx: number | undefined }>;
   readonly rssCtxs: Set<number>;
   readonly filters: Map<number, { readonly mac: Uint8Array; readonly vnic: number }>;
   nextVnic: number;
@@ -68,7 +71,10 @@ const l2States = new WeakMap<FunctionResources, L2State>();
 export function l2Of(fn: FunctionResources): L2State {
   let s = l2States.get(fn);
   if (!s) {
-    s = { rings: new Map(), vnics: new Map(), rssCtxs: new Set(), filters: new Map(), nextVnic: 0, nextRssCtx: 0, nextFilter: 1 };
+    s = {
+      rings: new Map(), vnics: new Map(), rssCtxs: new Set(), filters: new Map(), nextVnic: 0, nextRssCtx: 0,
+      nextFilter: 1,
+    };
     l2States.set(fn, s);
   }
   return s;
@@ -97,10 +103,13 @@ export function kernelRingAlloc(bus: ModelBus, fn: FunctionResources, req: Req, 
   const pageSizeLog2 = req.page_size as number;
   const addr = req.page_tbl_addr as number;
   if (type !== T.L2_CMPL && type !== T.TX && type !== T.RX && type !== T.RX_AGG) return { error: E.INVALID_PARAMS };
-  if (length < 1 || length > MAX_L2_RING || (length & (length - 1)) !== 0 || depth > 1) return { error: E.INVALID_PARAMS };
+  if (length < 1 || length > MAX_L2_RING || (length & (length - 1)) !== 0 || depth > 1)
+    return { error: E.INVALID_PARAMS };
   const bytes = length * 16;
   if (depth === 0 && !bus.iommu.check(addr, bytes)) return { error: E.INVALID_PARAMS };
-  if (depth === 1 && (pageSizeLog2 < 12 || pageSizeLog2 > 30 || !bus.iommu.check(addr, Math.ceil(bytes / 2 ** pageSizeLog2) * 8))) return { error: E.INVALID_PARAMS };
+  if (depth === 1 &&
+    (pageSizeLog2 < 12 || pageSizeLog2 > 30 || !bus.iommu.check(addr, Math.ceil(bytes / 2 ** pageSizeLog2) * 8)))
+      return { error: E.INVALID_PARAMS };
   let peer = 0;
   if (type === T.TX) {
     peer = req.cmpl_ring_id as number;
@@ -134,13 +143,15 @@ export function kernelRingFree(fn: FunctionResources, req: Req): KernelAnswer {
 export function reservedQcfgFields(fn: FunctionResources): Record<string, number> {
   const r = reservationOf(fn);
   return {
-    alloc_rsscos_ctx: r.rsscos, alloc_cmpl_rings: r.cmpl, alloc_tx_rings: r.tx, alloc_rx_rings: r.rx, alloc_l2_ctx: r.l2,
-    alloc_vnics: r.vnics, alloc_stat_ctx: r.stat, alloc_msix: r.msix, alloc_hw_ring_grps: r.rx,
+    alloc_rsscos_ctx: r.rsscos, alloc_cmpl_rings: r.cmpl, alloc_tx_rings: r.tx, alloc_rx_rings: r.rx,
+    alloc_l2_ctx: r.l2, alloc_vnics: r.vnics, alloc_stat_ctx: r.stat, alloc_msix: r.msix, alloc_hw_ring_grps: r.rx,
     ...(r.adminMtu !== undefined ? { admin_mtu: r.adminMtu } : {}),
   };
 }
 
-export function answerKernelCommand(bus: ModelBus, fn: FunctionResources, reqType: number, req: Req): KernelAnswer | undefined {
+export function answerKernelCommand(
+  bus: ModelBus, fn: FunctionResources, reqType: number, req: Req,
+): KernelAnswer | undefined {
   const E = H.HWRM_ERR_CODE;
   switch (reqType) {
     case H.HWRM.QUEUE_QPORTCFG: {
@@ -152,14 +163,21 @@ export function answerKernelCommand(bus: ModelBus, fn: FunctionResources, reqTyp
         pairs[2 * i + 1] = profile;
         names.set(new TextEncoder().encode(name), 16 * i);
       });
-      for (let i = QUEUES.length; i < 8; i++) { pairs[2 * i] = 0xff; pairs[2 * i + 1] = H.QUEUE_SERVICE_PROFILE.UNKNOWN; }
+      for (let i = QUEUES.length; i < 8; i++) {
+        pairs[2 * i] = 0xff;
+        pairs[2 * i + 1] = H.QUEUE_SERVICE_PROFILE.UNKNOWN;
+      }
       void bus; void fn;
-      return { values: { max_configurable_queues: QUEUES.length, max_configurable_lossless_queues: 1, queue_pairs: pairs, qid_names: names } };
+      return { values: {
+        max_configurable_queues: QUEUES.length, max_configurable_lossless_queues: 1, queue_pairs: pairs,
+        qid_names: names,
+      } };
     }
     case H.HWRM.FW_SET_TIME: {
       // Taken when it is a date (the firmware keeps time for its logs; the model keeps none).
-      const ok = (req.month as number) >= 1 && (req.month as number) <= 12 && (req.day as number) >= 1 && (req.day as number) <= 31
-        && (req.hour as number) < 24 && (req.minute as number) < 60 && (req.second as number) < 61 && (req.millisecond as number) < 1000;
+      const ok = (req.month as number) >= 1 && (req.month as number) <= 12 && (req.day as number) >= 1 &&
+        (req.day as number) <= 31 && (req.hour as number) < 24 && (req.minute as number) < 60 &&
+        (req.second as number) < 61 && (req.millisecond as number) < 1000;
       return ok ? { values: {} } : { error: E.INVALID_PARAMS };
     }
     case H.HWRM.NVM_GET_DEV_INFO: {
@@ -168,8 +186,9 @@ export function answerKernelCommand(bus: ModelBus, fn: FunctionResources, reqTyp
       return { values: {
         manufacturer_id: 0, device_id: 0, sector_size: 4096, nvram_size: 16 << 20, reserved_size: 0, available_size: 0,
         nvm_cfg_ver_maj: 1, nvm_cfg_ver_min: 0, nvm_cfg_ver_upd: 0, flags: 0, pkg_name: name,
-        hwrm_fw_major: 230, hwrm_fw_minor: 2, hwrm_fw_build: 52, hwrm_fw_patch: 0, mgmt_fw_major: 230, mgmt_fw_minor: 2, mgmt_fw_build: 52, mgmt_fw_patch: 0,
-        roce_fw_major: 230, roce_fw_minor: 2, roce_fw_build: 52, roce_fw_patch: 0, netctrl_fw_major: 230, netctrl_fw_minor: 2, netctrl_fw_build: 52, netctrl_fw_patch: 0,
+        hwrm_fw_major: 230, hwrm_fw_minor: 2, hwrm_fw_build: 52, hwrm_fw_patch: 0, mgmt_fw_major: 230, mgmt_fw_minor: 2,
+        mgmt_fw_build: 52, mgmt_fw_patch: 0, roce_fw_major: 230, roce_fw_minor: 2, roce_fw_build: 52, roce_fw_patch: 0,
+        netctrl_fw_major: 230, netctrl_fw_minor: 2, netctrl_fw_build: 52, netctrl_fw_patch: 0,
       } };
     }
     case H.HWRM.QUEUE_PRI2COS_QCFG:
@@ -199,9 +218,10 @@ export function answerKernelCommand(bus: ModelBus, fn: FunctionResources, reqTyp
       const L = LIMITS;
       return { values: {
         max_vfs: 0, max_msix: L.msix, vf_reservation_strategy: 0,
-        min_rsscos_ctx: 0, max_rsscos_ctx: L.rsscos, min_cmpl_rings: 0, max_cmpl_rings: L.cmpl, min_tx_rings: 0, max_tx_rings: L.tx,
-        min_rx_rings: 0, max_rx_rings: L.rx, min_l2_ctxs: 0, max_l2_ctxs: L.l2, min_vnics: 0, max_vnics: L.vnics,
-        min_stat_ctx: 0, max_stat_ctx: L.stat, min_hw_ring_grps: 0, max_hw_ring_grps: L.rx, max_tx_scheduler_inputs: 0, flags: 0, min_msix: 0,
+        min_rsscos_ctx: 0, max_rsscos_ctx: L.rsscos, min_cmpl_rings: 0, max_cmpl_rings: L.cmpl, min_tx_rings: 0,
+        max_tx_rings: L.tx, min_rx_rings: 0, max_rx_rings: L.rx, min_l2_ctxs: 0, max_l2_ctxs: L.l2, min_vnics: 0,
+        max_vnics: L.vnics, min_stat_ctx: 0, max_stat_ctx: L.stat, min_hw_ring_grps: 0, max_hw_ring_grps: L.rx,
+        max_tx_scheduler_inputs: 0, flags: 0, min_msix: 0,
       } };
     }
     case H.HWRM.FUNC_CFG:
@@ -221,11 +241,13 @@ export function answerKernelCommand(bus: ModelBus, fn: FunctionResources, reqTyp
       const en = req.enables as number;
       const VE = H.VNIC_CFG_REQ_ENABLES;
       if (en & VE.DEFAULT_RX_RING_ID) {
-        if (l2.rings.get(req.default_rx_ring_id as number)?.type !== H.RING_ALLOC_REQ_RING_TYPE.RX) return { error: E.INVALID_PARAMS };
+        if (l2.rings.get(req.default_rx_ring_id as number)?.type !== H.RING_ALLOC_REQ_RING_TYPE.RX)
+          return { error: E.INVALID_PARAMS };
         vnic.defaultRxRing = req.default_rx_ring_id as number;
       }
       if (en & VE.DEFAULT_CMPL_RING_ID) {
-        if (l2.rings.get(req.default_cmpl_ring_id as number)?.type !== H.RING_ALLOC_REQ_RING_TYPE.L2_CMPL) return { error: E.INVALID_PARAMS };
+        if (l2.rings.get(req.default_cmpl_ring_id as number)?.type !== H.RING_ALLOC_REQ_RING_TYPE.L2_CMPL)
+          return { error: E.INVALID_PARAMS };
         vnic.defaultCmplRing = req.default_cmpl_ring_id as number;
       }
       if (en & VE.MRU) vnic.mru = req.mru as number;
@@ -246,7 +268,8 @@ export function answerKernelCommand(bus: ModelBus, fn: FunctionResources, reqTyp
       // A hash type of 0 turns RSS off (bnxt_hwrm_vnic_set_rss with set_rss false); then no tables are read.
       if ((req.hash_type as number) !== 0) {
         if (!l2.rssCtxs.has(req.rss_ctx_idx as number)) return { error: E.INVALID_PARAMS };
-        if (!bus.iommu.check(req.ring_grp_tbl_addr as number, 64) || !bus.iommu.check(req.hash_key_tbl_addr as number, 40)) return { error: E.INVALID_PARAMS };
+        if (!bus.iommu.check(req.ring_grp_tbl_addr as number, 64) ||
+          !bus.iommu.check(req.hash_key_tbl_addr as number, 40)) return { error: E.INVALID_PARAMS };
         vnic.rssCtx = req.rss_ctx_idx as number;
       }
       return { values: {} };
@@ -272,13 +295,15 @@ export function answerKernelCommand(bus: ModelBus, fn: FunctionResources, reqTyp
       return { values: {} };
     }
     case H.HWRM.RING_CMPL_RING_CFG_AGGINT_PARAMS:
-      return l2Of(fn).rings.has(req.ring_id as number) || fn.rings.has(req.ring_id as number) ? { values: {} } : { error: E.INVALID_PARAMS };
+      return l2Of(fn).rings.has(req.ring_id as number) || fn.rings.has(req.ring_id as number) ? { values: {} }
+        : { error: E.INVALID_PARAMS };
     case H.HWRM.RING_AGGINT_QCAPS:
       // Limits as bnxt_en's defaults assume them (bnxt_hwrm_coal_params_qcaps), timer units of 80 ns.
       return { values: {
-        cmpl_params: 0x3f, nq_params: 0x1, num_cmpl_dma_aggr_min: 1, num_cmpl_dma_aggr_max: 63, num_cmpl_dma_aggr_during_int_min: 0,
-        num_cmpl_dma_aggr_during_int_max: 63, cmpl_aggr_dma_tmr_min: 1, cmpl_aggr_dma_tmr_max: 65535, cmpl_aggr_dma_tmr_during_int_min: 0,
-        cmpl_aggr_dma_tmr_during_int_max: 65535, int_lat_tmr_min_min: 0, int_lat_tmr_min_max: 65535, int_lat_tmr_max_min: 1, int_lat_tmr_max_max: 65535,
+        cmpl_params: 0x3f, nq_params: 0x1, num_cmpl_dma_aggr_min: 1, num_cmpl_dma_aggr_max: 63,
+        num_cmpl_dma_aggr_during_int_min: 0, num_cmpl_dma_aggr_during_int_max: 63, cmpl_aggr_dma_tmr_min: 1,
+        cmpl_aggr_dma_tmr_max: 65535, cmpl_aggr_dma_tmr_during_int_min: 0, cmpl_aggr_dma_tmr_during_int_max: 65535,
+        int_lat_tmr_min_min: 0, int_lat_tmr_min_max: 65535, int_lat_tmr_max_min: 1, int_lat_tmr_max_max: 65535,
         num_cmpl_aggr_int_min: 1, num_cmpl_aggr_int_max: 65535, timer_units: 80,
       } };
     case H.HWRM.PORT_MAC_CFG:
@@ -294,10 +319,13 @@ export function answerKernelCommand(bus: ModelBus, fn: FunctionResources, reqTyp
       const rx = ext ? Math.min(req.rx_stat_size as number, S.rxExt) : S.rx;
       const txAddr = req.tx_stat_host_addr as number;
       const rxAddr = req.rx_stat_host_addr as number;
-      if ((tx > 0 && !bus.iommu.check(txAddr, tx)) || (rx > 0 && !bus.iommu.check(rxAddr, rx))) return { error: E.INVALID_PARAMS };
+      if ((tx > 0 && !bus.iommu.check(txAddr, tx)) || (rx > 0 && !bus.iommu.check(rxAddr, rx)))
+        return { error: E.INVALID_PARAMS };
       bus.iommu.writeFrom(txAddr, new Uint8Array(tx), 0, tx);
       bus.iommu.writeFrom(rxAddr, new Uint8Array(rx), 0, rx);
-      return { values: ext ? { tx_stat_size: tx, rx_stat_size: rx, total_active_cos_queues: QUEUES.length } : { tx_stat_size: tx, rx_stat_size: rx } };
+      return { values: ext ? { tx_stat_size: tx, rx_stat_size: rx, total_active_cos_queues: QUEUES.length } : {
+        tx_stat_size: tx, rx_stat_size: rx,
+      } };
     }
     case H.HWRM.PORT_PHY_CFG:
       if ((req.port_id as number) !== 0) return { error: E.INVALID_PARAMS };

@@ -12,6 +12,10 @@ import { refuse, success, type Answer, type RoceContext } from './roce-answer.ts
 const MODIFY_ROCE_CC_BYTES = 56;
 
 export function modifyRoceCc(_ctx: RoceContext, cmd: Uint8Array): Answer {
-  if (cmd.length < MODIFY_ROCE_CC_BYTES) return refuse(RoceStatus.INVALID_PARAMETER, `MODIFY_ROCE_CC of ${cmd.length} bytes: the base command is ${MODIFY_ROCE_CC_BYTES}`);
+  if (cmd.length < MODIFY_ROCE_CC_BYTES)
+    return refuse(
+      RoceStatus.INVALID_PARAMETER,
+      `MODIFY_ROCE_CC of ${cmd.length} bytes: the base command is ${MODIFY_ROCE_CC_BYTES}`,
+    );
   return success();
 }

@@ -18,11 +18,16 @@ export function createCq(ctx: RoceContext, cmd: Uint8Array): Answer {
   const { state, bus, fn } = ctx;
   const limits = ctx.limits();
   const P = RoceStatus.INVALID_PARAMETER;
-  if (c.cq_size < 1 || c.cq_size > limits.maxCqe) return refuse(P, `CREATE_CQ: cq_size ${c.cq_size} is not in 1..${limits.maxCqe}`);
+  if (c.cq_size < 1 || c.cq_size > limits.maxCqe)
+    return refuse(P, `CREATE_CQ: cq_size ${c.cq_size} is not in 1..${limits.maxCqe}`);
   if (c.dpi >= limits.maxDpi) return refuse(P, `CREATE_CQ: dpi ${c.dpi} is not below ${limits.maxDpi}`);
-  if (!fn.rings.has(c.cnq_id) || c.cnq_id === ctx.creqRingId) return refuse(P, `CREATE_CQ: cnq_id ${c.cnq_id} is no NQ ring`);
+  if (!fn.rings.has(c.cnq_id) || c.cnq_id === ctx.creqRingId)
+    return refuse(P, `CREATE_CQ: cnq_id ${c.cnq_id} is no NQ ring`);
   const ring = resolveRing(bus.iommu, c.pbl, c.lvl, c.pg_size, c.cq_size, CQE_BYTES, c.cq_size * CQE_BYTES);
-  if (!ring) return refuse(P, `CREATE_CQ: the ring at 0x${c.pbl.toString(16)} (level ${c.lvl}, page code ${c.pg_size}) is not mapped`);
+  if (!ring)
+    return refuse(
+      P, `CREATE_CQ: the ring at 0x${c.pbl.toString(16)} (level ${c.lvl}, page code ${c.pg_size}) is not mapped`,
+    );
   const id = state.cqIds.alloc(limits.maxCq);
   if (id === undefined) return refuse(RoceStatus.RESOURCES, `CREATE_CQ: all ${limits.maxCq} CQs are in use`);
   const [lo, hi] = handleHalves(c.cq_handle);
@@ -36,7 +41,8 @@ export function destroyCq(ctx: RoceContext, cmd: Uint8Array): Answer {
   const entry = state.cqs.get(c.cq_cid);
   if (!entry) return refuse(RoceStatus.INVALID_PARAMETER, `DESTROY_CQ: no CQ ${c.cq_cid}`);
   for (const { qp } of state.qps.values()) {
-    if (qp.scq === entry.cq || qp.rcq === entry.cq) return refuse(RoceStatus.FAIL, `DESTROY_CQ: QP ${qp.qpn} still uses CQ ${c.cq_cid}`);
+    if (qp.scq === entry.cq || qp.rcq === entry.cq)
+      return refuse(RoceStatus.FAIL, `DESTROY_CQ: QP ${qp.qpn} still uses CQ ${c.cq_cid}`);
   }
   entry.cq.destroyed = true;
   entry.cq.armed = false;

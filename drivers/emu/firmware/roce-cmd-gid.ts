@@ -16,16 +16,20 @@ export function addGid(ctx: RoceContext, cmd: Uint8Array): Answer {
   const limits = ctx.limits();
   const index = ctx.state.gidIds.alloc(limits.maxGid);
   if (index === undefined) return refuse(RoceStatus.RESOURCES, `ADD_GID: all ${limits.maxGid} GID entries are in use`);
-  ctx.state.gids.set(index, { index, gid, mac: macFromWords(c.src_mac), vlanId: c.vlan_id, vlanEn: c.vlan_en, tpid: c.tpid });
+  ctx.state.gids.set(index, {
+    index, gid, mac: macFromWords(c.src_mac), vlanId: c.vlan_id, vlanEn: c.vlan_en, tpid: c.tpid,
+  });
   return success(CreqAddGidResp.encode({ xid: index }));
 }
 
 export function deleteGid(ctx: RoceContext, cmd: Uint8Array): Answer {
   const c = CmdqDeleteGid.decode(cmd);
   const { state } = ctx;
-  if (!state.gids.has(c.gid_index)) return refuse(RoceStatus.INVALID_PARAMETER, `DELETE_GID: no GID at index ${c.gid_index}`);
+  if (!state.gids.has(c.gid_index))
+    return refuse(RoceStatus.INVALID_PARAMETER, `DELETE_GID: no GID at index ${c.gid_index}`);
   for (const fq of state.qps.values()) {
-    if (fq.usesSgid && fq.qp.sgidIndex === c.gid_index) return refuse(RoceStatus.FAIL, `DELETE_GID: QP ${fq.qp.qpn} sends from GID ${c.gid_index}`);
+    if (fq.usesSgid && fq.qp.sgidIndex === c.gid_index)
+      return refuse(RoceStatus.FAIL, `DELETE_GID: QP ${fq.qp.qpn} sends from GID ${c.gid_index}`);
   }
   state.gids.delete(c.gid_index);
   state.gidIds.free(c.gid_index);

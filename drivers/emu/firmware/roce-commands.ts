@@ -52,7 +52,8 @@ const BEFORE_INIT = new Set<number>([O.QUERY_FUNC, O.QUERY_VERSION, O.INITIALIZE
 export function runCommand(ctx: RoceContext, opcode: number, cmd: Uint8Array): Answer {
   const name = roceOpcodeName(opcode);
   if (!KNOWN_OPCODES.has(opcode)) return refuse(RoceStatus.INVALID_CMD, `opcode 0x${opcode.toString(16)} is unknown`);
-  if (!ctx.state.initialized && !BEFORE_INIT.has(opcode)) return refuse(RoceStatus.INVALID_CMD, `${name} before INITIALIZE_FW`);
+  if (!ctx.state.initialized && !BEFORE_INIT.has(opcode))
+    return refuse(RoceStatus.INVALID_CMD, `${name} before INITIALIZE_FW`);
   const handler = HANDLERS.get(opcode);
   if (!handler) return refuse(RoceStatus.NOT_IMPLEMENTED, `${name} is not modelled`);
   return handler(ctx, cmd);

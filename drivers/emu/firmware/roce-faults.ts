@@ -31,7 +31,10 @@ export interface RoceRandomFaults {
   readonly malform?: number;
 }
 
-/** roce_hsi.h CREQ_BASE_STATUS_*: FAIL, RESOURCES, INVALID_CMD, NOT_IMPLEMENTED, INVALID_PARAMETER, HARDWARE_ERROR, INTERNAL_ERROR. */
+/**
+ * roce_hsi.h CREQ_BASE_STATUS_*: FAIL, RESOURCES, INVALID_CMD, NOT_IMPLEMENTED, INVALID_PARAMETER, HARDWARE_ERROR,
+ * INTERNAL_ERROR.
+ */
 const REFUSAL_STATUSES = [0x1, 0x2, 0x3, 0x4, 0x5, 0x6, 0x7];
 
 export class RoceFaults {
@@ -44,14 +47,18 @@ export class RoceFaults {
   private randomRefuse = 0;
   private randomSilence = 0;
   private randomMalform = 0;
-  private fate: { silent: boolean; refuse: number; malform: RoceMalformKind | undefined } = { silent: false, refuse: 0, malform: undefined };
+  private fate: { silent: boolean; refuse: number; malform: RoceMalformKind | undefined } = {
+    silent: false, refuse: 0, malform: undefined,
+  };
 
   constructor(private readonly random: Random) {}
 
   /** Answer the command `n` commands from now (1 = the next) with a malformed entry of `kind`. */
   malformNth(n: number, kind: RoceMalformKind): void {
-    if (!Number.isInteger(n) || n < 1) throw new RangeError(`roce.malformNth: ${n} is not a count of commands from now (1 = the next)`);
-    if (!ROCE_MALFORM_KINDS.includes(kind)) throw new RangeError(`roce.malformNth: kind ${String(kind)} is not one of ${ROCE_MALFORM_KINDS.join(', ')}`);
+    if (!Number.isInteger(n) || n < 1)
+      throw new RangeError(`roce.malformNth: ${n} is not a count of commands from now (1 = the next)`);
+    if (!ROCE_MALFORM_KINDS.includes(kind))
+      throw new RangeError(`roce.malformNth: kind ${String(kind)} is not one of ${ROCE_MALFORM_KINDS.join(', ')}`);
     this.malformAt.set(this.seen + n, kind);
   }
 
@@ -69,14 +76,16 @@ export class RoceFaults {
 
   /** Refuse the command `n` commands from now (1 = the next) with CREQ status `status`. */
   refuseNth(n: number, status: number): void {
-    if (!Number.isInteger(n) || n < 1) throw new RangeError(`roce.refuseNth: ${n} is not a count of commands from now (1 = the next)`);
+    if (!Number.isInteger(n) || n < 1)
+      throw new RangeError(`roce.refuseNth: ${n} is not a count of commands from now (1 = the next)`);
     checkStatus(status);
     this.refuseAt.set(this.seen + n, status);
   }
 
   /** Refuse every command with `opcode` with `status` until cleared. */
   refuseOpcode(opcode: number, status: number): void {
-    if (!Number.isInteger(opcode) || opcode < 0 || opcode > 0xff) throw new RangeError(`roce.refuseOpcode: ${opcode} is not an opcode`);
+    if (!Number.isInteger(opcode) || opcode < 0 || opcode > 0xff)
+      throw new RangeError(`roce.refuseOpcode: ${opcode} is not an opcode`);
     checkStatus(status);
     this.refuseOpcodes.set(opcode, status);
   }
@@ -98,8 +107,10 @@ export class RoceFaults {
     this.malformAt.delete(this.seen);
     const r = this.random;
     if (this.randomSilence > 0 && r.float() < this.randomSilence) this.silent = true;
-    if (this.randomRefuse > 0 && r.float() < this.randomRefuse && refuse === 0) refuse = REFUSAL_STATUSES[r.below(REFUSAL_STATUSES.length)]!;
-    if (this.randomMalform > 0 && r.float() < this.randomMalform && malform === undefined) malform = ROCE_MALFORM_KINDS[r.below(ROCE_MALFORM_KINDS.length)]!;
+    if (this.randomRefuse > 0 && r.float() < this.randomRefuse && refuse === 0)
+      refuse = REFUSAL_STATUSES[r.below(REFUSAL_STATUSES.length)]!;
+    if (this.randomMalform > 0 && r.float() < this.randomMalform && malform === undefined)
+      malform = ROCE_MALFORM_KINDS[r.below(ROCE_MALFORM_KINDS.length)]!;
     this.fate.silent = this.silent;
     this.fate.refuse = refuse;
     this.fate.malform = malform;
@@ -109,11 +120,13 @@ export class RoceFaults {
 
 function probability(p: number | undefined): number {
   const v = p ?? 0;
-  if (!(typeof v === 'number' && v >= 0 && v <= 1)) throw new RangeError(`roce fault probability ${String(p)} must be in [0, 1]`);
+  if (!(typeof v === 'number' && v >= 0 && v <= 1))
+    throw new RangeError(`roce fault probability ${String(p)} must be in [0, 1]`);
   return v;
 }
 
 function checkStatus(status: number): void {
   // A refusal must be a failure status: 0 would read as success.
-  if (!Number.isInteger(status) || status < 1 || status > 0xff) throw new RangeError(`roce fault: status ${status} is not a non-zero CREQ status`);
+  if (!Number.isInteger(status) || status < 1 || status > 0xff)
+    throw new RangeError(`roce fault: status ${status} is not a non-zero CREQ status`);
 }

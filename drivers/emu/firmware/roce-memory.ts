@@ -20,7 +20,9 @@ export function pageBytesOfCode(code: number): number | undefined {
  * entries x entryBytes when something follows the ring, like the SQ's PSN search area).
  * Undefined if the level or page size is invalid or a page is unmapped.
  */
-export function resolveRing(iommu: Iommu, pbl: number, level: number, pgSizeCode: number, entries: number, entryBytes: number, totalBytes: number): Ring | undefined {
+export function resolveRing(
+  iommu: Iommu, pbl: number, level: number, pgSizeCode: number, entries: number, entryBytes: number, totalBytes: number,
+): Ring | undefined {
   const pageBytes = pageBytesOfCode(pgSizeCode);
   if (pageBytes === undefined || level > 2) return undefined;
   if (entries === 0) return new Ring(new PagedMemory([], pageBytes, 0), 0, entryBytes);
@@ -55,7 +57,9 @@ export class IdentityMemory extends PagedMemory {
 }
 
 /** The pages of a region of `lengthBytes` at `va`, or undefined if its page list is unusable. */
-export function resolveRegion(iommu: Iommu, pbl: number, level: number, pageBytes: number, va: number, lengthBytes: number): PagedMemory | undefined {
+export function resolveRegion(
+  iommu: Iommu, pbl: number, level: number, pageBytes: number, va: number, lengthBytes: number,
+): PagedMemory | undefined {
   if (level > 2) return undefined;
   const firstOffset = va % pageBytes;
   const walked = walkPageList(iommu, pbl, level, pageBytes, firstOffset + lengthBytes);

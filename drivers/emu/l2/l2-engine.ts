@@ -20,7 +20,10 @@ type L2RingView = RingMemory & { readonly id: number; readonly peerRingId: numbe
 
 /** Doorbell fields, high word (Linux bnxt.h DBR_*: path bit 56, type bits 63:60, xid 51:32). */
 const DBR_PATH_L2 = 1 << 24;
-const DB_TYPE = { SQ: 0x0, RQ: 0x1, SRQ: 0x2, CQ: 0x4, CQ_ARMSE: 0x5, CQ_ARMALL: 0x6, CQ_ARMENA: 0x7, NQ: 0xa, NQ_ARM: 0xb, NQ_MASK: 0xe, NULL: 0xf } as const;
+const DB_TYPE = {
+  SQ: 0x0, RQ: 0x1, SRQ: 0x2, CQ: 0x4, CQ_ARMSE: 0x5, CQ_ARMALL: 0x6, CQ_ARMENA: 0x7, NQ: 0xa, NQ_ARM: 0xb,
+  NQ_MASK: 0xe, NULL: 0xf,
+} as const;
 const CMPL_TYPE_HWRM_DONE = 0x20;
 const CMPL_TYPE_HWRM_ASYNC_EVENT = 0x2e;
 const NQ_CN_TYPE_CQ_NOTIFICATION = 0x30;
@@ -114,14 +117,16 @@ export class L2Engine {
       }
       case DB_TYPE.SQ: {
         const ring = l2Of(this.fn).rings.get(xid);
-        if (!ring || ring.type !== RING_ALLOC_REQ_RING_TYPE.TX || index >= ring.length) { this.counters.rejected++; return true; }
+        if (!ring || ring.type !== RING_ALLOC_REQ_RING_TYPE.TX ||
+          index >= ring.length) { this.counters.rejected++; return true; }
         this.transmitUpTo(ring, index);
         return true;
       }
       case DB_TYPE.SRQ: {
         // An RX producer (P5 rings RX rings with the SRQ doorbell type): buffers up to index - 1 are posted.
         const ring = l2Of(this.fn).rings.get(xid);
-        if (!ring || ring.type !== RING_ALLOC_REQ_RING_TYPE.RX || index >= ring.length) { this.counters.rejected++; return true; }
+        if (!ring || ring.type !== RING_ALLOC_REQ_RING_TYPE.RX ||
+          index >= ring.length) { this.counters.rejected++; return true; }
         const posted = this.rxPosted.get(xid) ?? 0;
         this.rxPosted.set(xid, posted + ((index - (posted % ring.length) + ring.length) % ring.length));
         return true;
@@ -189,14 +194,17 @@ export class L2Engine {
     const l2 = l2Of(this.fn);
     let vnic: { defaultRxRing: number; defaultCmplRing: number; rxMask: number } | undefined;
     for (const f of l2.filters.values()) {
-      if (f.mac[0] === frame[0] && f.mac[1] === frame[1] && f.mac[2] === frame[2] && f.mac[3] === frame[3] && f.mac[4] === frame[4] && f.mac[5] === frame[5]) { vnic = l2.vnics.get(f.vnic); break; }
+      if (f.mac[0] === frame[0] && f.mac[1] === frame[1] && f.mac[2] === frame[2] && f.mac[3] === frame[3] &&
+        f.mac[4] === frame[4] && f.mac[5] === frame[5]) { vnic = l2.vnics.get(f.vnic); break; }
     }
     if (!vnic) {
       const group = (frame[0]! & BROADCAST_OR_MULTICAST) !== 0;
-      const broadcast = group && frame[0] === 0xff && frame[1] === 0xff && frame[2] === 0xff && frame[3] === 0xff && frame[4] === 0xff && frame[5] === 0xff;
+      const broadcast = group && frame[0] === 0xff && frame[1] === 0xff && frame[2] === 0xff && frame[3] === 0xff &&
+        frame[4] === 0xff && frame[5] === 0xff;
       for (const v of l2.vnics.values()) {
         const m = v.rxMask;
-        if ((m & RX_MASK.PROMISCUOUS) !== 0 || (broadcast && (m & RX_MASK.BCAST) !== 0) || (group && !broadcast && (m & (RX_MASK.MCAST | RX_MASK.ALL_MCAST)) !== 0)) { vnic = v; break; }
+        if ((m & RX_MASK.PROMISCUOUS) !== 0 || (broadcast && (m & RX_MASK.BCAST) !== 0) ||
+          (group && !broadcast && (m & (RX_MASK.MCAST | RX_MASK.ALL_MCAST)) !== 0)) { vnic = v; break; }
       }
     }
     const rx = vnic ? l2.rings.get(vnic.defaultRxRing) : undefined;

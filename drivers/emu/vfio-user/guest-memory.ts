@@ -47,7 +47,8 @@ export class GuestMemory {
     const end = address + size;
     try {
       if (size <= 0 || !Number.isSafeInteger(end)) return `DMA_MAP of ${size} bytes at 0x${address.toString(16)}`;
-      if (this.regions.some((r) => address < r.address + r.size && r.address < end)) return `DMA_MAP 0x${address.toString(16)}+0x${size.toString(16)} overlaps a mapped range`;
+      if (this.regions.some((r) => address < r.address + r.size && r.address < end))
+        return `DMA_MAP 0x${address.toString(16)}+0x${size.toString(16)} overlaps a mapped range`;
       let mapped: Pointer | undefined;
       if (fd !== undefined && (flags & DMA_FLAGS.WRITE) !== 0) {
         const p = this.libc.mmap(size, LINUX.PROT_READ | LINUX.PROT_WRITE, LINUX.MAP_SHARED, fd, offset);

@@ -13,7 +13,8 @@ type AnyLayout = Layout<Record<string, FieldSpec>>;
 
 /** Field values as JSON: u64 as "0x…" (little-endian value), byte arrays as "0x…" of their bytes in order. */
 export function traceFields(layout: AnyLayout, bytes: Uint8Array): Record<string, number | string> {
-  const padded = bytes.length >= layout.size ? bytes : Uint8Array.from({ length: layout.size }, (_, i) => bytes[i] ?? 0);
+  const padded = bytes.length >= layout.size ? bytes
+    : Uint8Array.from({ length: layout.size }, (_, i) => bytes[i] ?? 0);
   const values = layout.decode(padded) as Record<string, unknown>;
   const out: Record<string, number | string> = {};
   for (const [name, spec] of Object.entries(layout.fields)) {
@@ -37,7 +38,9 @@ export class HwrmTrace {
   private line(dir: 'req' | 'resp', reqType: number, layout: AnyLayout, bytes: Uint8Array): void {
     if (this.fd === undefined) return;
     const t = Number(process.hrtime.bigint() - this.start);
-    writeSync(this.fd, JSON.stringify({ t, ch: 'hwrm', dir, name: hwrmRequestName(reqType), fields: traceFields(layout, bytes) }) + '\n');
+    writeSync(this.fd,
+      JSON.stringify({ t, ch: 'hwrm', dir, name: hwrmRequestName(reqType), fields: traceFields(layout, bytes) }) +
+      '\n');
     this.lines++;
   }
 
@@ -47,7 +50,9 @@ export class HwrmTrace {
 
   response(reqType: number, bytes: Uint8Array): void {
     const ok = bytes.length >= 2 && (bytes[0]! | (bytes[1]! << 8)) === 0;
-    this.line('resp', reqType, ok ? hwrmCommand(reqType)?.response ?? (HwrmOutput as unknown as AnyLayout) : (HwrmOutput as unknown as AnyLayout), bytes);
+    this.line('resp', reqType,
+      ok ? hwrmCommand(reqType)?.response ?? (HwrmOutput as unknown as AnyLayout)
+      : (HwrmOutput as unknown as AnyLayout), bytes);
   }
 
   close(): void {

@@ -37,7 +37,8 @@ export class MsixVectors {
       this.clear(); // MSI-X disabled: every vector loses its eventfd
       return undefined;
     }
-    if (req.start + req.count > this.count) return `SET_IRQS vectors ${req.start}..${req.start + req.count - 1}: the device has ${this.count}`;
+    if (req.start + req.count > this.count)
+      return `SET_IRQS vectors ${req.start}..${req.start + req.count - 1}: the device has ${this.count}`;
     if (data === SET_IRQS_FLAGS.DATA_EVENTFD) {
       if (action !== SET_IRQS_FLAGS.ACTION_TRIGGER) return 'SET_IRQS: eventfds only for ACTION_TRIGGER';
       if (fds.length > req.count) return `SET_IRQS: ${fds.length} fds for ${req.count} vectors`;

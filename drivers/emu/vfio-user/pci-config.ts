@@ -57,14 +57,16 @@ export class PciConfigSpace {
     this.writable.fill(0);
     dv.setUint16(0x00, s.vendorId, true);
     dv.setUint16(0x02, s.deviceId, true);
-    this.mask16(0x04, COMMAND.IO | COMMAND.MEMORY | COMMAND.MASTER | COMMAND.PARITY | COMMAND.SERR | COMMAND.INTX_DISABLE);
+    this.mask16(0x04,
+      COMMAND.IO | COMMAND.MEMORY | COMMAND.MASTER | COMMAND.PARITY | COMMAND.SERR | COMMAND.INTX_DISABLE);
     dv.setUint16(0x06, 0x0010, true); // status: capability list present
     dv.setUint32(0x08, (0x020000 << 8) | s.revision, true); // class: network controller, Ethernet
     this.writable[0x0c] = 0xff; // cache line size
     this.writable[0x0d] = 0xff; // latency timer
     BAR_OFFSETS.forEach((at, i) => {
       const size = s.barBytes[i]!;
-      if (size < 16 || (size & (size - 1)) !== 0) throw new RangeError(`BAR${2 * i} size ${size} is not a power of two`);
+      if (size < 16 || (size & (size - 1)) !== 0)
+        throw new RangeError(`BAR${2 * i} size ${size} is not a power of two`);
       dv.setUint32(at, BAR_FLAGS, true);
     });
     dv.setUint16(0x2c, s.subsystemVendorId, true);
@@ -199,7 +201,9 @@ export function buildVpd(identifier: string, keywords: Readonly<Record<string, s
     fields.push(k.charCodeAt(0), k.charCodeAt(1), v.length, ...ascii(v));
   }
   const roLength = fields.length + 4; // + "RV", length 1, checksum
-  const out: number[] = [0x82, id.length & 0xff, id.length >>> 8, ...id, 0x90, roLength & 0xff, roLength >>> 8, ...fields, 0x52, 0x56, 1];
+  const out: number[] = [
+    0x82, id.length & 0xff, id.length >>> 8, ...id, 0x90, roLength & 0xff, roLength >>> 8, ...fields, 0x52, 0x56, 1,
+  ];
   const sum = out.reduce((a, b) => a + b, 0);
   out.push((256 - (sum & 0xff)) & 0xff);
   out.push(0x78);

@@ -62,7 +62,10 @@ export interface Header {
 
 export function decodeHeader(b: Uint8Array): Header {
   const dv = view(b);
-  return { id: dv.getUint16(0, true), command: dv.getUint16(2, true), size: dv.getUint32(4, true), flags: dv.getUint32(8, true), error: dv.getUint32(12, true) };
+  return {
+    id: dv.getUint16(0, true), command: dv.getUint16(2, true), size: dv.getUint32(4, true),
+    flags: dv.getUint32(8, true), error: dv.getUint32(12, true),
+  };
 }
 
 /** A whole message: header, then `body`. */
@@ -121,7 +124,9 @@ export function decodeVersion(body: Uint8Array): Decoded<Version> {
     const text = new TextDecoder().decode(body.subarray(4, end));
     try {
       const parsed = JSON.parse(text) as { capabilities?: unknown };
-      if (parsed.capabilities !== undefined && (typeof parsed.capabilities !== 'object' || parsed.capabilities === null)) return 'VERSION: "capabilities" is not an object';
+      if (parsed.capabilities !== undefined &&
+        (typeof parsed.capabilities !== 'object' || parsed.capabilities === null))
+          return 'VERSION: "capabilities" is not an object';
       capabilities = (parsed.capabilities ?? {}) as Record<string, unknown>;
     } catch {
       return `VERSION: the JSON string does not parse: ${JSON.stringify(text.slice(0, 80))}`;
@@ -156,7 +161,10 @@ export function decodeDmaMap(body: Uint8Array): Decoded<DmaMap> {
   const short = need(body, 32, 'DMA_MAP');
   if (short) return short;
   const dv = view(body);
-  return { argsz: dv.getUint32(0, true), flags: dv.getUint32(4, true), offset: u64(dv, 8), address: u64(dv, 16), size: u64(dv, 24) };
+  return {
+    argsz: dv.getUint32(0, true), flags: dv.getUint32(4, true), offset: u64(dv, 8), address: u64(dv, 16),
+    size: u64(dv, 24),
+  };
 }
 
 export interface DmaUnmap {
@@ -268,15 +276,21 @@ export function decodeSetIrqs(body: Uint8Array): Decoded<SetIrqs> {
   const flags = dv.getUint32(4, true);
   const count = dv.getUint32(16, true);
   const data = flags & 0x7;
-  if (data !== SET_IRQS_FLAGS.DATA_NONE && data !== SET_IRQS_FLAGS.DATA_BOOL && data !== SET_IRQS_FLAGS.DATA_EVENTFD) return `DEVICE_SET_IRQS: flags 0x${flags.toString(16)} name ${data === 0 ? 'no' : 'more than one'} data type`;
+  if (data !== SET_IRQS_FLAGS.DATA_NONE && data !== SET_IRQS_FLAGS.DATA_BOOL && data !== SET_IRQS_FLAGS.DATA_EVENTFD)
+    return `DEVICE_SET_IRQS: flags 0x${flags.toString(16)} name ${data === 0 ? 'no' : 'more than one'} data type`;
   const action = flags & 0x38;
-  if (action !== SET_IRQS_FLAGS.ACTION_MASK && action !== SET_IRQS_FLAGS.ACTION_UNMASK && action !== SET_IRQS_FLAGS.ACTION_TRIGGER) return `DEVICE_SET_IRQS: flags 0x${flags.toString(16)} name ${action === 0 ? 'no' : 'more than one'} action`;
+  if (action !== SET_IRQS_FLAGS.ACTION_MASK && action !== SET_IRQS_FLAGS.ACTION_UNMASK &&
+    action !== SET_IRQS_FLAGS.ACTION_TRIGGER)
+      return `DEVICE_SET_IRQS: flags 0x${flags.toString(16)} name ${action === 0 ? 'no' : 'more than one'} action`;
   let bools: Uint8Array | undefined;
   if (data === SET_IRQS_FLAGS.DATA_BOOL) {
-    if (body.length < 20 + count) return `DEVICE_SET_IRQS: DATA_BOOL for ${count} vectors, ${body.length - 20} bytes given`;
+    if (body.length < 20 + count)
+      return `DEVICE_SET_IRQS: DATA_BOOL for ${count} vectors, ${body.length - 20} bytes given`;
     bools = body.slice(20, 20 + count);
   }
-  return { argsz: dv.getUint32(0, true), flags, index: dv.getUint32(8, true), start: dv.getUint32(12, true), count, bools };
+  return {
+    argsz: dv.getUint32(0, true), flags, index: dv.getUint32(8, true), start: dv.getUint32(12, true), count, bools,
+  };
 }
 
 // ---- REGION_READ / REGION_WRITE ------------------------------------------------------------------
@@ -297,7 +311,9 @@ export function decodeRegionAccess(body: Uint8Array, write: boolean): Decoded<Re
   const dv = view(body);
   const count = dv.getUint32(12, true);
   if (write && body.length !== 16 + count) return `${what}: count ${count} but ${body.length - 16} data bytes`;
-  return { offset: u64(dv, 0), region: dv.getUint32(8, true), count, data: write ? body.subarray(16, 16 + count) : EMPTY };
+  return {
+    offset: u64(dv, 0), region: dv.getUint32(8, true), count, data: write ? body.subarray(16, 16 + count) : EMPTY,
+  };
 }
 
 /** REGION_READ's reply (with data) and REGION_WRITE's (without). */

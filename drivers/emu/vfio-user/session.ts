@@ -73,8 +73,11 @@ export class VfioUserSession {
       this.log(`${name} (id ${header.id}) refused: ${outcome.why}`);
     }
     if (noReply) return;
-    if (outcome instanceof Uint8Array) this.send(P.encodeMessage({ id: header.id, command: header.command, flags: P.FLAG.REPLY, error: 0 }, outcome));
-    else this.send(P.encodeMessage({ id: header.id, command: header.command, flags: P.FLAG.REPLY | P.FLAG.ERROR, error: outcome.errno }));
+    if (outcome instanceof Uint8Array)
+      this.send(P.encodeMessage({ id: header.id, command: header.command, flags: P.FLAG.REPLY, error: 0 }, outcome));
+    else this.send(P.encodeMessage({
+      id: header.id, command: header.command, flags: P.FLAG.REPLY | P.FLAG.ERROR, error: outcome.errno,
+    }));
   }
 
   private closeAll(fds: number[]): void {
@@ -108,7 +111,8 @@ export class VfioUserSession {
         const u = P.decodeDmaUnmap(body);
         if (typeof u === 'string') return bad(u);
         const all = (u.flags & 2) !== 0; // VFIO_DMA_UNMAP_FLAG_ALL
-        if ((u.flags & ~2) !== 0) return bad(`DMA_UNMAP flags 0x${u.flags.toString(16)} (dirty-page tracking is not offered)`);
+        if ((u.flags & ~2) !== 0)
+          return bad(`DMA_UNMAP flags 0x${u.flags.toString(16)} (dirty-page tracking is not offered)`);
         d.memory.unmap(u.address, u.size, all);
         return P.encodeDmaUnmap(u);
       }
@@ -119,15 +123,18 @@ export class VfioUserSession {
         if (typeof r === 'string') return bad(r);
         if (r.index >= P.NUM_REGIONS) return bad(`region ${r.index}: the device has ${P.NUM_REGIONS}`);
         const rw = P.REGION_FLAGS.READ | P.REGION_FLAGS.WRITE;
-        if (r.index === P.REGION.CONFIG) return P.encodeRegionInfo({ index: r.index, flags: rw, size: d.config.bytes.length, offset: 0 });
+        if (r.index === P.REGION.CONFIG)
+          return P.encodeRegionInfo({ index: r.index, flags: rw, size: d.config.bytes.length, offset: 0 });
         const bar = d.bars.get(r.index);
         return P.encodeRegionInfo({ index: r.index, flags: bar ? rw : 0, size: bar?.size ?? 0, offset: 0 });
       }
       case P.CMD.DEVICE_GET_IRQ_INFO: {
         const q = P.decodeIrqInfoRequest(body);
         if (typeof q === 'string') return bad(q);
-        if (q.index === P.IRQ.MSIX) return P.encodeIrqInfo(q.index, P.IRQ_INFO_FLAGS.EVENTFD | P.IRQ_INFO_FLAGS.NORESIZE, d.vectors.count);
-        if (q.index === P.IRQ.INTX || q.index === P.IRQ.MSI) return P.encodeIrqInfo(q.index, P.IRQ_INFO_FLAGS.EVENTFD, 0);
+        if (q.index === P.IRQ.MSIX)
+          return P.encodeIrqInfo(q.index, P.IRQ_INFO_FLAGS.EVENTFD | P.IRQ_INFO_FLAGS.NORESIZE, d.vectors.count);
+        if (q.index === P.IRQ.INTX || q.index === P.IRQ.MSI)
+          return P.encodeIrqInfo(q.index, P.IRQ_INFO_FLAGS.EVENTFD, 0);
         return bad(`IRQ index ${q.index} is not offered`);
       }
       case P.CMD.DEVICE_SET_IRQS: {
@@ -135,9 +142,12 @@ export class VfioUserSession {
         if (typeof s === 'string') { this.dropFds(fds); return bad(s); }
         if (s.index !== P.IRQ.MSIX) {
           this.dropFds(fds);
-          return s.count === 0 && (s.flags & P.SET_IRQS_FLAGS.DATA_NONE) !== 0 ? new Uint8Array(0) : bad(`SET_IRQS on index ${s.index}: only MSI-X is offered`);
+          return s.count === 0 && (s.flags & P.SET_IRQS_FLAGS.DATA_NONE) !== 0 ? new Uint8Array(0)
+            : bad(`SET_IRQS on index ${s.index}: only MSI-X is offered`);
         }
-        if ((s.flags & P.SET_IRQS_FLAGS.DATA_EVENTFD) === 0 && fds.length > 0) { this.dropFds(fds); return bad('SET_IRQS: fds without DATA_EVENTFD'); }
+        if ((s.flags & P.SET_IRQS_FLAGS.DATA_EVENTFD) === 0 && fds.length > 0) { this.dropFds(fds); return bad(
+          'SET_IRQS: fds without DATA_EVENTFD',
+        ); }
         const why = d.vectors.set(s, fds);
         if (why) { this.dropFds(fds); return bad(why); }
         return new Uint8Array(0);
@@ -149,7 +159,8 @@ export class VfioUserSession {
         if (typeof a === 'string') return bad(a);
         if (a.count > SERVER_CAPABILITIES.max_data_xfer_size) return bad(`${a.count} bytes in one access`);
         const size = a.region === P.REGION.CONFIG ? d.config.bytes.length : d.bars.get(a.region)?.size ?? 0;
-        if (a.offset + a.count > size) return bad(`region ${a.region} access 0x${a.offset.toString(16)}+${a.count} past its ${size} bytes`);
+        if (a.offset + a.count > size)
+          return bad(`region ${a.region} access 0x${a.offset.toString(16)}+${a.count} past its ${size} bytes`);
         if (a.region === P.REGION.CONFIG) {
           if (!write) return P.encodeRegionAccess(a.offset, a.region, a.count, d.config.read(a.offset, a.count));
           d.config.write(a.offset, a.data);

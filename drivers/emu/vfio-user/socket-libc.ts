@@ -64,7 +64,10 @@ function lib(): NonNullable<typeof bound> {
     malloc: l.func('void *malloc(size_t len)'),
     free: l.func('void free(void *ptr)'),
   };
-  bound = { ...(f as unknown as Bound), accept4Async: f.accept4 as unknown as AsyncFn, recvmsgAsync: f.recvmsg as unknown as AsyncFn };
+  bound = {
+    ...(f as unknown as Bound), accept4Async: f.accept4 as unknown as AsyncFn,
+    recvmsgAsync: f.recvmsg as unknown as AsyncFn,
+  };
   return bound;
 }
 
@@ -87,7 +90,8 @@ function freeNative(ptr: Pointer): void {
 
 function sockaddrUn(path: string): Uint8Array {
   const bytes = new TextEncoder().encode(path);
-  if (bytes.length >= SOCKADDR_UN_BYTES - 2) throw new RangeError(`unix socket path is ${bytes.length} bytes: the limit is ${SOCKADDR_UN_BYTES - 3}`);
+  if (bytes.length >= SOCKADDR_UN_BYTES - 2)
+    throw new RangeError(`unix socket path is ${bytes.length} bytes: the limit is ${SOCKADDR_UN_BYTES - 3}`);
   const out = new Uint8Array(SOCKADDR_UN_BYTES);
   new DataView(out.buffer).setUint16(0, SOCK.AF_UNIX, true);
   out.set(bytes, 2);
@@ -165,7 +169,8 @@ export class FdReceiver {
       const len = Number(v.getBigUint64(base, true));
       if (len < CMSG_HEADER_BYTES) break;
       if (v.getInt32(base + 8, true) === SOCK.SOL_SOCKET && v.getInt32(base + 12, true) === SOCK.SCM_RIGHTS) {
-        for (let p = CMSG_HEADER_BYTES; p + 4 <= len && at + p + 4 <= CONTROL_BYTES; p += 4) out.push(v.getInt32(base + p, true));
+        for (let p = CMSG_HEADER_BYTES; p + 4 <= len && at + p + 4 <= CONTROL_BYTES; p += 4)
+          out.push(v.getInt32(base + p, true));
       }
       at += (len + 7) & ~7;
     }
@@ -176,13 +181,17 @@ export class FdReceiver {
   receiveAsync(fd: number, done: (bytes: number) => void): void {
     this.prepare();
     const msg = this.mem.ptr + BigInt(FdReceiver.MSG);
-    lib().recvmsgAsync.async(fd, msg, SOCK.MSG_WAITALL | SOCK.MSG_CMSG_CLOEXEC, ((e, r) => done(e ? -1 : Number(r))) as Callback);
+    lib()
+      .recvmsgAsync.async(fd, msg, SOCK.MSG_WAITALL | SOCK.MSG_CMSG_CLOEXEC,
+      ((e, r) => done(e ? -1 : Number(r))) as Callback);
   }
 
   /** The same, blocking this thread (test clients). */
   receive(fd: number): number {
     this.prepare();
-    return errno(lib().recvmsg(fd, (this.mem.ptr + BigInt(FdReceiver.MSG)) as never, SOCK.MSG_WAITALL | SOCK.MSG_CMSG_CLOEXEC));
+    return errno(
+      lib().recvmsg(fd, (this.mem.ptr + BigInt(FdReceiver.MSG)) as never, SOCK.MSG_WAITALL | SOCK.MSG_CMSG_CLOEXEC),
+    );
   }
 }
 

@@ -22,7 +22,8 @@ export function formatIpv4(ip: number): string {
 
 /** 'aa:bb:cc:dd:ee:ff' (or with '-') to 6 bytes, or null. */
 export function parseMac(text: string): Uint8Array | null {
-  const m = /^([0-9a-f]{2})[:-]([0-9a-f]{2})[:-]([0-9a-f]{2})[:-]([0-9a-f]{2})[:-]([0-9a-f]{2})[:-]([0-9a-f]{2})$/i.exec(text);
+  const m =
+    /^([0-9a-f]{2})[:-]([0-9a-f]{2})[:-]([0-9a-f]{2})[:-]([0-9a-f]{2})[:-]([0-9a-f]{2})[:-]([0-9a-f]{2})$/i.exec(text);
   if (!m) return null;
   return Uint8Array.from(m.slice(1, 7), (h) => parseInt(h, 16));
 }

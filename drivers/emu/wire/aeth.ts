@@ -20,7 +20,9 @@ export const NakCode = {
   REMOTE_OPERATIONAL_ERROR: 3,
   INVALID_RD_REQUEST: 4,
 } as const;
-const NAK_NAMES = ['PSN_SEQUENCE_ERROR', 'INVALID_REQUEST', 'REMOTE_ACCESS_ERROR', 'REMOTE_OPERATIONAL_ERROR', 'INVALID_RD_REQUEST'];
+const NAK_NAMES = [
+  'PSN_SEQUENCE_ERROR', 'INVALID_REQUEST', 'REMOTE_ACCESS_ERROR', 'REMOTE_OPERATIONAL_ERROR', 'INVALID_RD_REQUEST',
+];
 
 /** Credit field value that means "no end-to-end credits advertised" (rxe's plain ACK: 0x1F). */
 export const AETH_CREDITS_INVALID = 0x1f;

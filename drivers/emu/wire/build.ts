@@ -62,7 +62,8 @@ export function encodeFrame(out: Uint8Array, f: RoceFrame): number {
   const flags = op >= 0 && op < 256 ? OPCODE_FLAGS[op]! : 0;
   if ((flags & OpFlag.VALID) === 0) throw new RangeError(`encodeFrame: opcode ${opcodeName(op)} is not an RC opcode`);
   const payloadLength = f.payloadLength;
-  if (!(payloadLength >= 0 && Number.isInteger(payloadLength))) throw new RangeError(`encodeFrame: payloadLength ${payloadLength}`);
+  if (!(payloadLength >= 0 && Number.isInteger(payloadLength)))
+    throw new RangeError(`encodeFrame: payloadLength ${payloadLength}`);
   if (payloadLength > 0 && (flags & OpFlag.PAYLOAD) === 0) {
     throw new RangeError(`encodeFrame: ${opcodeName(op)} carries no payload, got ${payloadLength} bytes`);
   }
@@ -75,7 +76,8 @@ export function encodeFrame(out: Uint8Array, f: RoceFrame): number {
   const ipTotalLength = packetLength - IPV4_AT;
   if (ipTotalLength > MAX_IPV4_TOTAL_LENGTH) throw new RangeError(`encodeFrame: ${ipTotalLength}-byte IPv4 packet`);
   const frameLength = packetLength < ETH_MIN_FRAME_BYTES ? ETH_MIN_FRAME_BYTES : packetLength;
-  if (frameLength > out.length) throw new RangeError(`encodeFrame: ${frameLength}-byte frame, buffer holds ${out.length}`);
+  if (frameLength > out.length)
+    throw new RangeError(`encodeFrame: ${frameLength}-byte frame, buffer holds ${out.length}`);
 
   // Ethernet II
   out.set(f.dstMac, ETH_DST);
@@ -104,7 +106,8 @@ export function encodeFrame(out: Uint8Array, f: RoceFrame): number {
 
   // BTH
   out[BTH_AT + BTH_OPCODE] = op;
-  out[BTH_AT + BTH_FLAGS] = (f.se ? BTH_SE_BIT : 0) | (f.migReq ? BTH_MIG_REQ_BIT : 0) | (pad << BTH_PAD_SHIFT) | BTH_TVER;
+  out[BTH_AT + BTH_FLAGS] =
+    (f.se ? BTH_SE_BIT : 0) | (f.migReq ? BTH_MIG_REQ_BIT : 0) | (pad << BTH_PAD_SHIFT) | BTH_TVER;
   putU16(out, BTH_AT + BTH_PKEY, f.pkey);
   out[BTH_AT + BTH_RESV8A] = 0;
   putU24(out, BTH_AT + BTH_DEST_QP, f.destQp);

@@ -51,7 +51,10 @@ export const UDP_LENGTH = 4;
 export const UDP_CHECKSUM = 6;
 /** IANA port of RoCEv2 (IBA Annex A17). */
 export const ROCEV2_UDP_PORT = 4791;
-/** Source ports are chosen per QP in 0xC000-0xFFFF (rdma_rxe: RXE_ROCE_V2_SPORT | a 14-bit hash of the QP number, rxe_qp.c); rxe does not check them. */
+/**
+ * Source ports are chosen per QP in 0xC000-0xFFFF (rdma_rxe: RXE_ROCE_V2_SPORT | a 14-bit hash of the QP number,
+ * rxe_qp.c); rxe does not check them.
+ */
 export const ROCEV2_SRC_PORT_BASE = 0xc000;
 
 // IBA 9.2 Base Transport Header (BTH_BYTES = 12).

@@ -7,7 +7,8 @@ export { ipv4HeaderChecksum, onesComplementSum } from './ipv4-checksum.ts';
 export * from './opcodes.ts';
 export * from './aeth.ts';
 export { RoceFrame } from './roce-frame.ts';
-export { ParseStatus, PARSE_STATUS_NAMES, PARSE_STATUS_COUNT, parseStatusName, type ParseStatusCode } from './parse-status.ts';
+export { ParseStatus, PARSE_STATUS_NAMES, PARSE_STATUS_COUNT, parseStatusName,
+  type ParseStatusCode } from './parse-status.ts';
 export { encodeFrame, buildFrame, payloadOffsetFor, padCountFor, packetBytesFor, frameBytesFor } from './build.ts';
 export { parseFrame } from './parse.ts';
 export { parseIpv4, formatIpv4, parseMac, formatMac } from './addresses.ts';

@@ -40,8 +40,11 @@ const MIN_UDP_PAYLOAD = BTH_BYTES + ICRC_BYTES;
  * for any other destination are WRONG_DEST_MAC. Throws only on a `length` outside `frame`
  * (a caller bug).
  */
-export function parseFrame(frame: Uint8Array, length: number, out: RoceFrame, localMac: Uint8Array | null): ParseStatusCode {
-  if (!(length >= 0 && length <= frame.length)) throw new RangeError(`parseFrame: length ${length} outside ${frame.length} bytes`);
+export function parseFrame(
+  frame: Uint8Array, length: number, out: RoceFrame, localMac: Uint8Array | null,
+): ParseStatusCode {
+  if (!(length >= 0 && length <= frame.length))
+    throw new RangeError(`parseFrame: length ${length} outside ${frame.length} bytes`);
 
   // Ethernet II
   if (length < ETH_HEADER_BYTES) return ParseStatus.TRUNCATED;

@@ -47,7 +47,10 @@ export class PcapWriter {
   /** Why writing stopped, if it did. */
   error: string | undefined;
 
-  private constructor(fd: number, readonly path: string, readonly snapBytes: number, bufferBytes: number, readonly flushIntervalMs: number) {
+  private constructor(
+    fd: number, readonly path: string, readonly snapBytes: number, bufferBytes: number,
+    readonly flushIntervalMs: number,
+  ) {
     this.fd = fd;
     this.buf = new Uint8Array(Math.max(bufferBytes, GLOBAL_HEADER_BYTES + RECORD_HEADER_BYTES));
     this.view = new DataView(this.buf.buffer);
@@ -62,9 +65,12 @@ export class PcapWriter {
     const bufferBytes = options.bufferBytes ?? DEFAULT_BUFFER_BYTES;
     const flushIntervalMs = options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS;
     if (!(Number.isInteger(snapBytes) && snapBytes > 0) || !(Number.isInteger(bufferBytes) && bufferBytes > 0)) {
-      return { ok: false, error: `pcap ${path}: snapBytes ${snapBytes} / bufferBytes ${bufferBytes} must be positive integers` };
+      return {
+        ok: false, error: `pcap ${path}: snapBytes ${snapBytes} / bufferBytes ${bufferBytes} must be positive integers`,
+      };
     }
-    if (!(Number.isFinite(flushIntervalMs) && flushIntervalMs >= 1)) return { ok: false, error: `pcap ${path}: flushIntervalMs ${flushIntervalMs} must be at least 1` };
+    if (!(Number.isFinite(flushIntervalMs) && flushIntervalMs >= 1))
+      return { ok: false, error: `pcap ${path}: flushIntervalMs ${flushIntervalMs} must be at least 1` };
     let fd: number;
     try {
       fd = openSync(path, 'w');
@@ -91,7 +97,8 @@ export class PcapWriter {
   /** Appends frame[0, length) stamped `timeUs` microseconds after the Unix epoch. */
   write(frame: Uint8Array, length: number, timeUs: number): void {
     if (this.fd < 0) return;
-    if (!(length >= 0 && length <= frame.length)) throw new RangeError(`pcap write: length ${length} outside ${frame.length} bytes`);
+    if (!(length >= 0 && length <= frame.length))
+      throw new RangeError(`pcap write: length ${length} outside ${frame.length} bytes`);
     const stored = length < this.snapBytes ? length : this.snapBytes;
     if (this.used + RECORD_HEADER_BYTES + stored > this.buf.length) this.flush();
     if (this.fd < 0) return;
@@ -145,7 +152,9 @@ export class PcapWriter {
       this.fd = -1;
       clearInterval(this.timer);
       // The user was told every frame goes to this file: say, once, that from here on none does.
-      process.emitWarning(`${this.error}; the capture stops after ${this.framesWritten} frames`, { code: 'RIG_BNXT_PCAP' });
+      process.emitWarning(`${this.error}; the capture stops after ${this.framesWritten} frames`, {
+        code: 'RIG_BNXT_PCAP',
+      });
     }
   }
 
