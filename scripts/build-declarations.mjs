@@ -19,7 +19,9 @@ const SPECIFIER = /(\bfrom\s*|\bimport\s*\(\s*)(['"])(\.{1,2}\/[^'"]+)\2/g;
 export function buildDeclarations() {
   rmSync(outDir, { recursive: true, force: true });
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-  const run = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { cwd: root, encoding: 'utf8' });
+  const run = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], {
+    cwd: root, encoding: 'utf8',
+  });
   if (run.status !== 0) throw new Error(`tsc could not build the declarations:\n${run.stdout}${run.stderr}`);
   if (!existsSync(entry)) throw new Error(`tsc ran but wrote no ${relative(root, entry)}`);
 
@@ -34,7 +36,8 @@ export function buildDeclarations() {
     const rewritten = text.replace(SPECIFIER, (_all, lead, quote, spec) => {
       const js = spec.replace(/\.ts$/, '.js');
       const target = resolve(dirname(file), js.replace(/\.js$/, '.d.ts'));
-      if (!existsSync(target)) throw new Error(`${relative(root, file)} imports ${spec}, but ${relative(root, target)} was not emitted`);
+      if (!existsSync(target))
+        throw new Error(`${relative(root, file)} imports ${spec}, but ${relative(root, target)} was not emitted`);
       queue.push(target);
       return `${lead}${quote}${js}${quote}`;
     });

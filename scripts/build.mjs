@@ -9,7 +9,10 @@ import { buildDeclarations } from './build-declarations.mjs';
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 // The CLI and the library find the workers beside themselves in dist/ (the vfio-user server's too).
-const entries = { 'rig-bnxt': 'scripts/cli.ts', index: 'lib/index.ts', 'emu-worker': 'drivers/emu/worker.ts', 'vfio-user-worker': 'drivers/emu/vfio-user/worker.ts' };
+const entries = {
+  'rig-bnxt': 'scripts/cli.ts', index: 'lib/index.ts', 'emu-worker': 'drivers/emu/worker.ts',
+  'vfio-user-worker': 'drivers/emu/vfio-user/worker.ts',
+};
 const entryPoints = Object.fromEntries(Object.entries(entries).filter(([, file]) => existsSync(file)));
 // Start clean: chunk names carry a hash, and a stale chunk would ship in the package.
 rmSync('dist', { recursive: true, force: true });
@@ -25,7 +28,10 @@ await build({
   chunkNames: 'chunk-[hash]',
   target: 'node20',
   external: ['koffi'],
-  banner: { js: "import { createRequire as __rigCreateRequire } from 'node:module'; const require = __rigCreateRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __rigCreateRequire } from 'node:module'; const require = " +
+      "__rigCreateRequire(import.meta.url);",
+  },
   logLevel: 'warning',
 });
 const built = Object.keys(entryPoints).map((n) => `dist/${n}.mjs`);

@@ -15,15 +15,22 @@
 import { fuzzPort } from '../test/fuzz-port.ts';
 import { fuzzDriver } from '../test/fuzz-driver.ts';
 
-const USAGE = 'usage: npm run fuzz -- [--frames N] [--seed S] [--only port|driver] [--bring-ups N] [--rounds N] [--cqes N]';
+const USAGE =
+  'usage: npm run fuzz -- [--frames N] [--seed S] [--only port|driver] [--bring-ups N] [--rounds N] [--cqes N]';
 
-interface Args { frames: number; seed: number; only: string | undefined; bringUps: number; rounds: number; cqes: number }
+interface Args {
+  frames: number; seed: number; only: string | undefined; bringUps: number; rounds: number; cqes: number;
+}
 
 function parseArgs(argv: readonly string[]): Args {
-  const a: Args = { frames: 1_000_000, seed: (Date.now() ^ (process.pid << 16)) >>> 0, only: undefined, bringUps: 2000, rounds: 2000, cqes: 20_000 };
+  const a: Args = {
+    frames: 1_000_000, seed: (Date.now() ^ (process.pid << 16)) >>> 0, only: undefined, bringUps: 2000, rounds: 2000,
+    cqes: 20_000,
+  };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    const [name, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const [name, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
+      : [arg, undefined];
     const value = inline ?? argv[++i];
     if (value === undefined) throw new Error(`${name} needs a value\n${USAGE}`);
     if (name === '--only') {
@@ -55,11 +62,26 @@ function main(): number {
   let failed = false;
   if (a.only !== 'driver') {
     console.log(`port: ${a.frames} crafted frames`);
-    const r = fuzzPort({ seed: a.seed, frames: a.frames, progress: (line) => console.log(`  ${line}`), progressEvery: Math.max(10_000, Math.floor(a.frames / 10)) });
-    const drops = Object.entries(r.counters).filter(([k, v]) => k.startsWith('drop') && v > 0).map(([k, v]) => `${k.slice(4)} ${v}`).join(', ');
-    console.log(`port: ${r.frames} frames in ${(r.wallMs / 1000).toFixed(1)} s (${Math.round(r.frames / (r.wallMs / 1000))} frames/s); ${r.parsed} whole RoCEv2 packets for the port`);
+    const r = fuzzPort({
+      seed: a.seed, frames: a.frames, progress: (line) => console.log(`  ${line}`),
+      progressEvery: Math.max(10_000, Math.floor(a.frames / 10)),
+    });
+    const drops =
+      Object.entries(r.counters).filter(([k, v]) => k.startsWith('drop') && v > 0).map(([k, v]) => `${k.slice(4)} ${v}`)
+      .join(', ');
+    console.log(
+      `port: ${r.frames} frames in ${(r.wallMs / 1000).toFixed(1)} s (${Math.round(r.frames / (r.wallMs / 1000))} ` +
+        `frames/s); ${r.parsed} whole RoCEv2 packets for the port`,
+    );
     console.log(`      refused: ${drops}`);
-    console.log(`      answered: ${r.counters['naksSent']} NAKs, ${r.counters['acksSent']} ACKs, ${r.counters['readResponsesSent']} read responses; ${r.counters['qpErrors']} queue pairs failed and ${r.rebuilds} rebuilt; ${r.readsChecked} legitimate reads checked`);
+    console.log(
+      `      answered: ` +
+        `${r.counters['naksSent']} NAKs, ` +
+        `${r.counters['acksSent']} ACKs, ` +
+        `${r.counters['readResponsesSent']} read responses; ` +
+        `${r.counters['qpErrors']} queue pairs failed and ` +
+        `${r.rebuilds} rebuilt; ${r.readsChecked} legitimate reads checked`,
+    );
     if (r.violations.length > 0) {
       failed = true;
       console.error('port: FAILED');
@@ -68,8 +90,16 @@ function main(): number {
   }
   if (a.only !== 'port') {
     console.log(`driver: ${a.bringUps} bring-ups, ${a.rounds} command rounds, ${a.cqes} CQEs`);
-    const r = fuzzDriver({ seed: a.seed, bringUps: a.bringUps, rounds: a.rounds, cqes: a.cqes, progress: (line) => console.log(`  ${line}`) });
-    console.log(`driver: ${(r.wallMs / 1000).toFixed(1)} s; bring-ups ${r.bringUps.ok} whole, ${r.bringUps.failed} failed cleanly; command steps ${r.steps.ok} Ok, ${r.steps.failed} Error; ${r.cqes.injected} CQEs, ${r.cqes.failures} rings failed, ${r.cqes.rebuilds} rebuilds`);
+    const r = fuzzDriver({
+      seed: a.seed, bringUps: a.bringUps, rounds: a.rounds, cqes: a.cqes, progress: (line) => console.log(`  ${line}`),
+    });
+    console.log(
+      `driver: ${(r.wallMs / 1000).toFixed(1)} s; bring-ups ${r.bringUps.ok} whole, ${r.bringUps.failed} failed ` +
+        `cleanly; command steps ` +
+          `${r.steps.ok} Ok, ` +
+          `${r.steps.failed} Error; ` +
+          `${r.cqes.injected} CQEs, ${r.cqes.failures} rings failed, ${r.cqes.rebuilds} rebuilds`,
+    );
     console.log(`        ${Object.keys(r.errors).length} kinds of error met`);
     if (r.violations.length > 0) {
       failed = true;

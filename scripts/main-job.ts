@@ -22,7 +22,10 @@ async function main(): Promise<number> {
   for (const l of probeLines(nic.value.info)) console.log(`  ${l}`);
   console.log(`  bring-up took ${(performance.now() - t0).toFixed(1)} ms`);
   nic.value.close();
-  for (const args of [['perf', 'send_lat', '-n', '1000'], ['perf', 'send_bw', '-n', '1000'], ['perf', 'read_lat', '-n', '1000', '--pcap', pcap]]) {
+  for (const args of [
+    ['perf', 'send_lat', '-n', '1000'], ['perf', 'send_bw', '-n', '1000'],
+    ['perf', 'read_lat', '-n', '1000', '--pcap', pcap],
+  ]) {
     console.log(`\n$ rig-bnxt ${args.join(' ')}`);
     const cmd = parseCommandLine(args);
     if (!cmd.ok) { console.error(cmd.error); return 1; }
@@ -30,8 +33,12 @@ async function main(): Promise<number> {
     if (code !== 0) return code;
   }
   console.log(`\nEvery frame of the read_lat run is in ${pcap} (Wireshark decodes it as RoCEv2).`);
-  console.log('Docs: README.md (quick start, API, CLI, real NICs), docs/ (architecture, hardware, performance, failures).');
+  console.log(
+    'Docs: README.md (quick start, API, CLI, real NICs), docs/ (architecture, hardware, performance, failures).',
+  );
   return 0;
 }
 
-main().then((code) => process.exit(code), (e) => { console.error(`main job failed: ${(e as Error).message}`); process.exit(1); });
+main()
+  .then((code) => process.exit(code),
+  (e) => { console.error(`main job failed: ${(e as Error).message}`); process.exit(1); });

@@ -12,7 +12,9 @@
 import { runSoak, faultTotals, DEFAULT_FAULTS } from '../test/soak-run.ts';
 import { runHostileWire } from '../test/hostile-wire-run.ts';
 
-const USAGE = 'usage: npm run soak -- [--messages N] [--seed S] [--drop P] [--duplicate P] [--reorder P] [--corrupt P] [--hostile-seeds N] [--hostile-messages M] [--hostile-seed S]';
+const USAGE =
+  'usage: npm run soak -- [--messages N] [--seed S] [--drop P] [--duplicate P] [--reorder P] [--corrupt P] ' +
+  '[--hostile-seeds N] [--hostile-messages M] [--hostile-seed S]';
 
 interface SoakArgs {
   messages: number;
@@ -33,7 +35,8 @@ function parseArgs(argv: readonly string[]): SoakArgs {
   const faults: Record<string, number> = { ...DEFAULT_FAULTS } as Record<string, number>;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    const [name, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const [name, inline] = arg.startsWith('--') && arg.includes('=')
+      ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
     const value = inline ?? argv[++i];
     const n = Number(value);
     if (value === undefined || !Number.isFinite(n) || n < 0) throw new Error(`${name} needs a number\n${USAGE}`);
@@ -50,7 +53,10 @@ function parseArgs(argv: readonly string[]): SoakArgs {
 
 /** The hostile wire for `count` seeds from `first`: 0 if every rule held, else 1 (the failing seeds printed). */
 async function hostile(first: number, count: number, messages: number): Promise<number> {
-  console.log(`hostile wire: ${count} seeds from ${first}, ${messages} messages per stream (6 streams), a relay adding hostile frames`);
+  console.log(
+    `hostile wire: ${count} seeds from ${first}, ${messages} messages per stream (6 streams), a relay adding hostile ` +
+      `frames`,
+  );
   let failed = 0;
   for (let i = 0; i < count; i++) {
     const seed = (first + i) >>> 0;
@@ -59,7 +65,12 @@ async function hostile(first: number, count: number, messages: number): Promise<
     const c = r.counters;
     const sum = (k: string) => c.reduce((n, x) => n + (x[k] ?? 0), 0);
     const injected = Object.values(r.relay['injected'] as Record<string, number>).reduce((n, v) => n + v, 0);
-    console.log(`  seed ${seed}: ${(p.rate * 100).toFixed(0)} % [${p.harmless.join(' ')}${p.disruptive.length ? ` | forging ${p.disruptive.join(' ')}` : ''}]: ${injected} hostile frames, ${r.delivered}/${r.expected} messages, ${r.failures.length} streams ended by forged frames, ${sum('ackTimeouts')} ACK timeouts, ${sum('rnrNaksReceived')} RNR NAKs, ${(r.wallMs / 1000).toFixed(1)} s`);
+    console.log(
+      `  seed ${seed}: ${(p.rate * 100).toFixed(0)} % ` +
+        `[${p.harmless.join(' ')}${p.disruptive.length ? ` | forging ${p.disruptive.join(' ')}` : ''}]: ${injected} ` +
+        `hostile frames, ${r.delivered}/${r.expected} messages, ${r.failures.length} streams ended by forged frames, ` +
+        `${sum('ackTimeouts')} ACK timeouts, ${sum('rnrNaksReceived')} RNR NAKs, ${(r.wallMs / 1000).toFixed(1)} s`,
+    );
     if (r.problems.length > 0) {
       failed++;
       console.error(`FAILED (hostile wire, seed ${seed}):`);
@@ -67,7 +78,11 @@ async function hostile(first: number, count: number, messages: number): Promise<
       console.error(`replay: npm run soak -- --hostile-seed ${seed} --hostile-messages ${messages}`);
     }
   }
-  if (failed === 0) console.log('ok: no wrong bytes, no message twice, no byte leaked, no memory touched by a crafted request; harmless kinds failed no queue pair');
+  if (failed === 0)
+    console.log(
+      'ok: no wrong bytes, no message twice, no byte leaked, no memory touched by a crafted request; harmless kinds ' +
+        'failed no queue pair',
+    );
   return failed === 0 ? 0 : 1;
 }
 
@@ -83,12 +98,27 @@ async function main(): Promise<number> {
   if (args.hostileSeed !== undefined) return hostile(args.hostileSeed, 1, args.hostileMessages);
   console.log(`soak: seed ${seed}, ${messages} messages, faults per frame sent ${JSON.stringify(faults)}`);
   console.log(`      replay: npm run soak -- --seed ${seed} --messages ${messages}`);
-  const r = runSoak({ seed, messages, faults, progress: (line) => console.log(`  ${line}`), progressEvery: Math.max(10_000, Math.floor(messages / 20)) });
+  const r = runSoak({
+    seed, messages, faults, progress: (line) => console.log(`  ${line}`),
+    progressEvery: Math.max(10_000, Math.floor(messages / 20)),
+  });
   const f = faultTotals(r);
-  console.log(`done: ${r.messages} messages (${r.sends} sends between the NICs, ${r.reads} reads within them), ${(r.bytes / 1e6).toFixed(1)} MB`);
-  console.log(`      ${(r.virtualNs / 1e9).toFixed(2)} s of NIC time in ${(r.wallMs / 1000).toFixed(1)} s (${Math.round(r.messages / (r.wallMs / 1000))} messages/s)`);
-  console.log(`      frames sent ${f['framesSent']}: dropped ${f['faultTxDropped']}, duplicated ${f['faultDuplicated']}, reordered ${f['faultReordered']}, corrupted ${f['faultCorrupted']} (ICRC drops ${f['dropBAD_ICRC']})`);
-  console.log(`      recovery: ${f['retransmitEvents']} go-back-N episodes, ${f['ackTimeouts']} ACK timeouts, ${f['duplicateRequests']} duplicate requests answered`);
+  console.log(
+    `done: ${r.messages} messages (${r.sends} sends between the NICs, ${r.reads} reads within them), ` +
+      `${(r.bytes / 1e6).toFixed(1)} MB`,
+  );
+  console.log(
+    `      ${(r.virtualNs / 1e9).toFixed(2)} s of NIC time in ${(r.wallMs / 1000).toFixed(1)} s ` +
+      `(${Math.round(r.messages / (r.wallMs / 1000))} messages/s)`,
+  );
+  console.log(
+    `      frames sent ${f['framesSent']}: dropped ${f['faultTxDropped']}, duplicated ${f['faultDuplicated']}, ` +
+      `reordered ${f['faultReordered']}, corrupted ${f['faultCorrupted']} (ICRC drops ${f['dropBAD_ICRC']})`,
+  );
+  console.log(
+    `      recovery: ${f['retransmitEvents']} go-back-N episodes, ${f['ackTimeouts']} ACK timeouts, ` +
+      `${f['duplicateRequests']} duplicate requests answered`,
+  );
   console.log(`      digest ${r.digest} (the same seed and options give the same digest)`);
   if (r.problems.length > 0) {
     console.error(`FAILED (seed ${seed}):`);

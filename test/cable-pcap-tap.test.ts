@@ -36,7 +36,10 @@ for (const record of ['both', 'sent', 'received'] as const) {
     tap.value.close();
     t.same(delivered, frames.map((f) => [...f]), 'the receiver saw every frame');
     const want: [number, number[]][] = [];
-    if (record === 'both') want.push([1_000_010, [...frames[0]!]], [1_000_020, [...frames[1]!]], [1_000_030, [...frames[0]!]], [1_000_040, [...frames[1]!]]);
+    if (record === 'both')
+      want.push([1_000_010, [...frames[0]!]], [1_000_020, [...frames[1]!]], [1_000_030, [...frames[0]!]], [
+        1_000_040, [...frames[1]!],
+      ]);
     else want.push([1_000_010, [...frames[0]!]], [1_000_020, [...frames[1]!]]);
     t.same(records(path), want);
   });

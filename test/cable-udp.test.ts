@@ -3,7 +3,9 @@ import { createSocket } from 'node:dgram';
 import { UdpCable } from '../drivers/emu/cable/udp-cable.ts';
 import { numberedFrame, waitUntil } from './helpers/wait.ts';
 
-async function openPair(t: { equal: (a: unknown, b: unknown) => void; teardown: (f: () => void) => void }): Promise<[UdpCable, UdpCable]> {
+async function openPair(
+  t: { equal: (a: unknown, b: unknown) => void; teardown: (f: () => void) => void },
+): Promise<[UdpCable, UdpCable]> {
   const a = await UdpCable.open({ localPort: 0, remotePort: 9 });
   if (!a.ok) throw new Error(a.error);
   const b = await UdpCable.open({ localPort: 0, remotePort: a.value.localPort });
@@ -44,7 +46,9 @@ t.test('datagrams from anyone but the configured remote are dropped and counted'
   const stranger = createSocket('udp4');
   t.teardown(() => stranger.close());
   await new Promise<void>((r) => stranger.bind(0, '127.0.0.1', r));
-  await new Promise<void>((r, j) => stranger.send(new Uint8Array(60), a.localPort, '127.0.0.1', (e) => (e ? j(e) : r())));
+  await new Promise<void>(
+    (r, j) => stranger.send(new Uint8Array(60), a.localPort, '127.0.0.1', (e) => (e ? j(e) : r())),
+  );
   b.send(new Uint8Array(60), 60);
   await waitUntil(() => got === 1 && a.stats.receiveDropped === 1, 'one taken, one dropped');
   t.pass('the stranger\'s datagram was dropped');
@@ -67,7 +71,8 @@ t.test('addresses outside 127.0.0.0/8 and bad ports are refused', async (t) => {
     t.equal(r.ok, false, what);
     if (!r.ok) t.match(r.error, /^UDP cable: /, `${what}: ${r.error}`);
   }
-  const loop2 = await UdpCable.open({ localPort: 0, remotePort: 5000, localHost: '127.0.0.2', remoteHost: '127.0.0.3' });
+  const loop2 =
+    await UdpCable.open({ localPort: 0, remotePort: 5000, localHost: '127.0.0.2', remoteHost: '127.0.0.3' });
   t.equal(loop2.ok, true, 'any address in 127.0.0.0/8 is taken');
   if (loop2.ok) loop2.value.close();
 });
@@ -76,7 +81,9 @@ t.test('binding a port already in use is an error value', async (t) => {
   const [a] = await openPair(t);
   const again = await UdpCable.open({ localPort: a.localPort, remotePort: 5000 });
   t.equal(again.ok, false);
-  if (!again.ok) t.match(again.error, new RegExp(`port ${a.localPort} on 127\\.0\\.0\\.1 is already bound`), `it names the port: ${again.ok ? '' : again.error}`);
+  if (!again.ok)
+    t.match(again.error, new RegExp(`port ${a.localPort} on 127\\.0\\.0\\.1 is already bound`),
+      `it names the port: ${again.ok ? '' : again.error}`);
 });
 
 t.test('a closed cable drops what it is given', async (t) => {

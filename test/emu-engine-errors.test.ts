@@ -4,7 +4,9 @@
  * Every run is on the virtual clock, so times are exact.
  */
 import t from 'tap';
-import { ACCESS_MR, ACCESS_QP, DOORBELL, REQ, RES, TestNic, WQE, doorbellHalves, pattern } from './helpers/emu-engine-harness.ts';
+import {
+  ACCESS_MR, ACCESS_QP, DOORBELL, REQ, RES, TestNic, WQE, doorbellHalves, pattern,
+} from './helpers/emu-engine-harness.ts';
 import { RoceFrame, encodeFrame, Opcode } from '../drivers/emu/wire/index.ts';
 
 const MTU = 1024;
@@ -20,7 +22,8 @@ function sendBuffers(nic: TestNic, size: number, seed = 1) {
   return { src, dst, send: { va: src.iova, lkey: smr.key, size }, recv: { va: dst.iova, lkey: dmr.key, size } };
 }
 
-t.test('a receiver not ready answers RNR NAK; with rnr_retry 7 the sender retries until a receive is posted', async (t) => {
+t.test('a receiver not ready answers RNR NAK; with rnr_retry 7 the sender retries until a receive is ' +
+  'posted', async (t) => {
   const nic = new TestNic();
   t.teardown(() => nic.close());
   const [a, b] = nic.pair({ mtu: MTU, minRnrTimer: 14 }); // 1.28 ms
@@ -52,7 +55,8 @@ t.test('RNR retries run out when rnr_retry is below 7', async (t) => {
   t.same(nic.tables.qpErrors[0], { qpn: a.qpn, req: 0x03, res: 0 }, 'QP error: REQ_RNR_TIMEOUT_RETRY_LIMIT');
 });
 
-t.test('a peer that never answers: 1 + 7 transmissions 67 ms apart, then retry exceeded and the rest flushed in order', async (t) => {
+t.test('a peer that never answers: 1 + 7 transmissions 67 ms apart, then retry exceeded and the rest flushed in ' +
+  'order', async (t) => {
   const nic = new TestNic();
   t.teardown(() => nic.close());
   const a = nic.qp();
@@ -66,7 +70,8 @@ t.test('a peer that never answers: 1 + 7 transmissions 67 ms apart, then retry e
   const start = nic.nowNs;
   t.ok(nic.runUntil(() => a.scq.cq.producer >= 1, 2e9));
   const failedAt = nic.nowNs - start;
-  t.ok(failedAt >= 8 * ACK_TIMEOUT_NS && failedAt < 8 * ACK_TIMEOUT_NS + 1e6, `fails after 8 timeouts (${(failedAt / 1e6).toFixed(1)} ms)`);
+  t.ok(failedAt >= 8 * ACK_TIMEOUT_NS && failedAt < 8 * ACK_TIMEOUT_NS + 1e6,
+    `fails after 8 timeouts (${(failedAt / 1e6).toFixed(1)} ms)`);
   nic.runFor(1e6);
   const c = nic.counters();
   t.equal(c['ackTimeouts'], 8);
@@ -74,7 +79,9 @@ t.test('a peer that never answers: 1 + 7 transmissions 67 ms apart, then retry e
   // The window lets all three go at first; each retry resends all three.
   t.equal(c['packetsSent'], 3 * 8);
   t.equal(c['dropWRONG_DEST_MAC'], 3 * 8, 'every frame dropped for its MAC, and counted');
-  t.same(a.scq.pollAll().map((x) => [x.status, x.sqConsIdx]), [[REQ.RETRY_EXCEEDED, 1], [REQ.FLUSHED, 2], [REQ.FLUSHED, 3]]);
+  t.same(a.scq.pollAll().map((x) => [x.status, x.sqConsIdx]), [
+    [REQ.RETRY_EXCEEDED, 1], [REQ.FLUSHED, 2], [REQ.FLUSHED, 3],
+  ]);
   t.same(a.rcq.pollAll().map((x) => [x.status, x.wrId]), [[RES.FLUSHED, 0]], 'the receive ring is flushed too');
   t.same(nic.tables.qpErrors, [{ qpn: a.qpn, req: 0x02, res: 0 }], 'QP error: REQ_TIMEOUT_RETRY_LIMIT');
   t.equal(a.qp.state, 6, 'the QP is in ERR');
@@ -95,9 +102,12 @@ t.test('a SEND longer than the receive fails the receiver and the sender', async
   a.post({ sges: [send] });
   a.post({ sges: [send] });
   t.ok(nic.runUntil(() => a.scq.cq.producer === 2 && b.rcq.cq.producer === 2, 1e9));
-  t.same(b.rcq.pollAll().map((x) => x.status), [RES.LOCAL_LENGTH, RES.FLUSHED], 'receiver: local length error, then flushed');
-  t.same(a.scq.pollAll().map((x) => x.status), [REQ.REMOTE_INVALID_REQUEST, REQ.FLUSHED], 'sender: remote invalid request, then flushed');
-  t.same(nic.tables.qpErrors.map((e) => [e.qpn, e.req, e.res]).sort(), [[a.qpn, 0x04, 0], [b.qpn, 0, 0x03]].sort(), 'REQ_NAK_ARRIVAL_1 / RES_EXCEEDS_WQE');
+  t.same(b.rcq.pollAll().map((x) => x.status), [RES.LOCAL_LENGTH, RES.FLUSHED],
+    'receiver: local length error, then flushed');
+  t.same(a.scq.pollAll().map((x) => x.status), [REQ.REMOTE_INVALID_REQUEST, REQ.FLUSHED],
+    'sender: remote invalid request, then flushed');
+  t.same(nic.tables.qpErrors.map((e) => [e.qpn, e.req, e.res]).sort(), [[a.qpn, 0x04, 0], [b.qpn, 0, 0x03]].sort(),
+    'REQ_NAK_ARRIVAL_1 / RES_EXCEEDS_WQE');
   t.equal(a.qp.state, 6);
   t.equal(b.qp.state, 6);
 });
@@ -176,13 +186,15 @@ t.test('seeded random loss, reordering and duplication: every message arrives on
   const done = nic.runUntil(() => a.scq.cq.producer === count && b.rcq.cq.producer === count, 60e9);
   t.ok(done, `all completed (seed ${seed})`);
   t.same(a.scq.pollAll().map((x) => x.status), new Array(count).fill(0), `requester CQEs in order (seed ${seed})`);
-  t.same(b.rcq.pollAll().map((x) => x.wrId), Array.from({ length: count }, (_, i) => i), `receives in order (seed ${seed})`);
+  t.same(b.rcq.pollAll().map((x) => x.wrId), Array.from({ length: count }, (_, i) => i),
+    `receives in order (seed ${seed})`);
   bufs.forEach((x, i) => t.same(x.dst.bytes, x.src.bytes, `message ${i} (seed ${seed})`));
   t.equal(nic.tables.qpErrors.length, 0);
   t.equal(nic.counters()['internalErrors'], 0);
 });
 
-t.test('READ: a region without REMOTE_READ, or a QP without it, fails both sides with a remote access error', async (t) => {
+t.test('READ: a region without REMOTE_READ, or a QP without it, fails both sides with a remote access ' +
+  'error', async (t) => {
   for (const [what, qpAccess, mrAccess] of [
     ['the region', ACCESS_QP.LOCAL_WRITE | ACCESS_QP.REMOTE_READ, ACCESS_MR.REMOTE_WRITE],
     ['the QP', ACCESS_QP.LOCAL_WRITE, ACCESS_MR.REMOTE_READ],
@@ -193,7 +205,9 @@ t.test('READ: a region without REMOTE_READ, or a QP without it, fails both sides
     const rmr = nic.mr(remote, mrAccess);
     const local = nic.alloc(100);
     const lmr = nic.mr(local, ACCESS_MR.LOCAL_WRITE);
-    a.post({ type: WQE.READ, sges: [{ va: local.iova, lkey: lmr.key, size: 100 }], remoteVa: remote.iova, rkey: rmr.key });
+    a.post({
+      type: WQE.READ, sges: [{ va: local.iova, lkey: lmr.key, size: 100 }], remoteVa: remote.iova, rkey: rmr.key,
+    });
     t.ok(nic.runUntil(() => a.scq.cq.producer === 1, 1e9));
     t.same(a.scq.pollAll().map((x) => x.status), [REQ.REMOTE_ACCESS], `${what}: remote access error`);
     t.equal(b.qp.state, 6, `${what}: the responder fails too`);
@@ -212,7 +226,8 @@ t.test('a bad lkey or an SGE outside its region fails the WQE with a local prote
   a.post({ sges: [{ ...send, lkey: 0x7777 }] });
   a.post({ sges: [send] });
   t.ok(nic.runUntil(() => a.scq.cq.producer === 3, 1e9));
-  t.same(a.scq.pollAll().map((x) => [x.status, x.sqConsIdx]), [[REQ.OK, 1], [REQ.LOCAL_PROTECTION, 2], [REQ.FLUSHED, 3]]);
+  t.same(a.scq.pollAll().map((x) => [x.status, x.sqConsIdx]),
+    [[REQ.OK, 1], [REQ.LOCAL_PROTECTION, 2], [REQ.FLUSHED, 3]]);
   t.equal(nic.counters()['packetsSent'], 1, 'the bad WQE and what follows it never reached the wire');
 
   const nic2 = new TestNic();
@@ -335,7 +350,8 @@ t.test('frames for another MAC, with a bad ICRC, or for no QP are dropped and co
   void a;
 });
 
-t.test('malformed doorbells are refused and counted: unknown QP or CQ, index outside the ring, more WQEs than the ring holds', async (t) => {
+t.test('malformed doorbells are refused and counted: unknown QP or CQ, index outside the ring, more WQEs than the ' +
+  'ring holds', async (t) => {
   const nic = new TestNic();
   t.teardown(() => nic.close());
   const [a] = nic.pair({ mtu: MTU, sqEntries: 8 });

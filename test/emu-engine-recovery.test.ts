@@ -17,10 +17,14 @@ function readSetup(nic: TestNic, size: number, seed: number) {
   const rmr = nic.mr(remote, ACCESS_MR.REMOTE_READ);
   const local = nic.alloc(size);
   const lmr = nic.mr(local, ACCESS_MR.LOCAL_WRITE);
-  return { remote, local, wqe: { type: WQE.READ, sges: [{ va: local.iova, lkey: lmr.key, size }], remoteVa: remote.iova, rkey: rmr.key } };
+  return {
+    remote, local,
+    wqe: { type: WQE.READ, sges: [{ va: local.iova, lkey: lmr.key, size }], remoteVa: remote.iova, rkey: rmr.key },
+  };
 }
 
-t.test('a lost READ response: the requester asks again from the first missing PSN, the responder replays from memory', async (t) => {
+t.test('a lost READ response: the requester asks again from the first missing PSN, the responder replays from ' +
+  'memory', async (t) => {
   const nic = new TestNic();
   t.teardown(() => nic.close());
   const [a] = nic.pair({ mtu: MTU });
@@ -51,7 +55,8 @@ t.test('a lost READ request is sent again after the ACK timeout', async (t) => {
   t.same(local.bytes, remote.bytes);
 });
 
-t.test('SENDs and READs in both directions under seeded random loss, reordering, duplication and corruption', async (t) => {
+t.test('SENDs and READs in both directions under seeded random loss, reordering, duplication and ' +
+  'corruption', async (t) => {
   const seed = Number(process.env['SEED'] ?? 20261129);
   const nic = new TestNic({ seed });
   t.teardown(() => nic.close());
@@ -82,28 +87,38 @@ t.test('SENDs and READs in both directions under seeded random loss, reordering,
   t.ok(ok, `every WQE completed (seed ${seed})`);
   t.same(a.scq.pollAll().map((x) => x.status), new Array(30).fill(0), `a: all OK, in order (seed ${seed})`);
   t.same(b.scq.pollAll().map((x) => x.status), new Array(30).fill(0), `b: all OK, in order (seed ${seed})`);
-  t.same(a.rcq.pollAll().map((x) => x.wrId), Array.from({ length: 20 }, (_, i) => i), `a's receives once each, in order (seed ${seed})`);
-  t.same(b.rcq.pollAll().map((x) => x.wrId), Array.from({ length: 20 }, (_, i) => i), `b's receives once each, in order (seed ${seed})`);
+  t.same(a.rcq.pollAll().map((x) => x.wrId), Array.from({ length: 20 }, (_, i) => i),
+    `a's receives once each, in order (seed ${seed})`);
+  t.same(b.rcq.pollAll().map((x) => x.wrId), Array.from({ length: 20 }, (_, i) => i),
+    `b's receives once each, in order (seed ${seed})`);
   t.ok(checks.every((c) => c()), `every byte where it belongs (seed ${seed})`);
   const c = nic.counters();
-  t.ok(c['retransmitEvents']! > 0 && c['dropBAD_ICRC']! + c['dropBAD_IP_CHECKSUM']! + c['dropBAD_UDP_LENGTH']! + c['dropNOT_ROCEV2_PORT']! > 0, `faults happened and were recovered from (seed ${seed})`);
+  t.ok(
+    c['retransmitEvents']! > 0 &&
+      c['dropBAD_ICRC']! + c['dropBAD_IP_CHECKSUM']! + c['dropBAD_UDP_LENGTH']! + c['dropNOT_ROCEV2_PORT']! > 0,
+    `faults happened and were recovered from (seed ${seed})`,
+  );
   t.equal(c['internalErrors'], 0);
   t.equal(nic.tables.qpErrors.length, 0, `no QP failed (seed ${seed})`);
 });
 
-t.test('MODIFY_QP to ERR: everything outstanding and everything posted later is flushed, without a notification', async (t) => {
+t.test('MODIFY_QP to ERR: everything outstanding and everything posted later is flushed, without a ' +
+  'notification', async (t) => {
   const nic = new TestNic();
   t.teardown(() => nic.close());
   const [a] = nic.pair({ mtu: MTU });
   const src = nic.alloc(100);
   const smr = nic.mr(src, 0);
-  for (let i = 0; i < 3; i++) a.post({ sges: [{ va: src.iova, lkey: smr.key, size: 100 }] }); // the peer has no receive: RNR
+  // the peer has no receive: RNR
+  for (let i = 0; i < 3; i++) a.post({ sges: [{ va: src.iova, lkey: smr.key, size: 100 }] });
   a.recv([]);
   nic.runFor(1e6);
   a.modify(EmuQpState.ERR);
   a.post({ sges: [{ va: src.iova, lkey: smr.key, size: 100 }] });
   nic.runFor(1e6);
-  t.same(a.scq.pollAll().map((x) => [x.status, x.sqConsIdx]), [[REQ.FLUSHED, 1], [REQ.FLUSHED, 2], [REQ.FLUSHED, 3], [REQ.FLUSHED, 4]]);
+  t.same(a.scq.pollAll().map((x) => [x.status, x.sqConsIdx]), [
+    [REQ.FLUSHED, 1], [REQ.FLUSHED, 2], [REQ.FLUSHED, 3], [REQ.FLUSHED, 4],
+  ]);
   t.same(a.rcq.pollAll().map((x) => [x.status, x.wrId]), [[RES.FLUSHED, 0]]);
   t.equal(nic.tables.qpErrors.length, 0, 'the driver asked for it: no QP error notification');
   const sent = nic.counters()['packetsSent'];
@@ -144,8 +159,12 @@ t.test('two NICs cabled by UDP on 127.0.0.1: frames from the socket are taken by
   const base = 20000 + ((process.pid * 7) % 20000) * 2;
   const macA = Uint8Array.from([2, 0, 0, 0, 0, 0xa]);
   const macB = Uint8Array.from([2, 0, 0, 0, 0, 0xb]);
-  const nicA = new TestNic({ mac: macA, ipv4: Uint8Array.from([10, 77, 0, 1]), cable: { kind: 'udp', localPort: base, remotePort: base + 1 } });
-  const nicB = new TestNic({ mac: macB, ipv4: Uint8Array.from([10, 77, 0, 2]), cable: { kind: 'udp', localPort: base + 1, remotePort: base } });
+  const nicA = new TestNic({
+    mac: macA, ipv4: Uint8Array.from([10, 77, 0, 1]), cable: { kind: 'udp', localPort: base, remotePort: base + 1 },
+  });
+  const nicB = new TestNic({
+    mac: macB, ipv4: Uint8Array.from([10, 77, 0, 2]), cable: { kind: 'udp', localPort: base + 1, remotePort: base },
+  });
   t.teardown(() => { nicA.close(); nicB.close(); });
   let kicks = 0;
   nicB.model.onExternalWork = () => { kicks++; };
@@ -217,5 +236,6 @@ t.test('with a pcap path, every frame sent on a loop cable is written once to th
   }
   t.equal(records, sent, 'one record per frame sent');
   // Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 [+ AETH 4] + payload + ICRC 4, in the order sent.
-  t.same(lengths, [14 + 20 + 8 + 12 + 1024 + 4, 14 + 20 + 8 + 12 + 976 + 4, 14 + 20 + 8 + 12 + 4 + 4], 'SEND FIRST, SEND LAST, ACK');
+  t.same(lengths, [14 + 20 + 8 + 12 + 1024 + 4, 14 + 20 + 8 + 12 + 976 + 4, 14 + 20 + 8 + 12 + 4 + 4],
+    'SEND FIRST, SEND LAST, ACK');
 });

@@ -24,7 +24,8 @@ t.test('producerCount recovers the driver\'s free-running producer from (index, 
   }
 });
 
-t.test('a 4-entry send ring and receive ring wrap many times: every WQE completes once, sq_cons_idx wraps with the ring', async (t) => {
+t.test('a 4-entry send ring and receive ring wrap many times: every WQE completes once, sq_cons_idx wraps with the ' +
+  'ring', async (t) => {
   const nic = new TestNic();
   t.teardown(() => nic.close());
   const [a, b] = nic.pair({ mtu: 1024, sqEntries: 4, rqEntries: 4, cqEntries: 8 });

@@ -7,7 +7,8 @@ import { ACCESS_MR, FLAG, REQ, RES, TestNic, WQE, pattern } from './helpers/emu-
 
 const MTU = 1024;
 
-t.test('a SEND of 1, MTU-1, MTU, MTU+1 and 3xMTU+5 bytes lands intact, with a requester and a responder CQE', async (t) => {
+t.test('a SEND of 1, MTU-1, MTU, MTU+1 and 3xMTU+5 bytes lands intact, with a requester and a responder ' +
+  'CQE', async (t) => {
   const nic = new TestNic();
   t.teardown(() => nic.close());
   const [a, b] = nic.pair({ mtu: MTU });
@@ -26,11 +27,14 @@ t.test('a SEND of 1, MTU-1, MTU, MTU+1 and 3xMTU+5 bytes lands intact, with a re
     const res = b.rcq.pollAll();
     t.equal(req.length, 1, `size ${size}: one requester CQE`);
     t.equal(res.length, 1, `size ${size}: one responder CQE`);
-    t.match(req[0], { type: 0, status: REQ.OK, sqConsIdx: wqe + 1 }, `size ${size}: sq_cons_idx names the WQE after it`);
-    t.match(res[0], { type: 1, status: RES.OK, length: size, wrId: i }, `size ${size}: length and wr_id of the receive`);
+    t.match(req[0], { type: 0, status: REQ.OK, sqConsIdx: wqe + 1 },
+      `size ${size}: sq_cons_idx names the WQE after it`);
+    t.match(res[0], { type: 1, status: RES.OK, length: size, wrId: i },
+      `size ${size}: length and wr_id of the receive`);
     t.same(dst.bytes.subarray(0, size), pattern(size, i), `size ${size}: the bytes`);
     t.ok(dst.bytes.subarray(size).every((x) => x === 0), `size ${size}: nothing past the message`);
-    t.equal(nic.counters()['packetsSent']! - framesBefore, Math.ceil(size / MTU), `size ${size}: ${Math.ceil(size / MTU)} packets`);
+    t.equal(nic.counters()['packetsSent']! - framesBefore, Math.ceil(size / MTU),
+      `size ${size}: ${Math.ceil(size / MTU)} packets`);
   }
   const c = nic.counters();
   t.equal(c['packetsRetransmitted'], 0);
@@ -53,7 +57,9 @@ t.test('SEND with gather and scatter lists spanning pages, inline SEND and zero-
     { va: dst.iova + 4000, lkey: dmr.key, size: 1500 },
     { va: dst.iova + 9000, lkey: dmr.key, size: 1000 },
   ]);
-  a.post({ sges: [{ va: src.iova + 3500, lkey: smr.key, size: 2000 }, { va: src.iova + 100, lkey: smr.key, size: 1000 }] });
+  a.post({
+    sges: [{ va: src.iova + 3500, lkey: smr.key, size: 2000 }, { va: src.iova + 100, lkey: smr.key, size: 1000 }],
+  });
   const inline = pattern(77, 3);
   const dst2 = nic.alloc(100);
   const dmr2 = nic.mr(dst2, ACCESS_MR.LOCAL_WRITE);
@@ -86,7 +92,10 @@ t.test('SEND with immediate and solicited event: the responder CQE carries them'
   const dst = nic.alloc(10);
   const dmr = nic.mr(dst, ACCESS_MR.LOCAL_WRITE);
   b.recv([{ va: dst.iova, lkey: dmr.key, size: 10 }]);
-  a.post({ type: WQE.SEND_W_IMM, flags: FLAG.SIGNAL | FLAG.SE, imm: 0x11223344, sges: [{ va: src.iova, lkey: smr.key, size: 10 }] });
+  a.post({
+    type: WQE.SEND_W_IMM, flags: FLAG.SIGNAL | FLAG.SE, imm: 0x11223344,
+    sges: [{ va: src.iova, lkey: smr.key, size: 10 }],
+  });
   t.ok(nic.runUntil(() => b.rcq.cq.producer === 1));
   const [res] = b.rcq.pollAll();
   t.match(res, { status: 0, length: 10, imm: 0x11223344 });
@@ -123,14 +132,18 @@ t.test('READ of 1, MTU and 3xMTU+5 bytes: READ responses land in the local SGEs'
     const local = nic.alloc(Math.max(size, 1) + 50);
     const lmr = nic.mr(local, ACCESS_MR.LOCAL_WRITE);
     const before = nic.counters();
-    a.post({ type: WQE.READ, sges: size ? [{ va: local.iova + 7, lkey: lmr.key, size }] : [], remoteVa: remote.iova + 30, rkey: rmr.key });
+    a.post({
+      type: WQE.READ, sges: size ? [{ va: local.iova + 7, lkey: lmr.key, size }] : [], remoteVa: remote.iova + 30,
+      rkey: rmr.key,
+    });
     t.ok(nic.runUntil(() => a.scq.cq.producer === i + 1), `size ${size}: completes`);
     const [req] = a.scq.pollAll();
     t.match(req, { status: REQ.OK }, `size ${size}: status OK`);
     t.same(local.bytes.subarray(7, 7 + size), remote.bytes.subarray(30, 30 + size), `size ${size}: the bytes`);
     t.equal(local.bytes[7 + size], 0, `size ${size}: nothing past them`);
     const after = nic.counters();
-    t.equal(after['readResponsesSent']! - before['readResponsesSent']!, Math.max(1, Math.ceil(size / MTU)), `size ${size}: one response per MTU`);
+    t.equal(after['readResponsesSent']! - before['readResponsesSent']!, Math.max(1, Math.ceil(size / MTU)),
+      `size ${size}: one response per MTU`);
     t.equal(after['packetsSent']! - before['packetsSent']!, 1, `size ${size}: one READ request`);
   }
   t.equal(b.rcq.pollAll().length, 0, 'a READ consumes no receive at the responder');
@@ -145,9 +158,13 @@ t.test('RDMA WRITE lands in the remote region; with immediate it also completes 
   const smr = nic.mr(src, 0);
   const remote = nic.alloc(3000);
   const rmr = nic.mr(remote, ACCESS_MR.REMOTE_WRITE | ACCESS_MR.LOCAL_WRITE);
-  a.post({ type: WQE.WRITE, sges: [{ va: src.iova, lkey: smr.key, size: 2500 }], remoteVa: remote.iova + 100, rkey: rmr.key });
+  a.post({
+    type: WQE.WRITE, sges: [{ va: src.iova, lkey: smr.key, size: 2500 }], remoteVa: remote.iova + 100, rkey: rmr.key,
+  });
   b.recv([]);
-  a.post({ type: 0x05, imm: 7, sges: [{ va: src.iova, lkey: smr.key, size: 16 }], remoteVa: remote.iova, rkey: rmr.key });
+  a.post(
+    { type: 0x05, imm: 7, sges: [{ va: src.iova, lkey: smr.key, size: 16 }], remoteVa: remote.iova, rkey: rmr.key },
+  );
   t.ok(nic.runUntil(() => a.scq.cq.producer === 2 && b.rcq.cq.producer === 1));
   t.same(a.scq.pollAll().map((c) => c.status), [0, 0]);
   t.same(remote.bytes.subarray(100, 2600), src.bytes.subarray(0, 2500));
@@ -191,7 +208,8 @@ t.test('an armed CQ gets one NQ notification on its next CQE; CQ_ARMSE waits for
   a.post({ sges: [{ va: src.iova, lkey: smr.key, size: 0 }] });
   a.post({ sges: [{ va: src.iova, lkey: smr.key, size: 0 }] });
   t.ok(nic.runUntil(() => a.scq.cq.producer === 2 && b.rcq.cq.producer === 2));
-  t.same(nic.tables.notifications, [a.scq.cq.id], 'one notification for the requester CQ; none for two unsolicited receives');
+  t.same(nic.tables.notifications, [a.scq.cq.id],
+    'one notification for the requester CQ; none for two unsolicited receives');
   a.post({ flags: FLAG.SIGNAL | FLAG.SE, sges: [{ va: src.iova, lkey: smr.key, size: 0 }] });
   t.ok(nic.runUntil(() => b.rcq.cq.producer === 3));
   t.same(nic.tables.notifications, [a.scq.cq.id, b.rcq.cq.id], 'the solicited receive notifies');

@@ -47,7 +47,8 @@ t.test('a lost SEND is resent a full ACK timeout after it left, though its run b
   const sends = sent.filter((s) => s.opcode === Opcode.RC_SEND_ONLY);
   t.equal(sends.length, 2, 'sent, lost, sent again');
   const gap = sends[1]!.atNs - sends[0]!.atNs;
-  t.ok(gap >= ackTimeoutNs(8), `resent ${(gap / 1e3).toFixed(1)} us after it left; the timeout is ${(ackTimeoutNs(8) / 1e3).toFixed(1)} us`);
+  t.ok(gap >= ackTimeoutNs(8),
+    `resent ${(gap / 1e3).toFixed(1)} us after it left; the timeout is ${(ackTimeoutNs(8) / 1e3).toFixed(1)} us`);
   t.equal(nic.counters()['ackTimeouts'], 1);
   t.same(a.scq.pollAll().map((c) => c.status), [REQ.OK]);
   t.same(b.rcq.pollAll().map((c) => c.status), [RES.OK]);
@@ -66,12 +67,14 @@ t.test('after an RNR NAK the SEND is resent no sooner than the delay the NAK ask
   // No receive yet: the SEND, its RNR NAK and the requester's reaction all happen in this run.
   nic.model.runOnce(nic.nowNs);
   late = 0;
-  t.ok(nic.runUntil(() => sent.filter((s) => s.opcode === Opcode.RC_SEND_ONLY).length === 2, 1e9), 'the SEND is resent');
+  t.ok(nic.runUntil(() => sent.filter((s) => s.opcode === Opcode.RC_SEND_ONLY).length === 2, 1e9),
+    'the SEND is resent');
   const nak = sent.find((s) => s.opcode === Opcode.RC_ACKNOWLEDGE && (s.syndrome >> 5) === 1);
   t.ok(nak !== undefined, 'the responder answered RNR NAK');
   const resend = sent.filter((s) => s.opcode === Opcode.RC_SEND_ONLY)[1]!;
   const gap = resend.atNs - nak!.atNs;
-  t.ok(gap >= rnrDelayNs(14), `resent ${(gap / 1e3).toFixed(1)} us after the NAK; it asked for ${(rnrDelayNs(14) / 1e3).toFixed(1)} us`);
+  t.ok(gap >= rnrDelayNs(14),
+    `resent ${(gap / 1e3).toFixed(1)} us after the NAK; it asked for ${(rnrDelayNs(14) / 1e3).toFixed(1)} us`);
   const dst = nic.alloc(64);
   b.recv([{ va: dst.iova, lkey: nic.mr(dst, ACCESS_MR.LOCAL_WRITE).key, size: 64 }]);
   t.ok(nic.runUntil(() => a.scq.cq.producer === 1 && b.rcq.cq.producer === 1, 1e9));

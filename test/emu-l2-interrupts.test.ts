@@ -18,18 +18,28 @@ const VECTOR = 5;
 const HANDLE = 0x1234_5678_9abc;
 
 // bnxt.h: DBR_PATH_L2 bit 56, DBR_TYPE_* bits 63:60, xid bits 51:32, index bits 23:0.
-const db = (type: number, xid: number, index: number, path = 1): [number, number] => [index, ((type << 28) | (path << 24) | xid) >>> 0];
+const db = (type: number, xid: number, index: number, path = 1): [number, number] => [
+  index, ((type << 28) | (path << 24) | xid) >>> 0,
+];
 const DBR = { CQ: 0x4, CQ_ARMALL: 0x6, NQ: 0xa, NQ_ARM: 0xb, SQ: 0x0 };
 
 function setup(length: number) {
-  const bus = new NicBus({ mac: macFromNumber(1), ipv4: Uint8Array.from([10, 0, 0, 1]), mtu: 1500, cable: { kind: 'loop' }, pcapPath: undefined, seed: 1, mode: 'stepped' }, new Int32Array(16384), 65536);
+  const bus = new NicBus(
+    { mac: macFromNumber(1), ipv4: Uint8Array.from([10, 0, 0, 1]), mtu: 1500, cable: { kind: 'loop' },
+      pcapPath: undefined, seed: 1, mode: 'stepped' },
+    new Int32Array(16384), 65536,
+  );
   const cq = new Uint8Array(length * 16);
   const nq = new Uint8Array(length * 16);
   bus.iommu.map(CQ_BASE, cq.buffer as ArrayBuffer, cq.length);
   bus.iommu.map(NQ_BASE, nq.buffer as ArrayBuffer, nq.length);
   const fn = new FunctionResources();
-  fn.rings.set(NQ_ID, { id: NQ_ID, pageTblAddr: NQ_BASE, pageTblDepth: 0, pageSizeLog2: 12, length, logicalId: VECTOR });
-  l2Of(fn).rings.set(CQ_ID, { id: CQ_ID, type: 0, pageTblAddr: CQ_BASE, pageTblDepth: 0, pageSizeLog2: 12, length, logicalId: 0, peerRingId: NQ_ID, rxBufSize: 0, cqHandle: HANDLE });
+  fn.rings.set(NQ_ID,
+    { id: NQ_ID, pageTblAddr: NQ_BASE, pageTblDepth: 0, pageSizeLog2: 12, length, logicalId: VECTOR });
+  l2Of(fn).rings.set(CQ_ID, {
+    id: CQ_ID, type: 0, pageTblAddr: CQ_BASE, pageTblDepth: 0, pageSizeLog2: 12, length, logicalId: 0,
+    peerRingId: NQ_ID, rxBufSize: 0, cqHandle: HANDLE,
+  });
   const raised: number[] = [];
   const l2 = new L2Engine(bus, fn, (v) => { raised.push(v); return true; });
   return { bus, fn, cq, nq, l2, raised };
@@ -102,7 +112,8 @@ t.test("bnxt_re's CREQ: its vector fires once the entry at the armed consumer is
   t.same(raised, [VECTOR, VECTOR], 'not armed by an L2-path doorbell');
 });
 
-t.test('TX: a packet of BDs leaves the port whole and completes with its opaque; NO_CMPL packets complete nothing', async (t) => {
+t.test('TX: a packet of BDs leaves the port whole and completes with its opaque; NO_CMPL packets complete ' +
+  'nothing', async (t) => {
   const { bus, fn, cq, l2: _unused } = setup(8);
   void _unused;
   const TX_BASE = 0x30_0000;
@@ -112,7 +123,10 @@ t.test('TX: a packet of BDs leaves the port whole and completes with its opaque;
   const data = new Uint8Array(4096);
   bus.iommu.map(TX_BASE, tx.buffer as ArrayBuffer, tx.length);
   bus.iommu.map(DATA, data.buffer as ArrayBuffer, data.length);
-  l2Of(fn).rings.set(TX_ID, { id: TX_ID, type: 1, pageTblAddr: TX_BASE, pageTblDepth: 0, pageSizeLog2: 12, length: 8, logicalId: 0, peerRingId: CQ_ID, rxBufSize: 0, cqHandle: 0 });
+  l2Of(fn).rings.set(TX_ID, {
+    id: TX_ID, type: 1, pageTblAddr: TX_BASE, pageTblDepth: 0, pageSizeLog2: 12, length: 8, logicalId: 0,
+    peerRingId: CQ_ID, rxBufSize: 0, cqHandle: 0,
+  });
   const sent: number[][] = [];
   const l2 = new L2Engine(bus, fn, () => true, (f, n) => { sent.push([...f.subarray(0, n)]); });
   for (let i = 0; i < 60; i++) data[i] = i;
@@ -130,7 +144,8 @@ t.test('TX: a packet of BDs leaves the port whole and completes with its opaque;
   bd(3, (14 << 16) | (1 << 8) | 0x80 | 0x40, 0xdef, DATA); // a short packet with NO_CMPL
   t.ok(l2.doorbell(...db(DBR.SQ, TX_ID, 4)), 'producer 4');
   t.equal(sent.length, 2);
-  t.same(sent[0], [...data.subarray(0, 60), ...data.subarray(1000, 1020)], 'first BD then fragment, the ext BD skipped');
+  t.same(sent[0], [...data.subarray(0, 60), ...data.subarray(1000, 1020)],
+    'first BD then fragment, the ext BD skipped');
   t.equal(sent[1]!.length, 14);
   const c = new DataView(cq.buffer, 0, 16);
   t.equal(c.getUint32(0, true) & 0x3f, 0x00, 'tx_cmp type TX_L2');
@@ -141,7 +156,8 @@ t.test('TX: a packet of BDs leaves the port whole and completes with its opaque;
   t.equal(sent.length, 2, 'sends nothing twice');
 });
 
-t.test('RX: a frame for the filtered MAC lands in the next posted buffer, completed by rx_cmp + rx_cmp_ext', async (t) => {
+t.test('RX: a frame for the filtered MAC lands in the next posted buffer, completed by rx_cmp + ' +
+  'rx_cmp_ext', async (t) => {
   const { bus, fn, cq, l2 } = setup(8);
   const RX_BASE = 0x50_0000;
   const BUF = 0x60_0000;
@@ -151,7 +167,10 @@ t.test('RX: a frame for the filtered MAC lands in the next posted buffer, comple
   bus.iommu.map(RX_BASE, rx.buffer as ArrayBuffer, rx.length);
   bus.iommu.map(BUF, buf.buffer as ArrayBuffer, buf.length);
   const st = l2Of(fn);
-  st.rings.set(RX_ID, { id: RX_ID, type: 2, pageTblAddr: RX_BASE, pageTblDepth: 0, pageSizeLog2: 12, length: 8, logicalId: 0, peerRingId: 0, rxBufSize: 2048, cqHandle: 0 });
+  st.rings.set(RX_ID, {
+    id: RX_ID, type: 2, pageTblAddr: RX_BASE, pageTblDepth: 0, pageSizeLog2: 12, length: 8, logicalId: 0, peerRingId: 0,
+    rxBufSize: 2048, cqHandle: 0,
+  });
   st.vnics.set(0, { defaultRxRing: RX_ID, defaultCmplRing: CQ_ID, mru: 1500, rxMask: 0x8, rssCtx: undefined });
   const mac = Uint8Array.from([2, 0x62, 0x6e, 0, 0x50, 1]);
   st.filters.set(1, { mac, vnic: 0 });

@@ -17,7 +17,8 @@ function must<T>(r: { ok: true; value: T } | { ok: false; error: string }): T {
   return r.value;
 }
 
-t.test('30 NICs opened and closed (a fresh process, after 10 to warm up): RSS stays within 48 MiB of where it was', async (t) => {
+t.test('30 NICs opened and closed (a fresh process, after 10 to warm up): RSS stays within 48 MiB of where it ' +
+  'was', async (t) => {
   const child = spawnLineChild('test/helpers/nic-churn-child.ts', ['30']);
   t.teardown(() => child.kill());
   const { before, after } = JSON.parse(await child.nextLine('the RSS report')) as { before: number; after: number };
@@ -27,7 +28,8 @@ t.test('30 NICs opened and closed (a fresh process, after 10 to warm up): RSS st
   t.ok(grown < 48, `RSS grew ${grown.toFixed(0)} MiB (bound 48)`);
 });
 
-t.test('1,500 regions of random sizes up to 8 MiB, each filled then deregistered: RSS stays within 160 MiB of where it started', async (t) => {
+t.test('1,500 regions of random sizes up to 8 MiB, each filled then deregistered: RSS stays within 160 MiB of where ' +
+  'it started', async (t) => {
   const seed = Number(process.env['SEED'] ?? 15_08);
   const random = seeded(seed);
   const nic = must(Nic.open('emu')); // the default: a worker thread, as users run it
@@ -41,7 +43,10 @@ t.test('1,500 regions of random sizes up to 8 MiB, each filled then deregistered
   const before = rssMib();
   for (let i = 0; i < 1500; i++) cycle();
   const grown = rssMib() - before;
-  t.comment(`RSS ${before.toFixed(0)} MiB -> ${(before + grown).toFixed(0)} MiB over 1,500 regions (seed ${seed}); pool ${(pooledDmaBytes() / MIB).toFixed(1)} MiB`);
+  t.comment(
+    `RSS ${before.toFixed(0)} MiB -> ${(before + grown).toFixed(0)} MiB over 1,500 regions (seed ${seed}); pool ` +
+      `${(pooledDmaBytes() / MIB).toFixed(1)} MiB`,
+  );
   t.ok(grown < 160, `RSS grew ${grown.toFixed(0)} MiB (bound 160)`);
   t.ok(pooledDmaBytes() <= POOL_LIMIT_BYTES, 'the memory kept for reuse is within its bound');
 });

@@ -27,7 +27,8 @@ t.test('CREATE_CQ answers the CQ id; the CQ holds its ring, handle and NQ', asyn
   const { q, rig, setup } = openRoce();
   const ring = rig.alloc(16 * 32);
   const cookie = q.send(R.CmdqCreateCq, {
-    opcode: O.CREATE_CQ, cq_handle: 0x0102030405060708n, lvl: 0, pg_size: 0, cnq_id: setup.nqRingId, dpi: 0, cq_size: 16, pbl: ring.iova,
+    opcode: O.CREATE_CQ, cq_handle: 0x0102030405060708n, lvl: 0, pg_size: 0, cnq_id: setup.nqRingId, dpi: 0,
+    cq_size: 16, pbl: ring.iova,
   });
   t.same([...q.take()!], response(0, cookie, 1, O.CREATE_CQ));
   const cq = rig.model.roce.cq(1)!;
@@ -40,7 +41,9 @@ t.test('CREATE_CQ with a level-1 ring of two scattered pages', async (t) => {
   const { q, rig, setup } = openRoce();
   const pages = [rig.alloc(4096), rig.alloc(4096)];
   const pbl = pageList(rig, pages);
-  const e = q.call(R.CmdqCreateCq, { opcode: O.CREATE_CQ, lvl: 1, pg_size: 0, cnq_id: setup.nqRingId, cq_size: 256, pbl: pbl.iova });
+  const e = q.call(R.CmdqCreateCq, {
+    opcode: O.CREATE_CQ, lvl: 1, pg_size: 0, cnq_id: setup.nqRingId, cq_size: 256, pbl: pbl.iova,
+  });
   t.equal(e[1], 0);
   const cq = rig.model.roce.cq(creqXid(e))!;
   t.equal(cq.ring.entryIova(127), pages[0]!.iova + 127 * 32);
@@ -81,7 +84,8 @@ t.test('CQ notifications: one NQE per arm, with the cq_handle; DESTROY_CQ counts
   t.equal(nq.next(), undefined, 'not armed: nothing');
   cq.armed = true;
   rig.model.roce.postCqNotification(cq);
-  t.same([...nq.next()!], [0x30, 0, 0, 0, 0x88, 0x77, 0x66, 0x55, 1, 0, 0, 0, 0x44, 0x33, 0x22, 0x11], 'nq_cn: type 0x30, handle low @4, v @8, handle high @12');
+  t.same([...nq.next()!], [0x30, 0, 0, 0, 0x88, 0x77, 0x66, 0x55, 1, 0, 0, 0, 0x44, 0x33, 0x22, 0x11],
+    'nq_cn: type 0x30, handle low @4, v @8, handle high @12');
   t.equal(cq.armed, false, 'a notification disarms the CQ');
   rig.model.roce.postCqNotification(cq);
   t.equal(nq.next(), undefined);
@@ -125,11 +129,13 @@ t.test('DESTROY_CQ: no such CQ, or one a live QP uses, is refused', async (t) =>
     t.same([...q.take()!], response(1, cookie, 0, O.DESTROY_CQ), `CQ ${cq.id} in use: FAIL`);
   }
   t.equal(q.call(R.CmdqDestroyQp, { opcode: O.DESTROY_QP, qp_cid: qpn })[1], 0);
-  for (const cq of [scq, rcq]) t.equal(q.call(R.CmdqDestroyCq, { opcode: O.DESTROY_CQ, cq_cid: cq.id })[1], 0, 'after the QP');
+  for (const cq of [scq, rcq])
+    t.equal(q.call(R.CmdqDestroyCq, { opcode: O.DESTROY_CQ, cq_cid: cq.id })[1], 0, 'after the QP');
   t.same(resources(rig), { initialized: true, qps: 0, cqs: 0, mrs: 0, gids: 0 });
 });
 
-t.test('classic MR flow: ALLOCATE_MRW, REGISTER_MR (level 1, va inside its first page), DEREGISTER_MR, DEALLOCATE_KEY', async (t) => {
+t.test('classic MR flow: ALLOCATE_MRW, REGISTER_MR (level 1, va inside its first page), DEREGISTER_MR, ' +
+  'DEALLOCATE_KEY', async (t) => {
   const { q, rig } = openRoce();
   let cookie = q.send(R.CmdqAllocateMrw, { opcode: O.ALLOCATE_MRW, mrw_flags: R.MrwType.MR, pd_id: 3 });
   const a = q.take()!;
@@ -144,7 +150,10 @@ t.test('classic MR flow: ALLOCATE_MRW, REGISTER_MR (level 1, va inside its first
   const va = 0x10_0000_0100;
   const size = 2 * 4096 + 0x200;
   const access = R.MrAccess.LOCAL_WRITE | R.MrAccess.REMOTE_WRITE;
-  const reg = { opcode: O.REGISTER_MR, lvl: 1, log2_pg_size: 12, access, log2_pbl_pg_size: 12, key, pbl: pbl.iova, va, mr_size: BigInt(size) };
+  const reg = {
+    opcode: O.REGISTER_MR, lvl: 1, log2_pg_size: 12, access, log2_pbl_pg_size: 12, key, pbl: pbl.iova, va,
+    mr_size: BigInt(size),
+  };
   cookie = q.send(R.CmdqRegisterMr, reg);
   t.same([...q.take()!], response(0, cookie, key, O.REGISTER_MR));
   const mr = rig.model.roce.mr(key)!;
@@ -174,8 +183,8 @@ t.test('unified MR flow: REGISTER_MR with ALLOC_MR allocates the key; DEREGISTER
   const { q, rig } = openRoce({ firmware: 'current' });
   const page = rig.alloc(4096);
   const cookie = q.send(R.CmdqRegisterMr, {
-    opcode: O.REGISTER_MR, flags: R.RegisterMrFlags.ALLOC_MR, lvl: 0, log2_pg_size: 12, access: R.MrAccess.LOCAL_WRITE, key: 7,
-    pbl: page.iova, va: page.iova, mr_size: 4096n,
+    opcode: O.REGISTER_MR, flags: R.RegisterMrFlags.ALLOC_MR, lvl: 0, log2_pg_size: 12, access: R.MrAccess.LOCAL_WRITE,
+    key: 7, pbl: page.iova, va: page.iova, mr_size: 4096n,
   });
   const e = q.take()!;
   const key = creqXid(e);
@@ -191,16 +200,26 @@ t.test('unified MR flow: REGISTER_MR with ALLOC_MR allocates the key; DEREGISTER
 t.test('the DMA MR (PMR, level 0, pbl 0, va 0, size all ones) uses bus addresses as they are', async (t) => {
   const { q, rig } = openRoce();
   const key = creqXid(q.call(R.CmdqAllocateMrw, { opcode: O.ALLOCATE_MRW, mrw_flags: R.MrwType.PMR, pd_id: 0 }));
-  const e = q.call(R.CmdqRegisterMr, { opcode: O.REGISTER_MR, lvl: 0, log2_pg_size: 12, key, pbl: 0, va: 0, mr_size: R.MR_SIZE_ALL });
+  const e = q.call(R.CmdqRegisterMr, {
+    opcode: O.REGISTER_MR, lvl: 0, log2_pg_size: 12, key, pbl: 0, va: 0, mr_size: R.MR_SIZE_ALL,
+  });
   t.equal(e[1], 0);
   t.equal(rig.model.roce.mr(key)!.memory.iova(0x1_2345_6789), 0x1_2345_6789);
-  t.equal(q.call(R.CmdqRegisterMr, { opcode: O.REGISTER_MR, flags: 1, lvl: 0, log2_pg_size: 12, key: 0, pbl: 0x4000, va: 0, mr_size: R.MR_SIZE_ALL })[1], 5, 'all-ones size with a page list');
+  t.equal(
+    q.call(R.CmdqRegisterMr,
+      { opcode: O.REGISTER_MR, flags: 1, lvl: 0, log2_pg_size: 12, key: 0, pbl: 0x4000, va: 0,
+      mr_size: R.MR_SIZE_ALL })[1],
+    5, 'all-ones size with a page list',
+  );
 });
 
 t.test('memory-key refusals and the MRAV bound', async (t) => {
   const { q, rig } = openRoce({ mravEntries: 2, firmware: 'current' });
   const page = rig.alloc(4096);
-  const unified = { opcode: O.REGISTER_MR, flags: R.RegisterMrFlags.ALLOC_MR, lvl: 0, log2_pg_size: 12, key: 1, pbl: page.iova, va: 0, mr_size: 4096n };
+  const unified = {
+    opcode: O.REGISTER_MR, flags: R.RegisterMrFlags.ALLOC_MR, lvl: 0, log2_pg_size: 12, key: 1, pbl: page.iova, va: 0,
+    mr_size: 4096n,
+  };
   const badPbl = rig.alloc(4096);
   badPbl.view.setBigUint64(0, 0x7777_0000n | 1n, true);
   const cases: [string, Record<string, unknown>, number][] = [
@@ -213,12 +232,14 @@ t.test('memory-key refusals and the MRAV bound', async (t) => {
     ['over 2^39 bytes', { ...unified, lvl: 1, pbl: badPbl.iova, mr_size: (1n << 39n) + 1n }, 5],
   ];
   for (const [what, values, status] of cases) t.equal(q.call(R.CmdqRegisterMr, values as never)[1], status, what);
-  t.equal(q.call(R.CmdqAllocateMrw, { opcode: O.ALLOCATE_MRW, mrw_flags: R.MrwType.MW_TYPE2A })[1], 4, 'memory windows: NOT_IMPLEMENTED');
+  t.equal(q.call(R.CmdqAllocateMrw, { opcode: O.ALLOCATE_MRW, mrw_flags: R.MrwType.MW_TYPE2A })[1], 4,
+    'memory windows: NOT_IMPLEMENTED');
   t.equal(q.call(R.CmdqAllocateMrw, { opcode: O.ALLOCATE_MRW, mrw_flags: 7 })[1], 5, 'type 7: INVALID_PARAMETER');
   t.equal(resources(rig).mrs, 0, 'nothing allocated by a refusal');
   t.equal(q.call(R.CmdqAllocateMrw, { opcode: O.ALLOCATE_MRW, mrw_flags: R.MrwType.MR })[1], 0);
   t.equal(q.call(R.CmdqRegisterMr, unified)[1], 0);
-  t.equal(q.call(R.CmdqAllocateMrw, { opcode: O.ALLOCATE_MRW, mrw_flags: R.MrwType.MR })[1], R.RoceStatus.RESOURCES, 'a third key');
+  t.equal(q.call(R.CmdqAllocateMrw, { opcode: O.ALLOCATE_MRW, mrw_flags: R.MrwType.MR })[1], R.RoceStatus.RESOURCES,
+    'a third key');
   t.equal(q.call(R.CmdqRegisterMr, unified)[1], R.RoceStatus.RESOURCES, 'a third key, unified');
 });
 
@@ -257,16 +278,19 @@ t.test('the GID table holds max_gid (256) entries', async (t) => {
     gid[15] = i & 0xff;
     if (addGid(q, gid) !== i) t.fail(`GID ${i} at another index`);
   }
-  t.equal(q.call(R.CmdqAddGid, { opcode: O.ADD_GID, gid: R.gidWords(Uint8Array.from({ length: 16 }, () => 1)) })[1], R.RoceStatus.RESOURCES);
+  t.equal(q.call(R.CmdqAddGid, { opcode: O.ADD_GID, gid: R.gidWords(Uint8Array.from({ length: 16 }, () => 1)) })[1],
+    R.RoceStatus.RESOURCES);
   t.equal(resources(rig).gids, 256);
 });
 
-t.test('a QP error notification: CREQ type 0x38, event 0xC0, reasons and consumer indexes; the QP is in ERR', async (t) => {
+t.test('a QP error notification: CREQ type 0x38, event 0xC0, reasons and consumer indexes; the QP is in ' +
+  'ERR', async (t) => {
   const { q, rig } = openRoce();
   const cq = makeCq(q).id;
   const qpn = makeQp(q, cq, cq);
   const qp = rig.model.roce.qp(qpn)!;
-  rig.model.roce.postQpError(qp, R.ReqErrStateReason.REQ_TIMEOUT_RETRY_LIMIT, R.ResErrStateReason.NO_ERROR, 0x0105, 0x0206);
+  rig.model.roce.postQpError(qp, R.ReqErrStateReason.REQ_TIMEOUT_RETRY_LIMIT, R.ResErrStateReason.NO_ERROR, 0x0105,
+    0x0206);
   t.same([...q.take()!], [0x38, 0, 0, 0x02, ...u32le(qpn), 1, 0xc0, 0, 0x00, 0x05, 0x01, 0x06, 0x02]);
   t.equal(qp.state, R.QpState.ERR);
   t.same(rig.hookCalls, [], 'the engine reported it: not called back');
@@ -286,7 +310,8 @@ t.test('roce.injectQpError reports a QP error as the NIC would and tells the eng
   t.equal(rig.model.controls.roce.injectQpError(999, 1, 0), false, 'no such QP');
 });
 
-t.test('a driver that gives everything back leaves the firmware as it found it (bnxt_re_dev_uninit order)', async (t) => {
+t.test('a driver that gives everything back leaves the firmware as it found it (bnxt_re_dev_uninit ' +
+  'order)', async (t) => {
   const { q, rig } = openRoce();
   const before = resources(rig);
   const scq = makeCq(q);

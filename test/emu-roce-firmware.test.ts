@@ -16,7 +16,9 @@ const hi = (cookie: number) => cookie >>> 8;
 const u32le = (v: number) => [v & 0xff, (v >>> 8) & 0xff, (v >>> 16) & 0xff, (v >>> 24) & 0xff];
 
 /** A command response as roce_hsi.h creq_qp_event lays it out: type 0x38, status, cookie, xid, v, event = opcode. */
-function response(status: number, cookie: number, xid: number, v: number, opcode: number, tail = [0, 0, 0, 0, 0, 0]): number[] {
+function response(
+  status: number, cookie: number, xid: number, v: number, opcode: number, tail = [0, 0, 0, 0, 0, 0],
+): number[] {
   return [0x38, status, lo(cookie), hi(cookie), ...u32le(xid), v, opcode, ...tail];
 }
 
@@ -84,7 +86,8 @@ t.test('before INITIALIZE_FW only QUERY_FUNC, QUERY_VERSION and INITIALIZE_FW ar
   t.same([...q.take()!], response(0, cookie, 0, 1, O.INITIALIZE_FW), 'INITIALIZE_FW: SUCCESS');
   cookie = q.send(R.CmdqInitializeFw, { opcode: O.INITIALIZE_FW, stat_ctx_id: setup.statCtxId });
   t.same([...q.take()!], response(3, cookie, 0, 1, O.INITIALIZE_FW), 'a second INITIALIZE_FW: INVALID_CMD');
-  t.equal(creqXid(q.call(R.CmdqCreateCq, { opcode: O.CREATE_CQ, cq_size: 16, pbl: cq.iova, cnq_id: setup.nqRingId })), 1, 'CREATE_CQ now works');
+  t.equal(creqXid(q.call(R.CmdqCreateCq, { opcode: O.CREATE_CQ, cq_size: 16, pbl: cq.iova, cnq_id: setup.nqRingId })),
+    1, 'CREATE_CQ now works');
   t.same(rig.model.controls.roce.resources(), { initialized: true, qps: 0, cqs: 1, mrs: 0, gids: 0 });
 });
 
@@ -131,7 +134,8 @@ t.test('unknown opcodes are INVALID_CMD, real but unmodelled ones NOT_IMPLEMENTE
   t.same([...q.take()!], response(4, 0x1235, 0, 1, O.CREATE_SRQ));
 });
 
-t.test('malformed framing: cmd_size 0 and cmd_size past the producer are answered INVALID_CMD, then work goes on', async (t) => {
+t.test('malformed framing: cmd_size 0 and cmd_size past the producer are answered INVALID_CMD, then work goes ' +
+  'on', async (t) => {
   const { q, rig } = openRoce();
   const zero = new Uint8Array(16);
   zero.set([O.QUERY_VERSION, 0, 0, 0, 0x01, 0x10]);
@@ -170,7 +174,8 @@ t.test('seeded garbage on the CMDQ never throws out of the model and every comma
     const units = 1 + (next() % 9);
     const bytes = new Uint8Array(units * 16);
     for (let b = 0; b < bytes.length; b++) bytes[b] = next() & 0xff;
-    bytes[0] = next() % 4 === 0 ? next() & 0xff : [0x01, 0x02, 0x03, 0x04, 0x09, 0x0a, 0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x12, 0x80, 0x81, 0x83, 0x8b][next() % 16]!;
+    bytes[0] = next() % 4 === 0 ? next() & 0xff
+      : [0x01, 0x02, 0x03, 0x04, 0x09, 0x0a, 0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x12, 0x80, 0x81, 0x83, 0x8b][next() % 16]!;
     bytes[1] = units;
     q.place(bytes);
     q.ring();
@@ -208,7 +213,8 @@ t.test('the CREQ valid bit is 1 on even passes and 0 on odd ones, across wraps',
     const slot = i % 16;
     const pass = Math.floor(i / 16);
     const bytes = [...setup.creq.bytes.subarray(slot * 16, slot * 16 + 16)];
-    t.same(bytes, [0x38, 0, lo(cookie), hi(cookie), 230, 2, 52, 0, pass % 2 === 0 ? 1 : 0, 0x8b, 0, 0, 1, 10, 3, 133], `entry ${i}: slot ${slot}, pass ${pass}`);
+    t.same(bytes, [0x38, 0, lo(cookie), hi(cookie), 230, 2, 52, 0, pass % 2 === 0 ? 1 : 0, 0x8b, 0, 0, 1, 10, 3, 133],
+      `entry ${i}: slot ${slot}, pass ${pass}`);
     t.ok(q.take());
   }
 });
@@ -260,7 +266,8 @@ t.test('a CREQ doorbell written to BAR2 (NQ_ARM, xid = the CREQ ring id) returns
   t.ok(q.take(), 'the 17th answer after the doorbell');
 });
 
-t.test('the first-command flag re-reads the mailbox and resets the consumer; a bare trigger runs nothing twice', async (t) => {
+t.test('the first-command flag re-reads the mailbox and resets the consumer; a bare trigger runs nothing ' +
+  'twice', async (t) => {
   const { rig, q, setup } = openRoce();
   q.send(R.CmdqQueryVersion, { opcode: O.QUERY_VERSION });
   t.ok(q.take());
@@ -320,7 +327,9 @@ t.test('fault controls: refuse the Nth command, refuse an opcode, stop answering
 
 t.test('HWRM may not free the CREQ of an initialized function nor an NQ a CQ notifies', async (t) => {
   const { rig, q, setup } = openRoce();
-  const free = (id: number) => rig.hwrm(H.RingFreeInput, H.HWRM.RING_FREE, { ring_type: H.RING_ALLOC_REQ_RING_TYPE.NQ, ring_id: id });
+  const free = (id: number) => rig.hwrm(H.RingFreeInput, H.HWRM.RING_FREE, {
+    ring_type: H.RING_ALLOC_REQ_RING_TYPE.NQ, ring_id: id,
+  });
   t.throws(() => free(setup.creqRingId), /error/);
   const cq = makeCq(q);
   t.throws(() => free(setup.nqRingId), /error/);

@@ -25,7 +25,8 @@ function open(mode: 'stepped' | 'thread', strict: boolean): EmuDevice {
 
 const BROKEN = /software NIC internal error in engine: .*broken on purpose \(engine\.breakInvariant\): the test's/s;
 
-t.test('tap runs every test with strict software NICs (package.json tap.test-env); the default elsewhere counts', async (t) => {
+t.test('tap runs every test with strict software NICs (package.json tap.test-env); the default elsewhere ' +
+  'counts', async (t) => {
   t.equal(process.env[STRICT_ENV], '1');
   t.equal(strictByDefault(process.env), true);
   t.equal(strictByDefault({}), false, 'no variable: counting (the CLI, long runs)');
@@ -33,14 +34,16 @@ t.test('tap runs every test with strict software NICs (package.json tap.test-env
 });
 
 for (const mode of ['stepped', 'thread'] as const) {
-  t.test(`${mode}: a strict model's broken invariant fails the driver's next wait, then every call and close`, async (t) => {
+  t.test(`${mode}: a strict model's broken invariant fails the driver's next wait, then every call and ` +
+    'close', async (t) => {
     const d = open(mode, true);
     const fn = bringUp(d, { firmwareTimeoutMs: 1000 });
     t.ok(fn.ok, 'a healthy model brings up');
     d.emu.engine.breakInvariant("the test's");
     // The next wait runs the model (stepped) or hears from the worker (thread): it throws.
     // Bounded by iterations, not time: the worker's failure report cuts the sleep short.
-    t.throws(() => { for (let i = 0; i < 3000; i++) d.clock.sleep(10_000); }, BROKEN, 'the wait throws the model\'s error');
+    t.throws(() => { for (let i = 0; i < 3000; i++) d.clock.sleep(10_000); }, BROKEN,
+      'the wait throws the model\'s error');
     t.throws(() => d.clock.sleep(10), ModelInternalError, 'and so does every wait after (the model is stopped)');
     if (mode === 'thread') t.throws(() => d.emu.engine.counters(), ModelInternalError, 'a control call too');
     t.throws(() => d.close(), BROKEN, 'close throws it as well, so a test that caught the first still fails');

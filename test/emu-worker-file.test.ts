@@ -16,7 +16,8 @@ function scratch(t: { teardown(f: () => void): void }): string {
 t.test('from the sources: worker.ts beside the module', async (t) => {
   const found = findWorkerFile(new URL('../drivers/emu/worker-file.ts', import.meta.url).href, {});
   t.ok(found.ok);
-  if (found.ok) t.equal(fileURLToPath(found.value), fileURLToPath(new URL('../drivers/emu/worker.ts', import.meta.url)));
+  if (found.ok)
+    t.equal(fileURLToPath(found.value), fileURLToPath(new URL('../drivers/emu/worker.ts', import.meta.url)));
 });
 
 t.test('a bundle with emu-worker.mjs beside it finds it there', async (t) => {
@@ -30,7 +31,9 @@ t.test('a bundle inside a project that installed rig-bnxt finds the installed wo
   const dir = scratch(t);
   const pkg = join(dir, 'node_modules', 'rig-bnxt');
   mkdirSync(join(pkg, 'dist'), { recursive: true });
-  writeFileSync(join(pkg, 'package.json'), JSON.stringify({ name: 'rig-bnxt', type: 'module', exports: { './emu-worker.mjs': './dist/emu-worker.mjs' } }));
+  writeFileSync(join(pkg, 'package.json'), JSON.stringify({
+    name: 'rig-bnxt', type: 'module', exports: { './emu-worker.mjs': './dist/emu-worker.mjs' },
+  }));
   writeFileSync(join(pkg, 'dist', 'emu-worker.mjs'), '');
   mkdirSync(join(dir, 'out'));
   const found = findWorkerFile(pathToFileURL(join(dir, 'out', 'app.mjs')).href, {});

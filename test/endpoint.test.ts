@@ -25,7 +25,8 @@ t.test('parseEndpoint reads it back', async (t) => {
   t.ok(e.mac instanceof Uint8Array && e.mac.length === 6, 'mac: 6 bytes');
   t.same([...e.gid], [...FIXTURE.gid]);
   t.same([...e.mac], [...FIXTURE.mac]);
-  t.same(parseEndpoint(`  ${TEXT.toUpperCase()}\n`), e, 'upper case and surrounding white space (a line read from a socket)');
+  t.same(parseEndpoint(`  ${TEXT.toUpperCase()}\n`), e,
+    'upper case and surrounding white space (a line read from a socket)');
 });
 
 t.test('format and parse round-trip every field', async (t) => {
@@ -40,7 +41,8 @@ t.test('format and parse round-trip every field', async (t) => {
       mac: Uint8Array.from({ length: 6 }, () => next() & 0xff),
     };
     const back = parseEndpoint(formatEndpoint(e));
-    if (back.qp !== e.qp || back.psn !== e.psn || back.gid.join() !== e.gid.join() || back.mac.join() !== e.mac.join()) {
+    if (back.qp !== e.qp || back.psn !== e.psn || back.gid.join() !== e.gid.join() ||
+      back.mac.join() !== e.mac.join()) {
       t.fail(`round trip of ${formatEndpoint(e)} gave ${formatEndpoint(back)}`);
       return;
     }
@@ -62,12 +64,15 @@ t.test('formatEndpoint throws InvalidArgument for what is not an endpoint', asyn
 });
 
 t.test('formatEndpoint throws InvalidArgument, not a TypeError, for what is not an object', async (t) => {
-  for (const [what, e] of [['null', null], ['undefined', undefined], ['a number', 42], ['a string', TEXT], ['an empty object', {}]] as const) {
+  for (const [what, e] of [
+    ['null', null], ['undefined', undefined], ['a number', 42], ['a string', TEXT], ['an empty object', {}],
+  ] as const) {
     t.throws(() => formatEndpoint(e as unknown as Endpoint), InvalidArgument, what);
   }
   const throwing = { get qp(): number { throw new Error('getter'); } };
   t.throws(() => formatEndpoint({ ...FIXTURE, qp: undefined as unknown as number }), InvalidArgument, 'qp missing');
-  t.throws(() => formatEndpoint(throwing as unknown as Endpoint), /getter/, 'a getter that throws is the caller\'s own exception');
+  t.throws(() => formatEndpoint(throwing as unknown as Endpoint), /getter/,
+    'a getter that throws is the caller\'s own exception');
 });
 
 t.test('parseEndpoint throws InvalidArgument for malformed text', async (t) => {

@@ -33,7 +33,8 @@ function foreignWords(got: Uint8Array, expected: Uint8Array): number {
   return n;
 }
 
-t.test('a send whose region is deregistered part-way carries none of the new region\'s bytes and fails with a protection error', async (t) => {
+t.test('a send whose region is deregistered part-way carries none of the new region\'s bytes and fails with a ' +
+  'protection error', async (t) => {
   const [nicA, nicB] = openTwoNics(151);
   t.teardown(() => { nicA.close(); nicB.close(); });
   const [a, b] = connectedPair(nicA, nicB);
@@ -61,7 +62,8 @@ t.test('a send whose region is deregistered part-way carries none of the new reg
   t.equal(counters(nicB).internalErrors, 0);
 });
 
-t.test('a receive whose region is deregistered part-way writes nothing into the new region and fails with a protection error', async (t) => {
+t.test('a receive whose region is deregistered part-way writes nothing into the new region and fails with a ' +
+  'protection error', async (t) => {
   const [nicA, nicB] = openTwoNics(152);
   t.teardown(() => { nicA.close(); nicB.close(); });
   const [a, b] = connectedPair(nicA, nicB);

@@ -4,26 +4,31 @@
 import t from 'tap';
 import type { Nic, Qp, Region } from '../lib/index.ts';
 import {
-  openNic, openTwoNics, connectedPair, region, controls, counters, pass, ringMemory, overlaps, waitAll, okBytes, error, must,
+  openNic, openTwoNics, connectedPair, region, controls, counters, pass, ringMemory, overlaps, waitAll, okBytes, error,
+  must,
 } from './failure-setup.ts';
 
 const RETRY_EXCEEDED = 'retry exceeded: the peer did not acknowledge (TRANSPORT_RETRY_CNT_ERR)';
 
 /** Records every DMA write of `nic`'s model that lands in `qp`'s rings or in one of `regions`. */
-function watchWrites(nic: Nic, qp: Qp, regions: readonly Region[]): { landed: string[]; all: () => number; start(): void; stop(): void } {
+function watchWrites(
+  nic: Nic, qp: Qp, regions: readonly Region[],
+): { landed: string[]; all: () => number; start(): void; stop(): void } {
   const memory = ringMemory(qp).map((b) => ({ at: b.iova, length: b.length, what: 'its rings' }));
   for (const r of regions) memory.push({ at: r.vaHi * 2 ** 32 + r.vaLo, length: r.length, what: 'its region' });
   const landed: string[] = [];
   let all = 0;
   const start = () => controls(nic).model.onDmaWrite((iova: number, length: number) => {
     all++;
-    for (const m of memory) if (overlaps(iova, length, m.at, m.length)) landed.push(`${length} bytes at 0x${iova.toString(16)} (${m.what})`);
+    for (const m of memory)
+      if (overlaps(iova, length, m.at, m.length)) landed.push(`${length} bytes at 0x${iova.toString(16)} (${m.what})`);
   });
   start();
   return { landed, all: () => all, start, stop: () => controls(nic).model.onDmaWrite(undefined) };
 }
 
-t.test('rule 8: destroy with sends and receives outstanding (peer on another NIC): nothing runs or lands after it returns; the peer\'s entries fail after their retries', async (t) => {
+t.test('rule 8: destroy with sends and receives outstanding (peer on another NIC): nothing runs or lands after it ' +
+  'returns; the peer\'s entries fail after their retries', async (t) => {
   const [nicA, nicB] = openTwoNics(81);
   t.teardown(() => { nicA.close(); nicB.close(); });
   const [a, b] = connectedPair(nicA, nicB);
@@ -48,8 +53,10 @@ t.test('rule 8: destroy with sends and receives outstanding (peer on another NIC
   // b keeps sending to a; b's receives wait for sends a will never make.
   for (let i = 0; i < 3; i++) b.send(rb, 10000 + i * 100, 100);
   const sends = waitAll(b, 'send', 3, 5e6);
-  t.same(sends, [error(RETRY_EXCEEDED), error(RETRY_EXCEEDED), error(RETRY_EXCEEDED)], 'b\'s sends fail once their retries end, and the rest with that error');
-  t.same(waitAll(b, 'receive', 2, 1e6).map((r) => r?.ok), [true, true], 'b\'s receives that took a\'s two sends keep their result');
+  t.same(sends, [error(RETRY_EXCEEDED), error(RETRY_EXCEEDED), error(RETRY_EXCEEDED)],
+    'b\'s sends fail once their retries end, and the rest with that error');
+  t.same(waitAll(b, 'receive', 2, 1e6).map((r) => r?.ok), [true, true],
+    'b\'s receives that took a\'s two sends keep their result');
   b.receive(rb, 0, 10);
   t.same(b.wait('receive', 1e6), error(RETRY_EXCEEDED), 'a later receive completes with the failure\'s error');
   const end = counters(nicA);
@@ -59,11 +66,14 @@ t.test('rule 8: destroy with sends and receives outstanding (peer on another NIC
   t.ok(ra.bytes.every((x) => x === 0xaa), 'a\'s region is untouched');
   t.equal(end['packetsSent'], afterDestroy['packetsSent'], 'a\'s outstanding sends were never sent again');
   t.equal(end['framesSent'], afterDestroy['framesSent'], 'the NIC sent nothing at all for a: no ACK, no NAK');
-  t.ok(end['dropUnknownQp']! > afterDestroy['dropUnknownQp']!, 'b\'s retries reached a QP number that no longer exists');
-  t.equal(controls(nicA).engine.dmaWritesAfterDestroy(), 0, 'the engine never tried a write for the destroyed queue pair');
+  t.ok(end['dropUnknownQp']! > afterDestroy['dropUnknownQp']!,
+    'b\'s retries reached a QP number that no longer exists');
+  t.equal(controls(nicA).engine.dmaWritesAfterDestroy(), 0,
+    'the engine never tried a write for the destroyed queue pair');
 });
 
-t.test('rule 8: destroy during an RDMA read (peer on the same NIC): the read\'s remaining responses land nowhere', async (t) => {
+t.test('rule 8: destroy during an RDMA read (peer on the same NIC): the read\'s remaining responses land ' +
+  'nowhere', async (t) => {
   const nic = openNic();
   t.teardown(() => nic.close());
   const [c, d] = connectedPair(nic);
@@ -85,8 +95,10 @@ t.test('rule 8: destroy during an RDMA read (peer on the same NIC): the read\'s 
   pass(nic, 500_000);
   watch.stop();
   t.same(watch.landed, [], 'no DMA write landed in c\'s rings or the read\'s destination after destroy returned');
-  t.ok(dst.bytes.subarray(landedBefore).every((x) => x === 0), 'nothing landed past what had landed before the destroy');
-  t.equal(counters(nic)['packetsSent'], requests, 'c never asked again for the responses it lost (it would have, after its ACK timeout)');
+  t.ok(dst.bytes.subarray(landedBefore).every((x) => x === 0),
+    'nothing landed past what had landed before the destroy');
+  t.equal(counters(nic)['packetsSent'], requests,
+    'c never asked again for the responses it lost (it would have, after its ACK timeout)');
   // d, the peer that served the read, fails its next send once the retries end.
   d.send(src, 0, 10);
   t.same(d.wait('send', 5e6), error(RETRY_EXCEEDED), 'the peer\'s send fails after its retries');

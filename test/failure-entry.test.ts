@@ -7,11 +7,14 @@ import {
   openNic, openTwoNics, connectedPair, region, counters, transport, pollAll, waitAll, okBytes, error, pass, hw, must,
 } from './failure-setup.ts';
 
-const LOCAL_PROTECTION = 'local protection error: the region is not registered or the bytes lie outside it (LOCAL_PROTECTION_ERR)';
-const REMOTE_INVALID = 'the peer refused the request as invalid (e.g. a send longer than its receive) (REMOTE_INVALID_REQUEST_ERR)';
+const LOCAL_PROTECTION =
+  'local protection error: the region is not registered or the bytes lie outside it (LOCAL_PROTECTION_ERR)';
+const REMOTE_INVALID =
+  'the peer refused the request as invalid (e.g. a send longer than its receive) (REMOTE_INVALID_REQUEST_ERR)';
 const TOO_LONG = 'the message is longer than the receive (LOCAL_LENGTH_ERR)';
 
-t.test('rule 1: an entry that fails (error CQE) fails the QP; earlier entries keep their result, later ones of both rings complete with its error, in order', async (t) => {
+t.test('rule 1: an entry that fails (error CQE) fails the QP; earlier entries keep their result, later ones of both ' +
+  'rings complete with its error, in order', async (t) => {
   const nic = openNic();
   t.teardown(() => nic.close());
   const [a, b] = connectedPair(nic);
@@ -30,9 +33,12 @@ t.test('rule 1: an entry that fails (error CQE) fails the QP; earlier entries ke
   pass(nic, 1000);
 
   // Nothing was taken before the failure: the driver reads it all now, in order.
-  t.same(pollAll(a, 'send'), [okBytes(100), okBytes(200), error(LOCAL_PROTECTION), error(LOCAL_PROTECTION), error(LOCAL_PROTECTION)],
+  t.same(pollAll(a, 'send'), [
+    okBytes(100), okBytes(200), error(LOCAL_PROTECTION), error(LOCAL_PROTECTION), error(LOCAL_PROTECTION),
+  ],
     'send ring: two Ok, the failed entry with its error, then the rest with the failure\'s error');
-  t.same(pollAll(a, 'receive'), [error(LOCAL_PROTECTION), error(LOCAL_PROTECTION)], 'receive ring: every entry with the failure\'s error');
+  t.same(pollAll(a, 'receive'), [error(LOCAL_PROTECTION), error(LOCAL_PROTECTION)],
+    'receive ring: every entry with the failure\'s error');
   t.equal(a.failure, LOCAL_PROTECTION, 'the queue pair has failed, with the failed entry\'s error');
   // Entries posted later complete with the failure's error too, on both rings, in order.
   a.send(ra, 0, 10);
@@ -49,7 +55,8 @@ t.test('rule 1: an entry that fails (error CQE) fails the QP; earlier entries ke
   t.equal(counters(nic)['internalErrors'], 0);
 });
 
-t.test('rule 1: the driver reads the failure the same whether it polls before or after the NIC flushed, and from either ring first', async (t) => {
+t.test('rule 1: the driver reads the failure the same whether it polls before or after the NIC flushed, and from ' +
+  'either ring first', async (t) => {
   for (const first of ['send', 'receive'] as const) {
     const nic = openNic();
     const [a, b] = connectedPair(nic);
@@ -63,8 +70,11 @@ t.test('rule 1: the driver reads the failure the same whether it polls before or
     a.send(ra, 64, 64);
     must(doomed.deregister(), 'deregister');
     pass(nic, 1000);
-    if (first === 'receive') t.same(pollAll(a, 'receive'), [error(LOCAL_PROTECTION)], 'receive first: the flushed receive already carries the failure\'s error');
-    t.same(pollAll(a, 'send'), [error(LOCAL_PROTECTION), error(LOCAL_PROTECTION)], `${first}: the failed send carries its error, the next one too`);
+    if (first === 'receive')
+      t.same(pollAll(a, 'receive'), [error(LOCAL_PROTECTION)],
+        'receive first: the flushed receive already carries the failure\'s error');
+    t.same(pollAll(a, 'send'), [error(LOCAL_PROTECTION), error(LOCAL_PROTECTION)],
+      `${first}: the failed send carries its error, the next one too`);
     if (first === 'send') t.same(pollAll(a, 'receive'), [error(LOCAL_PROTECTION)], 'then the receive');
     t.equal(a.failure, LOCAL_PROTECTION);
     void b;
@@ -72,7 +82,8 @@ t.test('rule 1: the driver reads the failure the same whether it polls before or
   }
 });
 
-t.test('rule 6: a send longer than the receive it lands in fails the queue pair and its peer\'s (peer on another NIC)', async (t) => {
+t.test('rule 6: a send longer than the receive it lands in fails the queue pair and its peer\'s (peer on another ' +
+  'NIC)', async (t) => {
   const [nicA, nicB] = openTwoNics(61);
   t.teardown(() => { nicA.close(); nicB.close(); });
   const [a, b] = connectedPair(nicA, nicB);
@@ -88,9 +99,11 @@ t.test('rule 6: a send longer than the receive it lands in fails the queue pair 
   a.send(ra, 1000, 1001);
   a.send(ra, 3000, 10);
   const sends = waitAll(a, 'send', 3);
-  t.same(sends, [okBytes(1000), error(REMOTE_INVALID), error(REMOTE_INVALID)], 'sender: Ok, the long send fails with the peer\'s refusal, the next with the failure\'s error');
+  t.same(sends, [okBytes(1000), error(REMOTE_INVALID), error(REMOTE_INVALID)],
+    'sender: Ok, the long send fails with the peer\'s refusal, the next with the failure\'s error');
   const receives = waitAll(b, 'receive', 3);
-  t.same(receives, [okBytes(1000), error(TOO_LONG), error(TOO_LONG)], 'receiver: Ok, the receive it landed in fails, the next with the failure\'s error');
+  t.same(receives, [okBytes(1000), error(TOO_LONG), error(TOO_LONG)],
+    'receiver: Ok, the receive it landed in fails, the next with the failure\'s error');
   t.equal(a.failure, REMOTE_INVALID, 'the sender\'s queue pair has failed');
   t.equal(b.failure, TOO_LONG, 'the receiver\'s queue pair has failed');
   // Both rings of both queue pairs: a's receive (b's send was received before or flushed).
@@ -98,11 +111,13 @@ t.test('rule 6: a send longer than the receive it lands in fails the queue pair 
   const bSend = b.wait('send', 1e6);
   t.ok(aReceive !== undefined && bSend !== undefined, 'every entry of both rings completes');
   if (bSend && bSend.ok) t.same(aReceive, okBytes(50), 'b\'s send completed before the failure, and a took it');
-  else t.same([aReceive, bSend], [error(REMOTE_INVALID), error(TOO_LONG)], 'or both complete with their queue pair\'s failure');
+  else t.same([aReceive, bSend], [error(REMOTE_INVALID), error(TOO_LONG)],
+    'or both complete with their queue pair\'s failure');
   t.same(rb.bytes[0], 1, 'the first message landed');
 });
 
-t.test('rule 7: a failed queue pair stays failed; every entry posted on it completes with the failure\'s error; room stays consistent over ring wraps', async (t) => {
+t.test('rule 7: a failed queue pair stays failed; every entry posted on it completes with the failure\'s error; room ' +
+  'stays consistent over ring wraps', async (t) => {
   const nic = openNic();
   t.teardown(() => nic.close());
   const [a, b] = connectedPair(nic);
@@ -133,7 +148,8 @@ t.test('rule 7: a failed queue pair stays failed; every entry posted on it compl
     const receives = pollAll(a, 'receive', 5000);
     t.equal(sends.length, batch, `every send of the batch of ${batch} completes`);
     t.equal(receives.length, batch, `every receive of the batch of ${batch} completes`);
-    t.ok(sends.every((x) => !x.ok && x.error === failure) && receives.every((x) => !x.ok && x.error === failure), 'each with the failure\'s error');
+    t.ok(sends.every((x) => !x.ok && x.error === failure) && receives.every((x) => !x.ok && x.error === failure),
+      'each with the failure\'s error');
     t.equal(a.poll('send'), undefined, 'then none is due');
     t.equal(a.room('send'), 4095);
     t.equal(a.room('receive'), 4095);
@@ -142,6 +158,7 @@ t.test('rule 7: a failed queue pair stays failed; every entry posted on it compl
   t.equal(counters(nic)['packetsSent'], sent, `the NIC ran none of the ${posted} entries posted after the failure`);
   const after = transport(nic, a.number);
   t.same([after.sqProducer, after.rqProducer], [before.sqProducer, before.rqProducer], 'nor did it hear of them');
-  t.throws(() => a.connect(b.endpoint), InvalidArgument, 'a failed queue pair is still connected: it cannot connect again');
+  t.throws(() => a.connect(b.endpoint), InvalidArgument,
+    'a failed queue pair is still connected: it cannot connect again');
   t.equal(hw(a).due(0), 0);
 });

@@ -21,12 +21,14 @@ function traffic(a: Qp, b: Qp, ra: Region, rb: Region, n: number, size: number):
     a.send(ra, 0, size);
     const s = a.wait('send', 5e6);
     const r = b.wait('receive', 5e6);
-    if (!s?.ok || s.value !== size || !r?.ok || r.value !== size || rb.bytes[size - 1] !== ((i * 7 + 1) & 0xff)) return false;
+    if (!s?.ok || s.value !== size || !r?.ok || r.value !== size || rb.bytes[size - 1] !== ((i * 7 + 1) & 0xff))
+      return false;
   }
   return true;
 }
 
-t.test('rule 9: destroy refused after traffic: Error, the queue pair counts as destroyed, its rings stay allocated, and its peer still fails in order', async (t) => {
+t.test('rule 9: destroy refused after traffic: Error, the queue pair counts as destroyed, its rings stay allocated, ' +
+  'and its peer still fails in order', async (t) => {
   const [nicA, nicB] = openTwoNics(91);
   t.teardown(() => { nicA.close(); nicB.close(); });
   const [a, b] = connectedPair(nicA, nicB);
@@ -62,7 +64,8 @@ t.test('rule 9: destroy refused after traffic: Error, the queue pair counts as d
   if (failed && !failed.ok) t.match(failed.error, /retry exceeded/);
 });
 
-t.test('rule 9: make and connect refused while other queue pairs carry messages: the refusal gives back what it took and the traffic is untouched', async (t) => {
+t.test('rule 9: make and connect refused while other queue pairs carry messages: the refusal gives back what it took ' +
+  'and the traffic is untouched', async (t) => {
   const nic = openNic();
   t.teardown(() => nic.close());
   const [a, b] = connectedPair(nic);
@@ -88,14 +91,16 @@ t.test('rule 9: make and connect refused while other queue pairs carry messages:
   t.ok(traffic(c, d, ra, rb, 5, 200), 'the queue pair connected after a refusal carries messages');
   const sends = [];
   for (let i = 0; i < 8; i++) sends.push(a.wait('send', 5e6));
-  t.same(sends, Array.from({ length: 8 }, (_, i) => okBytes(1000 + i)), 'a\'s sends, posted before the refusals, all completed Ok in order');
+  t.same(sends, Array.from({ length: 8 }, (_, i) => okBytes(1000 + i)),
+    'a\'s sends, posted before the refusals, all completed Ok in order');
   const receives = [];
   for (let i = 0; i < 8; i++) receives.push(b.wait('receive', 5e6));
   t.same(receives, Array.from({ length: 8 }, (_, i) => okBytes(1000 + i)), 'and b took them in order');
   t.equal(counters(nic)['qpErrors'], 0, 'no queue pair failed');
 });
 
-t.test('rule 9: a firmware gone silent during destroy after traffic: destroy, make and alloc are Errors; the data path of other queue pairs runs on (it needs no firmware)', async (t) => {
+t.test('rule 9: a firmware gone silent during destroy after traffic: destroy, make and alloc are Errors; the data ' +
+  'path of other queue pairs runs on (it needs no firmware)', async (t) => {
   const nic = openNic();
   const [a, b] = connectedPair(nic);
   const [c, d] = connectedPair(nic);
@@ -141,11 +146,14 @@ t.test('rule 9: refusals drawn at random (seeded) through cycles of make, connec
       continue;
     }
     connected++;
-    if (!traffic(a.value, b.value, ra, rb, 3, 100 + cycle)) t.fail(`cycle ${cycle}: a connected pair lost a message (SEED=${seed})`);
+    if (!traffic(a.value, b.value, ra, rb, 3, 100 + cycle))
+      t.fail(`cycle ${cycle}: a connected pair lost a message (SEED=${seed})`);
     else carried++;
     for (const q of [a.value, b.value]) if (!q.destroy().ok) refusals++;
   }
-  t.ok(refusals > 0 && connected > 0, `random refusals came (${refusals}) and connected pairs carried messages (${carried} of ${connected}); made ${made} (SEED=${seed})`);
+  t.ok(refusals > 0 && connected > 0,
+    `random refusals came ` +
+      `(${refusals}) and connected pairs carried messages (${carried} of ${connected}); made ${made} (SEED=${seed})`);
   t.equal(carried, connected, `every queue pair that connected carried its messages (SEED=${seed})`);
   t.equal(counters(nic)['internalErrors'], 0);
   controls(nic).roce.clearFaults();

@@ -14,7 +14,8 @@ const RETRY_EXCEEDED = 'retry exceeded: the peer did not acknowledge (TRANSPORT_
 
 const freePorts = freeUdpPortPair;
 
-t.test('rule 4: a peer process killed with SIGKILL while a send is outstanding: retry exceeded after 8 timeouts of 67 ms, the rest with that error', async (t) => {
+t.test('rule 4: a peer process killed with SIGKILL while a send is outstanding: retry exceeded after 8 timeouts of ' +
+  '67 ms, the rest with that error', async (t) => {
   const [portA, portB] = await freePorts();
   const peerProc = spawnLineChild('test/failure-peer-child.ts', [String(portB), String(portA), '1']);
   const child = peerProc.child;
@@ -40,8 +41,10 @@ t.test('rule 4: a peer process killed with SIGKILL while a send is outstanding: 
   qp.send(r, 300, 300);
   const rnrStart = counters()['rnrNaksReceived']!;
   const rnrDeadline = Date.now() + 30_000;
-  while (counters()['rnrNaksReceived']! < rnrStart + 3 && Date.now() < rnrDeadline) await new Promise((res) => setTimeout(res, 5));
-  t.ok(counters()['rnrNaksReceived']! >= rnrStart + 3, 'the second send is outstanding: the live peer answers it "not ready"');
+  while (counters()['rnrNaksReceived']! < rnrStart + 3 && Date.now() < rnrDeadline)
+    await new Promise((res) => setTimeout(res, 5));
+  t.ok(counters()['rnrNaksReceived']! >= rnrStart + 3,
+    'the second send is outstanding: the live peer answers it "not ready"');
   t.equal(qp.poll('send'), undefined, 'it has no completion while the peer lives');
   const before = counters();
 

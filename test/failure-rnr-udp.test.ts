@@ -40,5 +40,6 @@ t.test('a 4 MiB send over UDP to a peer NIC whose receive comes 1.5 s late waits
     t.equal(firstDifference(rb.bytes, 0, ra.bytes, 0, BYTES), -1, `round ${round}: its bytes intact`);
   }
   const c = emuOf(nicA).emu.engine.counters();
-  t.ok(c.rnrNaksReceived > 0, `the peer answered "not ready" (${c.rnrNaksReceived} RNR NAKs; ${c.ackTimeouts} ACK timeouts, each given back)`);
+  t.ok(c.rnrNaksReceived > 0,
+    `the peer answered "not ready" (${c.rnrNaksReceived} RNR NAKs; ${c.ackTimeouts} ACK timeouts, each given back)`);
 });

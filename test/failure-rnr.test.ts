@@ -7,7 +7,8 @@ import { fillPattern, firstDifference } from './helpers/qp-data.ts';
 
 const SECONDS = 4;
 
-t.test(`rule 5: a send to a peer with no receive posted is retried for ${SECONDS} s without failing, then completes once the receive comes`, async (t) => {
+t.test(`rule 5: a send to a peer with no receive posted is retried for ${SECONDS} s without failing, then completes ` +
+  `once the receive comes`, async (t) => {
   const [nicA, nicB] = openTwoNics(51);
   t.teardown(() => { nicA.close(); nicB.close(); });
   const [a, b] = connectedPair(nicA, nicB);
@@ -47,7 +48,8 @@ const MiB4 = 4 << 20;
 const RC_SEND_FIRST = 0x00; // IBA Table 35 (BTH opcode, RC): SEND First
 const RNR_TIMER_NS = 10_000; // the driver's min_rnr_timer code 1: 0.01 ms (IBA Table 45)
 
-t.test('rule 5 on a lossy cable: resends lost while the peer has no receive spend no retries for good; the 4 MiB send waits on and completes', async (t) => {
+t.test('rule 5 on a lossy cable: resends lost while the peer has no receive spend no retries for good; the 4 MiB ' +
+  'send waits on and completes', async (t) => {
   const [nicA, nicB] = openTwoNics(61);
   t.teardown(() => { nicA.close(); nicB.close(); });
   const [a, b] = connectedPair(nicA, nicB);
@@ -66,7 +68,8 @@ t.test('rule 5 on a lossy cable: resends lost while the peer has no receive spen
     pass(nicA, 100_000);
     const after = counters(nicA);
     t.equal(after['ackTimeouts']! - before['ackTimeouts']!, 1, `lost resend ${i}: one ACK timeout`);
-    t.ok(after['rnrNaksReceived']! > before['rnrNaksReceived']!, `lost resend ${i}: then the peer answers "not ready" again`);
+    t.ok(after['rnrNaksReceived']! > before['rnrNaksReceived']!,
+      `lost resend ${i}: then the peer answers "not ready" again`);
     t.equal(a.poll('send'), undefined, `lost resend ${i}: the send has no completion`);
     t.equal(a.failure, undefined, `lost resend ${i}: the queue pair has not failed (${LOST} > 7 retries)`);
   }
@@ -78,7 +81,8 @@ t.test('rule 5 on a lossy cable: resends lost while the peer has no receive spen
   t.equal(counters(nicA)['ackTimeouts'], LOST, 'no timeout after the receive came: the resend asked for its ACK');
 });
 
-t.test('rule 5, paced: while the peer has no receive, a 4 MiB send resends one packet per RNR NAK, at most one per RNR timer', async (t) => {
+t.test('rule 5, paced: while the peer has no receive, a 4 MiB send resends one packet per RNR NAK, at most one per ' +
+  'RNR timer', async (t) => {
   const [nicA, nicB] = openTwoNics(71);
   t.teardown(() => { nicA.close(); nicB.close(); });
   const [a, b] = connectedPair(nicA, nicB);
@@ -97,7 +101,8 @@ t.test('rule 5, paced: while the peer has no receive, a 4 MiB send resends one p
   const sent = after['packetsSent']! - before['packetsSent']!;
   const naks = counters(nicB)['rnrNaksSent']! - nakedBefore;
   t.ok(naks > 1000, `the peer keeps answering "not ready" (${naks} RNR NAKs in 1 s of NIC time)`);
-  t.ok(naks <= elapsedNs / RNR_TIMER_NS, `no more than one resend per RNR timer of 0.01 ms (${naks} in ${elapsedNs / 1e6} ms)`);
+  t.ok(naks <= elapsedNs / RNR_TIMER_NS,
+    `no more than one resend per RNR timer of 0.01 ms (${naks} in ${elapsedNs / 1e6} ms)`);
   t.ok(sent <= naks + 1, `one packet per RNR NAK, not a window of them (${sent} packets for ${naks} NAKs)`);
   t.equal(after['ackTimeouts'], 0, 'no ACK timeout');
   b.receive(rb, 0, MiB4);

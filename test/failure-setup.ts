@@ -26,7 +26,9 @@ export function openNic(options: NicOptions = {}): Nic {
 export function openTwoNics(seed = 1, options: NicOptions = {}): [Nic, Nic] {
   const pair = `failure-${process.pid}-${pairs++}`;
   const a = must(Nic.open('emu', { stepped: true, firmwareTimeoutMs: 50, seed, pair, ...options }), 'Nic.open A');
-  const b = must(Nic.open('emu', { stepped: true, firmwareTimeoutMs: 50, seed: seed + 1, pair, ...options }), 'Nic.open B');
+  const b = must(
+    Nic.open('emu', { stepped: true, firmwareTimeoutMs: 50, seed: seed + 1, pair, ...options }), 'Nic.open B',
+  );
   return [a, b];
 }
 

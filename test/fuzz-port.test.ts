@@ -7,7 +7,9 @@ import type { Nic, Qp } from '../lib/index.ts';
 import { nicInternals } from '../lib/nic.ts';
 import { Opcode, RoceFrame, encodeFrame } from '../drivers/emu/wire/index.ts';
 import { fuzzPort } from './fuzz-port.ts';
-import { openTwoNics, connectedPair, region, controls, counters, transport, pass, seedFor, okBytes } from './failure-setup.ts';
+import {
+  openTwoNics, connectedPair, region, controls, counters, transport, pass, seedFor, okBytes,
+} from './failure-setup.ts';
 
 const FRAMES = 40_000;
 
@@ -32,7 +34,8 @@ interface Craft {
   readonly payload?: number;
 }
 
-t.test('crafted frames from the cable: no read through a queue pair whose peer is on another NIC, none through one whose peer is on this NIC, no write outside a posted receive', async (t) => {
+t.test('crafted frames from the cable: no read through a queue pair whose peer is on another NIC, none through one ' +
+  'whose peer is on this NIC, no write outside a posted receive', async (t) => {
   const [V, P] = openTwoNics(711);
   t.teardown(() => { V.close(); P.close(); });
   const [v1, p1] = connectedPair(V, P); // peer on another NIC: reads not granted
@@ -52,7 +55,8 @@ t.test('crafted frames from the cable: no read through a queue pair whose peer i
   });
   const writes: string[] = [];
   controls(V).model.onDmaWrite((iova: number, length: number) => {
-    if (iova < secretVa + secret.length && secretVa < iova + length) writes.push(`${length} bytes at 0x${iova.toString(16)}`);
+    if (iova < secretVa + secret.length && secretVa < iova + length)
+      writes.push(`${length} bytes at 0x${iova.toString(16)}`);
   });
   const frame = new Uint8Array(9216);
   const inject = (c: Craft) => {
@@ -75,17 +79,29 @@ t.test('crafted frames from the cable: no read through a queue pair whose peer i
     controls(V).engine.injectFrame(frame.slice(0, n));
     pass(V, 100);
   };
-  const readResponses = () => sent.filter((s) => s.opcode >= Opcode.RC_RDMA_READ_RESPONSE_FIRST && s.opcode <= Opcode.RC_RDMA_READ_RESPONSE_ONLY);
+  const readResponses = () =>
+    sent.filter((s) => s.opcode >= Opcode.RC_RDMA_READ_RESPONSE_FIRST && s.opcode <= Opcode.RC_RDMA_READ_RESPONSE_ONLY);
 
   // 1. A READ of the secret region through v2 (reads granted to its peer v3, on V), forged
   //    three ways: from P's address, from V's address with P's MAC, from V's MAC and address.
   const before = counters(V);
-  inject({ opcode: Opcode.RC_RDMA_READ_REQUEST, to: v2, psn: ePsn(V, v2), srcMac: pMac, srcIp: pIp, rkey: secret.key, va: secretVa, length: 64 });
-  inject({ opcode: Opcode.RC_RDMA_READ_REQUEST, to: v2, psn: ePsn(V, v2), srcMac: pMac, srcIp: vIp, rkey: secret.key, va: secretVa, length: 64 });
-  inject({ opcode: Opcode.RC_RDMA_READ_REQUEST, to: v2, psn: ePsn(V, v2), srcMac: vMac, srcIp: vIp, rkey: secret.key, va: secretVa, length: 64 });
+  inject({
+    opcode: Opcode.RC_RDMA_READ_REQUEST, to: v2, psn: ePsn(V, v2), srcMac: pMac, srcIp: pIp, rkey: secret.key,
+    va: secretVa, length: 64,
+  });
+  inject({
+    opcode: Opcode.RC_RDMA_READ_REQUEST, to: v2, psn: ePsn(V, v2), srcMac: pMac, srcIp: vIp, rkey: secret.key,
+    va: secretVa, length: 64,
+  });
+  inject({
+    opcode: Opcode.RC_RDMA_READ_REQUEST, to: v2, psn: ePsn(V, v2), srcMac: vMac, srcIp: vIp, rkey: secret.key,
+    va: secretVa, length: 64,
+  });
   const after = counters(V);
-  t.equal(after['dropBadAddress']! - before['dropBadAddress']!, 1, 'from P\'s address: dropped (v2 takes packets only from its peer\'s address)');
-  t.equal(after['dropForgedSource']! - before['dropForgedSource']!, 2, 'claiming V\'s own address or MAC from the cable: dropped as forged');
+  t.equal(after['dropBadAddress']! - before['dropBadAddress']!, 1,
+    'from P\'s address: dropped (v2 takes packets only from its peer\'s address)');
+  t.equal(after['dropForgedSource']! - before['dropForgedSource']!, 2,
+    'claiming V\'s own address or MAC from the cable: dropped as forged');
   t.same(readResponses(), [], 'no READ response was sent');
   t.equal(v2.failure, undefined, 'v2 did not fail');
   const rd = region(V, 4096);
@@ -95,14 +111,20 @@ t.test('crafted frames from the cable: no read through a queue pair whose peer i
   // 2. A READ of the secret region through v1 (peer on P), right PSN, P's address and MAC.
   sent.length = 0;
   const naks = counters(V)['naksSent']!;
-  inject({ opcode: Opcode.RC_RDMA_READ_REQUEST, to: v1, psn: ePsn(V, v1), srcMac: pMac, srcIp: pIp, rkey: secret.key, va: secretVa, length: 64 });
+  inject({
+    opcode: Opcode.RC_RDMA_READ_REQUEST, to: v1, psn: ePsn(V, v1), srcMac: pMac, srcIp: pIp, rkey: secret.key,
+    va: secretVa, length: 64,
+  });
   t.same(readResponses(), [], 'no READ response: v1 grants no reads (its peer is on another NIC)');
   t.equal(counters(V)['naksSent']! - naks, 1, 'one NAK (remote access error) instead');
   t.equal(sent.every((s) => s.opcode === Opcode.RC_ACKNOWLEDGE), true, 'V sent nothing but the NAK');
 
   // 3. A WRITE into the secret region through a fresh v1, right PSN, P's address.
   const [w1] = connectedPair(V, P);
-  inject({ opcode: Opcode.RC_RDMA_WRITE_ONLY, to: w1, psn: ePsn(V, w1), srcMac: pMac, srcIp: pIp, rkey: secret.key, va: secretVa, length: 64, payload: 64 });
+  inject({
+    opcode: Opcode.RC_RDMA_WRITE_ONLY, to: w1, psn: ePsn(V, w1), srcMac: pMac, srcIp: pIp, rkey: secret.key,
+    va: secretVa, length: 64, payload: 64,
+  });
   t.same(writes, [], 'no DMA write reached the secret region');
   t.ok(secret.bytes.every((b) => b === 0x5e), 'its bytes are unchanged');
 
@@ -111,8 +133,13 @@ t.test('crafted frames from the cable: no read through a queue pair whose peer i
   rv1.bytes.fill(0);
   s1.receive(rv1, 1000, 2048);
   inject({ opcode: Opcode.RC_SEND_ONLY, to: s1, psn: ePsn(V, s1), srcMac: pMac, srcIp: pIp, payload: 100 });
-  t.same(s1.wait('receive', 1e6), okBytes(100), 'a SEND with the peer\'s address and PSN lands in the posted receive: that is what a receive grants');
-  t.ok(rv1.bytes.subarray(1000, 1100).every((b) => b === 0xab) && rv1.bytes.subarray(0, 1000).every((b) => b === 0) && rv1.bytes.subarray(1100).every((b) => b === 0), 'exactly there');
+  t.same(s1.wait('receive', 1e6), okBytes(100),
+    'a SEND with the peer\'s address and PSN lands in the posted receive: that is what a receive grants');
+  t.ok(
+    rv1.bytes.subarray(1000, 1100).every((b) => b === 0xab) && rv1.bytes.subarray(0, 1000).every((b) => b === 0) &&
+      rv1.bytes.subarray(1100).every((b) => b === 0),
+    'exactly there',
+  );
   s1.receive(rv1, 8192, 2048);
   inject({ opcode: Opcode.RC_SEND_ONLY, to: s1, psn: ePsn(V, s1), srcMac: pMac, srcIp: pIp, payload: 3000 });
   const long = s1.wait('receive', 1e6);
@@ -125,15 +152,24 @@ t.test('crafted frames from the cable: no read through a queue pair whose peer i
   void p1; void v3;
 });
 
-t.test(`port fuzz: ${FRAMES} crafted frames (seeded); no crash, no write outside a receive or CQ, no byte sent that was not granted`, async (t) => {
+t.test(`port fuzz: ${FRAMES} crafted frames (seeded); no crash, no write outside a receive or CQ, no byte sent that ` +
+  `was not granted`, async (t) => {
   const seed = seedFor(0xf022);
   const r = fuzzPort({ seed, frames: FRAMES });
-  t.comment(`seed ${seed}: ${r.frames} frames, ${r.parsed} parsed as RoCEv2 for the port, ${r.readsChecked} legitimate reads checked, ${r.receivesTaken} receives, ${r.rebuilds} rebuilds, ${(r.wallMs / 1000).toFixed(1)} s`);
+  t.comment(
+    `seed ${seed}: ${r.frames} frames, ${r.parsed} parsed as RoCEv2 for the port, ${r.readsChecked} legitimate reads ` +
+      `checked, ${r.receivesTaken} receives, ${r.rebuilds} rebuilds, ${(r.wallMs / 1000).toFixed(1)} s`,
+  );
   t.same(r.violations, [], `no violation (replay: SEED=${seed})`);
   const c = r.counters;
   t.ok(r.parsed > FRAMES / 3, `most frames were whole RoCEv2 packets and reached the transport checks (SEED=${seed})`);
-  t.ok(c['dropBadAddress']! > 0 && c['dropForgedSource']! > 0 && c['dropBAD_ICRC']! > 0 && c['dropUNKNOWN_OPCODE']! > 0 && c['dropTRUNCATED']! > 0,
-    `every kind of malformation came and was refused: ${JSON.stringify(Object.fromEntries(Object.entries(c).filter(([k, v]) => k.startsWith('drop') && v > 0)))}`);
-  t.ok(c['naksSent']! > 0 && c['readResponsesSent']! > r.readsChecked, `some reached the responder's key and range checks and were answered (${c['naksSent']} NAKs, ${c['readResponsesSent']} read responses) (SEED=${seed})`);
-  t.ok(r.readsChecked > 100, `the legitimate reads between v2 and v3 went on, every byte right (${r.readsChecked}) (SEED=${seed})`);
+  t.ok(c['dropBadAddress']! > 0 && c['dropForgedSource']! > 0 && c['dropBAD_ICRC']! > 0 &&
+    c['dropUNKNOWN_OPCODE']! > 0 && c['dropTRUNCATED']! > 0,
+    `every kind of malformation came and was refused: ` +
+      `${JSON.stringify(Object.fromEntries(Object.entries(c).filter(([k, v]) => k.startsWith('drop') && v > 0)))}`);
+  t.ok(c['naksSent']! > 0 && c['readResponsesSent']! > r.readsChecked,
+    `some reached the responder's key and range checks and were answered ` +
+      `(${c['naksSent']} NAKs, ${c['readResponsesSent']} read responses) (SEED=${seed})`);
+  t.ok(r.readsChecked > 100,
+    `the legitimate reads between v2 and v3 went on, every byte right (${r.readsChecked}) (SEED=${seed})`);
 });

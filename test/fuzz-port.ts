@@ -137,7 +137,10 @@ export function fuzzPort(options: PortFuzzOptions): PortFuzzResult {
       const buffer = (g as unknown as { driverRegion: { buffer: DmaBuffer } }).driverRegion.buffer;
       if (buffer.length <= REGION) throw new Error('a region\'s buffer has no slack to check');
       buffer.bytes.fill(SLACK, REGION);
-      if (buffer.length > REGION) slack.push({ at: buffer.iova + REGION, length: buffer.length - REGION, what: 'a region buffer past the region\'s end' });
+      if (buffer.length > REGION)
+        slack.push({
+          at: buffer.iova + REGION, length: buffer.length - REGION, what: 'a region buffer past the region\'s end',
+        });
       return g;
     };
     const rv1 = region(V, 0); // v1's receives: the first 2 KiB of each 4 KiB slot
@@ -170,7 +173,9 @@ export function fuzzPort(options: PortFuzzOptions): PortFuzzResult {
     let [vo, po] = connectOpen();
 
     // Where V may write: its RoCE rings, its queue pairs' CQs, v1's receive halves, rd.
-    const fixed: Range[] = nicInternals(V).roce.buffers.map((b) => ({ at: b.iova, length: b.length, what: 'RoCE rings' }));
+    const fixed: Range[] = nicInternals(V).roce.buffers.map(
+      (b) => ({ at: b.iova, length: b.length, what: 'RoCE rings' }),
+    );
     for (let s = 0; s < SLOTS; s++) fixed.push({ at: iovaOf(rv1) + s * SLOT, length: RECEIVE, what: 'v1 receive' });
     fixed.push({ at: iovaOf(rd), length: REGION, what: 'read destination' });
     let cqs: Range[] = [];
@@ -181,8 +186,12 @@ export function fuzzPort(options: PortFuzzOptions): PortFuzzResult {
     ];
     let wqes: Range[] = [];
     const refreshRanges = () => {
-      cqs = [v1, v2, v3, vo].flatMap((q) => cqMemory(q).map((b) => ({ at: b.iova, length: b.length, what: `CQ of ${q.number}` })));
-      wqes = [v1, v2, v3, vo].flatMap((q) => wqeMemory(q).map((b) => ({ at: b.iova, length: b.length, what: `send/receive ring of ${q.number}` })));
+      cqs = [v1, v2, v3, vo].flatMap((q) => cqMemory(q).map((b) => ({
+        at: b.iova, length: b.length, what: `CQ of ${q.number}`,
+      })));
+      wqes = [v1, v2, v3, vo].flatMap((q) => wqeMemory(q).map((b) => ({
+        at: b.iova, length: b.length, what: `send/receive ring of ${q.number}`,
+      })));
     };
     refreshRanges();
     const inside = (list: readonly Range[], iova: number, length: number) => {
@@ -196,7 +205,10 @@ export function fuzzPort(options: PortFuzzOptions): PortFuzzResult {
     controls(V).model.onDmaWrite((iova: number, length: number) => {
       const bad = touches(forbidden, iova, length) ?? touches(wqes, iova, length);
       if (bad) violation(`DMA write of ${length} bytes at 0x${iova.toString(16)} into ${bad.what}`);
-      else if (!inside(fixed, iova, length) && !inside(cqs, iova, length)) violation(`DMA write of ${length} bytes at 0x${iova.toString(16)}: outside every region or ring the NIC may write`);
+      else if (!inside(fixed, iova, length) && !inside(cqs, iova, length))
+        violation(
+          `DMA write of ${length} bytes at 0x${iova.toString(16)}: outside every region or ring the NIC may write`,
+        );
     });
     const tx = new RoceFrame();
     controls(V).engine.onTransmit((frame: Uint8Array, length: number) => {
@@ -205,14 +217,21 @@ export function fuzzPort(options: PortFuzzOptions): PortFuzzResult {
         return;
       }
       const toSelf = tx.dstMac.every((b, i) => b === vMac[i]);
-      const readResponse = (OPCODE_FLAGS[tx.opcode]! & OpFlag.READ) !== 0 && (OPCODE_FLAGS[tx.opcode]! & OpFlag.REQUEST) === 0;
+      const readResponse = (OPCODE_FLAGS[tx.opcode]! & OpFlag.READ) !== 0 &&
+        (OPCODE_FLAGS[tx.opcode]! & OpFlag.REQUEST) === 0;
       if (readResponse) {
         const granted = toSelf ? tx.destQp === v2.number || tx.destQp === v3.number : tx.destQp === po.number;
-        if (!granted) violation(`V sent a READ response to QP ${tx.destQp} ${toSelf ? 'of its own' : 'of another NIC'}, which was granted no reads`);
+        if (!granted)
+          violation(
+            `V sent a READ response to QP ${tx.destQp} ${toSelf ? 'of its own' : 'of another NIC'}, which was ` +
+              `granted no reads`,
+          );
         let run = 0;
-        for (let i = tx.payloadOffset, end = tx.payloadOffset + tx.payloadLength; i < end && run < SLACK_RUN; i++) run = frame[i] === SLACK ? run + 1 : 0;
+        for (let i = tx.payloadOffset, end = tx.payloadOffset + tx.payloadLength; i < end && run < SLACK_RUN; i++)
+          run = frame[i] === SLACK ? run + 1 : 0;
         if (run >= SLACK_RUN) violation('a READ response carried bytes from past the end of a region');
-      } else if (tx.payloadLength > 0 && !toSelf) violation(`V sent ${tx.payloadLength} payload bytes (opcode ${tx.opcode}) to another NIC`);
+      } else if (tx.payloadLength > 0 && !toSelf)
+        violation(`V sent ${tx.payloadLength} payload bytes (opcode ${tx.opcode}) to another NIC`);
     });
 
     // ---- legitimate traffic ---------------------------------------------------------------
@@ -240,8 +259,13 @@ export function fuzzPort(options: PortFuzzOptions): PortFuzzResult {
           if (got === -1) break;
           const i = reads.findIndex((x) => x.q === q);
           const rd0 = reads.splice(i, 1)[0]!;
-          if (got !== rd0.n) violation(`a read of v2/v3 completed ${got < 0 ? `Error ${q.lastError}` : `Ok ${got}`}, expected Ok ${rd0.n}: a crafted frame reached a queue pair whose peer is on this NIC`);
-          else if (Buffer.compare(rd.bytes.subarray(rd0.at, rd0.at + rd0.n), src.bytes.subarray(rd0.from, rd0.from + rd0.n)) !== 0) violation('a read of v2/v3 returned wrong bytes');
+          if (got !== rd0.n)
+            violation(
+              `a read of v2/v3 completed ${got < 0 ? `Error ${q.lastError}` : `Ok ${got}`}, expected Ok ${rd0.n}: a ` +
+                `crafted frame reached a queue pair whose peer is on this NIC`,
+            );
+          else if (Buffer.compare(rd.bytes.subarray(rd0.at, rd0.at + rd0.n),
+            src.bytes.subarray(rd0.from, rd0.from + rd0.n)) !== 0) violation('a read of v2/v3 returned wrong bytes');
           readsChecked++;
         }
         if (q.failure === undefined && q.room('send') > 4095 - 2) {
@@ -252,7 +276,8 @@ export function fuzzPort(options: PortFuzzOptions): PortFuzzResult {
           reads.push({ q, at, from, n });
         }
       }
-      if (v2.failure !== undefined || v3.failure !== undefined) violation(`a queue pair whose peer is on this NIC failed: ${v2.failure ?? v3.failure}`);
+      if (v2.failure !== undefined || v3.failure !== undefined)
+        violation(`a queue pair whose peer is on this NIC failed: ${v2.failure ?? v3.failure}`);
     };
     let rebuilds = 0;
     const rebuild = () => {
@@ -305,7 +330,8 @@ export function fuzzPort(options: PortFuzzOptions): PortFuzzResult {
       const target = r() % 20;
       const qi = target < 6 ? 0 : target < 10 ? 1 : target < 13 ? 2 : target < 19 ? 3 : -1;
       f.destQp = qi >= 0 ? [v1, v2, v3, vo][qi]!.number : r() & 0xffffff;
-      f.psn = qi >= 0 && right() ? (r() % 4 === 0 ? (ePsn[qi]! + (r() % 5) - 2) & 0xffffff : ePsn[qi]!) : r() & 0xffffff;
+      f.psn = qi >= 0 && right() ? (r() % 4 === 0 ? (ePsn[qi]! + (r() % 5) - 2) & 0xffffff : ePsn[qi]!)
+        : r() & 0xffffff;
       f.pkey = right() || r() % 2 === 0 ? 0xffff : r() & 0xffff;
       f.ackReq = r() & 1;
       f.se = r() % 8 === 0 ? 1 : 0;
@@ -314,11 +340,13 @@ export function fuzzPort(options: PortFuzzOptions): PortFuzzResult {
         f.rethRkey = k < 5 ? keys[k]! : r();
         const base = k < 5 ? bases[k]! : r() * 4096;
         const w = right() ? 1 : r() % 6;
-        const va = w === 0 ? base : w === 1 ? base + (r() % REGION) : w === 2 ? base + REGION - (r() % 64) : w === 3 ? base - (r() % 4096) : w === 4 ? r() * 65536 + r() : base + REGION;
+        const va = w === 0 ? base : w === 1 ? base + (r() % REGION) : w === 2 ? base + REGION - (r() % 64) : w === 3
+          ? base - (r() % 4096) : w === 4 ? r() * 65536 + r() : base + REGION;
         f.rethVaHi = Math.floor(va / 4294967296) >>> 0;
         f.rethVaLo = va >>> 0;
         const l = right() ? 2 : r() % 8;
-        f.rethDmaLength = l === 0 ? 0 : l === 1 ? 1 + (r() % 64) : l === 2 ? r() % 8192 : l === 3 ? REGION : l === 4 ? REGION + 1 : l === 5 ? 0x80000000 : l === 6 ? 0xffffffff : r();
+        f.rethDmaLength = l === 0 ? 0 : l === 1 ? 1 + (r() % 64) : l === 2 ? r() % 8192 : l === 3 ? REGION : l === 4
+          ? REGION + 1 : l === 5 ? 0x80000000 : l === 6 ? 0xffffffff : r();
       }
       if (flags & OpFlag.AETH) {
         f.aethSyndrome = r() % 3 === 0 ? 0 : r() & 0xff;
@@ -364,7 +392,8 @@ export function fuzzPort(options: PortFuzzOptions): PortFuzzResult {
         for (let i = 0; i < flips; i++) out[14 + (r() % (length - 14))] ^= 1 + (r() % 255);
       }
       // Most frames get a valid ICRC (over whatever the headers now say), so they pass the parser.
-      if (mutation >= 8 && r() % 10 < 9 && f.packetLength <= length) writeIcrc(out, f.packetLength, icrcInt32(out, 14, f.packetLength));
+      if (mutation >= 8 && r() % 10 < 9 && f.packetLength <= length)
+        writeIcrc(out, f.packetLength, icrcInt32(out, 14, f.packetLength));
       return length;
     };
 
@@ -382,7 +411,11 @@ export function fuzzPort(options: PortFuzzOptions): PortFuzzResult {
       const frame = out.subarray(0, length);
       if (parseFrame(frame, length, probe, vMac) === ParseStatus.OK) parsed++;
       controls(V).engine.injectFrame(frame);
-      if ((i + 1) % every === 0) options.progress?.(`${i + 1} frames, ${parsed} parsed, ${readsChecked} reads checked, ${rebuilds} rebuilds, ${((performance.now() - started) / 1000).toFixed(1)} s`);
+      if ((i + 1) % every === 0)
+        options.progress?.(
+          `${i + 1} frames, ${parsed} parsed, ${readsChecked} reads checked, ${rebuilds} rebuilds, ` +
+            `${((performance.now() - started) / 1000).toFixed(1)} s`,
+        );
     }
     // Let everything in flight settle, then check the reads once more.
     for (let k = 0; k < 50; k++) {
@@ -390,7 +423,10 @@ export function fuzzPort(options: PortFuzzOptions): PortFuzzResult {
       service();
     }
     const counters = controls(V).engine.counters();
-    if (counters['internalErrors'] !== 0) violation(`${counters['internalErrors']} internal errors in V's engine: ${controls(V).engine.lastInternalError()}`);
+    if (counters['internalErrors'] !== 0)
+      violation(
+        `${counters['internalErrors']} internal errors in V's engine: ${controls(V).engine.lastInternalError()}`,
+      );
     if (controls(V).model.iommuFaults() !== 0) violation(`${controls(V).model.iommuFaults()} IOMMU faults on V`);
     if (counters['dmaFaults'] !== 0) violation(`${counters['dmaFaults']} DMA faults on V`);
     const pc = controls(P).engine.counters();
@@ -400,7 +436,10 @@ export function fuzzPort(options: PortFuzzOptions): PortFuzzResult {
     controls(V).model.onDmaWrite(undefined);
     controls(V).engine.onTransmit(undefined);
     if (violationCount > violations.length) violations.push(`... and ${violationCount - violations.length} more`);
-    return { seed, frames: options.frames, parsed, counters, rebuilds, readsChecked, receivesTaken, wallMs: performance.now() - started, violations };
+    return {
+      seed, frames: options.frames, parsed, counters, rebuilds, readsChecked, receivesTaken,
+      wallMs: performance.now() - started, violations,
+    };
   } finally {
     V.close();
     P.close();

@@ -75,7 +75,8 @@ function hostile(f: Uint8Array, isResponse: boolean, r: () => number): Uint8Arra
   return out;
 }
 
-t.test('frames that fail the ICRC, are garbage, name no QP or lie far outside the window count toward no retries', async (t) => {
+t.test('frames that fail the ICRC, are garbage, name no QP or lie far outside the window count toward no ' +
+  'retries', async (t) => {
   const [nicA, nicB] = openTwoNics(81);
   t.teardown(() => { nicA.close(); nicB.close(); });
   const [a, b] = connectedPair(nicA, nicB);
@@ -125,7 +126,8 @@ t.test('frames that fail the ICRC, are garbage, name no QP or lie far outside th
   t.ok(c[1]!.seqNaksSent > 0, 'request copies far ahead answered by a sequence NAK, which cost the sender nothing');
 });
 
-t.test('a sequence NAK naming the next PSN to send acknowledges every packet before it: a lost ACK costs no timeout', async (t) => {
+t.test('a sequence NAK naming the next PSN to send acknowledges every packet before it: a lost ACK costs no ' +
+  'timeout', async (t) => {
   const [nicA, nicB] = openTwoNics(91);
   t.teardown(() => { nicA.close(); nicB.close(); });
   const [a, b] = connectedPair(nicA, nicB);
@@ -147,7 +149,8 @@ t.test('a sequence NAK naming the next PSN to send acknowledges every packet bef
   setPsn(future, psnOf(future) + FAR);
   controls(nicB).engine.injectFrame(resign(future));
   t.equal(counters(nicB).seqNaksSent, 1, 'the responder answered one sequence NAK');
-  t.same(a.wait('send', 10_000), okBytes(100), 'the NAK acknowledged the send: it completes within 10 ms of NIC time (the ACK timeout is 67 ms)');
+  t.same(a.wait('send', 10_000), okBytes(100),
+    'the NAK acknowledged the send: it completes within 10 ms of NIC time (the ACK timeout is 67 ms)');
   const c = counters(nicA);
   t.equal(c.ackTimeouts, 0, 'no ACK timeout');
   t.equal(c.retransmitEvents, 0, 'nothing resent');
@@ -155,6 +158,9 @@ t.test('a sequence NAK naming the next PSN to send acknowledges every packet bef
 });
 
 function pick(c: Record<string, number>): Record<string, number> {
-  const keys = ['dropBAD_ICRC', 'dropTRUNCATED', 'dropBAD_LENGTH', 'dropUnknownQp', 'dropUnexpectedResponse', 'dropStaleResponse', 'duplicateRequests', 'seqNaksSent', 'seqNaksReceived', 'framesDropped'];
+  const keys = [
+    'dropBAD_ICRC', 'dropTRUNCATED', 'dropBAD_LENGTH', 'dropUnknownQp', 'dropUnexpectedResponse', 'dropStaleResponse',
+    'duplicateRequests', 'seqNaksSent', 'seqNaksReceived', 'framesDropped',
+  ];
   return Object.fromEntries(keys.map((k) => [k, c[k] ?? 0]));
 }

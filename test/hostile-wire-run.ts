@@ -53,7 +53,10 @@ export interface HostileResult {
   readonly problems: readonly string[];
   readonly relay: Record<string, unknown>;
   readonly counters: readonly Record<string, number>[];
-  /** Datagrams the kernel dropped at each socket (NIC A, NIC B, the relay's two ends), from /proc/net/udp; -1 where unknown. */
+  /**
+   * Datagrams the kernel dropped at each socket (NIC A, NIC B, the relay's two ends), from /proc/net/udp; -1 where
+   * unknown.
+   */
   readonly socketDrops: readonly number[];
   readonly wallMs: number;
 }
@@ -95,7 +98,9 @@ export async function runHostileWire(o: HostileOptions): Promise<HostileResult> 
   const problems: string[] = [];
   const failures: string[] = [];
   const [portA, portB] = await freeUdpPortPair();
-  const relay = spawnLineChild('test/helpers/hostile-relay.ts', [String(o.seed), String(portA), String(portB), ...(o.kinds ? [o.kinds] : [])]);
+  const relay = spawnLineChild('test/helpers/hostile-relay.ts', [
+    String(o.seed), String(portA), String(portB), ...(o.kinds ? [o.kinds] : [])
+  ]);
   const nics: Nic[] = [];
   try {
     const [, ra, rb] = (await relay.nextLine('ports')).split(' ').map(Number);
@@ -106,7 +111,8 @@ export async function runHostileWire(o: HostileOptions): Promise<HostileResult> 
     nics.push(nicB);
     const secrets = nics.map((nic) => {
       const r = must(Region.alloc(nic, 1 << 16), 'secret region');
-      for (let i = 0; i < r.length; i += SECRET_MARKER.length) r.bytes.set(SECRET_MARKER.subarray(0, Math.min(SECRET_MARKER.length, r.length - i)), i);
+      for (let i = 0; i < r.length; i += SECRET_MARKER.length)
+        r.bytes.set(SECRET_MARKER.subarray(0, Math.min(SECRET_MARKER.length, r.length - i)), i);
       return r;
     });
     const streams: Stream[] = [];
@@ -120,11 +126,18 @@ export async function runHostileWire(o: HostileOptions): Promise<HostileResult> 
         const send = must(Region.alloc(fromNic, SLOTS * maxBytes), 'send region');
         const recv = must(Region.alloc(toNic, SLOTS * maxBytes), 'receive region');
         regions.push({ nic: fromNic === nicA ? 'A' : 'B', r: send }, { nic: toNic === nicA ? 'A' : 'B', r: recv });
-        streams.push({ name: `pair ${p} ${dir}`, from, to, send, recv, id: streams.length + 1, sent: 0, sendsDone: 0, recvPosted: 0, received: 0, lastReceiveMs: 0, failed: undefined });
+        streams.push({
+          name: `pair ${p} ${dir}`, from, to, send, recv, id: streams.length + 1, sent: 0, sendsDone: 0, recvPosted: 0,
+          received: 0, lastReceiveMs: 0, failed: undefined,
+        });
       }
     }
     // The attacker knows every region's key and address (as if it had watched them being set up).
-    relay.child.stdin!.write(`keys ${JSON.stringify(regions.map(({ nic, r }) => ({ nic, key: r.key, vaHi: r.vaHi, vaLo: r.vaLo, length: r.length })))}\n`);
+    relay.child.stdin!.write(
+      `keys ${JSON.stringify(regions.map(({ nic, r }) => ({
+        nic, key: r.key, vaHi: r.vaHi, vaLo: r.vaLo, length: r.length,
+      })))}\n`,
+    );
     await relay.nextLine('keys taken');
 
     const deadline = Date.now() + (o.timeoutMs ?? 300_000);
@@ -141,14 +154,18 @@ export async function runHostileWire(o: HostileOptions): Promise<HostileResult> 
         return false;
       }
       const want = sizeOf(s.id, s.sendsDone, maxBytes);
-      if (c.value !== want) problems.push(`${s.name}: send ${s.sendsDone} completed Ok with ${c.value} bytes, not ${want}`);
+      if (c.value !== want)
+        problems.push(`${s.name}: send ${s.sendsDone} completed Ok with ${c.value} bytes, not ${want}`);
       s.sendsDone++;
       return true;
     };
     let turns = 0;
     while (!streams.every(done)) {
       if (Date.now() > deadline) {
-        problems.push(`stalled: ${streams.filter((s) => !done(s)).map((s) => `${s.name} sent ${s.sendsDone}/${o.messages}, received ${s.received}`).join('; ')}`);
+        problems.push(
+          `stalled: ${streams.filter((s) => !done(s))
+            .map((s) => `${s.name} sent ${s.sendsDone}/${o.messages}, received ${s.received}`).join('; ')}`,
+        );
         break;
       }
       let moved = false;
@@ -157,17 +174,20 @@ export async function runHostileWire(o: HostileOptions): Promise<HostileResult> 
         // The first stream's receiver is late: one receive at a time, each a few ms after the last
         // came, so its sender waits on RNR NAKs under the same wire.
         const late = s.id === 1;
-        while (s.recvPosted < o.messages && s.recvPosted - s.received < (late ? 1 : SLOTS) && s.to.room('receive') > 0 && s.to.failure === undefined) {
+        while (s.recvPosted < o.messages && s.recvPosted - s.received < (late ? 1 : SLOTS) &&
+          s.to.room('receive') > 0 && s.to.failure === undefined) {
           if (late && performance.now() - s.lastReceiveMs < LATE_RECEIVE_MS) break;
           s.to.receive(s.recv, (s.recvPosted % SLOTS) * maxBytes, maxBytes);
           s.recvPosted++;
           moved = true;
         }
-        while (s.sent < o.messages && s.sent - s.sendsDone < WINDOW && s.from.room('send') > 0 && s.from.failure === undefined) {
+        while (s.sent < o.messages && s.sent - s.sendsDone < WINDOW && s.from.room('send') > 0 &&
+          s.from.failure === undefined) {
           const n = sizeOf(s.id, s.sent, maxBytes);
           const at = (s.sent % SLOTS) * maxBytes;
           fillPattern(s.send.bytes, at, n, patternSeed(s.id, s.sent));
-          s.send.bytes[at] = s.sent & 0xff; s.send.bytes[at + 1] = (s.sent >>> 8) & 0xff; s.send.bytes[at + 2] = (s.sent >>> 16) & 0xff; s.send.bytes[at + 3] = s.id;
+          s.send.bytes[at] = s.sent & 0xff; s.send.bytes[at + 1] = (s.sent >>> 8) & 0xff; s.send.bytes[at + 2] =
+            (s.sent >>> 16) & 0xff; s.send.bytes[at + 3] = s.id;
           s.from.send(s.send, at, n);
           s.sent++;
           moved = true;
@@ -203,17 +223,36 @@ export async function runHostileWire(o: HostileOptions): Promise<HostileResult> 
       }
     });
     const drops = socketDrops([portA, portB, ra!, rb!]);
-    const counters = nics.map((nic) => (nicInternals(nic).device as EmuDevice).emu.engine.counters() as unknown as Record<string, number>);
+    const counters = nics.map(
+      (nic) => (nicInternals(nic).device as EmuDevice).emu.engine.counters() as unknown as Record<string, number>,
+    );
     relay.child.stdin!.write('stats\n');
-    const stats = JSON.parse((await relay.nextLine('stats')).slice(6)) as Record<string, unknown> & { readResponsesFromNics: number; atomicAcksFromNics: number; markerSeen: number };
-    if (stats.readResponsesFromNics > 0) problems.push(`the NICs sent ${stats.readResponsesFromNics} READ responses across the wire: memory was read for a crafted request`);
-    if (stats.atomicAcksFromNics > 0) problems.push(`the NICs sent ${stats.atomicAcksFromNics} atomic ACKs: an atomic ran`);
+    const stats =
+      JSON.parse((await relay.nextLine('stats'))
+      .slice(6)) as Record<string,
+      unknown> & { readResponsesFromNics: number; atomicAcksFromNics: number; markerSeen: number };
+    if (stats.readResponsesFromNics > 0)
+      problems.push(
+        `the NICs sent ${stats.readResponsesFromNics} READ responses across the wire: memory was read for a crafted ` +
+          `request`,
+      );
+    if (stats.atomicAcksFromNics > 0)
+      problems.push(`the NICs sent ${stats.atomicAcksFromNics} atomic ACKs: an atomic ran`);
     if (stats.markerSeen > 0) problems.push(`${stats.markerSeen} frames on the wire carried secret bytes`);
-    counters.forEach((c, i) => { if (c['internalErrors']! > 0) problems.push(`NIC ${i === 0 ? 'A' : 'B'}: ${c['internalErrors']} internal errors`); });
-    if (plan.disruptive.length === 0 && failures.length > 0) problems.push(`queue pairs failed on a wire of harmless kinds only (${plan.harmless.join(', ')}): ${failures.join('; ')}`);
+    counters.forEach((c, i) => { if (c['internalErrors']! > 0) problems.push(
+      `NIC ${i === 0 ? 'A' : 'B'}: ${c['internalErrors']} internal errors`,
+    ); });
+    if (plan.disruptive.length === 0 && failures.length > 0)
+      problems.push(
+        `queue pairs failed on a wire of harmless kinds only (${plan.harmless.join(', ')}): ${failures.join('; ')}`,
+      );
     const delivered = streams.reduce((n, s) => n + s.received, 0);
-    if (plan.disruptive.length === 0 && delivered !== streams.length * o.messages && problems.length === 0) problems.push(`${delivered} of ${streams.length * o.messages} messages arrived`);
-    return { seed: o.seed, plan, delivered, expected: streams.length * o.messages, failures, problems, relay: stats, counters, socketDrops: drops, wallMs: performance.now() - started };
+    if (plan.disruptive.length === 0 && delivered !== streams.length * o.messages && problems.length === 0)
+      problems.push(`${delivered} of ${streams.length * o.messages} messages arrived`);
+    return {
+      seed: o.seed, plan, delivered, expected: streams.length * o.messages, failures, problems, relay: stats, counters,
+      socketDrops: drops, wallMs: performance.now() - started,
+    };
   } finally {
     for (const nic of nics.reverse()) nic.close();
     relay.kill();
@@ -246,7 +285,10 @@ function checkReceive(s: Stream, c: Result<number> & { ok: true }, maxBytes: num
   const seq = b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16);
   const want = sizeOf(s.id, s.received, maxBytes);
   if (b[at + 3] !== s.id || seq !== (s.received & 0xffffff)) {
-    problems.push(`${s.name}: receive ${s.received} holds message ${seq} of stream ${b[at + 3]} (a message twice, lost or out of order)`);
+    problems.push(
+      `${s.name}: receive ${s.received} holds message ${seq} of stream ${b[at + 3]} (a message twice, lost or out of ` +
+        `order)`,
+    );
     return;
   }
   if (c.value !== want) {
@@ -257,5 +299,6 @@ function checkReceive(s: Stream, c: Result<number> & { ok: true }, maxBytes: num
   const expect = new Uint8Array(want);
   fillPattern(expect, 0, want, patternSeed(s.id, s.received));
   const diff = firstDifference(b, at + 4, expect, 4, want - 4);
-  if (diff !== -1) problems.push(`${s.name}: receive ${s.received} completed Ok with wrong bytes from byte ${diff + 4}`);
+  if (diff !== -1)
+    problems.push(`${s.name}: receive ${s.received} completed Ok with wrong bytes from byte ${diff + 4}`);
 }

@@ -22,8 +22,14 @@ for (const seed of seeds) {
   t.test(`hostile wire, seed ${seed}`, async (t) => {
     const r = await runHostileWire({ seed, messages: MESSAGES, timeoutMs: 240_000 });
     const p = r.plan;
-    t.comment(`seed ${seed}: ${(p.rate * 100).toFixed(0)} % of frames, kinds ${p.harmless.join(', ')}${p.disruptive.length ? `; forging ${p.disruptive.join(', ')}` : ''}`);
-    t.comment(`injected ${JSON.stringify(r.relay['injected'])}; ${r.delivered} of ${r.expected} messages; socket drops ${r.socketDrops.join(', ')}; ${Math.round(r.wallMs)} ms`);
+    t.comment(
+      `seed ${seed}: ${(p.rate * 100).toFixed(0)} % of frames, kinds ` +
+        `${p.harmless.join(', ')}${p.disruptive.length ? `; forging ${p.disruptive.join(', ')}` : ''}`,
+    );
+    t.comment(
+      `injected ${JSON.stringify(r.relay['injected'])}; ${r.delivered} of ${r.expected} messages; socket drops ` +
+        `${r.socketDrops.join(', ')}; ${Math.round(r.wallMs)} ms`,
+    );
     for (const f of r.failures) t.comment(`failed (the attacker may end a connection): ${f}`);
     t.same(r.problems, [], `no rule broken (replay: SEED=${seed} npx tap test/hostile-wire.test.ts)`);
     if (p.disruptive.length === 0) {

@@ -2,8 +2,9 @@ import t from 'tap';
 import {
   FuncBackingStoreQcapsInput, FuncBackingStoreQcapsOutput, FuncBackingStoreCfgInput, FuncBackingStoreCfgOutput,
   FuncBackingStoreQcapsV2Input, FuncBackingStoreQcapsV2Output, FuncBackingStoreCfgV2Input, FuncBackingStoreCfgV2Output,
-  FUNC_BACKING_STORE_CFG_LEGACY_LEN, FUNC_BACKING_STORE_CFG_REQ_ENABLES, FUNC_BACKING_STORE_PG_SIZE, FUNC_BACKING_STORE_LVL,
-  backingStorePgSizeLvl, FUNC_BACKING_STORE_V2_TYPE, FUNC_BACKING_STORE_QCAPS_V2_RESP_FLAGS, FUNC_BACKING_STORE_CFG_V2_REQ_FLAGS,
+  FUNC_BACKING_STORE_CFG_LEGACY_LEN, FUNC_BACKING_STORE_CFG_REQ_ENABLES, FUNC_BACKING_STORE_PG_SIZE,
+  FUNC_BACKING_STORE_LVL, backingStorePgSizeLvl, FUNC_BACKING_STORE_V2_TYPE, FUNC_BACKING_STORE_QCAPS_V2_RESP_FLAGS,
+  FUNC_BACKING_STORE_CFG_V2_REQ_FLAGS,
 } from '../firmware-hwrm/hwrm/index.ts';
 import { seq, zeros, u64pat, REQ_HDR, REQ_HDR_BYTES, RESP_HDR } from './helpers/hwrm-fixtures.ts';
 
@@ -19,12 +20,12 @@ t.test('hwrm_func_backing_store_qcaps_output (104): every field at its documente
     ...RESP_HDR,
     qp_max_entries: 0x0b0a0908, qp_min_qp1_entries: 0x0d0c, qp_max_l2_entries: 0x0f0e, qp_entry_size: 0x1110,
     srq_max_l2_entries: 0x1312, srq_max_entries: 0x17161514, srq_entry_size: 0x1918, cq_max_l2_entries: 0x1b1a,
-    cq_max_entries: 0x1f1e1d1c, cq_entry_size: 0x2120, vnic_max_vnic_entries: 0x2322, vnic_max_ring_table_entries: 0x2524,
-    vnic_entry_size: 0x2726, stat_max_entries: 0x2b2a2928, stat_entry_size: 0x2d2c, tqm_entry_size: 0x2f2e,
-    tqm_min_entries_per_ring: 0x33323130, tqm_max_entries_per_ring: 0x37363534, mrav_max_entries: 0x3b3a3938,
-    mrav_entry_size: 0x3d3c, tim_entry_size: 0x3f3e, tim_max_entries: 0x43424140, mrav_num_entries_units: 0x4544,
-    tqm_entries_multiple: 0x46, ctx_kind_initializer: 0x47, ctx_init_mask: 0x4948, qp_init_offset: 0x4a,
-    srq_init_offset: 0x4b, cq_init_offset: 0x4c, vnic_init_offset: 0x4d, tqm_fp_rings_count: 0x4e,
+    cq_max_entries: 0x1f1e1d1c, cq_entry_size: 0x2120, vnic_max_vnic_entries: 0x2322,
+    vnic_max_ring_table_entries: 0x2524, vnic_entry_size: 0x2726, stat_max_entries: 0x2b2a2928, stat_entry_size: 0x2d2c,
+    tqm_entry_size: 0x2f2e, tqm_min_entries_per_ring: 0x33323130, tqm_max_entries_per_ring: 0x37363534,
+    mrav_max_entries: 0x3b3a3938, mrav_entry_size: 0x3d3c, tim_entry_size: 0x3f3e, tim_max_entries: 0x43424140,
+    mrav_num_entries_units: 0x4544, tqm_entries_multiple: 0x46, ctx_kind_initializer: 0x47, ctx_init_mask: 0x4948,
+    qp_init_offset: 0x4a, srq_init_offset: 0x4b, cq_init_offset: 0x4c, vnic_init_offset: 0x4d, tqm_fp_rings_count: 0x4e,
     stat_init_offset: 0x4f, mrav_init_offset: 0x50, tqm_fp_rings_count_ext: 0x51, tkc_init_offset: 0x52,
     rkc_init_offset: 0x53, tkc_entry_size: 0x5554, rkc_entry_size: 0x5756, tkc_max_entries: 0x5b5a5958,
     rkc_max_entries: 0x5f5e5d5c, fast_qpmd_qp_num_entries: 0x6160, valid: 0x67,
@@ -64,9 +65,9 @@ t.test('hwrm_func_backing_store_cfg_input (336): every field at its documented o
     tqm_ring8_pg_size_tqm_ring_lvl: 0xa5, tqm_ring8_num_entries: 0x07060504, tqm_ring8_page_dir: 0x0d0c0b0a0908,
     tqm_ring9_pg_size_tqm_ring_lvl: 0x10, tqm_ring9_num_entries: 0x17161514, tqm_ring9_page_dir: 0x1d1c1b1a1918,
     tqm_ring10_pg_size_tqm_ring_lvl: 0x20, tqm_ring10_num_entries: 0x27262524, tqm_ring10_page_dir: 0x2d2c2b2a2928,
-    tkc_num_entries: 0x33323130, rkc_num_entries: 0x37363534, tkc_page_dir: 0x3d3c3b3a3938, rkc_page_dir: 0x454443424140,
-    tkc_entry_size: 0x4948, rkc_entry_size: 0x4b4a, tkc_pg_size_tkc_lvl: 0x4c, rkc_pg_size_rkc_lvl: 0x4d,
-    qp_num_fast_qpmd_entries: 0x4f4e,
+    tkc_num_entries: 0x33323130, rkc_num_entries: 0x37363534, tkc_page_dir: 0x3d3c3b3a3938,
+    rkc_page_dir: 0x454443424140, tkc_entry_size: 0x4948, rkc_entry_size: 0x4b4a, tkc_pg_size_tkc_lvl: 0x4c,
+    rkc_pg_size_rkc_lvl: 0x4d, qp_num_fast_qpmd_entries: 0x4f4e,
   };
   const want = [
     ...REQ_HDR_BYTES, ...seq(0x10, 0x27), // flags, enables, 16 pg_size/lvl bytes
@@ -128,7 +129,9 @@ t.test('page size and level nibbles: bits 7:4 size, bits 3:0 level', async (t) =
 
 t.test('V1 enables bits of 3.14.2', async (t) => {
   const e = FUNC_BACKING_STORE_CFG_REQ_ENABLES;
-  t.same([e.QP, e.SRQ, e.CQ, e.VNIC, e.STAT, e.TQM_SP, e.TQM_RING0, e.TQM_RING7, e.MRAV, e.TIM, e.TQM_RING8, e.QP_FAST_QPMD],
+  t.same([
+    e.QP, e.SRQ, e.CQ, e.VNIC, e.STAT, e.TQM_SP, e.TQM_RING0, e.TQM_RING7, e.MRAV, e.TIM, e.TQM_RING8, e.QP_FAST_QPMD,
+  ],
     [0x1, 0x2, 0x4, 0x8, 0x10, 0x20, 0x40, 0x2000, 0x4000, 0x8000, 0x10000, 0x200000]);
 });
 
@@ -210,7 +213,9 @@ t.test('the last CFG_V2 call (TIM) carries BS_CFG_ALL_DONE', async (t) => {
 
 t.test('V2 context type codes of 3.14.3', async (t) => {
   const v = FUNC_BACKING_STORE_V2_TYPE;
-  t.same([v.QP, v.SRQ, v.CQ, v.VNIC, v.STAT, v.SP_TQM_RING, v.FP_TQM_RING, v.MRAV, v.TIM], [0, 1, 2, 3, 4, 5, 6, 0xe, 0xf]);
+  t.same([v.QP, v.SRQ, v.CQ, v.VNIC, v.STAT, v.SP_TQM_RING, v.FP_TQM_RING, v.MRAV, v.TIM], [
+    0, 1, 2, 3, 4, 5, 6, 0xe, 0xf,
+  ]);
   t.equal(v.TTX_PACING_TQM_RING, 0x25);
   t.equal(v.ERR_QPC_TRACE, 0x2b);
   t.equal(v.INVALID, 0xffff);

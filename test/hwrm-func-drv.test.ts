@@ -1,8 +1,8 @@
 import t from 'tap';
 import {
-  FuncDrvRgtrInput, FuncDrvRgtrOutput, FuncDrvUnrgtrInput, FuncDrvUnrgtrOutput, FuncDrvIfChangeInput, FuncDrvIfChangeOutput,
-  FUNC_DRV_RGTR_REQ_ENABLES, FUNC_DRV_RGTR_REQ_OS_TYPE, FUNC_DRV_RGTR_REQ_FLAGS, FUNC_DRV_RGTR_RESP_FLAGS,
-  FUNC_DRV_IF_CHANGE_REQ_FLAGS, FUNC_DRV_IF_CHANGE_RESP_FLAGS, FUNC_DRV_UNRGTR_REQ_FLAGS,
+  FuncDrvRgtrInput, FuncDrvRgtrOutput, FuncDrvUnrgtrInput, FuncDrvUnrgtrOutput, FuncDrvIfChangeInput,
+  FuncDrvIfChangeOutput, FUNC_DRV_RGTR_REQ_ENABLES, FUNC_DRV_RGTR_REQ_OS_TYPE, FUNC_DRV_RGTR_REQ_FLAGS,
+  FUNC_DRV_RGTR_RESP_FLAGS, FUNC_DRV_IF_CHANGE_REQ_FLAGS, FUNC_DRV_IF_CHANGE_RESP_FLAGS, FUNC_DRV_UNRGTR_REQ_FLAGS,
 } from '../firmware-hwrm/hwrm/index.ts';
 import { seq, zeros, seqBytes, REQ_HDR, REQ_HDR_BYTES, RESP_HDR } from './helpers/hwrm-fixtures.ts';
 
@@ -29,7 +29,8 @@ t.test('a kernel-style registration: Linux, version, async events 8 and 9 forwar
   asyncEventFwd[1] = 0x03;
   const got = FuncDrvRgtrInput.encode({
     req_type: 0x1d, cmpl_ring: 0xffff, seq_id: 4, target_id: 0xffff, resp_addr: 0x2000,
-    enables: FUNC_DRV_RGTR_REQ_ENABLES.OS_TYPE | FUNC_DRV_RGTR_REQ_ENABLES.VER | FUNC_DRV_RGTR_REQ_ENABLES.ASYNC_EVENT_FWD,
+    enables: FUNC_DRV_RGTR_REQ_ENABLES.OS_TYPE | FUNC_DRV_RGTR_REQ_ENABLES.VER |
+      FUNC_DRV_RGTR_REQ_ENABLES.ASYNC_EVENT_FWD,
     flags: FUNC_DRV_RGTR_REQ_FLAGS.ASYM_QUEUE_CFG_SUPPORT,
     os_type: FUNC_DRV_RGTR_REQ_OS_TYPE.LINUX, ver_maj_8b: 1, ver_min_8b: 2, ver_upd_8b: 3,
     async_event_fwd: asyncEventFwd,
@@ -72,7 +73,9 @@ t.test('hwrm_func_drv_if_change_input/output: flags @16; flags @8 and valid @15'
   const want = [...REQ_HDR_BYTES, 0x10, 0x11, 0x12, 0x13, 0, 0, 0, 0];
   t.same([...FuncDrvIfChangeInput.encode(values)], want);
   t.strictSame(FuncDrvIfChangeInput.decode(Uint8Array.from(want)), values);
-  t.same([...FuncDrvIfChangeInput.encode({ flags: FUNC_DRV_IF_CHANGE_REQ_FLAGS.UP }).subarray(16)], [1, 0, 0, 0, 0, 0, 0, 0]);
+  t.same([...FuncDrvIfChangeInput.encode({ flags: FUNC_DRV_IF_CHANGE_REQ_FLAGS.UP }).subarray(16)], [
+    1, 0, 0, 0, 0, 0, 0, 0,
+  ]);
   const outValues = { ...RESP_HDR, flags: 0x0b0a0908, valid: 0x0f };
   const outWant = [...seq(0, 11), 0, 0, 0, 0x0f];
   t.same([...FuncDrvIfChangeOutput.encode(outValues)], outWant);

@@ -26,7 +26,10 @@ t.test('hwrm_func_reset_output (16): valid @15', async (t) => {
 });
 
 t.test('FUNC_RESET as both drivers send it: level RESETALL, everything else zero', async (t) => {
-  const got = FuncResetInput.encode({ req_type: 0x11, cmpl_ring: 0xffff, seq_id: 1, target_id: 0xffff, resp_addr: 0x1000, func_reset_level: FUNC_RESET_REQ_FUNC_RESET_LEVEL.RESETALL });
+  const got = FuncResetInput.encode({
+    req_type: 0x11, cmpl_ring: 0xffff, seq_id: 1, target_id: 0xffff, resp_addr: 0x1000,
+    func_reset_level: FUNC_RESET_REQ_FUNC_RESET_LEVEL.RESETALL,
+  });
   t.same([...got], [
     0x11, 0x00, 0xff, 0xff, 0x01, 0x00, 0xff, 0xff,
     0x00, 0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
@@ -51,12 +54,12 @@ t.test('hwrm_func_qcaps_output (144): every field at its documented offset', asy
     fid: 0x0908, port_id: 0x0b0a, flags: 0x0f0e0d0c, mac_address: seqBytes(0x10, 6),
     max_rsscos_ctx: 0x1716, max_cmpl_rings: 0x1918, max_tx_rings: 0x1b1a, max_rx_rings: 0x1d1c, max_l2_ctxs: 0x1f1e,
     max_vnics: 0x2120, first_vf_id: 0x2322, max_vfs: 0x2524, max_stat_ctx: 0x2726,
-    max_encap_records: 0x2b2a2928, max_decap_records: 0x2f2e2d2c, max_tx_em_flows: 0x33323130, max_tx_wm_flows: 0x37363534,
-    max_rx_em_flows: 0x3b3a3938, max_rx_wm_flows: 0x3f3e3d3c, max_mcast_filters: 0x43424140, max_flow_id: 0x47464544,
-    max_hw_ring_grps: 0x4b4a4948, max_sp_tx_rings: 0x4d4c, max_msix_vfs: 0x4f4e, flags_ext: 0x53525150,
-    max_schqs: 0x54, mpc_chnls_cap: 0x55, max_key_ctxs_alloc: 0x5756, flags_ext2: 0x5b5a5958,
-    tunnel_disable_flag: 0x5d5c, xid_partition_cap: 0x5f5e, device_serial_number: seqBytes(0x60, 8),
-    ctxs_per_partition: 0x6968, max_tso_segs: 0x6b6a,
+    max_encap_records: 0x2b2a2928, max_decap_records: 0x2f2e2d2c, max_tx_em_flows: 0x33323130,
+    max_tx_wm_flows: 0x37363534, max_rx_em_flows: 0x3b3a3938, max_rx_wm_flows: 0x3f3e3d3c,
+    max_mcast_filters: 0x43424140, max_flow_id: 0x47464544, max_hw_ring_grps: 0x4b4a4948, max_sp_tx_rings: 0x4d4c,
+    max_msix_vfs: 0x4f4e, flags_ext: 0x53525150, max_schqs: 0x54, mpc_chnls_cap: 0x55, max_key_ctxs_alloc: 0x5756,
+    flags_ext2: 0x5b5a5958, tunnel_disable_flag: 0x5d5c, xid_partition_cap: 0x5f5e,
+    device_serial_number: seqBytes(0x60, 8), ctxs_per_partition: 0x6968, max_tso_segs: 0x6b6a,
     roce_vf_max_av: 0x6f6e6d6c, roce_vf_max_cq: 0x73727170, roce_vf_max_mrw: 0x77767574, roce_vf_max_qp: 0x7b7a7978,
     roce_vf_max_srq: 0x7f7e7d7c, roce_vf_max_gid: 0x83828180, flags_ext3: 0x87868584,
     max_roce_vfs: 0x8988, max_crypto_rx_flow_filters: 0x8b8a, valid: 0x8f,

@@ -32,14 +32,20 @@ t.test('hwrm_err_output: opaque_0 @8, opaque_1 @12, cmd_err @14, valid @15', asy
     0x06, 0x00, 0x93, 0x01, 0x2a, 0x00, 0x10, 0x00,
     0x78, 0x56, 0x34, 0x12, 0xcd, 0xab, 0x03, 0x01,
   ]);
-  const values = { error_code: 6, req_type: 0x193, seq_id: 42, resp_len: 16, opaque_0: 0x12345678, opaque_1: 0xabcd, cmd_err: 3, valid: 1 };
+  const values = {
+    error_code: 6, req_type: 0x193, seq_id: 42, resp_len: 16, opaque_0: 0x12345678, opaque_1: 0xabcd, cmd_err: 3,
+    valid: 1,
+  };
   t.strictSame(HwrmErrOutput.decode(bytes), values);
   t.same([...HwrmErrOutput.encode(values)], [...bytes]);
   t.equal(hwrmErrorName(HwrmErrOutput.decode(bytes).error_code), 'INVALID_ENABLES');
 });
 
 t.test('hwrm_short_input: req_type @0, signature 0x4321 @2, target_id @4, size @6, req_addr @8', async (t) => {
-  const values = { req_type: 0x0193, signature: SHORT_REQ_SIGNATURE_SHORT_CMD, target_id: SHORT_REQ_TARGET_ID.DEFAULT, size: 256, req_addr: 0x2_1234_5670 };
+  const values = {
+    req_type: 0x0193, signature: SHORT_REQ_SIGNATURE_SHORT_CMD, target_id: SHORT_REQ_TARGET_ID.DEFAULT, size: 256,
+    req_addr: 0x2_1234_5670,
+  };
   const want = [
     0x93, 0x01, 0x21, 0x43, 0x00, 0x00, 0x00, 0x01,
     0x70, 0x56, 0x34, 0x12, 0x02, 0x00, 0x00, 0x00,

@@ -52,7 +52,8 @@ t.test('decodes a 200G link-up answer written out by hand', async (t) => {
   t.equal(r.link_speed, PORT_PHY_QCFG_RESP_LINK_SPEED['200GB']);
   t.equal(linkSpeedMbps(r.link_speed), 200_000);
   t.equal(r.active_fec_signal_mode & PORT_PHY_QCFG_RESP_SIGNAL_MODE_MASK, PORT_PHY_QCFG_RESP_SIGNAL_MODE.PAM4);
-  t.equal(r.active_fec_signal_mode >> PORT_PHY_QCFG_RESP_ACTIVE_FEC_SHIFT, PORT_PHY_QCFG_RESP_ACTIVE_FEC.FEC_RS544_1XN_ACTIVE);
+  t.equal(r.active_fec_signal_mode >> PORT_PHY_QCFG_RESP_ACTIVE_FEC_SHIFT,
+    PORT_PHY_QCFG_RESP_ACTIVE_FEC.FEC_RS544_1XN_ACTIVE);
   t.equal(r.duplex_state, 1);
   t.equal(r.active_lanes, 4);
 });

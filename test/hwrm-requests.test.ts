@@ -69,7 +69,8 @@ t.test('every request is a multiple of 8 bytes and starts with the 16-byte heade
   const headerBytes = [0x90, 0x01, 0xff, 0xff, 0x0b, 0x0a, 0xfd, 0xff, 0x00, 0x70, 0x56, 0x34, 0x12, 0x00, 0x00, 0x00];
   for (const { name, request } of REQUESTS.values()) {
     t.equal(request.size % 8, 0, `${name}: ${request.size} bytes`);
-    t.same(request.fields['req_type'], { offset: 0, kind: 'u16', shift: undefined, bits: undefined }, `${name} req_type`);
+    t.same(request.fields['req_type'], { offset: 0, kind: 'u16', shift: undefined, bits: undefined },
+      `${name} req_type`);
     const got = request.encode(header);
     t.same([...got.subarray(0, 16)], headerBytes, `${name} header bytes`);
     t.ok(got.subarray(16).every((b) => b === 0), `${name} body left zero`);
@@ -81,7 +82,8 @@ t.test('every request is a multiple of 8 bytes and starts with the 16-byte heade
 });
 
 t.test('every response starts with the 8-byte header and ends with its valid byte', async (t) => {
-  const headerBytes = [0x04, 0x00, 0xb0, 0x00, 0x0b, 0x0a, 0x10, 0x00]; // RESOURCE_ALLOC_ERROR, req 0xb0, seq 0x0a0b, len 16
+  // RESOURCE_ALLOC_ERROR, req 0xb0, seq 0x0a0b, len 16
+  const headerBytes = [0x04, 0x00, 0xb0, 0x00, 0x0b, 0x0a, 0x10, 0x00];
   for (const { name, response } of REQUESTS.values()) {
     t.equal(response.size % 8, 0, `${name}: ${response.size} bytes`);
     const bytes = new Uint8Array(response.size);
@@ -127,7 +129,9 @@ t.test('a firmware model decodes whatever request arrives by its req_type', asyn
   t.equal(req['fid'], 0xffff);
   t.equal(req['resp_addr'], 0x2000);
   // ...and answers with the response layout: header echoes, resp_len = size, valid = 1.
-  const resp = spec.response.encode({ error_code: 0, req_type, seq_id: 2, resp_len: spec.response.size, port_id: 1, valid: 1 });
+  const resp = spec.response.encode({
+    error_code: 0, req_type, seq_id: 2, resp_len: spec.response.size, port_id: 1, valid: 1,
+  });
   t.same([...resp.subarray(0, 12)], [0x00, 0x00, 0x15, 0x00, 0x02, 0x00, 0x90, 0x00, 0x00, 0x00, 0x01, 0x00]);
   t.equal(resp[143], 1);
 });
@@ -141,7 +145,9 @@ t.test('an unknown req_type has no spec and does not throw', async (t) => {
 
 t.test('encoding rejects values that do not fit and names the field', async (t) => {
   const ringAlloc = REQUESTS.get(HWRM.RING_ALLOC)!.request;
-  t.throws(() => ringAlloc.encode({ ring_type: 0x100 }), { name: 'RangeError', message: /hwrm_ring_alloc_input\.ring_type/ });
+  t.throws(() => ringAlloc.encode({ ring_type: 0x100 }), {
+    name: 'RangeError', message: /hwrm_ring_alloc_input\.ring_type/,
+  });
   t.throws(() => ringAlloc.encode({ page_tbl_addr: 2 ** 53 }), RangeError);
   t.throws(() => ringAlloc.encode({ no_such_field: 1 } as never), /no field no_such_field/);
 });

@@ -23,7 +23,8 @@ t.test('hwrm_stat_ctx_alloc_input (40): every field at its documented offset', a
 t.test('the RoCE statistics context bnxt_re allocates', async (t) => {
   const got = StatCtxAllocInput.encode({
     req_type: 0xb0, cmpl_ring: 0xffff, seq_id: 9, target_id: 0xffff, resp_addr: 0x3000,
-    stats_dma_addr: 0x4_0000, update_period_ms: 1000, stat_ctx_flags: STAT_CTX_ALLOC_REQ_STAT_CTX_FLAGS.ROCE, stats_dma_length: 176,
+    stats_dma_addr: 0x4_0000, update_period_ms: 1000, stat_ctx_flags: STAT_CTX_ALLOC_REQ_STAT_CTX_FLAGS.ROCE,
+    stats_dma_length: 176,
   });
   t.same([...got], [
     0xb0, 0x00, 0xff, 0xff, 0x09, 0x00, 0xff, 0xff, 0x00, 0x30, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
@@ -92,14 +93,16 @@ t.test('hwrm_ring_alloc_output (16): ring_id @8, logical_ring_id @10, push_buffe
   const want = [...seq(0, 12), 0, 0, 0x0f];
   t.same([...RingAllocOutput.encode(values)], want);
   t.strictSame(RingAllocOutput.decode(Uint8Array.from(want)), values);
-  const r = RingAllocOutput.decode(Uint8Array.from([0, 0, 0x50, 0, 0x21, 0, 16, 0, 0x40, 0x02, 0x01, 0x00, 0, 0, 0, 1]));
+  const r =
+    RingAllocOutput.decode(Uint8Array.from([0, 0, 0x50, 0, 0x21, 0, 16, 0, 0x40, 0x02, 0x01, 0x00, 0, 0, 0, 1]));
   t.equal(r.ring_id, 0x240);
   t.equal(r.logical_ring_id, 1);
   t.equal(r.valid, 1);
 });
 
 t.test('hwrm_ring_free_input (32) and output (16)', async (t) => {
-  const values = { ...REQ_HDR, ring_type: 0x10, flags: 0x11, ring_id: 0x1312, prod_idx: 0x17161514, opaque: 0x1b1a1918 };
+  const values =
+    { ...REQ_HDR, ring_type: 0x10, flags: 0x11, ring_id: 0x1312, prod_idx: 0x17161514, opaque: 0x1b1a1918 };
   const want = [...REQ_HDR_BYTES, ...seq(0x10, 0x1b), 0, 0, 0, 0];
   t.equal(RingFreeInput.size, 32);
   t.same([...RingFreeInput.encode(values)], want);

@@ -13,11 +13,13 @@ t.test('the graph is read: every relative import names a file of the tree', asyn
   t.ok(tree.get('drivers/emu/nic-model.ts')?.includes('drivers/emu/firmware/hwrm.ts'));
 });
 
-t.test('nothing in drivers/ or firmware-hwrm/ imports lib/, scripts/, bench/ or test/; firmware-hwrm/ imports no drivers/', async (t) => {
+t.test('nothing in drivers/ or firmware-hwrm/ imports lib/, scripts/, bench/ or test/; firmware-hwrm/ imports no ' +
+  'drivers/', async (t) => {
   t.same(upwardImports(tree), []);
 });
 
-t.test('drivers/ (the software NIC included) and firmware-hwrm/ have no import circle, type-only imports counted', async (t) => {
+t.test('drivers/ (the software NIC included) and firmware-hwrm/ have no import circle, type-only imports ' +
+  'counted', async (t) => {
   t.same(circles(tree, 'drivers/'), []);
   t.same(circles(tree, 'firmware-hwrm/'), []);
 });
@@ -35,6 +37,8 @@ t.test('the checks catch what they are for', async (t) => {
   ]));
   t.same(upwardImports(graph), ['drivers/emu/d.ts -> lib/result.ts', 'firmware-hwrm/x.ts -> drivers/device.ts'],
     'a commented-out import is no import; lib/ importing drivers/ points down');
-  t.same(circles(graph, 'drivers/'), [['drivers/emu/a.ts', 'drivers/emu/b.ts', 'drivers/emu/c.ts'], ['drivers/emu/d.ts']],
+  t.same(circles(graph, 'drivers/'), [
+    ['drivers/emu/a.ts', 'drivers/emu/b.ts', 'drivers/emu/c.ts'], ['drivers/emu/d.ts'],
+  ],
     'a circle through a type-only import, a re-export and a dynamic import; a file importing itself');
 });

@@ -5,13 +5,16 @@ import t from 'tap';
 import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { candidatePorts, ephemeralRange, freeTcpPort, freeUdpPort, freeUdpPortPair, pickRunPorts } from '../scripts/interop/free-ports.ts';
+import {
+  candidatePorts, ephemeralRange, freeTcpPort, freeUdpPort, freeUdpPortPair, pickRunPorts,
+} from '../scripts/interop/free-ports.ts';
 
 t.test('the ephemeral range is read as the kernel writes it', async (t) => {
   t.same(ephemeralRange('32768\t60999\n'), [32768, 60999]);
   t.same(ephemeralRange('garbage'), [32768, 60999], 'unreadable: Linux\'s default');
   const c = candidatePorts([32768, 60999]);
-  t.ok(c.every((p) => (p >= 20000 && p < 32768) || (p > 60999 && p <= 65535)), 'nothing inside the range, nothing below 20000');
+  t.ok(c.every((p) => (p >= 20000 && p < 32768) || (p > 60999 && p <= 65535)),
+    'nothing inside the range, nothing below 20000');
   t.equal(c.length, 32768 - 20000 + 65535 - 60999);
 });
 

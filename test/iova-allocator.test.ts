@@ -30,7 +30,9 @@ t.test('honours a larger alignment and reuses the gap it leaves', async (t) => {
 });
 
 t.test('windows are trimmed to whole granules and a range never spans two windows', async (t) => {
-  const a = new IovaAllocator({ ranges: [{ start: 0x1000_0100, end: 0x1000_3000 }, { start: 0x2000_0000, end: 0x2001_0000 }] });
+  const a = new IovaAllocator({
+    ranges: [{ start: 0x1000_0100, end: 0x1000_3000 }, { start: 0x2000_0000, end: 0x2001_0000 }],
+  });
   t.equal(a.freeBytes, 0x2000 + 0x10000, 'the first window becomes [0x10001000, 0x10003000)');
   t.equal(take(a, 0x3000), 0x2000_0000, 'three pages do not fit in the first window and do not spill out of it');
   t.equal(take(a, 0x1000), 0x1000_1000);
@@ -61,7 +63,8 @@ t.test('never hands out overlapping ranges, through random allocate/release', as
     if (iova % align !== 0) t.fail(`seed ${seed} step ${step}: ${iova} not aligned to ${align}`);
     if (iova < 4 * GiB || iova + length > 4 * GiB + 64 * MiB) t.fail(`seed ${seed} step ${step}: outside the window`);
     for (const [other, otherLength] of live) {
-      if (iova < other + otherLength && other < iova + length) t.fail(`seed ${seed} step ${step}: [${iova}, +${length}) overlaps [${other}, +${otherLength})`);
+      if (iova < other + otherLength && other < iova + length)
+        t.fail(`seed ${seed} step ${step}: [${iova}, +${length}) overlaps [${other}, +${otherLength})`);
     }
     live.set(iova, Math.ceil(length / 4096) * 4096);
   }
@@ -105,5 +108,6 @@ t.test('misuse throws InvalidArgument', async (t) => {
   a.release(iova);
   t.throws(() => a.release(iova), InvalidArgument, 'double release');
   t.throws(() => new IovaAllocator({ ranges: [], granuleBytes: 6000 }), InvalidArgument);
-  t.throws(() => new IovaAllocator({ ranges: [{ start: 0, end: 2 * 8192 }, { start: 8192, end: 4 * 8192 }] }), InvalidArgument, 'overlapping windows');
+  t.throws(() => new IovaAllocator({ ranges: [{ start: 0, end: 2 * 8192 }, { start: 8192, end: 4 * 8192 }] }),
+    InvalidArgument, 'overlapping windows');
 });

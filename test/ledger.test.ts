@@ -7,7 +7,9 @@ import { ok, err } from '../lib/result.ts';
 
 function buffer(iova: number): DmaBuffer {
   const bytes = new Uint8Array(4096);
-  return { iova, length: 4096, bytes, u32: new Uint32Array(bytes.buffer), view: new DataView(bytes.buffer), pageBytes: 4096 };
+  return {
+    iova, length: 4096, bytes, u32: new Uint32Array(bytes.buffer), view: new DataView(bytes.buffer), pageBytes: 4096,
+  };
 }
 
 function holder() {
@@ -44,7 +46,8 @@ t.test('unwinds newest first: undo commands and releases, then the memory is fre
   ledger.undo(ch, 'DESTROY 2', ch.command('DESTROY 2'));
   t.same(ledger.buffers().map((b) => b.iova), [1, 2]);
   t.same(ledger.unwind(), [], 'nothing failed');
-  t.same(m.log, ['DESTROY 2', 'DESTROY 1', 'close', 'free 2', 'free 1'], 'memory goes back only after every command was confirmed');
+  t.same(m.log, ['DESTROY 2', 'DESTROY 1', 'close', 'free 2', 'free 1'],
+    'memory goes back only after every command was confirmed');
   t.equal(ledger.size, 0);
   t.same(ledger.unwind(), [], 'a second unwind has nothing to do');
 });
@@ -78,7 +81,8 @@ t.test('a channel already silent: no command at all, memory held', async (t) => 
   t.same(m.log, ['hold 1']);
 });
 
-t.test('a refused undo: the rest still goes back, but every buffer is held (the object left may name it)', async (t) => {
+t.test('a refused undo: the rest still goes back, but every buffer is held (the object left may name ' +
+  'it)', async (t) => {
   const m = holder();
   const ch = new FakeChannel(m.log);
   const ledger = new Ledger(m, [ch]);

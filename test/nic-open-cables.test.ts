@@ -21,22 +21,27 @@ function exchange(t: Test, nicA: Nic, nicB: Nic): void {
     fillPattern(rf.bytes, 0, 5000, seed);
     to.receive(rt, 0, 8192);
     from.send(rf, 0, 5000);
-    t.same(from.wait('send', 30e6), { ok: true, value: 5000 }, `${from === a ? 'A to B' : 'B to A'}: the send completes`);
+    t.same(from.wait('send', 30e6), { ok: true, value: 5000 },
+      `${from === a ? 'A to B' : 'B to A'}: the send completes`);
     t.same(to.wait('receive', 30e6), { ok: true, value: 5000 }, 'the receive takes it');
     t.equal(firstDifference(rt.bytes, 0, rf.bytes, 0, 5000), -1, 'its bytes intact');
   }
 }
 
-t.test('a NIC on a UDP port another socket holds is an error naming the port; the NIC that holds it goes on working', async (t) => {
+t.test('a NIC on a UDP port another socket holds is an error naming the port; the NIC that holds it goes on ' +
+  'working', async (t) => {
   const [portA, portB] = await freeUdpPortPair();
   const nicA = must(Nic.open(`emu:${portA}:${portB}`), 'Nic.open A');
   t.teardown(() => nicA.close());
   const clash = Nic.open(`emu:${portA}:${portB}`);
   t.equal(clash.ok, false, 'the second open on the same port is an error');
-  if (!clash.ok) t.match(clash.error, new RegExp(`port ${portA} on 127\\.0\\.0\\.1 is already bound`), `it names the port: ${clash.ok ? '' : clash.error}`);
+  if (!clash.ok)
+    t.match(clash.error, new RegExp(`port ${portA} on 127\\.0\\.0\\.1 is already bound`),
+      `it names the port: ${clash.ok ? '' : clash.error}`);
   // The same for a port some other program holds.
   const other = createSocket('udp4');
-  const otherPort = await new Promise<number>((resolve) => other.bind(0, '127.0.0.1', () => resolve(other.address().port)));
+  const otherPort =
+    await new Promise<number>((resolve) => other.bind(0, '127.0.0.1', () => resolve(other.address().port)));
   t.teardown(() => other.close());
   const held = Nic.open(`emu:${otherPort}:${portA}`);
   t.equal(held.ok, false, 'a port another program holds is an error too');
@@ -77,17 +82,28 @@ t.test('two NICs on ports 256k and 256k + 1, cabled to each other, have two addr
   const nicA = Nic.open(`emu:${base}:${base + 1}`);
   const nicB = Nic.open(`emu:${base + 1}:${base}`);
   t.teardown(() => { if (nicA.ok) nicA.value.close(); if (nicB.ok) nicB.value.close(); });
-  if (!nicA.ok || !nicB.ok) return t.fail(`ports ${base}, ${base + 1} were taken meanwhile: ${nicA.ok ? '' : nicA.error} ${nicB.ok ? '' : nicB.error}`);
-  t.not(nicA.value.info.ipv4, nicB.value.info.ipv4, `two addresses: ${nicA.value.info.ipv4} and ${nicB.value.info.ipv4}`);
+  if (!nicA.ok || !nicB.ok)
+    return t.fail(
+      `ports ${base}, ${base + 1} were taken meanwhile: ${nicA.ok ? '' : nicA.error} ${nicB.ok ? '' : nicB.error}`,
+    );
+  t.not(nicA.value.info.ipv4, nicB.value.info.ipv4,
+    `two addresses: ${nicA.value.info.ipv4} and ${nicB.value.info.ipv4}`);
   exchange(t, nicA.value, nicB.value);
 });
 
 t.test('a cable whose two ends would share a port, an address or a MAC is refused', async (t) => {
   const [p, q] = await freeUdpPortPair();
   t.throws(() => Nic.open(`emu:${p}:${p}`), InvalidArgument, 'a UDP cable from a port to itself');
-  t.throws(() => Nic.open(`emu:${p}:${q}`, { ipv4: ipv4FromNumber(q).join('.') }), InvalidArgument, 'this end given the address the other end\'s port gives');
-  t.throws(() => Nic.open(`emu:${p}:${q}`, { mac: `02:62:6e:00:${(q >> 8).toString(16).padStart(2, '0')}:${(q & 0xff).toString(16).padStart(2, '0')}` }), InvalidArgument, 'this end given the MAC the other end\'s port gives');
-  t.throws(() => Nic.open(`emu:${p}:${q}`, { stepped: true }), InvalidArgument, 'a stepped NIC on a UDP cable (a virtual clock against real frames)');
+  t.throws(() => Nic.open(`emu:${p}:${q}`, { ipv4: ipv4FromNumber(q).join('.') }), InvalidArgument,
+    'this end given the address the other end\'s port gives');
+  t.throws(
+    () => Nic.open(`emu:${p}:${q}`, {
+      mac: `02:62:6e:00:${(q >> 8).toString(16).padStart(2, '0')}:${(q & 0xff).toString(16).padStart(2, '0')}`,
+    }),
+    InvalidArgument, 'this end given the MAC the other end\'s port gives',
+  );
+  t.throws(() => Nic.open(`emu:${p}:${q}`, { stepped: true }), InvalidArgument,
+    'a stepped NIC on a UDP cable (a virtual clock against real frames)');
   const pair = `cables-${process.pid}`;
   const a = must(Nic.open('emu', { stepped: true, pair, ipv4: '10.9.9.9' }), 'Nic.open pair A');
   t.teardown(() => a.close());

@@ -12,14 +12,17 @@ t.test('an absent PCI function is a clear error, not an exception', async (t) =>
 
 function nonBnxtFunction(): string | undefined {
   try {
-    return readdirSync('/sys/bus/pci/devices').find((d) => readFileSync(`/sys/bus/pci/devices/${d}/vendor`, 'utf8').trim() !== '0x14e4');
+    return readdirSync('/sys/bus/pci/devices').find(
+      (d) => readFileSync(`/sys/bus/pci/devices/${d}/vendor`, 'utf8').trim() !== '0x14e4',
+    );
   } catch {
     return undefined; // no sysfs PCI tree here
   }
 }
 const other = nonBnxtFunction();
 
-t.test('a PCI function that is not a bnxt NIC is a clear error', { skip: other ? false : 'this machine shows no PCI function to try' }, async (t) => {
+t.test('a PCI function that is not a bnxt NIC is a clear error',
+  { skip: other ? false : 'this machine shows no PCI function to try' }, async (t) => {
   const r = Nic.open(other!);
   t.notOk(r.ok);
   if (!r.ok) t.match(r.error, /not a Broadcom bnxt NIC function/);

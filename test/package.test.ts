@@ -28,7 +28,9 @@ t.teardown(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** The repository's files as a clone has them (tracked, or new and not ignored). */
 function copySources(to: string): void {
-  const listed = spawnSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, encoding: 'utf8' });
+  const listed = spawnSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+    cwd: ROOT, encoding: 'utf8',
+  });
   if (listed.status !== 0) throw new Error(`git ls-files failed: ${listed.stderr}`);
   for (const file of listed.stdout.split('\0').filter(Boolean)) {
     if (!existsSync(join(ROOT, file))) continue; // deleted in the work tree
@@ -39,7 +41,9 @@ function copySources(to: string): void {
 }
 
 async function npm(args: string[], cwd: string): Promise<string> {
-  const { stdout } = await run('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], { cwd, timeout: 240_000, maxBuffer: 1 << 26 });
+  const { stdout } = await run('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], {
+    cwd, timeout: 240_000, maxBuffer: 1 << 26,
+  });
   return stdout;
 }
 
@@ -52,18 +56,28 @@ t.before(async () => {
   copySources(src);
   // What `prepare` does at npm install / npm pack; run here so its output stays out of the JSON.
   await run(process.execPath, ['scripts/build.mjs'], { cwd: src, timeout: 240_000 });
-  const report = JSON.parse(await npm(['pack', '--ignore-scripts', '--json', '--pack-destination', scratch], src)) as { filename: string; files: { path: string }[] }[];
+  const report =
+    JSON.parse(await npm(['pack', '--ignore-scripts', '--json', '--pack-destination', scratch],
+    src)) as { filename: string; files: { path: string }[] }[];
   tarball = join(scratch, report[0]!.filename);
   packed = report[0]!.files.map((f) => f.path).sort();
 });
 
 t.test('the tarball holds what users need and nothing of the work tree', async (t) => {
-  for (const needed of ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'dist/index.mjs', 'dist/emu-worker.mjs', 'dist/rig-bnxt.mjs', 'dist/types/lib/index.d.ts', 'docs/api.md', 'docs/cli.md', 'docs/dependencies.md', 'scripts/bind-vfio.sh']) {
+  for (const needed of [
+    'package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'dist/index.mjs', 'dist/emu-worker.mjs',
+    'dist/rig-bnxt.mjs', 'dist/types/lib/index.d.ts', 'docs/api.md', 'docs/cli.md', 'docs/dependencies.md',
+    'scripts/bind-vfio.sh',
+  ]) {
     t.ok(packed.includes(needed), `ships ${needed}`);
   }
-  const unwanted = packed.filter((p) => /^(test|bench|\.ci|\.github|node_modules|build)\//.test(p) || /\.(c|h|ts)$/.test(p) && !p.endsWith('.d.ts') || /^tsconfig/.test(p) || p.endsWith('.tap'));
+  const unwanted = packed.filter(
+    (p) => /^(test|bench|\.ci|\.github|node_modules|build)\//.test(p) ||
+      /\.(c|h|ts)$/.test(p) && !p.endsWith('.d.ts') || /^tsconfig/.test(p) || p.endsWith('.tap'),
+  );
   t.same(unwanted, [], 'no test, benchmark, C, CI, TypeScript source or config file');
-  t.ok(packed.every((p) => !p.startsWith('lib/') && !p.startsWith('drivers/') && !p.startsWith('firmware-hwrm/')), 'no sources: the bundles carry the code');
+  t.ok(packed.every((p) => !p.startsWith('lib/') && !p.startsWith('drivers/') && !p.startsWith('firmware-hwrm/')),
+    'no sources: the bundles carry the code');
   const license = readFileSync(join(ROOT, 'LICENSE'), 'utf8');
   const declared = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).license as string;
   t.match(license, new RegExp(`^${declared} License`), `LICENSE is the ${declared} license package.json names`);
@@ -71,7 +85,8 @@ t.test('the tarball holds what users need and nothing of the work tree', async (
 
 t.test('a fresh app installs it without koffi\'s native part', async (t) => {
   mkdirSync(app);
-  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true, type: 'module' }, null, 2));
+  writeFileSync(join(app, 'package.json'),
+    JSON.stringify({ name: 'consumer', version: '1.0.0', private: true, type: 'module' }, null, 2));
   await npm(['install', '--prefer-offline', '--omit=optional', '--ignore-scripts', tarball], app);
   t.ok(existsSync(join(app, 'node_modules', 'rig-bnxt', 'dist', 'index.mjs')), 'rig-bnxt installed');
   t.notOk(existsSync(join(app, 'node_modules', '@koromix')), 'koffi\'s native packages left out');
@@ -85,7 +100,10 @@ const MODES = [
   { name: 'bundler', module: 'esnext', moduleResolution: 'bundler' },
   {
     name: 'nodenext, strictest optional checks', module: 'nodenext', moduleResolution: 'nodenext',
-    extra: { exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, noPropertyAccessFromIndexSignature: true, noImplicitOverride: true, noImplicitReturns: true, noFallthroughCasesInSwitch: true },
+    extra: {
+      exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, noPropertyAccessFromIndexSignature: true,
+      noImplicitOverride: true, noImplicitReturns: true, noFallthroughCasesInSwitch: true,
+    },
   },
 ];
 
@@ -101,12 +119,15 @@ t.test('a strict TypeScript program using the whole API compiles in every module
       files: ['main.ts'],
     };
     writeFileSync(join(app, `tsconfig.${i}.json`), JSON.stringify(config, null, 2));
-    const r = spawnSync(process.execPath, [TSC, '-p', `tsconfig.${i}.json`, '--listFiles'], { cwd: app, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [TSC, '-p', `tsconfig.${i}.json`, '--listFiles'], {
+      cwd: app, encoding: 'utf8',
+    });
     const errors = r.stdout.split('\n').filter((l) => /error TS\d+/.test(l));
     t.same(errors, [], `${mode.name}: no errors`);
     t.equal(r.status, 0, `${mode.name}: tsc exits 0`);
     const fromPackage = r.stdout.split('\n').filter((l) => l.includes('node_modules/rig-bnxt/'));
-    t.ok(fromPackage.length > 0 && fromPackage.every((l) => l.endsWith('.d.ts')), `${mode.name}: only the package's declarations are read (${fromPackage.length} files)`);
+    t.ok(fromPackage.length > 0 && fromPackage.every((l) => l.endsWith('.d.ts')),
+      `${mode.name}: only the package's declarations are read (${fromPackage.length} files)`);
   }
 });
 
@@ -116,15 +137,17 @@ t.test('the compiled program runs on the software NIC without koffi', async (t) 
 });
 
 t.test('the installed CLI answers --version', async (t) => {
-  const { stdout } = await run(process.execPath, [join(app, 'node_modules', '.bin', 'rig-bnxt'), '--version'], { cwd: app, timeout: 30_000 });
+  const { stdout } = await run(process.execPath, [join(app, 'node_modules', '.bin', 'rig-bnxt'), '--version'], {
+    cwd: app, timeout: 30_000,
+  });
   t.equal(stdout.trim(), `rig-bnxt ${version}`);
 });
 
 t.test('an app bundled into one file finds the worker, or says at once where it is not', async (t) => {
   // As an application's own build would: everything in one file, koffi left to Node.
   const bundled = await build({
-    absWorkingDir: app, entryPoints: ['out1/main.js'], outfile: 'bundled/app.mjs', bundle: true, platform: 'node', format: 'esm',
-    external: ['koffi'], logLevel: 'silent',
+    absWorkingDir: app, entryPoints: ['out1/main.js'], outfile: 'bundled/app.mjs', bundle: true, platform: 'node',
+    format: 'esm', external: ['koffi'], logLevel: 'silent',
   });
   t.same(bundled.errors, [], 'esbuild bundles the app');
   // Inside the project: rig-bnxt is installed where the bundle can resolve it.
@@ -143,7 +166,8 @@ t.test('an app bundled into one file finds the worker, or says at once where it 
   t.notMatch(said.error, /no answer from the software NIC's worker/, 'not a start-up time-out');
 
   const pointed = await run(process.execPath, ['app.mjs'], {
-    cwd: alone, timeout: 60_000, env: { ...process.env, RIG_BNXT_EMU_WORKER: join(app, 'node_modules', 'rig-bnxt', 'dist', 'emu-worker.mjs') },
+    cwd: alone, timeout: 60_000,
+    env: { ...process.env, RIG_BNXT_EMU_WORKER: join(app, 'node_modules', 'rig-bnxt', 'dist', 'emu-worker.mjs') },
   });
   t.same(JSON.parse(pointed.stdout.trim()), CONSUMER_EXPECTED, 'with RIG_BNXT_EMU_WORKER it works');
 });

@@ -2,7 +2,9 @@
 import t, { type Test } from 'tap';
 import { Qp, Region, InvalidArgument, type Endpoint, type Nic } from '../lib/index.ts';
 import { nicInternals } from '../lib/nic.ts';
-import { openNic, controls, qpAttributes, requests, watchCommands, unwrap, STATE, STATUS, emu } from './helpers/qp-control.ts';
+import {
+  openNic, controls, qpAttributes, requests, watchCommands, unwrap, STATE, STATUS, emu,
+} from './helpers/qp-control.ts';
 
 // roce_hsi.h: CMDQ_MODIFY_QP_ACCESS_* (QP access bits).
 const LOCAL_WRITE = 0x1;
@@ -114,7 +116,8 @@ t.test('a send to the peer is retried while the peer has posted no receive, with
   nic.close();
 });
 
-t.test('a send the peer does not acknowledge is retried 7 times, each after 67 ms, before its completion fails', async (t) => {
+t.test('a send the peer does not acknowledge is retried 7 times, each after 67 ms, before its completion ' +
+  'fails', async (t) => {
   const nic = openNic();
   const [a, b] = pair(nic);
   unwrap(a.connect(b.endpoint));
@@ -136,13 +139,15 @@ t.test('a send the peer does not acknowledge is retried 7 times, each after 67 m
   t.equal(c1['retransmitEvents']! - c0['retransmitEvents']!, 7, 'after 7 retries');
   t.equal(c1['ackTimeouts']! - c0['ackTimeouts']!, 8, 'each begun by an ACK timeout, and the 8th ends it');
   // Virtual time of the stepped NIC: deterministic.
-  t.ok(elapsed >= 8 * ACK_TIMEOUT_NS && elapsed < 9 * ACK_TIMEOUT_NS, `failed after ${(elapsed / 1e6).toFixed(1)} ms (8 x 67.1 ms)`);
+  t.ok(elapsed >= 8 * ACK_TIMEOUT_NS && elapsed < 9 * ACK_TIMEOUT_NS,
+    `failed after ${(elapsed / 1e6).toFixed(1)} ms (8 x 67.1 ms)`);
   for (const x of [a, b]) unwrap(x.destroy());
   unwrap(r.deregister());
   nic.close();
 });
 
-t.test('e may be the endpoint of a queue pair of qp\'s own NIC, qp\'s own included; qp then serves its peer\'s reads', async (t) => {
+t.test('e may be the endpoint of a queue pair of qp\'s own NIC, qp\'s own included; qp then serves its peer\'s ' +
+  'reads', async (t) => {
   const nic = openNic();
   const self = unwrap(Qp.make(nic));
   t.same(self.connect(self.endpoint), { ok: true, value: undefined }, 'connected to itself');
@@ -152,12 +157,14 @@ t.test('e may be the endpoint of a queue pair of qp\'s own NIC, qp\'s own includ
   for (let i = 0; i < s.length; i++) s.bytes[i] = (i * 7) & 0xff;
   self.read(s, 100, d, 10, 5000);
   t.same(self.wait('send', 1_000_000), { ok: true, value: 5000 }, 'a read from itself completes');
-  t.ok(d.bytes.subarray(10, 5010).every((v, i) => v === (((i + 100) * 7) & 0xff)), 'with the bytes of this process\'s region');
+  t.ok(d.bytes.subarray(10, 5010).every((v, i) => v === (((i + 100) * 7) & 0xff)),
+    'with the bytes of this process\'s region');
   // Another queue pair of the same NIC.
   const [a, b] = pair(nic);
   unwrap(a.connect(b.endpoint));
   unwrap(b.connect(a.endpoint));
-  t.equal(qpAttributes(nic, a.number)?.access, LOCAL_WRITE | REMOTE_READ, 'a peer on the same NIC: remote read granted');
+  t.equal(qpAttributes(nic, a.number)?.access, LOCAL_WRITE | REMOTE_READ,
+    'a peer on the same NIC: remote read granted');
   s.bytes.fill(0x5c, 0, 64);
   a.read(s, 0, d, 0, 64);
   t.same(a.wait('send', 1_000_000), { ok: true, value: 64 }, 'b serves a\'s read');
@@ -180,7 +187,8 @@ t.test('remote read is granted only to a queue pair of the same NIC', async (t) 
   const ghost = unwrap(Qp.make(nic));
   const e = { ...ghost.endpoint, qp: 0xabcde };
   unwrap(ghost.connect(e));
-  t.equal(qpAttributes(nic, ghost.number)?.access, LOCAL_WRITE, 'a number no queue pair of this NIC has: no remote read');
+  t.equal(qpAttributes(nic, ghost.number)?.access, LOCAL_WRITE,
+    'a number no queue pair of this NIC has: no remote read');
   for (const x of [qp, ghost]) unwrap(x.destroy());
   unwrap(far.destroy());
   unwrap(r.deregister());
@@ -206,7 +214,8 @@ t.test('Error msg if the firmware refuses a change of qp\'s state', async (t) =>
   }
 });
 
-t.test('a connect the firmware refused part-way, called again, takes qp back to reset and connects it from there', async (t) => {
+t.test('a connect the firmware refused part-way, called again, takes qp back to reset and connects it from ' +
+  'there', async (t) => {
   // [refusals (command of the connect that is refused), ...]: each connect refused at one step, then a clean one.
   const cases: [string, [number, string][]][] = [
     ['at RTR', [[1, 'MODIFY_QP RTR']]],
@@ -241,7 +250,8 @@ t.test('a connect an exception ended, called again, takes qp back to reset and c
     const nic = openNic();
     const [a, b] = pair(nic);
     const broken = watchCommands(nic, (n) => { if (n === step) throw new Error('injected failure'); });
-    t.throws(() => a.connect(b.endpoint), /injected failure/, `an exception at ${step === 1 ? 'RTR' : 'RTS'} ends the connect`);
+    t.throws(() => a.connect(b.endpoint), /injected failure/,
+      `an exception at ${step === 1 ? 'RTR' : 'RTS'} ends the connect`);
     broken.restore();
     t.equal(a.connected, false);
     connectsAgainFromReset(t, nic, a, b, 'connect again succeeds');
@@ -270,7 +280,8 @@ t.test('a connect an exception ended, called again, takes qp back to reset and c
   trafficFlowsThenClose(t, nic, a, b);
 });
 
-t.test('Raises Invalid_argument if qp is connected, or e\'s gid is not 16 bytes or its mac not 6, before any request', async (t) => {
+t.test('Raises Invalid_argument if qp is connected, or e\'s gid is not 16 bytes or its mac not 6, before any ' +
+  'request', async (t) => {
   const nic = openNic();
   const [a, b] = pair(nic);
   const e = b.endpoint;

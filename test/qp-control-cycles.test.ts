@@ -20,7 +20,8 @@ t.test(`${CYCLES} make/connect/destroy cycles give back everything they took`, a
     numbers.add(qp.number);
     unwrap(qp.connect(i % 2 === 0 ? qp.endpoint : anchor.endpoint));
     unwrap(qp.destroy());
-    if (i % CHECK_EVERY === 0) t.same(holdings(nic), start, `after ${i} cycles: DMA memory, mappings and every table as at the start`);
+    if (i % CHECK_EVERY === 0)
+      t.same(holdings(nic), start, `after ${i} cycles: DMA memory, mappings and every table as at the start`);
   }
   const sent = requests(nic);
   t.equal(sent.rcfw - asked.rcfw, CYCLES * 9, '9 RoCE commands a cycle: 4 to make, 2 to connect, 3 to destroy');

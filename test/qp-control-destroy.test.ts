@@ -15,7 +15,8 @@ t.test('destroy qp destroys qp and frees its rings: DESTROY_QP, then the CQs, th
   const qp = unwrap(Qp.make(nic));
   made.restore();
   unwrap(qp.connect(qp.endpoint));
-  const cqIds = made.log.filter((c) => c.opcode === OP.CREATE_QP).map((c) => [c.body['scq_cid'], c.body['rcq_cid']])[0]!;
+  const cqIds =
+    made.log.filter((c) => c.opcode === OP.CREATE_QP).map((c) => [c.body['scq_cid'], c.body['rcq_cid']])[0]!;
   const live = nic.info.dmaBytes;
   t.ok(live - start.dmaBytes >= RING_BYTES, 'the queue pair holds its rings');
   const watch = watchCommands(nic);
@@ -24,9 +25,11 @@ t.test('destroy qp destroys qp and frees its rings: DESTROY_QP, then the CQs, th
   t.same(watch.log.map((c) => c.name), DESTROY_COMMANDS, 'DESTROY_QP, then the two CQs');
   t.equal(watch.log[0]!.body['qp_cid'], qp.number, 'this queue pair');
   t.same(watch.log.slice(1).map((c) => c.body['cq_cid']).sort(), [...cqIds].sort(), 'its own CQs');
-  t.ok(watch.log.every((c) => c.dmaBytesBefore === live), 'no memory is freed before the firmware confirmed every command');
+  t.ok(watch.log.every((c) => c.dmaBytesBefore === live),
+    'no memory is freed before the firmware confirmed every command');
   t.same(holdings(nic), start, 'then every ring is freed and unmapped, and the firmware holds nothing of it');
-  t.same(qp.destroy(), { ok: false, error: 'Qp.destroy: the queue pair is already destroyed' }, 'a second destroy is an Error');
+  t.same(qp.destroy(), { ok: false, error: 'Qp.destroy: the queue pair is already destroyed' },
+    'a second destroy is an Error');
   nic.close();
 });
 
@@ -90,7 +93,8 @@ t.test('the entries of its peer\'s queue pair fail once their retries end', asyn
   nic.close();
 });
 
-t.test('it is Error msg if the firmware refuses; qp then counts as destroyed, and its rings stay allocated until close', async (t) => {
+t.test('it is Error msg if the firmware refuses; qp then counts as destroyed, and its rings stay allocated until ' +
+  'close', async (t) => {
   for (let n = 1; n <= DESTROY_COMMANDS.length; n++) {
     const nic = openNic();
     const start = holdings(nic);
@@ -123,7 +127,8 @@ t.test('it is Error msg if the firmware refuses; qp then counts as destroyed, an
   }
 });
 
-t.test('it is Error msg for every call after one that an exception ended; the rings stay allocated until close', async (t) => {
+t.test('it is Error msg for every call after one that an exception ended; the rings stay allocated until ' +
+  'close', async (t) => {
   for (let n = 1; n <= DESTROY_COMMANDS.length; n++) {
     const nic = openNic();
     const qp = unwrap(Qp.make(nic));
@@ -146,7 +151,8 @@ t.test('it is Error msg for every call after one that an exception ended; the ri
   }
 });
 
-t.test('a firmware silent during destroy: Error, the rings stay allocated and are never reused until close', async (t) => {
+t.test('a firmware silent during destroy: Error, the rings stay allocated and are never reused until ' +
+  'close', async (t) => {
   for (let n = 1; n <= DESTROY_COMMANDS.length; n++) {
     const nic = openNic();
     const qp = unwrap(Qp.make(nic));
@@ -174,12 +180,14 @@ t.test('close destroys the queue pairs left on the NIC', async (t) => {
   const watch = watchCommands(nic);
   nic.close();
   watch.restore();
-  t.same(watch.log.filter((c) => c.opcode === OP.DESTROY_QP).map((c) => c.body['qp_cid']).sort(), qps.map((q) => q.number).sort(), 'DESTROY_QP for each');
+  t.same(watch.log.filter((c) => c.opcode === OP.DESTROY_QP).map((c) => c.body['qp_cid']).sort(),
+    qps.map((q) => q.number).sort(), 'DESTROY_QP for each');
   t.equal(dma.allocatedBytes, 0, 'and every byte is given back');
   t.notOk(qps[0]!.destroy().ok, 'destroy after close is an Error');
 });
 
-t.test('after destroy, poll and wait read nothing of the freed rings: poll is None, wait raises "no entry due", room is 0', async (t) => {
+t.test('after destroy, poll and wait read nothing of the freed rings: poll is None, wait raises "no entry due", room ' +
+  'is 0', async (t) => {
   const nic = openNic();
   const a = unwrap(Qp.make(nic));
   const b = unwrap(Qp.make(nic));
@@ -207,7 +215,8 @@ t.test('after destroy, poll and wait read nothing of the freed rings: poll is No
     t.equal(a.room(side), 0, `a.room('${side}') is 0: a destroyed queue pair takes no entry`);
   }
   t.same(requests(nic), asked, 'none of it asks the firmware anything');
-  t.same(c.wait('send', 1e6), { ok: true, value: 100 }, 'the new queue pair still takes its own completion: a consumed nothing of it');
+  t.same(c.wait('send', 1e6), { ok: true, value: 100 },
+    'the new queue pair still takes its own completion: a consumed nothing of it');
   unwrap(b.destroy());
   unwrap(c.destroy());
   unwrap(d.destroy());

@@ -32,7 +32,8 @@ t.test('for every Ethernet MTU from 576 to 9216 the driver and the firmware take
     const expected = expectedPathMtu(mtu);
     const driver = pathMtuFor(mtu);
     const firmware = 256 << maxPathMtuCode(mtu);
-    if (driver !== expected || firmware !== expected) wrong.push(`MTU ${mtu}: expected ${expected}, driver ${driver}, firmware ${firmware}`);
+    if (driver !== expected || firmware !== expected)
+      wrong.push(`MTU ${mtu}: expected ${expected}, driver ${driver}, firmware ${firmware}`);
   }
   t.same(wrong.slice(0, 20), []);
   t.end();
@@ -67,7 +68,8 @@ t.test('Qp.connect succeeds across 576..9216, and driver, port and firmware agre
       const firmware = qpAttributes(nic, a.number)?.pathMtuBytes;
       const engine = controls(nic).engine.qp(a.number)?.mtu;
       if (driver !== expected || firmware !== expected || engine !== expected) {
-        disagreements.push(`MTU ${mtu}: expected ${expected}, driver ${driver}, firmware ${firmware}, engine ${engine}`);
+        disagreements.push(`MTU ` +
+          `${mtu}: expected ${expected}, driver ${driver}, firmware ${firmware}, engine ${engine}`);
       }
     } finally {
       nic.close();

@@ -14,7 +14,9 @@ const MESSAGES = 200;
 const BYTES = 20_000; // 5 packets at path MTU 4096: SEND First, 3 Middle, Last
 const OP = { SEND_FIRST: '0', SEND_MIDDLE: '1', SEND_LAST: '2', ACK: '17' };
 
-/** Records in a classic pcap file, read from its layout: 24-byte header, then 16-byte record headers (incl_len at +8). */
+/**
+ * Records in a classic pcap file, read from its layout: 24-byte header, then 16-byte record headers (incl_len at +8).
+ */
 function pcapRecords(path: string): number {
   const b = readFileSync(path);
   if (b.length < 24) return 0;
@@ -28,7 +30,10 @@ function pcapRecords(path: string): number {
 }
 
 function opcodes(path: string): Map<string, number> {
-  const r = spawnSync('tshark', ['-r', path, '--disable-protocol', 'rpcordma', '-T', 'fields', '-e', 'infiniband.bth.opcode'], { encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(
+    'tshark', ['-r', path, '--disable-protocol', 'rpcordma', '-T', 'fields', '-e', 'infiniband.bth.opcode'],
+    { encoding: 'utf8', timeout: 120_000 },
+  );
   if (r.status !== 0) throw new Error(`tshark failed: ${r.stderr}`);
   const counts = new Map<string, number>();
   for (const line of r.stdout.split('\n')) if (line !== '') counts.set(line, (counts.get(line) ?? 0) + 1);
@@ -70,7 +75,8 @@ t.test('thread mode: the capture holds every frame while the NIC runs (flushed w
   // No close yet: the writer's interval flush must put them in the file on its own.
   const deadline = Date.now() + 20_000;
   while (pcapRecords(file) < sent && Date.now() < deadline) await new Promise((res) => setTimeout(res, 50));
-  t.equal(pcapRecords(file), sent, 'while the NIC is open, every frame it sent is in the file within the flush interval');
+  t.equal(pcapRecords(file), sent,
+    'while the NIC is open, every frame it sent is in the file within the flush interval');
 
   exchange();
   const before = engineCounters(p.nic);
@@ -81,7 +87,10 @@ t.test('thread mode: the capture holds every frame while the NIC runs (flushed w
   t.equal(total(ops), capture, `after close tshark decodes every frame the NIC sent (${capture})`);
   // Exact unless the NIC retransmitted (a worker descheduled past the 67 ms ACK timeout): then at least.
   const exact = before.packetsRetransmitted === 0;
-  const count = (op: string, n: number, what: string) => (exact ? t.equal(ops.get(op) ?? 0, n, what) : t.ok((ops.get(op) ?? 0) >= n, `${what} (at least: ${before.packetsRetransmitted} retransmitted)`));
+  const count = (op: string, n: number, what: string) =>
+    (exact ? t.equal(ops.get(op) ?? 0, n, what) : t.ok(
+      (ops.get(op) ?? 0) >= n, `${what} (at least: ${before.packetsRetransmitted} retransmitted)`,
+    ));
   count(OP.SEND_FIRST, 2 * MESSAGES, 'every SEND First');
   count(OP.SEND_MIDDLE, 2 * MESSAGES * 3, 'every SEND Middle');
   count(OP.SEND_LAST, 2 * MESSAGES, 'every SEND Last, the tail included');

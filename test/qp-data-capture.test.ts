@@ -10,7 +10,10 @@ import { join } from 'node:path';
 import { fillPattern, firstDifference, openPair } from './helpers/qp-data.ts';
 import { findPython, runPython } from './helpers/python.ts';
 
-const OP = { SEND_FIRST: 0, SEND_MIDDLE: 1, SEND_LAST: 2, SEND_ONLY: 4, READ_REQUEST: 12, READ_FIRST: 13, READ_MIDDLE: 14, READ_LAST: 15, READ_ONLY: 16, ACK: 17 };
+const OP = {
+  SEND_FIRST: 0, SEND_MIDDLE: 1, SEND_LAST: 2, SEND_ONLY: 4, READ_REQUEST: 12, READ_FIRST: 13, READ_MIDDLE: 14,
+  READ_LAST: 15, READ_ONLY: 16, ACK: 17,
+};
 const MTU = 4096;
 const SEND_SIZES = [0, 1, MTU - 1, MTU, MTU + 1, 3 * MTU + 5, 100_000];
 const READ_SIZES = [10_000, 1];
@@ -98,36 +101,50 @@ t.test('a capture of sends and reads decodes in tshark as RoCEv2, and every ICRC
   const responses: string[] = [];
   let psn = a.psn;
   for (const n of SEND_SIZES) {
-    for (const op of packets(n, OP.SEND_ONLY, OP.SEND_FIRST, OP.SEND_MIDDLE, OP.SEND_LAST)) requests.push(`${op} ${b.qp} ${psn}`), psn = (psn + 1) & PSN_MASK;
+    for (const op of packets(n, OP.SEND_ONLY, OP.SEND_FIRST, OP.SEND_MIDDLE, OP.SEND_LAST))
+      requests.push(`${op} ${b.qp} ${psn}`), psn = (psn + 1) & PSN_MASK;
   }
   for (const n of READ_SIZES) {
     requests.push(`${OP.READ_REQUEST} ${b.qp} ${psn}`);
     // The responses carry the request's PSN onward; the read takes that many PSNs.
-    for (const op of packets(n, OP.READ_ONLY, OP.READ_FIRST, OP.READ_MIDDLE, OP.READ_LAST)) responses.push(`${op} ${a.qp} ${psn}`), psn = (psn + 1) & PSN_MASK;
+    for (const op of packets(n, OP.READ_ONLY, OP.READ_FIRST, OP.READ_MIDDLE, OP.READ_LAST))
+      responses.push(`${op} ${a.qp} ${psn}`), psn = (psn + 1) & PSN_MASK;
   }
 
-  const decoded = spawnSync('tshark', ['-r', file, '--disable-protocol', 'rpcordma', '-T', 'fields', '-E', 'separator=|',
-    '-e', 'infiniband.bth.opcode', '-e', 'infiniband.bth.destqp', '-e', 'infiniband.bth.psn', '-e', 'udp.dstport', '-e', 'ip.checksum.status',
+  const decoded =
+    spawnSync('tshark', ['-r', file, '--disable-protocol', 'rpcordma', '-T', 'fields', '-E', 'separator=|',
+    '-e', 'infiniband.bth.opcode', '-e', 'infiniband.bth.destqp', '-e', 'infiniband.bth.psn', '-e', 'udp.dstport', '-e',
+    'ip.checksum.status',
     '-o', 'ip.check_checksum:TRUE'], { encoding: 'utf8', timeout: 120_000 });
   t.equal(decoded.status, 0, decoded.status === 0 ? 'tshark ran' : `tshark failed: ${decoded.stderr}`);
   const rows = decoded.stdout.trim().split('\n').map((line) => line.split('|'));
   t.ok(rows.length >= requests.length + responses.length, `${rows.length} frames decoded`);
-  t.same(rows.filter((r) => r[3] !== '4791' || r[0] === '' || r[4] !== '1'), [], 'every frame is RoCEv2 on UDP 4791 with a good IPv4 checksum');
+  t.same(rows.filter((r) => r[3] !== '4791' || r[0] === '' || r[4] !== '1'), [],
+    'every frame is RoCEv2 on UDP 4791 with a good IPv4 checksum');
   const fields = rows.map(([op, qp, n]) => `${Number(op)} ${Number(qp)} ${Number(n)}`);
-  t.same(fields.filter((f) => f.split(' ')[1] === String(b.qp)), requests, 'a\'s requests to b, in order: opcodes and PSNs');
+  t.same(fields.filter((f) => f.split(' ')[1] === String(b.qp)), requests,
+    'a\'s requests to b, in order: opcodes and PSNs');
   const toA = fields.filter((f) => f.split(' ')[1] === String(a.qp));
-  t.same(toA.filter((f) => f.split(' ')[0] !== String(OP.ACK)), responses, 'b\'s read responses to a, with the read request\'s PSNs');
+  t.same(toA.filter((f) => f.split(' ')[0] !== String(OP.ACK)), responses,
+    'b\'s read responses to a, with the read request\'s PSNs');
   t.ok(toA.some((f) => f.split(' ')[0] === String(OP.ACK)), 'b acknowledges a\'s sends');
   t.equal(rows.length, requests.length + toA.length, 'no frame for any other QP');
 
-  const icrcs = runPython<[number, number, number | null, number | null, number | null, number | null][]>(python!, SCRIPT, file);
+  const icrcs = runPython<[number, number, number | null, number | null, number | null, number | null][]>(
+    python!, SCRIPT, file,
+  );
   t.equal(icrcs.length, rows.length, 'Python read the same frames');
-  t.same(icrcs.filter(([wire, mine]) => wire !== mine).slice(0, 5), [], 'zlib.crc32 over the masked packet equals every frame\'s ICRC');
+  t.same(icrcs.filter(([wire, mine]) => wire !== mine).slice(0, 5), [],
+    'zlib.crc32 over the masked packet equals every frame\'s ICRC');
   if (haveScapy) {
-    t.same(icrcs.filter(([wire, , scapy]) => wire !== scapy).slice(0, 5), [], 'scapy\'s RoCE layer computes every frame\'s ICRC');
+    t.same(icrcs.filter(([wire, , scapy]) => wire !== scapy).slice(0, 5), [],
+      'scapy\'s RoCE layer computes every frame\'s ICRC');
     t.same(icrcs.map(([, , , op, qp, n]) => `${op} ${qp} ${n}`), fields, 'scapy reads the BTH fields tshark reads');
   } else {
-    t.comment('python3-scapy is not installed (scapy.contrib.roce not importable): scapy cross-check skipped; CI installs python3-scapy');
+    t.comment(
+      'python3-scapy is not installed (scapy.contrib.roce not importable): scapy cross-check skipped; CI installs ' +
+        'python3-scapy',
+    );
   }
 });
 
@@ -149,5 +166,6 @@ t.test('RIG_BNXT_PCAP captures when no pcap option is given', async (t) => {
   t.same(p.a.wait('send', 10e6), { ok: true, value: 100 });
   p.nic.close();
   // pcap header (24) + the send (16 + 14 + 20 + 8 + 12 + 100 + 4) + an ACK at least.
-  t.ok(statSync(file).size >= 24 + 174 + 16 + 62, `the file named by RIG_BNXT_PCAP holds the frames (${statSync(file).size} bytes)`);
+  t.ok(statSync(file).size >= 24 + 174 + 16 + 62,
+    `the file named by RIG_BNXT_PCAP holds the frames (${statSync(file).size} bytes)`);
 });

@@ -21,7 +21,8 @@ function snapshot(p: QpPair, q: Qp): Snapshot {
     rq: Buffer.from(r.rq.slice().buffer),
     rooms: [p.a.room('send'), p.a.room('receive'), p.b.room('send'), p.b.room('receive')],
     doorbells: engineCounters(p.nic)['doorbells']!,
-    producers: [p.a, p.b].map((x) => { const e = engineQp(p.nic, x.number); return [e['sqProducer'], e['rqProducer']]; }),
+    producers: [p.a,
+      p.b].map((x) => { const e = engineQp(p.nic, x.number); return [e['sqProducer'], e['rqProducer']]; }),
   };
 }
 
@@ -54,13 +55,18 @@ function stillWorks(t: Test, p: QpPair): void {
   t.equal(p.rb.bytes.subarray(0, 50).every((x) => x === 0x3c), true, 'with the bytes sent');
 }
 
-t.test('an object imitating a region (its prototype, a claimed length, a real key and address) is refused, as is changing a region', async (t) => {
+t.test('an object imitating a region (its prototype, a claimed length, a real key and address) is refused, as is ' +
+  'changing a region', async (t) => {
   const p = openPair({ stepped: true }, 1 << 16);
   t.teardown(() => p.nic.close());
   const { a, b, ra, rb } = p;
   // Everything a Region shows, claimed: 1 GiB at ra's key and address, registered, of this NIC.
-  const claims = { nic: p.nic, bytes: new Uint8Array(16), length: 1 << 30, key: ra.key, vaLo: ra.vaLo, vaHi: ra.vaHi, registered: true };
-  const forged = Object.assign(Object.create(Region.prototype) as object, claims, { driverRegion: { ...claims } }) as unknown as Region;
+  const claims = {
+    nic: p.nic, bytes: new Uint8Array(16), length: 1 << 30, key: ra.key, vaLo: ra.vaLo, vaHi: ra.vaHi, registered: true,
+  };
+  const forged =
+    Object.assign(Object.create(Region.prototype) as object, claims,
+    { driverRegion: { ...claims } }) as unknown as Region;
   t.ok(forged instanceof Region, 'the forgery passes instanceof');
   refused(t, p, a, 'send from a forged region', /not a region/, () => a.send(forged, 1 << 20, 4096));
   refused(t, p, b, 'receive into a forged region', /not a region/, () => b.receive(forged, 1 << 20, 4096));
@@ -69,7 +75,8 @@ t.test('an object imitating a region (its prototype, a claimed length, a real ke
   // A real region's fields cannot be changed to widen what the driver posts.
   const before = { length: ra.length, key: ra.key, vaLo: ra.vaLo, vaHi: ra.vaHi };
   for (const field of ['length', 'key', 'vaLo', 'vaHi'] as const) {
-    t.throws(() => { (ra as unknown as Record<string, number>)[field] = 1 << 30; }, TypeError, `${field} cannot be assigned`);
+    t.throws(() => { (ra as unknown as Record<string, number>)[field] = 1 << 30; }, TypeError,
+      `${field} cannot be assigned`);
   }
   t.same({ length: ra.length, key: ra.key, vaLo: ra.vaLo, vaHi: ra.vaHi }, before, 'the region is as it was made');
   refused(t, p, a, 'send past the real length', /do not lie in the region/, () => a.send(ra, ra.length, 1));
@@ -86,7 +93,8 @@ t.test('send, read and receive refuse misuse before writing anything', async (t)
   const unconnected = must(Qp.make(p.nic), 'unconnected QP');
   const { a, b, ra, rb } = p;
   const len = ra.length;
-  const notRegion = { bytes: new Uint8Array(16), length: 16, key: ra.key, vaLo: ra.vaLo, vaHi: ra.vaHi } as unknown as Region;
+  const notRegion =
+    { bytes: new Uint8Array(16), length: 16, key: ra.key, vaLo: ra.vaLo, vaHi: ra.vaHi } as unknown as Region;
 
   // send: Invalid_argument if qp is not connected, r is not a region of qp's NIC or is
   // deregistered, the bytes do not lie in r, n is over 2^31 (room 0: below).
@@ -121,8 +129,10 @@ t.test('send, read and receive refuse misuse before writing anything', async (t)
   refused(t, p, a, 'read of 2^31 + 1 bytes', /over 2\^31/, () => a.read(rb, 0, ra, 0, 2 ** 31 + 1));
   refused(t, p, a, 'read from a region of another NIC', /source.*another NIC/, () => a.read(foreign, 0, ra, 0, 1));
   refused(t, p, a, 'read from a deregistered region', /source.*deregistered/, () => a.read(gone, 0, ra, 0, 1));
-  refused(t, p, a, 'read from something that is not a region', /source.*not a region/, () => a.read(notRegion, 0, ra, 0, 1));
-  refused(t, p, a, 'read from bytes past the end of the source', /source.*do not lie/, () => a.read(rb, len - 3, ra, 0, 4));
+  refused(t, p, a, 'read from something that is not a region', /source.*not a region/,
+    () => a.read(notRegion, 0, ra, 0, 1));
+  refused(t, p, a, 'read from bytes past the end of the source', /source.*do not lie/,
+    () => a.read(rb, len - 3, ra, 0, 4));
   refused(t, p, a, 'read from a negative source offset', /source.*do not lie/, () => a.read(rb, -1, ra, 0, 1));
 
   t.equal(a.room('send'), 4095, 'the send ring is untouched');
@@ -140,7 +150,8 @@ t.test('read through a queue pair whose peer is on another NIC throws', async (t
   must(far.connect(x.endpoint), 'and back');
   const farRegion = must(Region.alloc(other, 4096), 'region on the other NIC');
   // The source is a region of x's NIC: the only fault is where the peer lives.
-  refused(t, p, x, 'read with the peer on another NIC', /peer is not a queue pair of this NIC/, () => x.read(p.rb, 0, p.ra, 0, 16));
+  refused(t, p, x, 'read with the peer on another NIC', /peer is not a queue pair of this NIC/,
+    () => x.read(p.rb, 0, p.ra, 0, 16));
   refused(t, p, x, 'read from the peer NIC\'s region', /another NIC/, () => x.read(farRegion, 0, p.ra, 0, 16));
   t.equal(x.room('send'), 4095);
   // Sends across NICs are fine (the peer is reached through x's cable): only read is refused.

@@ -24,7 +24,8 @@ function sendChecked(t: Test, p: QpPair, n: number, from: number, at: number, se
   t.same(s, { ok: true, value: n }, `${what}: the send completes with its ${n} bytes`);
   t.same(r, { ok: true, value: n }, `${what}: the receive took a message of ${n} bytes`);
   t.equal(firstDifference(p.rb.bytes, at, p.ra.bytes, from, n), -1, `${what}: every byte arrived`);
-  t.ok(p.rb.bytes[at - 1] === GUARD && p.rb.bytes[at + n] === GUARD, `${what}: the bytes around the receive are untouched`);
+  t.ok(p.rb.bytes[at - 1] === GUARD && p.rb.bytes[at + n] === GUARD,
+    `${what}: the bytes around the receive are untouched`);
 }
 
 /** Reads n bytes at `from` of b's region into `at` of a's region, through a (served by b). */
@@ -34,7 +35,8 @@ function readChecked(t: Test, p: QpPair, n: number, from: number, at: number, se
   p.a.read(p.rb, from, p.ra, at, n);
   t.same(p.a.wait('send', 60e6), { ok: true, value: n }, `${what}: the read completes with its ${n} bytes`);
   t.equal(firstDifference(p.ra.bytes, at, p.rb.bytes, from, n), -1, `${what}: every byte was read`);
-  t.ok(p.ra.bytes[at - 1] === GUARD && p.ra.bytes[at + n] === GUARD, `${what}: the bytes around the destination are untouched`);
+  t.ok(p.ra.bytes[at - 1] === GUARD && p.ra.bytes[at + n] === GUARD,
+    `${what}: the bytes around the destination are untouched`);
 }
 
 for (const mtu of [4096, 1024]) {
@@ -108,7 +110,8 @@ t.test('RDMA read between queue pairs of one NIC: either way, and a queue pair c
   t.equal(firstDifference(r.bytes, 60_000, r.bytes, 7, 5000), -1, 'with the bytes');
 });
 
-t.test('traffic both ways at once: sends and reads in each direction complete in entry order with their bytes', async (t) => {
+t.test('traffic both ways at once: sends and reads in each direction complete in entry order with their ' +
+  'bytes', async (t) => {
   for (const stepped of [true, false]) {
     const p = openPair({ stepped }, MIB);
     t.teardown(() => p.nic.close());

@@ -53,13 +53,15 @@ t.test('poll: Ok n with a send\'s bytes, a read\'s bytes, and the length of the 
   for (const n of sizes) p.b.receive(p.rb, 0, 20_000);
   for (const n of sizes) p.a.send(p.ra, 0, n);
   for (const n of sizes) t.same(p.a.wait('send', 5e6), { ok: true, value: n }, `send of ${n}: Ok ${n}`);
-  for (const n of sizes) t.same(p.b.wait('receive', 5e6), { ok: true, value: n }, `receive of up to 20000 that took ${n}: Ok ${n}`);
+  for (const n of sizes)
+    t.same(p.b.wait('receive', 5e6), { ok: true, value: n }, `receive of up to 20000 that took ${n}: Ok ${n}`);
   for (const n of sizes) p.a.read(p.rb, 0, p.ra, 0, n);
   for (const n of sizes) t.same(p.a.wait('send', 5e6), { ok: true, value: n }, `read of ${n}: Ok ${n}`);
   t.equal(p.b.poll('receive'), undefined, 'reads take no receive of the peer');
 });
 
-t.test('poll: Error msg for the entry that failed and for the queue pair that has; a send longer than the receive fails both queue pairs', async (t) => {
+t.test('poll: Error msg for the entry that failed and for the queue pair that has; a send longer than the receive ' +
+  'fails both queue pairs', async (t) => {
   const p = openPair();
   t.teardown(() => p.nic.close());
   p.b.receive(p.rb, 0, 10);
@@ -117,7 +119,8 @@ t.test('wait: the completion once it comes; None at the bound, the entry still d
     t.equal(p.b.room('receive'), 4094, `${mode}: the receive is still due`);
     p.a.send(p.ra, 0, 33);
     t.same(p.a.wait('send', 5e6), { ok: true, value: 33 }, `${mode}: the send's completion`);
-    t.same(p.b.wait('receive', 0), { ok: true, value: 33 }, `${mode}: the same receive takes the message, even with us = 0`);
+    t.same(p.b.wait('receive', 0), { ok: true, value: 33 },
+      `${mode}: the same receive takes the message, even with us = 0`);
     t.equal(p.b.room('receive'), 4095);
   }
 });

@@ -2,7 +2,9 @@
 // both CQs), and completions taken in the order of the entries on both sides.
 import t, { type Test } from 'tap';
 import { InvalidArgument, Region } from '../lib/index.ts';
-import { engineCounters, fillPattern, firstDifference, must, openPair, settle, type QpPair } from './helpers/qp-data.ts';
+import {
+  engineCounters, fillPattern, firstDifference, must, openPair, settle, type QpPair,
+} from './helpers/qp-data.ts';
 import { seeded, testSeed } from './helpers/seeded.ts';
 
 const ROOM = 4095;
@@ -37,7 +39,8 @@ t.test('an entry\'s slot is free once poll or wait took its completion, not when
   t.equal(p.b.room('receive'), ROOM);
 });
 
-t.test('one entry at a time through three wraps of every ring: the NIC runs between posts and never finds a CQ full', async (t) => {
+t.test('one entry at a time through three wraps of every ring: the NIC runs between posts and never finds a CQ ' +
+  'full', async (t) => {
   // The driver tells the NIC its CQ consumer lazily; here the NIC writes every CQE as soon as
   // its entry is posted, so a consumer told too late shows as a CQ overflow (a failed entry).
   const p = openPair();
@@ -49,8 +52,10 @@ t.test('one entry at a time through three wraps of every ring: the NIC runs betw
     p.a.send(p.ra, 0, n);
     const s = p.a.wait('send', 5e6);
     const r = p.b.wait('receive', 5e6);
-    if (s?.ok !== true || s.value !== n || r?.ok !== true || r.value !== n) bad.push(`entry ${i}: send ${JSON.stringify(s)}, receive ${JSON.stringify(r)}`);
-    if (p.a.room('send') !== ROOM || p.b.room('receive') !== ROOM) bad.push(`entry ${i}: rooms ${p.a.room('send')} / ${p.b.room('receive')}`);
+    if (s?.ok !== true || s.value !== n || r?.ok !== true || r.value !== n)
+      bad.push(`entry ${i}: send ${JSON.stringify(s)}, receive ${JSON.stringify(r)}`);
+    if (p.a.room('send') !== ROOM || p.b.room('receive') !== ROOM)
+      bad.push(`entry ${i}: rooms ${p.a.room('send')} / ${p.b.room('receive')}`);
   }
   t.same(bad, [], '12291 sends and receives, each completed before the next was posted');
   t.equal(engineCounters(p.nic)['cqOverflows'], 0, 'no CQ overflow');
@@ -92,7 +97,8 @@ function wraparounds(t: Test, p: QpPair, entries: number, seed: number): void {
   };
   const length = () => (rnd() % 16 === 0 ? rnd() % 2501 : rnd() % 200);
   // Every fourth round fills both rings; the others post a seeded share (all of it a third of the time).
-  const batch = (room: number, round: number) => (room === 0 ? 0 : round % 4 === 1 || rnd() % 3 === 0 ? room : 1 + (rnd() % room));
+  const batch = (room: number, round: number) =>
+    (room === 0 ? 0 : round % 4 === 1 || rnd() % 3 === 0 ? room : 1 + (rnd() % room));
   /** Posts a send, or a read when asked or when no receive waits for another message. */
   const postSendRing = (read: boolean) => {
     const n = length();
@@ -112,7 +118,9 @@ function wraparounds(t: Test, p: QpPair, entries: number, seed: number): void {
   const takeSend = (): boolean => {
     const e = sends[sendHead]!;
     const r = a.wait('send', 10e6);
-    if (!r?.ok || r.value !== e.n) { bad.push(`send entry ${sendHead} (${e.read ? 'read' : 'send'} of ${e.n}): ${JSON.stringify(r)}`); return false; }
+    if (!r?.ok ||
+      r.value !== e.n) { bad.push(`send entry ` +
+        `${sendHead} (${e.read ? 'read' : 'send'} of ${e.n}): ${JSON.stringify(r)}`); return false; }
     if (e.read) {
       const d = firstDifference(ra.bytes, SOURCE + e.slot * READ_SLOT, rc.bytes, e.from, e.n);
       if (d >= 0) bad.push(`read entry ${sendHead}: byte ${d} differs`);
@@ -125,7 +133,9 @@ function wraparounds(t: Test, p: QpPair, entries: number, seed: number): void {
   const takeReceive = (): boolean => {
     const m = messages[recvTaken]!;
     const r = b.wait('receive', 10e6);
-    if (!r?.ok || r.value !== m.n) { bad.push(`receive entry ${recvTaken} (message of ${m.n}): ${JSON.stringify(r)}`); return false; }
+    if (!r?.ok ||
+      r.value !== m.n) { bad.push(`receive entry ` +
+        `${recvTaken} (message of ${m.n}): ${JSON.stringify(r)}`); return false; }
     const d = firstDifference(rb.bytes, (recvTaken % 4096) * SLOT, ra.bytes, m.from, m.n);
     if (d >= 0) bad.push(`receive entry ${recvTaken}: byte ${d} differs`);
     recvTaken++;
@@ -166,8 +176,10 @@ function wraparounds(t: Test, p: QpPair, entries: number, seed: number): void {
     for (let k = 0; k < takeReceives && takeReceive(); k++);
   }
   t.same(bad.slice(0, 10), [], 'every completion in entry order with its bytes; room as counted');
-  t.ok(sends.length >= entries, `${sends.length} send-ring entries: ${Math.floor(sends.length / 4096)} wraparounds of the SQ and the send CQ`);
-  t.ok(recvPosted >= entries, `${recvPosted} receive-ring entries: ${Math.floor(recvPosted / 4096)} wraparounds of the RQ and the receive CQ`);
+  t.ok(sends.length >= entries,
+    `${sends.length} send-ring entries: ${Math.floor(sends.length / 4096)} wraparounds of the SQ and the send CQ`);
+  t.ok(recvPosted >= entries,
+    `${recvPosted} receive-ring entries: ${Math.floor(recvPosted / 4096)} wraparounds of the RQ and the receive CQ`);
   t.ok(sendFull > 0 && recvFull > 0, `full rings met: send ${sendFull} times, receive ${recvFull} times`);
   t.ok(sendEmpty > 0 && recvEmpty > 0, `empty rings met: send ${sendEmpty} times, receive ${recvEmpty} times`);
   t.equal(a.failure, undefined, 'no failure');

@@ -14,7 +14,8 @@ const freePorts = freeUdpPortPair;
 
 t.test('two processes cabled over UDP exchange messages', async (t) => {
   const [portA, portB] = await freePorts();
-  const peerProc = spawnLineChild('test/helpers/qp-echo-child.ts', [String(portB), String(portA), String(SIZES.length)]);
+  const peerProc =
+    spawnLineChild('test/helpers/qp-echo-child.ts', [String(portB), String(portA), String(SIZES.length)]);
   const child = peerProc.child;
   const exited = peerProc.exited.then((e) => e.code);
   t.teardown(() => peerProc.kill());

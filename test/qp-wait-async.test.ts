@@ -31,7 +31,8 @@ function openPair(options: { stepped?: boolean }): QpPair {
 for (const mode of ['thread', 'stepped'] as const) {
   const options = mode === 'stepped' ? { stepped: true } : {};
 
-  t.test(`${mode}: a timer ticks while it waits, and the wait ends at its bound with the entry still due`, async (t) => {
+  t.test(`${mode}: a timer ticks while it waits, and the wait ends at its bound with the entry still ` +
+    'due', async (t) => {
     const p = openPair(options);
     t.teardown(() => p.nic.close());
     p.b.receive(p.rb, 0, 64);

@@ -18,7 +18,9 @@ t.test('cmdq_init: pbl, level in bits 0-1 and depth in bits 2-15, CREQ ring id, 
   t.strictSame([...CmdqInit.encode(values)], fixture);
   t.strictSame(CmdqInit.decode(Uint8Array.from(fixture)), values);
 
-  const other = { cmdq_pbl: 0x0f_0e0d_0c0b_0a09, cmdq_lvl: 2, cmdq_size: 0x1234, creq_ring_id: 0xbeef, prod_idx: 0x11223344 };
+  const other = {
+    cmdq_pbl: 0x0f_0e0d_0c0b_0a09, cmdq_lvl: 2, cmdq_size: 0x1234, creq_ring_id: 0xbeef, prod_idx: 0x11223344,
+  };
   const fixture2 = wire(16,
     [0, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x00],
     [8, 0xd2, 0x48], // 0x1234 << 2 | 2 = 0x48d2
@@ -32,7 +34,10 @@ t.test('cmdq_init: pbl, level in bits 0-1 and depth in bits 2-15, CREQ ring id, 
 });
 
 t.test('cmdq_base: the 16-byte header of every command', async (t) => {
-  const values = { opcode: 0x83, cmd_size: 1, flags: 0x0302, cookie: 0x8005, resp_size: 10, reserved8: 0x07, resp_addr: 0x0e_0d0c_0b0a_0908 };
+  const values = {
+    opcode: 0x83, cmd_size: 1, flags: 0x0302, cookie: 0x8005, resp_size: 10, reserved8: 0x07,
+    resp_addr: 0x0e_0d0c_0b0a_0908,
+  };
   const fixture = wire(16,
     [0, 0x83, 0x01, 0x02, 0x03, 0x05, 0x80, 0x0a, 0x07],
     [8, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x00],

@@ -1,5 +1,7 @@
 import t from 'tap';
-import { CmdqCreateCq, CreqCreateCqResp, CmdqDestroyCq, CreqDestroyCqResp, CreateCqFlags } from '../firmware-hwrm/roce/commands-cq.ts';
+import {
+  CmdqCreateCq, CreqCreateCqResp, CmdqDestroyCq, CreqDestroyCqResp, CreateCqFlags,
+} from '../firmware-hwrm/roce/commands-cq.ts';
 import { wire, seq, base, baseRows, resp, respRows } from './helpers/roce-fixtures.ts';
 
 // Expected bytes are written by hand from bnxt-roce-interface.md §2.4, §2.7, §3.6.
@@ -57,5 +59,7 @@ t.test('DESTROY_CQ: cq_cid at 16; response arm level at 10, total_cnq_events at 
 });
 
 t.test('CREATE_CQ flags', async (t) => {
-  t.strictSame(CreateCqFlags, { DISABLE_CQ_OVERFLOW_DETECTION: 1, STEERING_TAG_VALID: 2, INFINITE_CQ_MODE: 4, COALESCING_VALID: 8 });
+  t.strictSame(CreateCqFlags, {
+    DISABLE_CQ_OVERFLOW_DETECTION: 1, STEERING_TAG_VALID: 2, INFINITE_CQ_MODE: 4, COALESCING_VALID: 8,
+  });
 });

@@ -52,7 +52,10 @@ t.test('INITIALIZE_FW: 112 bytes', async (t) => {
 });
 
 t.test('INITIALIZE_FW on P5: only flags, log2_dbr_pg_size and stat_ctx_id are set', async (t) => {
-  const got = CmdqInitializeFw.encode({ opcode: 0x80, cmd_size: 7, flags: InitializeFwFlags.OPTIMIZE_MODIFY_QP_SUPPORTED, log2_dbr_pg_size: 0, stat_ctx_id: 5 });
+  const got = CmdqInitializeFw.encode({
+    opcode: 0x80, cmd_size: 7, flags: InitializeFwFlags.OPTIMIZE_MODIFY_QP_SUPPORTED, log2_dbr_pg_size: 0,
+    stat_ctx_id: 5,
+  });
   t.strictSame([...got], wire(112, [0, 0x80, 0x07, 0x08], [108, 0x05]));
 });
 
@@ -154,8 +157,13 @@ t.test('QUERY_VERSION: bare header; versions in the CREQ entry', async (t) => {
   t.strictSame([...CmdqQueryVersion.encode(values)], fixture);
   t.strictSame(CmdqQueryVersion.decode(Uint8Array.from(fixture)), values);
 
-  const r = { ...resp(0x8b), fw_maj: 218, fw_minor: 1, fw_bld: 169, fw_rsvd: 7, intf_maj: 1, intf_minor: 10, intf_bld: 2, intf_rsvd: 95 };
-  const rFixture = wire(16, [0, 0x38, 0x00, 0x04, 0x05, 0xda, 0x01, 0xa9, 0x07], [8, 0x01, 0x8b], [12, 0x01, 0x0a, 0x02, 0x5f]);
+  const r = {
+    ...resp(0x8b), fw_maj: 218, fw_minor: 1, fw_bld: 169, fw_rsvd: 7, intf_maj: 1, intf_minor: 10, intf_bld: 2,
+    intf_rsvd: 95,
+  };
+  const rFixture = wire(16, [0, 0x38, 0x00, 0x04, 0x05, 0xda, 0x01, 0xa9, 0x07], [8, 0x01, 0x8b], [
+    12, 0x01, 0x0a, 0x02, 0x5f,
+  ]);
   t.strictSame([...CreqQueryVersionResp.encode(r)], rFixture);
   t.strictSame(CreqQueryVersionResp.decode(Uint8Array.from(rFixture)), r);
 });
@@ -172,6 +180,7 @@ t.test('capability and INITIALIZE_FW flag values', async (t) => {
   t.equal(DevCapExtFlags2.CQ_COALESCING_SUPPORTED, 0x4);
   t.equal(DevCapExtFlags2.MODIFY_QP_RATE_LIMIT_SUPPORTED, 0x400);
   // bits 4-5 of dev_cap_ext_flags_2: 0x10 means HOST_MSN_TABLE
-  t.equal((0x10 >> REQ_RETRANSMISSION_SUPPORT_SHIFT) & REQ_RETRANSMISSION_SUPPORT_MASK, ReqRetransmissionSupport.HOST_MSN_TABLE);
+  t.equal((0x10 >> REQ_RETRANSMISSION_SUPPORT_SHIFT) & REQ_RETRANSMISSION_SUPPORT_MASK,
+    ReqRetransmissionSupport.HOST_MSN_TABLE);
   t.equal(ReqRetransmissionSupport.HOST_PSN_TABLE, 0);
 });

@@ -1,6 +1,7 @@
 import t from 'tap';
 import {
-  CmdqAddGid, CreqAddGidResp, CmdqDeleteGid, CreqDeleteGidResp, gidWords, gidFromWords, macWords, macFromWords, GidVlanTpid,
+  CmdqAddGid, CreqAddGidResp, CmdqDeleteGid, CreqDeleteGidResp, gidWords, gidFromWords, macWords, macFromWords,
+  GidVlanTpid,
 } from '../firmware-hwrm/roce/commands-gid.ts';
 import { wire, seq, base, baseRows, resp, respRows } from './helpers/roce-fixtures.ts';
 

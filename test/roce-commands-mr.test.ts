@@ -102,6 +102,8 @@ t.test('REGISTER_MR response and DEREGISTER_MR', async (t) => {
 
 t.test('MR types, access bits and flags', async (t) => {
   t.strictSame(MrwType, { MR: 0, PMR: 1, MW_TYPE1: 2, MW_TYPE2A: 3, MW_TYPE2B: 4 });
-  t.strictSame(MrAccess, { LOCAL_WRITE: 1, REMOTE_READ: 2, REMOTE_WRITE: 4, REMOTE_ATOMIC: 8, MW_BIND: 0x10, ZERO_BASED: 0x20 });
+  t.strictSame(MrAccess, {
+    LOCAL_WRITE: 1, REMOTE_READ: 2, REMOTE_WRITE: 4, REMOTE_ATOMIC: 8, MW_BIND: 0x10, ZERO_BASED: 0x20,
+  });
   t.strictSame(RegisterMrFlags, { ALLOC_MR: 1, STEERING_TAG_VALID: 2, ENABLE_RO: 4 });
 });

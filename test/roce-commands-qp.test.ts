@@ -2,7 +2,8 @@ import t from 'tap';
 import {
   CmdqCreateQp, CreqCreateQpResp, CmdqDestroyQp, CreqDestroyQpResp, CmdqModifyQp, CreqModifyQpResp,
   CmdqQueryQp, CreqQueryQpResp, CreqQueryQpRespSb, CreateQpFlags, QpType, ModifyQpMask, RcTransitionMask,
-  ModifyQpExtMask, QpState, qpStateName, QpAccess, NetworkType, PathMtu, pathMtuCode, pathMtuBytes, orrqSlots, irrqSlots,
+  ModifyQpExtMask, QpState, qpStateName, QpAccess, NetworkType, PathMtu, pathMtuCode, pathMtuBytes, orrqSlots,
+  irrqSlots,
 } from '../firmware-hwrm/roce/commands-qp.ts';
 import { wire, seq, base, baseRows, resp, respRows } from './helpers/roce-fixtures.ts';
 
@@ -156,7 +157,8 @@ t.test('MODIFY_QP: 144 bytes, qp_type in byte 7', async (t) => {
 t.test('MODIFY_QP response: push state, shaper status, lag_src_mac', async (t) => {
   const values = {
     ...resp(0x03), xid: 0x1716_1514,
-    pingpong_push_enabled: 1, pingpong_push_index: 5, pingpong_push_state: 1, shaper_allocation_status: 1, lag_src_mac: 0x0f0e_0d0c,
+    pingpong_push_enabled: 1, pingpong_push_index: 5, pingpong_push_state: 1, shaper_allocation_status: 1,
+    lag_src_mac: 0x0f0e_0d0c,
   };
   const fixture = wire(16, ...respRows(0x03), [4, ...seq(0x14, 4)], [10, 0x1b, 0x01], [12, ...seq(0x0c, 4)]);
   t.strictSame([...CreqModifyQpResp.encode(values)], fixture);
@@ -240,9 +242,9 @@ t.test('QUERY_QP: command, response with side-buffer size, 104-byte side buffer'
 
 t.test('CREATE_QP flags, QP type, states, access, network type', async (t) => {
   t.strictSame(CreateQpFlags, {
-    SRQ_USED: 0x1, FORCE_COMPLETION: 0x2, RESERVED_LKEY_ENABLE: 0x4, FR_PMR_ENABLED: 0x8, VARIABLE_SIZED_WQE_ENABLED: 0x10,
-    OPTIMIZED_TRANSMIT_ENABLED: 0x20, RESPONDER_UD_CQE_WITH_CFA: 0x40, EXT_STATS_ENABLED: 0x80, EXPRESS_MODE_ENABLED: 0x100,
-    STEERING_TAG_VALID: 0x200, RDMA_READ_OR_ATOMICS_USED: 0x400,
+    SRQ_USED: 0x1, FORCE_COMPLETION: 0x2, RESERVED_LKEY_ENABLE: 0x4, FR_PMR_ENABLED: 0x8,
+    VARIABLE_SIZED_WQE_ENABLED: 0x10, OPTIMIZED_TRANSMIT_ENABLED: 0x20, RESPONDER_UD_CQE_WITH_CFA: 0x40,
+    EXT_STATS_ENABLED: 0x80, EXPRESS_MODE_ENABLED: 0x100, STEERING_TAG_VALID: 0x200, RDMA_READ_OR_ATOMICS_USED: 0x400,
   });
   t.strictSame(QpType, { RC: 2, UD: 4, RAW_ETHERTYPE: 6, GSI: 7 });
   t.strictSame(QpState, { RESET: 0, INIT: 1, RTR: 2, RTS: 3, SQD: 4, SQE: 5, ERR: 6 });

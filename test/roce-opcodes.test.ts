@@ -37,7 +37,10 @@ t.test('wire sizes are the recomputed ones of the opcode table', async (t) => {
 });
 
 t.test('CREQ status codes have names, and an unknown code never throws', async (t) => {
-  const want = ['SUCCESS', 'FAIL', 'RESOURCES', 'INVALID_CMD', 'NOT_IMPLEMENTED', 'INVALID_PARAMETER', 'HARDWARE_ERROR', 'INTERNAL_ERROR'];
+  const want = [
+    'SUCCESS', 'FAIL', 'RESOURCES', 'INVALID_CMD', 'NOT_IMPLEMENTED', 'INVALID_PARAMETER', 'HARDWARE_ERROR',
+    'INTERNAL_ERROR',
+  ];
   want.forEach((name, code) => {
     t.equal(roceStatusName(code), name);
     t.equal(RoceStatus[name as keyof typeof RoceStatus], code);

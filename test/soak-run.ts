@@ -196,17 +196,24 @@ export function runSoak(options: SoakOptions): SoakResult {
     // Which stream each message goes to, drawn from one seeded sequence.
     const choose = prng(seed ^ 0x3c3c3c3c);
     const pick = (): Stream => {
-      const list = readStreams.length > 0 && (sendStreams.length === 0 || choose() / 4294967296 < readShare) ? readStreams : sendStreams;
+      const list = readStreams.length > 0 && (sendStreams.length === 0 || choose() / 4294967296 < readShare)
+        ? readStreams : sendStreams;
       return list[choose() % list.length]!;
     };
     // Outstanding entries per queue pair and ring (room checks), by queue pair.
     const sendDue = new Map<Qp, number>();
     const recvDue = new Map<Qp, number>();
-    for (const s of streams) { sendDue.set(s.from, 0); recvDue.set(s.from, 0); sendDue.set(s.to, 0); recvDue.set(s.to, 0); }
+    for (const s of streams) {
+      sendDue.set(s.from, 0);
+      recvDue.set(s.from, 0);
+      sendDue.set(s.to, 0);
+      recvDue.set(s.to, 0);
+    }
     const checkRoom = (q: Qp, where: string) => {
       const sd = ROOM - sendDue.get(q)!;
       const rd = ROOM - recvDue.get(q)!;
-      if (q.room('send') !== sd || q.room('receive') !== rd) problem(`${where}: room ${q.room('send')}/${q.room('receive')}, expected ${sd}/${rd}`);
+      if (q.room('send') !== sd || q.room('receive') !== rd)
+        problem(`${where}: room ${q.room('send')}/${q.room('receive')}, expected ${sd}/${rd}`);
     };
 
     const digest = new Digest();
@@ -260,11 +267,16 @@ export function runSoak(options: SoakOptions): SoakResult {
         if (got === -1) break;
         const slot = s.done % s.window;
         const n = s.sizes[slot]!;
-        if (got !== n) problem(`stream ${s.id} (${s.kind}) entry ${s.done}: completion ${got < 0 ? `Error ${s.from.lastError}` : `Ok ${got}`}, expected Ok ${n}`);
+        if (got !== n)
+          problem(
+            `stream ${s.id} (${s.kind}) entry ${s.done}: completion ` +
+              `${got < 0 ? `Error ${s.from.lastError}` : `Ok ${got}`}, expected Ok ${n}`,
+          );
         if (s.kind === 'read' && got === n && n > 0) {
           const at = slot * MAX_SIZE;
           const off = s.offsets[slot]!;
-          if (Buffer.compare(s.out.bytes.subarray(at, at + n), pattern.subarray(off, off + n)) !== 0) problem(`stream ${s.id} read ${s.done} of ${n} bytes: wrong bytes`);
+          if (Buffer.compare(s.out.bytes.subarray(at, at + n), pattern.subarray(off, off + n)) !== 0)
+            problem(`stream ${s.id} read ${s.done} of ${n} bytes: wrong bytes`);
         }
         digest.add(s.id);
         digest.add(got);
@@ -288,15 +300,24 @@ export function runSoak(options: SoakOptions): SoakResult {
             i[at + got - 1] ^= 0x01;
             tampered = true;
           }
-          if (got !== n) problem(`stream ${s.id} receive ${s.received}: ${got < 0 ? `Error ${s.to.lastError}` : `Ok ${got}`}, expected Ok ${n}`);
+          if (got !== n)
+            problem(
+              `stream ${s.id} receive ${s.received}: ${got < 0 ? `Error ${s.to.lastError}` : `Ok ${got}`}, expected ` +
+                `Ok ${n}`,
+            );
           else {
             const header = n < HEADER ? n : HEADER;
             let seq = 0;
             for (let k = 0; k < header; k++) seq |= i[at + k]! << (8 * k);
             const want = header === HEADER ? s.received >>> 0 : s.received & ((1 << (8 * header)) - 1);
-            if (seq >>> 0 !== want >>> 0) problem(`stream ${s.id} receive ${s.received}: took message ${seq >>> 0} (lost, duplicated or out of order)`);
+            if (seq >>> 0 !== want >>> 0)
+              problem(
+                `stream ${s.id} receive ${s.received}: took message ${seq >>> 0} (lost, duplicated or out of order)`,
+              );
             const off = s.offsets[slot]!;
-            if (n > HEADER && Buffer.compare(i.subarray(at + HEADER, at + n), pattern.subarray(off, off + n - HEADER)) !== 0) problem(`stream ${s.id} receive ${s.received} of ${n} bytes: corrupted`);
+            if (n > HEADER &&
+              Buffer.compare(i.subarray(at + HEADER, at + n), pattern.subarray(off, off + n - HEADER)) !== 0)
+                problem(`stream ${s.id} receive ${s.received} of ${n} bytes: corrupted`);
           }
           digest.add(s.id | 0x8000);
           digest.add(got);
@@ -328,7 +349,10 @@ export function runSoak(options: SoakOptions): SoakResult {
       } else idle = 0;
       if (completed >= nextProgress) {
         nextProgress += options.progressEvery!;
-        options.progress?.(`${completed} messages, ${(bytes / 1e6).toFixed(0)} MB, ${(clock.nowNs() / 1e9).toFixed(2)} s of NIC time, ${((performance.now() - started) / 1000).toFixed(1)} s`);
+        options.progress?.(
+          `${completed} messages, ${(bytes / 1e6).toFixed(0)} MB, ${(clock.nowNs() / 1e9).toFixed(2)} s of NIC time, ` +
+            `${((performance.now() - started) / 1000).toFixed(1)} s`,
+        );
       }
     }
     for (const s of streams) {
@@ -342,7 +366,8 @@ export function runSoak(options: SoakOptions): SoakResult {
       if (c['dmaFaults'] !== 0) problem(`NIC ${name}: ${c['dmaFaults']} DMA faults`);
       if (c['qpErrors'] !== 0) problem(`NIC ${name}: ${c['qpErrors']} queue pairs failed`);
     }
-    for (const c of [ca, cb]) for (const [, value] of Object.entries(c).sort(([x], [y]) => (x < y ? -1 : 1))) digest.add(value);
+    for (const c of [ca, cb])
+      for (const [, value] of Object.entries(c).sort(([x], [y]) => (x < y ? -1 : 1))) digest.add(value);
     digest.add(clock.nowNs() % 4294967296);
     if (problemCount > problems.length) problems.push(`... and ${problemCount - problems.length} more`);
     return {
@@ -357,7 +382,10 @@ export function runSoak(options: SoakOptions): SoakResult {
 
 /** The fault counters of a run, summed over both NICs. */
 export function faultTotals(r: SoakResult): Record<string, number> {
-  const keys = ['faultTxDropped', 'faultDuplicated', 'faultReordered', 'faultCorrupted', 'dropBAD_ICRC', 'retransmitEvents', 'ackTimeouts', 'duplicateRequests', 'framesSent', 'faultHoldOverflow'];
+  const keys = [
+    'faultTxDropped', 'faultDuplicated', 'faultReordered', 'faultCorrupted', 'dropBAD_ICRC', 'retransmitEvents',
+    'ackTimeouts', 'duplicateRequests', 'framesSent', 'faultHoldOverflow',
+  ];
   const out: Record<string, number> = {};
   for (const k of keys) out[k] = (r.counters.a[k] ?? 0) + (r.counters.b[k] ?? 0);
   return out;

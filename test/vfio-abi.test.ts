@@ -15,10 +15,12 @@ const WIDTH = { u8: 1, u16: 2, u32: 4, u64: 8, u64n: 8 } as const;
 
 /** Compiles and runs the C printer: its "name value [value]" lines, or why it could not. */
 function headerFacts(dir: string): { facts: Map<string, string> } | { skip: string } | { failure: string } {
-  if (spawnSync('gcc', ['--version']).error) return { skip: 'gcc is not installed (CI installs it: apt-get install gcc linux-libc-dev)' };
+  if (spawnSync('gcc', ['--version']).error)
+    return { skip: 'gcc is not installed (CI installs it: apt-get install gcc linux-libc-dev)' };
   const exe = join(dir, 'vfio-abi');
   const cc = spawnSync('gcc', ['-Wall', '-Werror', '-o', exe, source], { encoding: 'utf8' });
-  if (cc.status !== 0 && /linux\/vfio\.h.*No such file/.test(cc.stderr)) return { skip: '<linux/vfio.h> is not installed (CI installs it: apt-get install linux-libc-dev)' };
+  if (cc.status !== 0 && /linux\/vfio\.h.*No such file/.test(cc.stderr))
+    return { skip: '<linux/vfio.h> is not installed (CI installs it: apt-get install linux-libc-dev)' };
   if (cc.status !== 0) return { failure: `gcc could not compile ${source}:\n${cc.stderr}` };
   const run = spawnSync(exe, { encoding: 'utf8' });
   if (run.status !== 0) return { failure: `${exe} exited with ${run.status}: ${run.stderr}` };
@@ -50,10 +52,12 @@ t.test('every constant, size and offset the VFIO backend uses matches <linux/vfi
   for (const [name, offset] of Object.entries(VFIO_FLEXIBLE_ARRAYS)) expected.set(name, String(offset));
 
   for (const [name, value] of expected) {
-    t.equal(facts.get(name), value, `${name} = ${value}${facts.has(name) ? '' : ' (missing from test/helpers/vfio-abi.c: add it there)'}`);
+    t.equal(facts.get(name), value,
+      `${name} = ${value}${facts.has(name) ? '' : ' (missing from test/helpers/vfio-abi.c: add it there)'}`);
   }
   // The other direction: the C side checks nothing the TypeScript side has dropped.
-  t.same([...facts.keys()].filter((name) => !expected.has(name)), [], 'no header value is printed that drivers/vfio no longer uses');
+  t.same([...facts.keys()].filter((name) => !expected.has(name)), [],
+    'no header value is printed that drivers/vfio no longer uses');
 });
 
 t.test('the ioctl numbers are _IO(";", 100 + n) as the facts document says', async (t) => {

@@ -10,7 +10,8 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 t.test('software NIC without koffi; PCI open asks for it and says it is missing', async (t) => {
   const { stdout } = await promisify(execFile)(process.execPath, [
-    '--import', './test/helpers/block-koffi.mjs', '--import', './scripts/register-ts.mjs', 'test/helpers/no-koffi-child.ts',
+    '--import', './test/helpers/block-koffi.mjs', '--import', './scripts/register-ts.mjs',
+    'test/helpers/no-koffi-child.ts',
   ], { cwd: ROOT, timeout: 120_000 });
   const out = JSON.parse(stdout.trim().split('\n').pop()!);
   t.same(out.send, { ok: true, value: 2 }, 'the send completes');

@@ -17,7 +17,9 @@ const libc = systemLibc();
 
 /** A fresh BarMmio over shared memory, plus independent byte and word views of the same memory. */
 function fakeBar() {
-  const address = libc.mmap(BAR_BYTES, LINUX.PROT_READ | LINUX.PROT_WRITE, LINUX.MAP_SHARED | LINUX.MAP_ANONYMOUS, -1, 0);
+  const address = libc.mmap(
+    BAR_BYTES, LINUX.PROT_READ | LINUX.PROT_WRITE, LINUX.MAP_SHARED | LINUX.MAP_ANONYMOUS, -1, 0,
+  );
   if (address < 0n) throw new Error(`mmap failed: ${address}`);
   t.teardown(() => void libc.munmap(address, BAR_BYTES));
   return {
@@ -49,7 +51,8 @@ t.test('doorbell64 stores lo at the offset and hi 4 bytes above, little-endian',
 
 t.test('every doorbell-like pattern survives, before and after 1e5 calls warm the function up', async (t) => {
   const { mmio, words } = fakeBar();
-  t.same(doorbellFailures(mmio, words, 0x10000), [], `cold: ${DOORBELL_PATTERNS.length} patterns (random ones from seed 0x${DOORBELL_PATTERN_SEED.toString(16)})`);
+  t.same(doorbellFailures(mmio, words, 0x10000), [],
+    `cold: ${DOORBELL_PATTERNS.length} patterns (random ones from seed 0x${DOORBELL_PATTERN_SEED.toString(16)})`);
   for (let i = 0; i < 1e5; i++) mmio.doorbell64(0x10000 + 8 * (i & 7), i * 0x9e3779b1, (i << 21) ^ i);
   t.same(doorbellFailures(mmio, words, 0x10000), [], 'after 1e5 calls');
 });
@@ -66,12 +69,17 @@ const tiers: [string, string[]][] = [
 ];
 for (const [tier, flags] of tiers) {
   t.test(`every doorbell-like pattern survives in ${tier} code`, async (t) => {
-    const child = spawnSync(process.execPath, ['--allow-natives-syntax', ...flags, '--import', register, helper, tier], { encoding: 'utf8', timeout: 120_000 });
+    const child = spawnSync(
+      process.execPath, ['--allow-natives-syntax', ...flags, '--import', register, helper, tier],
+      { encoding: 'utf8', timeout: 120_000 },
+    );
     if (tier === 'maglev' && /Maglev is not enabled/.test(child.stdout + child.stderr)) {
       return void t.pass('maglev tier', { skip: `this V8 (${process.versions.v8}) has no Maglev tier` });
     }
     t.equal(child.status, 0, `child ran: ${child.stderr}`);
-    const report = JSON.parse(child.stdout.trim().split('\n').pop() ?? '{}') as { patterns: number; checksAtTier: number; failures: string[] };
+    const report =
+      JSON.parse(child.stdout.trim().split('\n').pop() ??
+      '{}') as { patterns: number; checksAtTier: number; failures: string[] };
     t.equal(report.patterns, DOORBELL_PATTERNS.length);
     t.equal(report.checksAtTier, report.patterns, `V8 reported doorbell64 as ${tier} code for every check`);
     t.same(report.failures, [], 'no pattern changed on the way to memory');
@@ -79,19 +87,29 @@ for (const [tier, flags] of tiers) {
 }
 
 t.test('TurboFan compiles doorbell64 to one 8-byte store to the BAR (x86_64 machine code)', async (t) => {
-  if (process.arch !== 'x64') return void t.pass('machine code check', { skip: `written for x86_64, this is ${process.arch}` });
+  if (process.arch !== 'x64')
+    return void t.pass('machine code check', { skip: `written for x86_64, this is ${process.arch}` });
   // V8 writes the disassembly itself; into a file, so none of it is lost in a pipe at exit.
   const dir = mkdtempSync(join(tmpdir(), 'doorbell-code-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const trace = join(dir, 'code.asm');
-  const flags = ['--print-opt-code', '--print-opt-code-filter=doorbell64', '--redirect-code-traces', `--redirect-code-traces-to=${trace}`];
-  const child = spawnSync(process.execPath, ['--allow-natives-syntax', ...flags, '--import', register, helper, 'turbofan'], { encoding: 'utf8', timeout: 120_000 });
+  const flags = [
+    '--print-opt-code', '--print-opt-code-filter=doorbell64', '--redirect-code-traces',
+    `--redirect-code-traces-to=${trace}`,
+  ];
+  const child = spawnSync(
+    process.execPath, ['--allow-natives-syntax', ...flags, '--import', register, helper, 'turbofan'],
+    { encoding: 'utf8', timeout: 120_000 },
+  );
   t.equal(child.status, 0, child.stderr);
   const code = existsSync(trace) ? readFileSync(trace, 'utf8') : '';
   const block = /kind = TURBOFAN\nname = doorbell64\n[\s\S]*?\nInstructions[\s\S]*?\n\n/.exec(code)?.[0];
-  if (!block) return void t.pass('machine code check', { skip: 'this node prints no optimised code (no disassembler)' });
+  if (!block)
+    return void t.pass('machine code check', { skip: 'this node prints no optimised code (no disassembler)' });
   // Stores to memory other than the stack frame (rbp/rsp-relative spills are not memory the device sees).
-  const stores = block.split('\n').filter((line) => /\s(v?movsd|movl|movq|movw|movb)\s+\[(?!rbp|rsp)[^\]]*\],/.test(line));
+  const stores = block.split('\n').filter(
+    (line) => /\s(v?movsd|movl|movq|movw|movb)\s+\[(?!rbp|rsp)[^\]]*\],/.test(line),
+  );
   const wide = stores.filter((line) => /\sv?movsd\s+\[/.test(line));
   const narrow = stores.filter((line) => /\smovl\s+\[/.test(line));
   t.equal(wide.length, 1, `exactly one 8-byte store of the double (the doorbell):\n${stores.join('\n')}`);

@@ -21,7 +21,9 @@ function errorOf(r: { ok: boolean; error?: string }): string {
 }
 
 t.test('malformed addresses are misuse: InvalidArgument', async (t) => {
-  for (const bad of ['', '3b:00.0', '0000:3b:00', '0000:3b:00.8', '0000:3b:20.0', '0000:3g:00.0', ' 0000:3b:00.0', '00000:3b:00.0']) {
+  for (const bad of [
+    '', '3b:00.0', '0000:3b:00', '0000:3b:00.8', '0000:3b:20.0', '0000:3g:00.0', ' 0000:3b:00.0', '00000:3b:00.0',
+  ]) {
     t.throws(() => openVfio(bad, { sysfsRoot: '/nonexistent' }), InvalidArgument, JSON.stringify(bad));
   }
   t.throws(() => openVfio(undefined as unknown as string), InvalidArgument);
@@ -38,20 +40,25 @@ t.test('a device that is not a bnxt PF is refused', async (t) => {
     { address: '0000:3b:00.1', vendor: '0x14e4', device: '0x1234' },
     { address: '0000:3b:00.2', vendor: '0x14e4', device: '0x1806' },
   ]);
-  t.match(errorOf(openVfio(BDF, { sysfsRoot: root })), /0000:3b:00\.0 is not a Broadcom bnxt NIC function \(vendor 0x8086, device 0x1572\)/);
-  t.match(errorOf(openVfio('0000:3b:00.1', { sysfsRoot: root })), /not a Broadcom bnxt NIC function \(vendor 0x14e4, device 0x1234\)/);
+  t.match(errorOf(openVfio(BDF, { sysfsRoot: root })),
+    /0000:3b:00\.0 is not a Broadcom bnxt NIC function \(vendor 0x8086, device 0x1572\)/);
+  t.match(errorOf(openVfio('0000:3b:00.1', { sysfsRoot: root })),
+    /not a Broadcom bnxt NIC function \(vendor 0x14e4, device 0x1234\)/);
   t.match(errorOf(openVfio('0000:3b:00.2', { sysfsRoot: root })), /is a bnxt virtual function .*use the PF/);
 });
 
 t.test('a bnxt function still bound to bnxt_en says how to rebind it', async (t) => {
   const { root } = tree(t, [{ address: BDF, driver: 'bnxt_en' }, { address: '0000:3b:00.1', driver: null }]);
-  t.equal(errorOf(openVfio(BDF, { sysfsRoot: root })), '0000:3b:00.0 is bound to bnxt_en: run scripts/bind-vfio.sh 0000:3b:00.0');
-  t.equal(errorOf(openVfio('0000:3b:00.1', { sysfsRoot: root })), '0000:3b:00.1 is not bound to any driver: run scripts/bind-vfio.sh 0000:3b:00.1');
+  t.equal(errorOf(openVfio(BDF, { sysfsRoot: root })),
+    '0000:3b:00.0 is bound to bnxt_en: run scripts/bind-vfio.sh 0000:3b:00.0');
+  t.equal(errorOf(openVfio('0000:3b:00.1', { sysfsRoot: root })),
+    '0000:3b:00.1 is not bound to any driver: run scripts/bind-vfio.sh 0000:3b:00.1');
 });
 
 t.test('upper-case addresses are accepted and reported in sysfs spelling', async (t) => {
   const { root } = tree(t, [{ address: '0000:af:00.1', driver: 'bnxt_en' }]);
-  t.equal(errorOf(openVfio('0000:AF:00.1', { sysfsRoot: root })), '0000:af:00.1 is bound to bnxt_en: run scripts/bind-vfio.sh 0000:af:00.1');
+  t.equal(errorOf(openVfio('0000:AF:00.1', { sysfsRoot: root })),
+    '0000:af:00.1 is bound to bnxt_en: run scripts/bind-vfio.sh 0000:af:00.1');
 });
 
 t.test('no IOMMU group tells the user to enable the IOMMU', async (t) => {
@@ -64,7 +71,8 @@ t.test('no IOMMU group tells the user to enable the IOMMU', async (t) => {
 
 t.test('a missing /dev/vfio/vfio tells the user to load vfio-pci (real libc, fake /dev)', async (t) => {
   const { root, devRoot } = tree(t, [{ address: BDF }]);
-  t.equal(errorOf(openVfio(BDF, { sysfsRoot: root, devRoot })), `${devRoot}/vfio/vfio does not exist: load VFIO with 'modprobe vfio-pci'`);
+  t.equal(errorOf(openVfio(BDF, { sysfsRoot: root, devRoot })),
+    `${devRoot}/vfio/vfio does not exist: load VFIO with 'modprobe vfio-pci'`);
 });
 
 function kernelFor(t: Tap) {
@@ -80,7 +88,10 @@ t.test('opens through the documented sequence, maps the BARs and enables Memory 
   const device = opened.value;
   t.same(device.identity, { address: BDF, vendorId: 0x14e4, deviceId: 0x1750 });
   t.equal(device.chip.family, 'P5');
-  t.same(kernel.log, ['open container', 'open group', 'set container', 'set iommu type1v2', 'open device', 'map BAR0', 'map BAR2', 'command 0x0406']);
+  t.same(kernel.log, [
+    'open container', 'open group', 'set container', 'set iommu type1v2', 'open device', 'map BAR0', 'map BAR2',
+    'command 0x0406',
+  ]);
   t.equal(kernel.commandRegister, 0x0406, 'Memory Space (0x2) and Bus Master (0x4) set, INTx disable (0x400) kept');
 
   // The BARs are the device's memory, sized by GET_REGION_INFO.
@@ -102,7 +113,10 @@ t.test('opens through the documented sequence, maps the BARs and enables Memory 
   t.equal(device.clock.nowNs() > 0, true);
 
   device.close();
-  t.same(kernel.log.slice(8), ['map dma 0x100000000 +8192', 'command 0x0402', 'release BAR2', 'release BAR0', 'unmap dma 0x100000000 +8192', 'release dma memory', 'close device', 'unset container', 'close group', 'close container'], 'close undoes open in reverse');
+  t.same(kernel.log.slice(8),
+    ['map dma 0x100000000 +8192', 'command 0x0402', 'release BAR2', 'release BAR0', 'unmap dma 0x100000000 +8192',
+    'release dma memory', 'close device', 'unset container', 'close group', 'close container'],
+    'close undoes open in reverse');
   t.same(kernel.openFds(), [], 'no fd left open');
   t.equal(kernel.dma.size, 0, 'no DMA mapping left');
   t.throws(() => device.bar(0), InvalidArgument, 'a closed device hands out no BAR');
@@ -111,21 +125,30 @@ t.test('opens through the documented sequence, maps the BARs and enables Memory 
 });
 
 const failures: [string, (k: FakeVfioKernel) => void, RegExp, string[]][] = [
-  ['a wrong VFIO API version', (k) => (k.faults.apiVersion = 1), /speaks VFIO API version 1/, ['open container', 'close container']],
-  ['no type1v2 IOMMU', (k) => (k.faults.noType1v2 = true), /no type1v2 IOMMU: enable the IOMMU/, ['open container', 'close container']],
-  ['a group already open elsewhere', (k) => (k.faults.groupBusy = true), /vfio\/17 is already open: another process owns IOMMU group 17/, ['open container', 'close container']],
-  ['a group that is not viable', (k) => (k.faults.notViable = true), /IOMMU group 17 is not viable/, ['open container', 'open group', 'close group', 'close container']],
+  ['a wrong VFIO API version', (k) => (k.faults.apiVersion = 1), /speaks VFIO API version 1/, [
+    'open container', 'close container',
+  ]],
+  ['no type1v2 IOMMU', (k) => (k.faults.noType1v2 = true), /no type1v2 IOMMU: enable the IOMMU/, [
+    'open container', 'close container',
+  ]],
+  ['a group already open elsewhere', (k) => (k.faults.groupBusy = true),
+    /vfio\/17 is already open: another process owns IOMMU group 17/, ['open container', 'close container']],
+  ['a group that is not viable', (k) => (k.faults.notViable = true), /IOMMU group 17 is not viable/, [
+    'open container', 'open group', 'close group', 'close container',
+  ]],
   [
     'a device fd refused',
     (k) => (k.faults.deviceFdRefused = true),
     /VFIO_GROUP_GET_DEVICE_FD for 0000:3b:00\.0 failed: EPERM/,
-    ['open container', 'open group', 'set container', 'set iommu type1v2', 'unset container', 'close group', 'close container'],
+    ['open container', 'open group', 'set container', 'set iommu type1v2', 'unset container', 'close group',
+      'close container'],
   ],
   [
     'BAR2 that cannot be mmapped',
     (k) => (k.faults.bar2NotMappable = true),
     /BAR2 cannot be mmapped/,
-    ['open container', 'open group', 'set container', 'set iommu type1v2', 'open device', 'map BAR0', 'release BAR0', 'close device', 'unset container', 'close group', 'close container'],
+    ['open container', 'open group', 'set container', 'set iommu type1v2', 'open device', 'map BAR0', 'release BAR0',
+      'close device', 'unset container', 'close group', 'close container'],
   ],
 ];
 for (const [what, inject, message, log] of failures) {
@@ -142,7 +165,8 @@ t.test('the members blocking a non-viable group are named', async (t) => {
   const fake = tree(t, [{ address: BDF }, { address: '0000:3b:00.1', driver: 'bnxt_en' }]);
   const kernel = new FakeVfioKernel(fake.devRoot, '17', BDF);
   kernel.faults.notViable = true;
-  t.match(errorOf(openVfio(BDF, { sysfsRoot: fake.root, devRoot: fake.devRoot, libc: kernel })), /0000:3b:00\.1 is bound to bnxt_en.*scripts\/bind-vfio\.sh 0000:3b:00\.1/);
+  t.match(errorOf(openVfio(BDF, { sysfsRoot: fake.root, devRoot: fake.devRoot, libc: kernel })),
+    /0000:3b:00\.1 is bound to bnxt_en.*scripts\/bind-vfio\.sh 0000:3b:00\.1/);
 });
 
 t.test('a refused DMA mapping is an error value from alloc, and the device stays usable', async (t) => {

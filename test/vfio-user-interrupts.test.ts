@@ -4,7 +4,9 @@ import t from 'tap';
 import { MsixVectors } from '../drivers/emu/vfio-user/interrupts.ts';
 import { makeEventfd, readEventfd, closeFd } from '../drivers/emu/vfio-user/socket-libc.ts';
 
-const setIrqs = (flags: number, start: number, count: number) => ({ argsz: 20, flags, index: 2, start, count, bools: undefined });
+const setIrqs = (flags: number, start: number, count: number) => ({
+  argsz: 20, flags, index: 2, start, count, bools: undefined,
+});
 
 t.test('eventfd per vector, raised by the device, replaced and closed by SET_IRQS', async (t) => {
   let may = true;

@@ -25,7 +25,8 @@ t.test('identity: 14e4:1750 rev 1, Ethernet class, capability list', async (t) =
   t.equal(u32(c, CAP.MSIX + 8), 0x2004, 'PBA in BAR4 at 0x2000');
   t.equal(u16(c, CAP.PCIE + 2) & 0xf0, 0, 'PCIe device/port type: endpoint');
   t.equal(u32(c, 0x100), 0x00010003, 'extended capability: DSN v1, the last');
-  t.same([...c.bytes.subarray(0x104, 0x10c)].reverse(), [0x02, 0x62, 0x6e, 0xff, 0xfe, 0x11, 0x22, 0x33], 'DSN: EUI-64 of the MAC');
+  t.same([...c.bytes.subarray(0x104, 0x10c)].reverse(), [0x02, 0x62, 0x6e, 0xff, 0xfe, 0x11, 0x22, 0x33],
+    'DSN: EUI-64 of the MAC');
 });
 
 t.test('writes change only writable bits', async (t) => {

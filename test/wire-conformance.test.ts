@@ -27,11 +27,17 @@ function capture(): { a: number; b: number } {
   const r = Region.alloc(nic.value, 1 << 20);
   if (!a.ok || !b.ok || !r.ok) throw new Error('setup failed');
   const A = a.value, B = b.value, R = r.value;
-  for (const [x, y] of [[A, B], [B, A]] as const) { const c = x.connect(y.endpoint); if (!c.ok) throw new Error(c.error); }
-  const ok = (what: string, v: ReturnType<Qp['wait']>) => { if (!v?.ok) throw new Error(`${what}: ${v ? v.error : 'no completion'}`); };
+  for (const [x, y] of [[A, B], [B, A]] as const) {
+    const c = x.connect(y.endpoint);
+    if (!c.ok) throw new Error(c.error);
+  }
+  const ok = (what: string, v: ReturnType<Qp['wait']>) => {
+    if (!v?.ok) throw new Error(`${what}: ${v ? v.error : 'no completion'}`);
+  };
   // SEND ONLY and SEND FIRST/MIDDLE/LAST, each acknowledged.
   B.receive(R, 65536, 100); A.send(R, 0, 100); ok('send only', A.wait('send', 5e6)); ok('recv', B.wait('receive', 5e6));
-  B.receive(R, 65536, BIG); A.send(R, 0, BIG); ok('send first..last', A.wait('send', 5e6)); ok('recv', B.wait('receive', 5e6));
+  B.receive(R, 65536, BIG); A.send(R, 0, BIG); ok('send first..last', A.wait('send', 5e6)); ok('recv',
+    B.wait('receive', 5e6));
   // RDMA READ request, responses ONLY and FIRST/MIDDLE/LAST.
   A.read(R, 0, R, 131072, 10); ok('read only', A.wait('send', 5e6));
   A.read(R, 0, R, 131072, BIG); ok('read first..last', A.wait('send', 5e6));
@@ -41,7 +47,8 @@ function capture(): { a: number; b: number } {
   B.receive(R, 65536, 64); ok('send after RNR', A.wait('send', 5e6)); ok('recv after RNR', B.wait('receive', 5e6));
   // NAK (PSN sequence error): the first MIDDLE of a long send is lost once; go-back-N recovers.
   emu.engine.dropFrames('tx', 0x01, -1, 1);
-  B.receive(R, 65536, BIG); A.send(R, 0, BIG); ok('send after a lost frame', A.wait('send', 5e6)); ok('recv', B.wait('receive', 5e6));
+  B.receive(R, 65536, BIG); A.send(R, 0, BIG); ok('send after a lost frame', A.wait('send', 5e6)); ok('recv',
+    B.wait('receive', 5e6));
   // NAK (invalid request): a send longer than its receive fails both QPs.
   B.receive(R, 65536, 10); A.send(R, 0, 100);
   const failed = A.wait('send', 5e6);
@@ -63,19 +70,27 @@ const tshark = spawnSync('tshark', ['--version'], { encoding: 'utf8' }).status =
 t.test('tshark decodes them as RoCEv2 with the expected opcodes, QPs, PSNs and AETH syndromes', {
   skip: tshark ? false : 'tshark is not installed (CI installs it)',
 }, async (t) => {
-  const r = spawnSync('tshark', ['-r', pcap, '-d', 'udp.port==4791,infiniband', '--disable-protocol', 'rpcordma', '-T', 'fields', '-E', 'separator=,',
-    '-e', 'infiniband.bth.opcode', '-e', 'infiniband.bth.destqp', '-e', 'infiniband.bth.psn', '-e', 'infiniband.aeth.syndrome'], { encoding: 'utf8' });
+  const r =
+    spawnSync('tshark',
+    ['-r', pcap, '-d', 'udp.port==4791,infiniband', '--disable-protocol', 'rpcordma', '-T', 'fields', '-E',
+    'separator=,',
+    '-e', 'infiniband.bth.opcode', '-e', 'infiniband.bth.destqp', '-e', 'infiniband.bth.psn', '-e',
+    'infiniband.aeth.syndrome'], { encoding: 'utf8' });
   t.equal(r.status, 0, r.stderr);
   const rows = r.stdout.trim().split('\n').map((l) => l.split(','));
   t.equal(rows.length, frames.length, 'one decoded row per captured frame');
   const opcodes = new Set(rows.map((x) => Number(x[0])));
-  const want: [number, string][] = [[0x00, 'SEND FIRST'], [0x01, 'SEND MIDDLE'], [0x02, 'SEND LAST'], [0x04, 'SEND ONLY'], [0x0c, 'READ REQUEST'],
-    [0x0d, 'READ RESPONSE FIRST'], [0x0e, 'READ RESPONSE MIDDLE'], [0x0f, 'READ RESPONSE LAST'], [0x10, 'READ RESPONSE ONLY'], [0x11, 'ACKNOWLEDGE']];
+  const want: [number, string][] =
+    [[0x00, 'SEND FIRST'], [0x01, 'SEND MIDDLE'], [0x02, 'SEND LAST'], [0x04, 'SEND ONLY'], [0x0c, 'READ REQUEST'],
+    [0x0d, 'READ RESPONSE FIRST'], [0x0e, 'READ RESPONSE MIDDLE'], [0x0f, 'READ RESPONSE LAST'],
+    [0x10, 'READ RESPONSE ONLY'], [0x11, 'ACKNOWLEDGE']];
   for (const [op, name] of want) t.ok(opcodes.has(op), `${name} (opcode ${op}) decoded`);
   const qpSet = new Set(rows.map((x) => Number(x[1])));
   t.same([...qpSet].sort(), [qps.a, qps.b].sort(), 'every frame is for one of the two QPs');
   t.ok(rows.every((x) => Number(x[2]) >= 0 && Number(x[2]) < 1 << 24), 'PSNs are 24-bit');
-  const syndromes = rows.filter((x) => Number(x[0]) === 0x11 || Number(x[0]) === 0x10 || Number(x[0]) === 0x0d || Number(x[0]) === 0x0f).map((x) => Number(x[3]));
+  const syndromes =
+    rows.filter((x) => Number(x[0]) === 0x11 || Number(x[0]) === 0x10 || Number(x[0]) === 0x0d || Number(x[0]) === 0x0f)
+    .map((x) => Number(x[3]));
   t.ok(syndromes.some((s) => (s >> 5) === 0), 'ACK syndromes');
   t.ok(syndromes.some((s) => (s >> 5) === 1), 'an RNR NAK');
   t.ok(syndromes.some((s) => s === 0x60), 'a NAK: PSN sequence error');
@@ -97,8 +112,11 @@ for h in json.load(sys.stdin):
 print(json.dumps(out))
 `;
 const scapy = findPython('from scapy.contrib.roce import BTH');
-t.test('every ICRC checks with scapy\'s RoCE layer', { skip: scapy ? false : 'python3-scapy is not installed (CI installs it)' }, async (t) => {
+t.test('every ICRC checks with scapy\'s RoCE layer',
+  { skip: scapy ? false : 'python3-scapy is not installed (CI installs it)' }, async (t) => {
   const got = runPython<[number, number][]>(scapy!, SCAPY, hex);
-  const bad = got.map(([c, w], i) => (c === w ? undefined : `frame ${i}: scapy ${c.toString(16)}, wire ${w.toString(16)}`)).filter(Boolean);
+  const bad =
+    got.map(([c, w], i) => (c === w ? undefined : `frame ${i}: scapy ${c.toString(16)}, wire ${w.toString(16)}`))
+    .filter(Boolean);
   t.same(bad, [], `${got.length} ICRCs agree`);
 });

@@ -13,11 +13,15 @@ function expectedFields(fx: Fixture): Record<string, number> {
   const r = fx.record;
   const want: Record<string, number> = {
     srcIp: r.srcIp, dstIp: r.dstIp, ipId: 0, ttl: 64, tos: 0, udpSrcPort: 0xc001, udpDstPort: 4791,
-    opcode: r.opcode, se: r.se, migReq: 0, tver: 0, pkey: 0xffff, resv8a: 0, destQp: r.destQp, ackReq: r.ackReq, psn: r.psn,
-    payloadLength: fx.payload.length, packetLength: fx.bytes.length, icrc: fx.icrc,
+    opcode: r.opcode, se: r.se, migReq: 0, tver: 0, pkey: 0xffff, resv8a: 0, destQp: r.destQp, ackReq: r.ackReq,
+    psn: r.psn, payloadLength: fx.payload.length, packetLength: fx.bytes.length, icrc: fx.icrc,
   };
-  if (r.opcode === Opcode.RC_RDMA_READ_REQUEST) Object.assign(want, { rethVaHi: r.rethVaHi, rethVaLo: r.rethVaLo, rethRkey: r.rethRkey, rethDmaLength: r.rethDmaLength });
-  if (r.opcode === Opcode.RC_ACKNOWLEDGE || r.opcode === Opcode.RC_RDMA_READ_RESPONSE_FIRST) Object.assign(want, { aethSyndrome: r.aethSyndrome, aethMsn: r.aethMsn });
+  if (r.opcode === Opcode.RC_RDMA_READ_REQUEST)
+    Object.assign(want, {
+      rethVaHi: r.rethVaHi, rethVaLo: r.rethVaLo, rethRkey: r.rethRkey, rethDmaLength: r.rethDmaLength,
+    });
+  if (r.opcode === Opcode.RC_ACKNOWLEDGE || r.opcode === Opcode.RC_RDMA_READ_RESPONSE_FIRST)
+    Object.assign(want, { aethSyndrome: r.aethSyndrome, aethMsn: r.aethMsn });
   return want;
 }
 
@@ -61,7 +65,8 @@ for (const fx of FIXTURES) {
     }
     // Every length below the end of the IPv4 packet is TRUNCATED (nothing else is wrong).
     let allTruncated = true;
-    for (let len = 0; len < fx.bytes.length; len++) if (parseFrame(fx.bytes, len, f, null) !== ParseStatus.TRUNCATED) allTruncated = false;
+    for (let len = 0; len < fx.bytes.length; len++)
+      if (parseFrame(fx.bytes, len, f, null) !== ParseStatus.TRUNCATED) allTruncated = false;
     t.ok(allTruncated, 'TRUNCATED for every length short of the packet');
   });
 

@@ -1,6 +1,8 @@
 import t from 'tap';
 import { formatIpv4, formatMac, parseIpv4, parseMac } from '../drivers/emu/wire/addresses.ts';
-import { AethKind, NakCode, RNR_TIMER_US, aethKind, aethSyndromeName, aethValue, ackSyndrome, nakSyndrome, rnrNakSyndrome } from '../drivers/emu/wire/aeth.ts';
+import {
+  AethKind, NakCode, RNR_TIMER_US, aethKind, aethSyndromeName, aethValue, ackSyndrome, nakSyndrome, rnrNakSyndrome,
+} from '../drivers/emu/wire/aeth.ts';
 import { payloadOffsetFor } from '../drivers/emu/wire/build.ts';
 import { OPCODE_FLAGS, OpFlag, isKnownOpcode, opcodeName } from '../drivers/emu/wire/opcodes.ts';
 import { describeFrame } from '../drivers/emu/wire/trace.ts';
@@ -62,7 +64,9 @@ t.test('AETH syndromes as IBA Tables 43-45 define them', async (t) => {
   t.equal(aethKind(0x41), AethKind.RESERVED);
   t.equal(aethKind(0x62), AethKind.NAK);
   t.equal(aethValue(0x2e), 14);
-  t.same([RNR_TIMER_US[0], RNR_TIMER_US[1], RNR_TIMER_US[14], RNR_TIMER_US[25], RNR_TIMER_US[31]], [655360, 10, 1280, 61440, 491520]);
+  t.same([RNR_TIMER_US[0], RNR_TIMER_US[1], RNR_TIMER_US[14], RNR_TIMER_US[25], RNR_TIMER_US[31]], [
+    655360, 10, 1280, 61440, 491520,
+  ]);
   t.equal(aethSyndromeName(0x62), 'NAK(REMOTE_ACCESS_ERROR)');
   t.equal(aethSyndromeName(0x2e), 'RNR_NAK(timer=14)');
 });
@@ -78,5 +82,7 @@ t.test('addresses and trace lines', async (t) => {
   t.equal(formatMac(Uint8Array.from([2, 0x62, 0x6e, 0, 0, 1])), '02:62:6e:00:00:01');
   const f = new RoceFrame();
   parseFrame(READ_REQUEST.bytes, READ_REQUEST.bytes.length, f, null);
-  t.equal(describeFrame(f), '10.77.0.2:49153 > 10.77.0.1 RC_RDMA_READ_REQUEST qp=0x000011 psn=0x000006 A va=0x00007f1234567000 rkey=0x00c0ffee len=4096');
+  t.equal(describeFrame(f),
+    '10.77.0.2:49153 > 10.77.0.1 RC_RDMA_READ_REQUEST qp=0x000011 psn=0x000006 A va=0x00007f1234567000 ' +
+    'rkey=0x00c0ffee len=4096');
 });

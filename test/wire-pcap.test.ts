@@ -72,11 +72,13 @@ t.test('buffered frames reach the file within the flush interval with no later w
   w.value.write(Uint8Array.from([1, 2, 3]), 3, 0);
   t.equal(readFileSync(path).length, 0, 'right after the write the record is still buffered');
   const deadline = Date.now() + 10_000;
-  while (readFileSync(path).length < 24 + 16 + 3 && Date.now() < deadline) await new Promise((res) => setTimeout(res, 5));
+  while (readFileSync(path).length < 24 + 16 + 3 && Date.now() < deadline)
+    await new Promise((res) => setTimeout(res, 5));
   t.equal(readFileSync(path).length, 24 + 16 + 3, 'then the header and the record are in the file, without a close');
 });
 
-t.test('a write error stops the capture with a warning that says so, and nothing throws', { skip: process.platform === 'linux' ? false : '/dev/full is Linux' }, async (t) => {
+t.test('a write error stops the capture with a warning that says so, and nothing throws',
+  { skip: process.platform === 'linux' ? false : '/dev/full is Linux' }, async (t) => {
   const w = PcapWriter.open('/dev/full', { bufferBytes: 64 });
   if (!w.ok) throw new Error(w.error);
   const warnings: Error[] = [];
@@ -89,5 +91,6 @@ t.test('a write error stops the capture with a warning that says so, and nothing
   t.match(w.value.error, /pcap \/dev\/full: write: .*ENOSPC/, 'the error names the file and the cause');
   t.equal(w.value.isOpen, false, 'the writer stopped');
   t.equal(warnings.length, 1, 'one warning');
-  t.match(warnings[0]?.message, /\/dev\/full.*the capture stops after \d+ frames/, 'the warning says the capture is incomplete');
+  t.match(warnings[0]?.message, /\/dev\/full.*the capture stops after \d+ frames/,
+    'the warning says the capture is incomplete');
 });

@@ -29,21 +29,28 @@ const ROWS: Row[] = [
   { op: O.RC_SEND_MIDDLE, qp: 0x000101, psn: 101, len: 1024 },
   { op: O.RC_SEND_LAST, qp: 0x000101, psn: 102, len: 5, ackReq: 1 },
   { op: O.RC_SEND_ONLY, qp: 0x000101, psn: 103, len: 64, ackReq: 1 },
-  { op: O.RC_RDMA_READ_REQUEST, qp: 0x000101, psn: 200, len: 0, ackReq: 1, reth: [0x00007f00, 0x00001000, 0x00001234, 3000] },
-  { op: O.RC_RDMA_READ_RESPONSE_FIRST, qp: 0x000202, psn: 200, len: 1024, syndrome: AETH_SYNDROME_ACK, msn: 1, aethKind: AethKind.ACK },
+  { op: O.RC_RDMA_READ_REQUEST, qp: 0x000101, psn: 200, len: 0, ackReq: 1, reth: [
+    0x00007f00, 0x00001000, 0x00001234, 3000,
+  ] },
+  { op: O.RC_RDMA_READ_RESPONSE_FIRST, qp: 0x000202, psn: 200, len: 1024, syndrome: AETH_SYNDROME_ACK, msn: 1,
+    aethKind: AethKind.ACK },
   { op: O.RC_RDMA_READ_RESPONSE_MIDDLE, qp: 0x000202, psn: 201, len: 1024 },
-  { op: O.RC_RDMA_READ_RESPONSE_LAST, qp: 0x000202, psn: 202, len: 950, syndrome: AETH_SYNDROME_ACK, msn: 1, aethKind: AethKind.ACK },
-  { op: O.RC_RDMA_READ_RESPONSE_ONLY, qp: 0x000202, psn: 300, len: 7, syndrome: AETH_SYNDROME_ACK, msn: 2, aethKind: AethKind.ACK },
+  { op: O.RC_RDMA_READ_RESPONSE_LAST, qp: 0x000202, psn: 202, len: 950, syndrome: AETH_SYNDROME_ACK, msn: 1,
+    aethKind: AethKind.ACK },
+  { op: O.RC_RDMA_READ_RESPONSE_ONLY, qp: 0x000202, psn: 300, len: 7, syndrome: AETH_SYNDROME_ACK, msn: 2,
+    aethKind: AethKind.ACK },
   { op: O.RC_ACKNOWLEDGE, qp: 0x000202, psn: 103, len: 0, syndrome: AETH_SYNDROME_ACK, msn: 4, aethKind: AethKind.ACK },
-  { op: O.RC_ACKNOWLEDGE, qp: 0x000202, psn: 104, len: 0, syndrome: rnrNakSyndrome(14), msn: 4, aethKind: AethKind.RNR_NAK, timer: 14 },
-  { op: O.RC_ACKNOWLEDGE, qp: 0xabcdef, psn: 0xfffffe, len: 0, syndrome: nakSyndrome(NakCode.PSN_SEQUENCE_ERROR), msn: 4, aethKind: AethKind.NAK, nak: 0 },
+  { op: O.RC_ACKNOWLEDGE, qp: 0x000202, psn: 104, len: 0, syndrome: rnrNakSyndrome(14), msn: 4,
+    aethKind: AethKind.RNR_NAK, timer: 14 },
+  { op: O.RC_ACKNOWLEDGE, qp: 0xabcdef, psn: 0xfffffe, len: 0, syndrome: nakSyndrome(NakCode.PSN_SEQUENCE_ERROR),
+    msn: 4, aethKind: AethKind.NAK, nak: 0 },
 ];
 
 const FIELDS = [
   'infiniband.bth.opcode', 'infiniband.bth.destqp', 'infiniband.bth.psn', 'infiniband.bth.a', 'infiniband.bth.padcnt',
-  'infiniband.bth.p_key', 'infiniband.reth.va', 'infiniband.reth.r_key', 'infiniband.reth.dmalen', 'infiniband.aeth.msn',
-  'infiniband.aeth.syndrome.opcode', 'infiniband.aeth.syndrome.timer', 'infiniband.aeth.syndrome.error_code',
-  'infiniband.invariant.crc', 'ip.checksum.status', 'frame.time_epoch',
+  'infiniband.bth.p_key', 'infiniband.reth.va', 'infiniband.reth.r_key', 'infiniband.reth.dmalen',
+  'infiniband.aeth.msn', 'infiniband.aeth.syndrome.opcode', 'infiniband.aeth.syndrome.timer',
+  'infiniband.aeth.syndrome.error_code', 'infiniband.invariant.crc', 'ip.checksum.status', 'frame.time_epoch',
 ];
 
 const hex = (v: number, digits: number) => `0x${v.toString(16).padStart(digits, '0')}`;
@@ -52,7 +59,8 @@ const bswap = (v: number) => (((v & 0xff) << 24) | ((v & 0xff00) << 8) | ((v >>>
 const haveTshark = spawnSync('tshark', ['-v'], { encoding: 'utf8' }).status === 0;
 
 t.test('tshark decodes a frame of every kind with the values it was built from', {
-  skip: haveTshark ? false : 'tshark is not installed: Wireshark decode check skipped (CI installs tshark; apt-get install -y tshark)',
+  skip: haveTshark ? false
+    : 'tshark is not installed: Wireshark decode check skipped (CI installs tshark; apt-get install -y tshark)',
 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'wire-tshark-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
@@ -82,16 +90,19 @@ t.test('tshark decodes a frame of every kind with the values it was built from',
     const seconds = Math.floor(timeUs / 1e6);
     want.push([
       String(r.op), hex(r.qp, 6), String(r.psn), r.ackReq ? '1' : '0', String(-r.len & 3), '65535',
-      r.reth ? hex(r.reth[0], 8) + hex(r.reth[1], 8).slice(2) : '', r.reth ? hex(r.reth[2], 8) : '', r.reth ? String(r.reth[3]) : '',
-      r.msn !== undefined ? String(r.msn) : '', r.aethKind !== undefined ? String(r.aethKind) : '',
-      r.timer !== undefined ? String(r.timer) : '', r.nak !== undefined ? String(r.nak) : '',
-      hex(bswap(f.icrc), 8), '1', `${seconds}.${String(timeUs - seconds * 1e6).padStart(6, '0')}000`,
+      r.reth ? hex(r.reth[0], 8) + hex(r.reth[1], 8).slice(2) : '', r.reth ? hex(r.reth[2], 8) : '',
+      r.reth ? String(r.reth[3]) : '', r.msn !== undefined ? String(r.msn) : '',
+      r.aethKind !== undefined ? String(r.aethKind) : '', r.timer !== undefined ? String(r.timer) : '',
+      r.nak !== undefined ? String(r.nak) : '', hex(bswap(f.icrc), 8), '1',
+      `${seconds}.${String(timeUs - seconds * 1e6).padStart(6, '0')}000`,
     ].join('|'));
   });
   w.value.close();
   t.equal(w.value.error, undefined);
 
-  const args = ['-r', path, '-o', 'ip.check_checksum:TRUE', '--disable-protocol', 'rpcordma', '-T', 'fields', '-E', 'separator=|'];
+  const args = [
+    '-r', path, '-o', 'ip.check_checksum:TRUE', '--disable-protocol', 'rpcordma', '-T', 'fields', '-E', 'separator=|',
+  ];
   for (const field of FIELDS) args.push('-e', field);
   const r = spawnSync('tshark', args, { encoding: 'utf8', timeout: 120000 });
   t.equal(r.status, 0, r.stderr);

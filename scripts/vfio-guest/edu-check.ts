@@ -15,7 +15,9 @@
  */
 import { execFileSync } from 'node:child_process';
 import { closeSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
-import { getDeviceFd, openContainer, openGroup, readIommuSpace, setContainer, setIommu, unsetContainer } from '../../drivers/vfio/container.ts';
+import {
+  getDeviceFd, openContainer, openGroup, readIommuSpace, setContainer, setIommu, unsetContainer,
+} from '../../drivers/vfio/container.ts';
 import { VFIO_CONST } from '../../drivers/vfio/abi.ts';
 import { errnoName, LINUX, systemLibc } from '../../drivers/vfio/libc.ts';
 import { openVfio } from '../../drivers/vfio/open.ts';
@@ -201,12 +203,16 @@ function registersAndDma(device: VfioDevice<BnxtPciId | undefined>): number {
   const id = bar0.read32(EDU.REG_ID);
   bar0.write32(EDU.REG_LIVENESS, 0x12345678);
   const liveness = bar0.read32(EDU.REG_LIVENESS);
-  report('identify', id === EDU.ID_VALUE && liveness === 0xedcba987, { id: hex(id), livenessWrote: hex(0x12345678), livenessRead: hex(liveness) });
+  report('identify', id === EDU.ID_VALUE && liveness === 0xedcba987, {
+    id: hex(id), livenessWrote: hex(0x12345678), livenessRead: hex(liveness),
+  });
 
   const source = must('dma-alloc', device.dma.alloc(EDU.BUFFER_BYTES));
   const target = must('dma-alloc', device.dma.alloc(EDU.BUFFER_BYTES));
   const iovas = [source.iova, target.iova];
-  const inWindow = iovas.every((iova) => iova >= IOVA_WINDOW.start && iova + EDU.BUFFER_BYTES <= IOVA_WINDOW.end && iova % 4096 === 0);
+  const inWindow = iovas.every(
+    (iova) => iova >= IOVA_WINDOW.start && iova + EDU.BUFFER_BYTES <= IOVA_WINDOW.end && iova % 4096 === 0,
+  );
   report('dma-alloc', inWindow && source.iova !== target.iova, {
     window: [hex(IOVA_WINDOW.start), hex(IOVA_WINDOW.end)],
     iovas: iovas.map(hex),
@@ -223,7 +229,9 @@ function registersAndDma(device: VfioDevice<BnxtPciId | undefined>): number {
   const count = EDU.MAX_TRANSFER_BYTES;
   const expected = pattern(EDU.BUFFER_BYTES, 0xed0);
   source.bytes.set(expected);
-  const inMs = must('dma-to-device', eduDma(bar0, device.clock, 'ram-to-device', source.iova, EDU.BUFFER_ADDRESS, count));
+  const inMs = must(
+    'dma-to-device', eduDma(bar0, device.clock, 'ram-to-device', source.iova, EDU.BUFFER_ADDRESS, count),
+  );
   report('dma-to-device', true, { from: hex(source.iova), to: hex(EDU.BUFFER_ADDRESS), count, ms: inMs });
 
   target.bytes.fill(0);
@@ -249,7 +257,9 @@ function registersAndDma(device: VfioDevice<BnxtPciId | undefined>): number {
 }
 
 /** close gives everything back: fds, buffers, the group; a second open starts afresh. */
-function closeAndReopen(bdf: string, device: VfioDevice<BnxtPciId | undefined>, groupNode: string, fdsBefore: number, firstIova: number): void {
+function closeAndReopen(
+  bdf: string, device: VfioDevice<BnxtPciId | undefined>, groupNode: string, fdsBefore: number, firstIova: number,
+): void {
   const libc = systemLibc();
   device.close();
   let bar0Refused = false;
@@ -274,7 +284,9 @@ function closeAndReopen(bdf: string, device: VfioDevice<BnxtPciId | undefined>, 
   const buffer = must('reopen', again.dma.alloc(EDU.BUFFER_BYTES));
   const againIova = buffer.iova;
   again.close();
-  report('reopen', againId === EDU.ID_VALUE && againIova === firstIova, { id: hex(againId), firstIova: hex(againIova), fdsLeft: openFds() - fdsBefore });
+  report('reopen', againId === EDU.ID_VALUE && againIova === firstIova, {
+    id: hex(againId), firstIova: hex(againIova), fdsLeft: openFds() - fdsBefore,
+  });
 }
 
 /** 256 bytes from the middle of the device buffer to the middle of a page: only those change. */
@@ -283,11 +295,15 @@ function offsetTransfer(bar0: Mmio, clock: Clock, target: DmaBuffer, expected: U
   const to = 0x300;
   const count = 0x100;
   target.bytes.fill(0xa5);
-  const ms = must('dma-offset', eduDma(bar0, clock, 'device-to-ram', EDU.BUFFER_ADDRESS + from, target.iova + to, count));
+  const ms = must(
+    'dma-offset', eduDma(bar0, clock, 'device-to-ram', EDU.BUFFER_ADDRESS + from, target.iova + to, count),
+  );
   const want = new Uint8Array(target.length).fill(0xa5);
   want.set(expected.subarray(from, from + count), to);
   const wrong = mismatches(target.bytes, want);
-  report('dma-offset', wrong === 0, { from: hex(EDU.BUFFER_ADDRESS + from), to: hex(target.iova + to), count, ms, mismatchedBytes: wrong });
+  report('dma-offset', wrong === 0, {
+    from: hex(EDU.BUFFER_ADDRESS + from), to: hex(target.iova + to), count, ms, mismatchedBytes: wrong,
+  });
 }
 
 /**
@@ -295,7 +311,9 @@ function offsetTransfer(bar0: Mmio, clock: Clock, target: DmaBuffer, expected: U
  * next alloc (it refuses an IOVA that is still mapped), and a DMA to a freed IOVA faults
  * in the IOMMU instead of reaching memory (the guest kernel logs a DMAR fault).
  */
-function unmapHonoured(device: VfioDevice<BnxtPciId | undefined>, target: DmaBuffer, source: DmaBuffer, expected: Uint8Array): void {
+function unmapHonoured(
+  device: VfioDevice<BnxtPciId | undefined>, target: DmaBuffer, source: DmaBuffer, expected: Uint8Array,
+): void {
   const step = 'unmap';
   const iova = target.iova;
   device.dma.free(target);
@@ -304,7 +322,9 @@ function unmapHonoured(device: VfioDevice<BnxtPciId | undefined>, target: DmaBuf
   device.dma.free(remapped);
   const buffersLeft = device.dma.allocatedBuffers;
 
-  const ms = must(step, eduDma(device.bar(0), device.clock, 'device-to-ram', EDU.BUFFER_ADDRESS, iova, EDU.MAX_TRANSFER_BYTES));
+  const ms = must(
+    step, eduDma(device.bar(0), device.clock, 'device-to-ram', EDU.BUFFER_ADDRESS, iova, EDU.MAX_TRANSFER_BYTES),
+  );
   // The fault interrupt is handled asynchronously: look a few times.
   let fault: { device: string; addr: number; line: string } | undefined;
   for (let look = 0; look < 20 && fault === undefined; look++) {
@@ -326,15 +346,20 @@ function unmapHonoured(device: VfioDevice<BnxtPciId | undefined>, target: DmaBuf
 function dmarWriteFault(iova: number): { device: string; addr: number; line: string } | undefined {
   const log = execFileSync('dmesg', { encoding: 'utf8' });
   for (const line of log.split('\n')) {
-    const m = /\[DMA Write NO_PASID\] Request device \[([0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\] fault addr 0x([0-9a-f]+)/.exec(line);
-    if (m && Math.floor(Number.parseInt(m[2]!, 16) / 4096) === iova / 4096) return { device: m[1]!, addr: Number.parseInt(m[2]!, 16), line: line.trim() };
+    const m =
+      /\[DMA Write NO_PASID\] Request device \[([0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\] fault addr 0x([0-9a-f]+)/.exec(line);
+    if (m && Math.floor(Number.parseInt(m[2]!, 16) / 4096) === iova / 4096)
+      return { device: m[1]!, addr: Number.parseInt(m[2]!, 16), line: line.trim() };
   }
   return undefined;
 }
 
 function main(): void {
   const started = performance.now();
-  report('start', true, { node: process.version, kernel: readFileSync('/proc/sys/kernel/osrelease', 'utf8').trim(), cmdline: readFileSync('/proc/cmdline', 'utf8').trim() });
+  report('start', true, {
+    node: process.version, kernel: readFileSync('/proc/sys/kernel/osrelease', 'utf8').trim(),
+    cmdline: readFileSync('/proc/cmdline', 'utf8').trim(),
+  });
   try {
     const bdf = process.argv[2] ?? findEdu();
     kernelSequence(bdf);
@@ -342,7 +367,11 @@ function main(): void {
     run(bdf);
     report('done', true, { ms: Math.round(performance.now() - started) });
   } catch (e) {
-    if (!(e instanceof StepFailed)) report('crash', false, { error: e instanceof Error ? `${e.name}: ${e.message}` : String(e), stack: e instanceof Error ? e.stack : undefined });
+    if (!(e instanceof StepFailed))
+      report('crash', false, {
+        error: e instanceof Error ? `${e.name}: ${e.message}` : String(e),
+        stack: e instanceof Error ? e.stack : undefined,
+      });
   }
   process.stdout.write(`${END_MARKER}\n`);
 }

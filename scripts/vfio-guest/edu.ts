@@ -45,8 +45,12 @@ export type EduDirection = 'ram-to-device' | 'device-to-ram';
  * device buffer is EDU.BUFFER_ADDRESS + offset), polled to completion. Returns how long
  * the device took, in ms.
  */
-export function eduDma(bar0: Mmio, clock: Clock, direction: EduDirection, source: number, destination: number, count: number, limitMs = 10_000): Result<number> {
-  if (bar0.read32(EDU.REG_DMA_COMMAND) & EDU.DMA_START) return err('the edu DMA engine is still busy with an earlier transfer');
+export function eduDma(
+  bar0: Mmio, clock: Clock, direction: EduDirection, source: number, destination: number, count: number,
+  limitMs = 10_000,
+): Result<number> {
+  if (bar0.read32(EDU.REG_DMA_COMMAND) & EDU.DMA_START)
+    return err('the edu DMA engine is still busy with an earlier transfer');
   // 32-bit writes: the engine stores each as the whole (zero-extended) register, and every
   // address here is below 2^28.
   bar0.write32(EDU.REG_DMA_SOURCE, source);

@@ -49,4 +49,8 @@ let checksAtTier = 0;
 const failures = doorbellFailures(mmio, check, DOORBELL_OFFSET, () => {
   if ((status(doorbell64) & wanted[tier]) !== 0) checksAtTier++;
 });
-process.stdout.write(`${JSON.stringify({ tier, patterns: DOORBELL_PATTERNS.length, checksAtTier, status: status(doorbell64), failures })}\n`);
+process.stdout.write(
+  `${JSON.stringify({
+    tier, patterns: DOORBELL_PATTERNS.length, checksAtTier, status: status(doorbell64), failures,
+  })}\n`,
+);

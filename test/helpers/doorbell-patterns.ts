@@ -86,8 +86,12 @@ export function doorbellFailures(mmio: Mmio, check: Uint32Array, offset: number,
     const signed = (i & 1) === 1;
     mmio.doorbell64(offset, signed ? lo | 0 : lo >>> 0, signed ? hi | 0 : hi >>> 0);
     afterEach?.();
-    if (check[w] !== lo >>> 0 || check[w + 1] !== hi >>> 0 || check[w - 1] !== 0x5a5a5a5a || check[w + 2] !== 0xa5a5a5a5) {
-      failures.push(`wrote ${hex(hi)}_${hex(lo)}, read ${hex(check[w + 1]!)}_${hex(check[w]!)} (neighbours ${hex(check[w - 1]!)} ${hex(check[w + 2]!)})`);
+    if (check[w] !== lo >>> 0 || check[w + 1] !== hi >>> 0 || check[w - 1] !== 0x5a5a5a5a ||
+      check[w + 2] !== 0xa5a5a5a5) {
+      failures.push(
+        `wrote ${hex(hi)}_${hex(lo)}, read ${hex(check[w + 1]!)}_${hex(check[w]!)} (neighbours ${hex(check[w - 1]!)} ` +
+          `${hex(check[w + 2]!)})`,
+      );
     }
   }
   return failures;

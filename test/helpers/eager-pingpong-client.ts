@@ -10,7 +10,9 @@
 import { Nic, Qp, Region } from '../../lib/index.ts';
 import { parseMac } from '../../scripts/cli/options.ts';
 import { connectWithRetry, SocketChannel } from '../../scripts/cli/exchange-socket.ts';
-import { formatPingpongMessage, parsePingpongMessage, PINGPONG_DONE, PINGPONG_MESSAGE_BYTES } from '../../scripts/cli/exchange.ts';
+import {
+  formatPingpongMessage, parsePingpongMessage, PINGPONG_DONE, PINGPONG_MESSAGE_BYTES,
+} from '../../scripts/cli/exchange.ts';
 import { engineCounters, must } from './qp-data.ts';
 
 const [tcpPort, localUdp, remoteUdp, ownMac, serverMac, size, iters, doneDelayMs] = process.argv.slice(2);
@@ -19,10 +21,18 @@ const q = must(Qp.make(nic), 'Qp.make');
 const n = Number(size);
 const r = must(Region.alloc(nic, 2 * n + 64), 'Region.alloc');
 const e = q.endpoint;
-const socket = must(await connectWithRetry('127.0.0.1', Number(tcpPort), { retryMs: 20_000, retryIntervalMs: 100, attemptTimeoutMs: 3000 }), 'connect');
+const socket = must(
+  await connectWithRetry('127.0.0.1', Number(tcpPort),
+    { retryMs: 20_000, retryIntervalMs: 100, attemptTimeoutMs: 3000 }),
+  'connect',
+);
 const channel = new SocketChannel(socket);
-must(await channel.write(formatPingpongMessage({ lid: 0, qpn: e.qp, psn: e.psn, gid: e.gid }), 10_000, 'address'), 'write address');
-const server = must(parsePingpongMessage(must(await channel.readExactly(PINGPONG_MESSAGE_BYTES, 10_000, 'server address'), 'read')), 'parse');
+must(await channel.write(formatPingpongMessage({ lid: 0, qpn: e.qp, psn: e.psn, gid: e.gid }), 10_000, 'address'),
+  'write address');
+const server = must(
+  parsePingpongMessage(must(await channel.readExactly(PINGPONG_MESSAGE_BYTES, 10_000, 'server address'), 'read')),
+  'parse',
+);
 const mac = parseMac(serverMac!);
 if (!mac.ok) throw new Error(mac.error);
 must(q.connect({ qp: server.qpn, psn: server.psn, gid: server.gid, mac: mac.value }, { pathMtu: 1024 }), 'connect QP');

@@ -21,7 +21,10 @@ export const DOORBELL = 0x10000;
 // CMDQ_MODIFY_QP_ACCESS_*, CMDQ_REGISTER_MR_ACCESS_* and the dbc_dbc DBC_DBC_TYPE_* of bnxt_hsi.h.
 export const WQE = { SEND: 0x00, SEND_W_IMM: 0x01, WRITE: 0x04, READ: 0x06, ATOMIC_CS: 0x08, RECV: 0x80 } as const;
 export const FLAG = { SIGNAL: 0x01, FENCE: 0x04, SE: 0x08, INLINE: 0x10 } as const;
-export const REQ = { OK: 0, LOCAL_PROTECTION: 4, REMOTE_INVALID_REQUEST: 6, REMOTE_ACCESS: 7, RNR_RETRY_EXCEEDED: 9, RETRY_EXCEEDED: 0xa, FLUSHED: 0xb } as const;
+export const REQ = {
+  OK: 0, LOCAL_PROTECTION: 4, REMOTE_INVALID_REQUEST: 6, REMOTE_ACCESS: 7, RNR_RETRY_EXCEEDED: 9, RETRY_EXCEEDED: 0xa,
+  FLUSHED: 0xb,
+} as const;
 export const RES = { OK: 0, LOCAL_LENGTH: 2, LOCAL_PROTECTION: 3, FLUSHED: 7 } as const;
 export const ACCESS_QP = { LOCAL_WRITE: 1, REMOTE_WRITE: 2, REMOTE_READ: 4 } as const;
 export const ACCESS_MR = { LOCAL_WRITE: 1, REMOTE_READ: 2, REMOTE_WRITE: 4 } as const;
@@ -141,7 +144,10 @@ export interface SendOptions {
 export class TestQp {
   sqProd = 0;
   rqProd = 0;
-  constructor(readonly nic: TestNic, readonly qp: EmuQp, readonly sq: Buffer, readonly rq: Buffer, readonly scq: TestCq, readonly rcq: TestCq) {}
+  constructor(
+    readonly nic: TestNic, readonly qp: EmuQp, readonly sq: Buffer, readonly rq: Buffer, readonly scq: TestCq,
+    readonly rcq: TestCq,
+  ) {}
 
   get qpn(): number { return this.qp.qpn; }
 
@@ -306,7 +312,9 @@ export class TestNic {
     return mr;
   }
 
-  qp(o: { sqEntries?: number; rqEntries?: number; cqEntries?: number; scq?: TestCq; rcq?: TestCq; pd?: number } = {}): TestQp {
+  qp(
+    o: { sqEntries?: number; rqEntries?: number; cqEntries?: number; scq?: TestCq; rcq?: TestCq; pd?: number } = {},
+  ): TestQp {
     const sqEntries = o.sqEntries ?? 64;
     const rqEntries = o.rqEntries ?? 64;
     const scq = o.scq ?? this.cq(o.cqEntries ?? 256);

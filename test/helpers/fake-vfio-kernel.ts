@@ -94,12 +94,14 @@ export class FakeVfioKernel implements Libc {
       case 0x3b65: // VFIO_CHECK_EXTENSION
         return f.kind === 'container' && value === 3 && !this.faults.noType1v2 ? 1 : 0;
       case 0x3b66: // VFIO_SET_IOMMU
-        if (f.kind !== 'container' || value !== 3 || this.groupContainer !== fd) return this.bad('VFIO_SET_IOMMU before a group joined, or not type1v2');
+        if (f.kind !== 'container' || value !== 3 || this.groupContainer !== fd)
+          return this.bad('VFIO_SET_IOMMU before a group joined, or not type1v2');
         this.iommuSet = true;
         this.log.push('set iommu type1v2');
         return 0;
       case 0x3b69: // VFIO_GROUP_UNSET_CONTAINER
-        if (f.kind !== 'group' || this.groupContainer === undefined) return this.bad('UNSET_CONTAINER without a container');
+        if (f.kind !== 'group' || this.groupContainer === undefined)
+          return this.bad('UNSET_CONTAINER without a container');
         this.groupContainer = undefined;
         this.log.push('unset container');
         return 0;
@@ -120,7 +122,8 @@ export class FakeVfioKernel implements Libc {
         return 0;
       case 0x3b68: { // VFIO_GROUP_SET_CONTAINER: pointer to an int32 container fd
         const container = v.getInt32(0, true);
-        if (f.kind !== 'group' || this.fds.get(container)?.kind !== 'container') return this.bad('SET_CONTAINER with a non-container fd');
+        if (f.kind !== 'group' || this.fds.get(container)?.kind !== 'container')
+          return this.bad('SET_CONTAINER with a non-container fd');
         this.groupContainer = container;
         this.log.push('set container');
         return 0;
@@ -169,7 +172,8 @@ export class FakeVfioKernel implements Libc {
         if (this.faults.mapDmaRefused) return -ENOMEM;
         const iova = getU64(v, 16);
         const size = getU64(v, 24);
-        for (const [other, m] of this.dma) if (iova < other + m.size && other < iova + size) return this.bad('MAP_DMA overlapping an existing mapping');
+        for (const [other, m] of this.dma)
+          if (iova < other + m.size && other < iova + size) return this.bad('MAP_DMA overlapping an existing mapping');
         if (iova % 4096 !== 0 || size % 4096 !== 0) return this.bad('MAP_DMA not page aligned');
         this.dma.set(iova, { vaddr: getU64(v, 8), size });
         this.log.push(`map dma 0x${iova.toString(16)} +${size}`);
@@ -178,7 +182,8 @@ export class FakeVfioKernel implements Libc {
       case 0x3b72: { // VFIO_IOMMU_UNMAP_DMA: argsz, flags, iova @8, size @16 (bytes unmapped on return)
         const iova = getU64(v, 8);
         const size = getU64(v, 16);
-        if (f.kind !== 'container' || argsz !== 24 || this.dma.get(iova)?.size !== size) return this.bad('UNMAP_DMA of something not mapped');
+        if (f.kind !== 'container' || argsz !== 24 || this.dma.get(iova)?.size !== size)
+          return this.bad('UNMAP_DMA of something not mapped');
         this.dma.delete(iova);
         this.log.push(`unmap dma 0x${iova.toString(16)} +${size}`);
         return 0;
@@ -207,7 +212,8 @@ export class FakeVfioKernel implements Libc {
     if (f.kind === 'device') {
       const index = offset / REGION_SHIFT;
       const region = REGION[index as keyof typeof REGION];
-      if (!region || index === 7 || lengthBytes !== region.size || (index === 2 && this.faults.bar2NotMappable)) return BigInt(-EINVAL);
+      if (!region || index === 7 || lengthBytes !== region.size || (index === 2 && this.faults.bar2NotMappable))
+        return BigInt(-EINVAL);
       const buffer = new ArrayBuffer(lengthBytes);
       this.memory.set(address, buffer);
       this.bars.set(region.name, new Uint8Array(buffer));
@@ -259,13 +265,15 @@ export class FakeVfioKernel implements Libc {
     const at = this.configOffset(fd, offset, from.length);
     if (at < 0) return at;
     this.config.set(from, at);
-    if (at === 4) this.log.push(`command 0x${(this.config[4]! | (this.config[5]! << 8)).toString(16).padStart(4, '0')}`);
+    if (at === 4)
+      this.log.push(`command 0x${(this.config[4]! | (this.config[5]! << 8)).toString(16).padStart(4, '0')}`);
     return from.length;
   }
 
   view(address: Pointer, lengthBytes: number): ArrayBuffer {
     const buffer = this.memory.get(address);
-    if (!buffer || buffer.byteLength !== lengthBytes) throw new Error(`fake kernel: no ${lengthBytes}-byte mapping at 0x${address.toString(16)}`);
+    if (!buffer || buffer.byteLength !== lengthBytes)
+      throw new Error(`fake kernel: no ${lengthBytes}-byte mapping at 0x${address.toString(16)}`);
     return buffer;
   }
 

@@ -7,7 +7,8 @@
 import { seeded } from './seeded.ts';
 
 export const HARMLESS_KINDS = [
-  'garbage', 'truncated', 'badIcrc', 'replay', 'wrongQpn', 'futurePsn', 'oldPsn', 'ghostAck', 'ghostRead', 'randomOpcode',
+  'garbage', 'truncated', 'badIcrc', 'replay', 'wrongQpn', 'futurePsn', 'oldPsn', 'ghostAck', 'ghostRead',
+  'randomOpcode',
 ] as const;
 export const DISRUPTIVE_KINDS = ['craftedRequest', 'opcodeAtEpsn', 'readInWindow'] as const;
 export type Kind = (typeof HARMLESS_KINDS)[number] | (typeof DISRUPTIVE_KINDS)[number];

@@ -32,14 +32,21 @@ import { createSocket, type Socket } from 'node:dgram';
 import { createInterface } from 'node:readline';
 import { OPCODE_FLAGS, OpFlag, ParseStatus, RoceFrame, buildFrame, parseFrame } from '../../drivers/emu/wire/index.ts';
 import { seeded } from './seeded.ts';
-import { DISRUPTIVE_KINDS, HARMLESS_KINDS, SECRET_MARKER, planFor, type HostilePlan, type Kind } from './hostile-plan.ts';
+import {
+  DISRUPTIVE_KINDS, HARMLESS_KINDS, SECRET_MARKER, planFor, type HostilePlan, type Kind,
+} from './hostile-plan.ts';
 
 const seed = Number(process.argv[2]) >>> 0;
 const nicPort = [Number(process.argv[3]), Number(process.argv[4])] as const;
 // An optional fifth argument names the kinds to use instead of the seed's (to study one kind).
 const only = process.argv[5] ? (process.argv[5].split(',') as Kind[]) : undefined;
 const seeded0 = planFor(seed);
-const plan: HostilePlan = only !== undefined && (only as string[])[0] === 'none' ? { ...seeded0, rate: 0, harmless: [], disruptive: [] } : only ? { ...seeded0, harmless: only.filter((k) => (HARMLESS_KINDS as readonly string[]).includes(k)), disruptive: only.filter((k) => (DISRUPTIVE_KINDS as readonly string[]).includes(k)) } : seeded0;
+const plan: HostilePlan = only !== undefined && (only as string[])[0] === 'none'
+  ? { ...seeded0, rate: 0, harmless: [], disruptive: [] } : only
+  ? {
+    ...seeded0, harmless: only.filter((k) => (HARMLESS_KINDS as readonly string[]).includes(k)),
+    disruptive: only.filter((k) => (DISRUPTIVE_KINDS as readonly string[]).includes(k)),
+  } : seeded0;
 const rnd = seeded(seed ^ 0x5eed);
 const random = (): number => rnd() / 4294967296;
 const randomInt = (n: number): number => Math.floor(random() * n);
@@ -142,7 +149,10 @@ function count(kind: Kind): void {
   stats.injected[kind] = (stats.injected[kind] ?? 0) + 1;
 }
 
-/** A hostile frame to NIC `to`, shaped by the frame `msg` now passing (parsed if `ok`); null if this kind cannot be made from it. */
+/**
+ * A hostile frame to NIC `to`, shaped by the frame `msg` now passing (parsed if `ok`); null if this kind cannot be made
+ * from it.
+ */
 function make(from: 0 | 1, to: 0 | 1, msg: Buffer, ok: boolean): Uint8Array | null {
   const kinds = plan.disruptive.length > 0 && random() < plan.disruptiveShare ? plan.disruptive : plan.harmless;
   const kind = kinds[randomInt(kinds.length)]!;
@@ -157,7 +167,8 @@ function makeKind(kind: Kind, from: 0 | 1, to: 0 | 1, msg: Buffer, ok: boolean):
       const n = 1 + randomInt(1500);
       const g = new Uint8Array(n);
       for (let i = 0; i < n; i++) g[i] = randomInt(256);
-      if (random() < 0.5 && n > BTH_AT) g.set(msg.subarray(0, Math.min(BTH_AT, msg.length))); // real headers, random BTH on
+      // real headers, random BTH on
+      if (random() < 0.5 && n > BTH_AT) g.set(msg.subarray(0, Math.min(BTH_AT, msg.length)));
       return g;
     }
     case 'truncated':
@@ -189,7 +200,8 @@ function makeKind(kind: Kind, from: 0 | 1, to: 0 | 1, msg: Buffer, ok: boolean):
       return rebuild(msg, (f) => {
         f.opcode = 0x11; // RC ACKNOWLEDGE
         f.payloadLength = 0;
-        const kinds = [0x1f, 0x20 | randomInt(32), 0x60, 0x61, 0x62, 0x63, randomInt(256)]; // ACK, RNR NAK, NAKs, anything
+        // ACK, RNR NAK, NAKs, anything
+        const kinds = [0x1f, 0x20 | randomInt(32), 0x60, 0x61, 0x62, 0x63, randomInt(256)];
         f.aethSyndrome = kinds[randomInt(kinds.length)]!;
         f.aethMsn = randomInt(0x1000000);
         f.psn = psnAdd(f.psn, (random() < 0.5 ? 1 : -1) * ((1 << 20) + randomInt(1 << 21)));
@@ -245,7 +257,10 @@ function makeKind(kind: Kind, from: 0 | 1, to: 0 | 1, msg: Buffer, ok: boolean):
         const requests = [0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b];
         f.opcode = requests[randomInt(requests.length)]!;
         if ((OPCODE_FLAGS[f.opcode]! & OpFlag.PAYLOAD) === 0) f.payloadLength = 0;
-        if ((OPCODE_FLAGS[f.opcode]! & OpFlag.RETH) !== 0) { f.rethRkey = randomInt(0x100000000); f.rethDmaLength = f.payloadLength; }
+        if ((OPCODE_FLAGS[f.opcode]! & OpFlag.RETH) !== 0) {
+          f.rethRkey = randomInt(0x100000000);
+          f.rethDmaLength = f.payloadLength;
+        }
       });
     case 'readInWindow':
       if (!ok || parsed.opcode !== 0x11) return null; // an ACK to a requester: the PSN after it is likely outstanding
@@ -305,7 +320,8 @@ for (const i of [0, 1] as const) {
 
 createInterface({ input: process.stdin }).on('line', (line) => {
   if (line.startsWith('keys ')) {
-    const keys = JSON.parse(line.slice(5)) as { nic: 'A' | 'B'; key: number; vaHi: number; vaLo: number; length: number }[];
+    const keys =
+      JSON.parse(line.slice(5)) as { nic: 'A' | 'B'; key: number; vaHi: number; vaLo: number; length: number }[];
     for (const k of keys) sides[k.nic === 'A' ? 0 : 1]!.keys.push(k);
     console.log('keys taken');
   } else if (line === 'stats') {

@@ -39,7 +39,8 @@ export function readTree(root: string, folders: readonly string[]): Map<string, 
       if (name === 'node_modules' || name === 'dist' || name.startsWith('.')) continue;
       const full = join(dir, name);
       if (statSync(full).isDirectory()) walk(full);
-      else if (SOURCE.test(name) && !name.endsWith('.d.ts')) out.set(relative(root, full).split(sep).join('/'), readFileSync(full, 'utf8'));
+      else if (SOURCE.test(name) && !name.endsWith('.d.ts'))
+        out.set(relative(root, full).split(sep).join('/'), readFileSync(full, 'utf8'));
     }
   };
   for (const f of folders) walk(join(root, f));

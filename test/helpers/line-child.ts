@@ -17,13 +17,18 @@ export interface LineChild {
 }
 
 export function spawnLineChild(script: string, args: readonly string[]): LineChild {
-  const child = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', script, ...args], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', script, ...args], {
+    cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>(
+    (resolve) => child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
   const queued: string[] = [];
   const waiting: ((line: string) => void)[] = [];
-  createInterface({ input: child.stdout! }).on('line', (line) => { const w = waiting.shift(); if (w) w(line); else queued.push(line); });
+  createInterface({ input: child.stdout! })
+    .on('line', (line) => { const w = waiting.shift(); if (w) w(line); else queued.push(line); });
   return {
     child,
     exited,

@@ -14,7 +14,9 @@ export function findPython(probe = 'import zlib'): string | undefined {
 
 /** Runs `script` with `input` as JSON on stdin; returns its stdout parsed as JSON, or throws with stderr. */
 export function runPython<T>(exe: string, script: string, input: unknown): T {
-  const r = spawnSync(exe, ['-c', script], { input: JSON.stringify(input), encoding: 'utf8', timeout: 120000, maxBuffer: 64 * 1024 * 1024 });
+  const r = spawnSync(exe, ['-c', script], {
+    input: JSON.stringify(input), encoding: 'utf8', timeout: 120000, maxBuffer: 64 * 1024 * 1024,
+  });
   if (r.status !== 0) throw new Error(`python failed (${r.status}): ${r.stderr}`);
   return JSON.parse(r.stdout) as T;
 }

@@ -96,7 +96,9 @@ type Send = (cmd: { opcode: number }, body: Record<string, unknown>, names?: rea
  * `before(n, command)` runs before the nth command of the wrapper's life (1 = the first),
  * where a test may silence the model or throw. `restore()` puts the channel back.
  */
-export function watchCommands(nic: Nic, before?: (n: number, name: string) => void): { readonly log: SentCommand[]; restore(): void } {
+export function watchCommands(
+  nic: Nic, before?: (n: number, name: string) => void,
+): { readonly log: SentCommand[]; restore(): void } {
   const i = nicInternals(nic);
   const rcfw = i.roce.rcfw as unknown as { send: Send };
   const original = rcfw.send;
@@ -115,14 +117,17 @@ export function watchCommands(nic: Nic, before?: (n: number, name: string) => vo
 
 function commandName(opcode: number, body: Record<string, unknown>): string {
   const name = OP_NAME[opcode] ?? `0x${opcode.toString(16)}`;
-  return opcode === OP.MODIFY_QP ? `MODIFY_QP ${STATE_NAME[body['new_state'] as number] ?? String(body['new_state'])}` : name;
+  return opcode === OP.MODIFY_QP ? `MODIFY_QP ${STATE_NAME[body['new_state'] as number] ?? String(body['new_state'])}`
+    : name;
 }
 
 /**
  * Wraps the NIC's DMA pool's `alloc` (test only): records every buffer handed out, and the
  * nth allocation from now (if given) fails as a machine out of memory would.
  */
-export function watchAllocations(nic: Nic, failAt?: number): { readonly buffers: DmaBuffer[]; calls(): number; restore(): void } {
+export function watchAllocations(
+  nic: Nic, failAt?: number,
+): { readonly buffers: DmaBuffer[]; calls(): number; restore(): void } {
   const pool = nicInternals(nic).func.pool as unknown as { alloc(length: number): Result<DmaBuffer> };
   const original = pool.alloc;
   const buffers: DmaBuffer[] = [];

@@ -54,7 +54,8 @@ function echo(): void {
     // Send the message back from where it landed; reuse the slot once that send completed.
     qp.send(r, (i % slots) * SLOT, got.value);
     const sent = qp.wait('send', LIMIT_US);
-    if (sent === undefined || !sent.ok) fail(`echo ${i}: ${sent === undefined ? 'no completion within 30 s' : sent.error}`);
+    if (sent === undefined || !sent.ok)
+      fail(`echo ${i}: ${sent === undefined ? 'no completion within 30 s' : sent.error}`);
     if (i + slots < count) qp.receive(r, (i % slots) * SLOT, SLOT);
   }
   process.stdout.write('done\n');

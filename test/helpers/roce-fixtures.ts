@@ -22,9 +22,13 @@ export const seq = (from: number, n: number): number[] => Array.from({ length: n
 // opcode (0) and cmd_size (1), which vary, and byte 7 (reserved8, or MODIFY_QP's qp_type), left 0.
 
 /** cmdq_base values whose bytes 0-6 and 8-15 read as in `baseRows`. */
-export const base = (opcode: number, units: number) => ({ opcode, cmd_size: units, flags: 0x0302, cookie: 0x0504, resp_size: 0x06, resp_addr: 0x0e_0d0c_0b0a_0908 });
+export const base = (opcode: number, units: number) => ({
+  opcode, cmd_size: units, flags: 0x0302, cookie: 0x0504, resp_size: 0x06, resp_addr: 0x0e_0d0c_0b0a_0908,
+});
 /** `wire` rows for cmdq_base bytes 0-6 and 8-15. */
-export const baseRows = (opcode: number, units: number): number[][] => [[0, opcode, units, 0x02, 0x03, 0x04, 0x05, 0x06], [8, ...seq(0x08, 7), 0x00]];
+export const baseRows = (opcode: number, units: number): number[][] => [
+  [0, opcode, units, 0x02, 0x03, 0x04, 0x05, 0x06], [8, ...seq(0x08, 7), 0x00],
+];
 
 // The response fixtures share one CREQ header (§2.7): type QP_EVENT 0x38, status 0, cookie 0x0504, v 1.
 

@@ -68,9 +68,20 @@ function ownName(node: ts.Node, sf: ts.SourceFile): string | undefined {
   // A callback given with a title, as tests are (`t.test('rule 6: ...', async (t) => {...})`).
   if ((ts.isArrowFunction(node) || ts.isFunctionExpression(node)) && ts.isCallExpression(node.parent)) {
     const title = node.parent.arguments[0];
-    if (title !== undefined && title !== node && ts.isStringLiteralLike(title)) {
-      return `${node.parent.expression.getText(sf)}('${title.text.slice(0, 60)}')`;
-    }
+    const text = title !== undefined && title !== node ? titleText(title) : undefined;
+    if (text !== undefined) return `${node.parent.expression.getText(sf)}('${text.slice(0, 60)}')`;
+  }
+  return undefined;
+}
+
+/** A title written as a string, or as strings joined with `+` (a long title wrapped); template parts as written. */
+function titleText(node: ts.Node): string | undefined {
+  if (ts.isStringLiteralLike(node)) return node.text;
+  if (ts.isTemplateExpression(node)) return node.getText().slice(1, -1);
+  if (ts.isBinaryExpression(node) && node.operatorToken.kind === ts.SyntaxKind.PlusToken) {
+    const left = titleText(node.left);
+    const right = titleText(node.right);
+    return left !== undefined && right !== undefined ? left + right : undefined;
   }
   return undefined;
 }

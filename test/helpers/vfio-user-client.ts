@@ -3,7 +3,9 @@
  * sends one command at a time, blocking until its reply (the server runs in its own thread).
  * Messages are built here by hand from the spec's layouts, not with the server's encoder.
  */
-import { connectUnix, FdReceiver, receiveAll, sendAll, shutdownAndClose } from '../../drivers/emu/vfio-user/socket-libc.ts';
+import {
+  connectUnix, FdReceiver, receiveAll, sendAll, shutdownAndClose,
+} from '../../drivers/emu/vfio-user/socket-libc.ts';
 
 export interface Reply {
   readonly id: number;
@@ -81,7 +83,10 @@ export class TestClient {
     const size = dv.getUint32(4, true);
     const body = new Uint8Array(size - 16);
     if (receiveAll(this.fd, body) !== body.length) throw new Error('short reply body');
-    return { id: dv.getUint16(0, true), command: dv.getUint16(2, true), flags: dv.getUint32(8, true), error: dv.getUint32(12, true), body };
+    return {
+      id: dv.getUint16(0, true), command: dv.getUint16(2, true), flags: dv.getUint32(8, true),
+      error: dv.getUint32(12, true), body,
+    };
   }
 
   close(): void {

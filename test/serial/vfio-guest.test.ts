@@ -15,7 +15,9 @@ import { fileURLToPath } from 'node:url';
 import { openVfio } from '../../drivers/vfio/open.ts';
 import { InvalidArgument } from '../../lib/errors.ts';
 import { EDU } from '../../scripts/vfio-guest/edu.ts';
-import { END_MARKER, formatStep, parseGuestRun, type GuestRun, type StepReport } from '../../scripts/vfio-guest/markers.ts';
+import {
+  END_MARKER, formatStep, parseGuestRun, type GuestRun, type StepReport,
+} from '../../scripts/vfio-guest/markers.ts';
 import { makeFakeSysfs, type FakePciFunction } from '../helpers/fake-sysfs.ts';
 import { FakeVfioKernel } from '../helpers/fake-vfio-kernel.ts';
 
@@ -35,8 +37,11 @@ function onPath(command: string): boolean {
 }
 
 function whySkip(): string | false {
-  if (process.platform !== 'linux' || process.arch !== 'x64') return `the guest runs this host's own Node binary: needs Linux x64 (this is ${process.platform} ${process.arch})`;
-  if (!onPath('qemu-system-x86_64')) return 'qemu-system-x86_64 is not installed: run scripts/vfio-guest/install-host-deps.sh (Debian package qemu-system-x86)';
+  if (process.platform !== 'linux' || process.arch !== 'x64')
+    return `the guest runs this host's own Node binary: needs Linux x64 (this is ${process.platform} ${process.arch})`;
+  if (!onPath('qemu-system-x86_64'))
+    return 'qemu-system-x86_64 is not installed: run scripts/vfio-guest/install-host-deps.sh (Debian package ' +
+      'qemu-system-x86)';
   if (!onPath('apt-get')) return 'the guest is built from Debian packages with apt-get, which this host lacks';
   return false;
 }
@@ -64,15 +69,19 @@ t.test('allowDevice opens exactly the named non-bnxt function, with no chip', as
 
   const other = fakeMachine(t, { address: BDF, vendor: '0x8086', device: '0x1572' });
   const refused = openVfio(BDF, { ...other.options, allowDevice: EDU_IDS });
-  t.match(refused.ok ? '(opened)' : refused.error, /not a Broadcom bnxt NIC function \(vendor 0x8086, device 0x1572\)/, 'other ids still get the bnxt check');
+  t.match(refused.ok ? '(opened)' : refused.error, /not a Broadcom bnxt NIC function \(vendor 0x8086, device 0x1572\)/,
+    'other ids still get the bnxt check');
   const plain = openVfio(BDF, fakeMachine(t, EDU_FUNCTION).options);
-  t.match(plain.ok ? '(opened)' : plain.error, /not a Broadcom bnxt NIC function \(vendor 0x1234, device 0x11e8\)/, 'without allowDevice the edu is refused');
+  t.match(plain.ok ? '(opened)' : plain.error, /not a Broadcom bnxt NIC function \(vendor 0x1234, device 0x11e8\)/,
+    'without allowDevice the edu is refused');
 });
 
 t.test('iovaWindow places DMA buffers inside the window and the kernel ranges, skipping reserved holes', async (t) => {
   const { kernel, options } = fakeMachine(t, EDU_FUNCTION);
   // The fake kernel's usable ranges are [0, 0xfee00000) and [0xfef00000, 2^48).
-  const opened = openVfio(BDF, { ...options, allowDevice: EDU_IDS, iovaWindow: { start: 0xfed00000, end: 0xfef02000 }, hugePages: false });
+  const opened = openVfio(BDF, {
+    ...options, allowDevice: EDU_IDS, iovaWindow: { start: 0xfed00000, end: 0xfef02000 }, hugePages: false,
+  });
   if (!opened.ok) return void t.fail(opened.error);
   const iovaOf = (length: number) => {
     const b = opened.value.dma.alloc(length);
@@ -93,7 +102,9 @@ t.test('iovaWindow places DMA buffers inside the window and the kernel ranges, s
   low.value.close();
 
   const outside = fakeMachine(t, EDU_FUNCTION);
-  const none = openVfio(BDF, { ...outside.options, allowDevice: EDU_IDS, iovaWindow: { start: 0xfee00000, end: 0xfef00000 } });
+  const none = openVfio(BDF, {
+    ...outside.options, allowDevice: EDU_IDS, iovaWindow: { start: 0xfee00000, end: 0xfef00000 },
+  });
   t.match(none.ok ? '(opened)' : none.error, /the IOMMU offers no IOVA range between 4276092928 and 4277141504/);
   t.same(outside.kernel.openFds(), [], 'released after the refusal');
 });
@@ -107,7 +118,9 @@ t.test('malformed iovaWindow or allowDevice is a misuse: InvalidArgument', async
     { allowDevice: { vendorId: 0x10000, deviceId: 1 } },
     { allowDevice: { vendorId: 0x1234 } },
   ];
-  for (const options of bad) t.throws(() => openVfio(BDF, { sysfsRoot: '/nonexistent', ...options } as never), InvalidArgument, JSON.stringify(options));
+  for (const options of bad)
+    t.throws(() => openVfio(BDF, { sysfsRoot: '/nonexistent', ...options } as never), InvalidArgument,
+      JSON.stringify(options));
 });
 
 t.test('the marker parser reads step reports among other console lines', async (t) => {
@@ -131,8 +144,11 @@ const num = (hex: unknown) => (typeof hex === 'string' ? Number.parseInt(hex, 16
 
 t.test('drivers/vfio drives the edu device through the real kernel VFIO and IOMMU', { skip: whySkip() }, async (t) => {
   // The guest runs the very Node binary running this test.
-  const built = spawnSync('bash', [script('build.sh')], { encoding: 'utf8', timeout: 200_000, env: { ...process.env, VFIO_GUEST_NODE: process.execPath } });
-  if (built.status !== 0) return void t.fail(`scripts/vfio-guest/build.sh failed (${built.status ?? built.signal}):\n${tail(built.stderr)}`);
+  const built = spawnSync('bash', [script('build.sh')], {
+    encoding: 'utf8', timeout: 200_000, env: { ...process.env, VFIO_GUEST_NODE: process.execPath },
+  });
+  if (built.status !== 0)
+    return void t.fail(`scripts/vfio-guest/build.sh failed (${built.status ?? built.signal}):\n${tail(built.stderr)}`);
 
   const booted = spawnSync('bash', [script('boot.sh')], {
     encoding: 'utf8',
@@ -146,7 +162,8 @@ t.test('drivers/vfio drives the edu device through the real kernel VFIO and IOMM
   const diag = `serial console and QEMU stderr in ${logPath}:\n${tail(booted.stdout)}\n${tail(booted.stderr, 10)}`;
 
   t.equal(booted.status, 0, 'QEMU ran and the guest powered off by itself', { diag });
-  t.match(booted.stdout, /VFIO-INIT bound [0-9a-f:.]+ driver=vfio-pci group=\d+/, 'the guest bound the edu device to vfio-pci');
+  t.match(booted.stdout, /VFIO-INIT bound [0-9a-f:.]+ driver=vfio-pci group=\d+/,
+    'the guest bound the edu device to vfio-pci');
   const run = parseGuestRun(booted.stdout);
   t.equal(run.ended, true, 'the guest program ran to its end marker', { diag });
   t.same(run.garbled, [], 'every marker line parsed');
@@ -177,7 +194,8 @@ function checkKernelSequence(t: Tap, run: GuestRun): void {
     t.equal(s.iommuGranuleBytes, 4096, 'VT-d pages are 4 KiB at the smallest');
     const bar0 = s.bar0 as { size: number; flags: number; sparse: boolean };
     t.equal(bar0?.size, EDU.BAR0_BYTES, 'BAR0 is the edu MMIO region of 1 MiB');
-    t.equal((bar0?.flags ?? 0) & REGION_READ_WRITE_MMAP, REGION_READ_WRITE_MMAP, 'BAR0 is readable, writable and mmappable');
+    t.equal((bar0?.flags ?? 0) & REGION_READ_WRITE_MMAP, REGION_READ_WRITE_MMAP,
+      'BAR0 is readable, writable and mmappable');
     t.equal(bar0?.sparse, false);
     t.equal((s.bar2 as { size: number })?.size, 0, 'the edu has no BAR2');
     t.equal((s.config as { size: number })?.size, 256, 'a conventional PCI function has 256 bytes of config space');
@@ -196,9 +214,13 @@ function checkKernelSequence(t: Tap, run: GuestRun): void {
 
 function checkOpen(t: Tap, run: GuestRun): void {
   t.test('openVfio: the bnxt check by default; allowDevice opens the edu and mmaps BAR0', async (t) => {
-    t.match(String(step(t, run, 'bnxt-check').refusal), /not a Broadcom bnxt NIC function \(vendor 0x1234, device 0x11e8\)/);
+    t.match(String(step(t, run, 'bnxt-check').refusal),
+      /not a Broadcom bnxt NIC function \(vendor 0x1234, device 0x11e8\)/);
     const open = step(t, run, 'open');
-    t.same(open.identity, { address: (run.steps.get('kernel-sequence')?.address as string) ?? '?', vendorId: EDU.VENDOR_ID, deviceId: EDU.DEVICE_ID });
+    t.same(open.identity, {
+      address: (run.steps.get('kernel-sequence')?.address as string) ?? '?', vendorId: EDU.VENDOR_ID,
+      deviceId: EDU.DEVICE_ID,
+    });
     t.equal(open.chip, null, 'a non-bnxt device has no chip');
     t.equal(open.bar0Bytes, EDU.BAR0_BYTES, 'BAR0 is mapped whole');
     t.equal(open.bar2Refused, true, 'bar(2) is refused on a device without BAR2');
@@ -206,7 +228,8 @@ function checkOpen(t: Tap, run: GuestRun): void {
     t.equal(open.fdsOpened, 3, 'one container, one group and one device fd');
     const id = step(t, run, 'identify');
     t.equal(num(id.id), 0x010000ed, 'the identification register reads 0x010000ed through the mapped BAR0');
-    t.equal(num(id.livenessRead), ~0x12345678 >>> 0, 'the liveness register returns the inverse of the write: BAR0 writes reach the device');
+    t.equal(num(id.livenessRead), ~0x12345678 >>> 0,
+      'the liveness register returns the inverse of the write: BAR0 writes reach the device');
   });
 }
 
@@ -216,20 +239,25 @@ function checkDma(t: Tap, run: GuestRun): void {
     const iovas = ((alloc.iovas as string[]) ?? []).map(num);
     t.equal(iovas.length, 2);
     for (const iova of iovas) {
-      t.ok(iova >= IOVA_WINDOW.start && iova + 4096 <= IOVA_WINDOW.end, `IOVA 0x${iova.toString(16)} is inside the requested window`);
+      t.ok(iova >= IOVA_WINDOW.start && iova + 4096 <= IOVA_WINDOW.end,
+        `IOVA 0x${iova.toString(16)} is inside the requested window`);
       t.equal(iova % 4096, 0, 'page aligned');
     }
     t.not(iovas[0], iovas[1], 'distinct IOVAs');
     const physical = ((alloc.physical as (string | null)[]) ?? []).map(num);
     t.equal(physical.length, 2);
-    physical.forEach((at, i) => t.ok(Number.isFinite(at) && at !== iovas[i], 'the buffer page sits elsewhere in guest memory: the device reaches it only through translation'));
+    physical.forEach((at, i) => t.ok(
+      Number.isFinite(at) && at !== iovas[i],
+      'the buffer page sits elsewhere in guest memory: the device reaches it only through translation',
+    ));
 
     const into = step(t, run, 'dma-to-device');
     t.equal(into.count, EDU.MAX_TRANSFER_BYTES);
     t.equal(num(into.from), iovas[0], 'the device read from the first buffer');
     const back = step(t, run, 'dma-to-ram');
     t.equal(num(back.to), iovas[1], 'the device wrote into the second buffer');
-    t.equal(back.mismatchedBytes, 0, 'the bytes came back out of the device unchanged, and the untouched tail stayed zero');
+    t.equal(back.mismatchedBytes, 0,
+      'the bytes came back out of the device unchanged, and the untouched tail stayed zero');
     t.equal(back.gotHead, back.expectedHead);
     t.equal(back.sourceUnchanged, true);
     const offset = step(t, run, 'dma-offset');
