@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Hands a bnxt PCI function to vfio-pci so rig-bnxt can drive it from userspace, or gives
 # it back to bnxt_en; optionally reserves 2 MiB hugepages for DMA memory.
-# Steps follow docs/bnxt-hwrm-vfio.md §5.1 (driver_override binding, as dpdk-devbind does).
+# Steps follow the kernel's driver_override binding (Documentation/ABI/testing/sysfs-bus-pci), as
+# DPDK's usertools/dpdk-devbind.py does.
 #
 # SYSFS_ROOT (default /sys) lets tests run this against a fake sysfs tree.
 set -euo pipefail
@@ -121,7 +122,8 @@ bind_to_vfio() {
   vendor="$(cat "$dev/vendor")"
   [ "$vendor" = 0x14e4 ] || die "$ADDRESS is not a Broadcom device (vendor $vendor); rig-bnxt drives bnxt NICs only"
   [ -e "$dev/iommu_group" ] ||
-    die "$ADDRESS has no IOMMU group: enable the IOMMU (kernel command line intel_iommu=on on Intel, amd_iommu=on on AMD; VT-d/AMD-Vi in the firmware setup) and reboot"
+    die "$ADDRESS has no IOMMU group: enable the IOMMU (kernel command line intel_iommu=on on Intel," \
+      "amd_iommu=on on AMD; VT-d/AMD-Vi in the firmware setup) and reboot"
   local group current
   group="$(basename "$(readlink "$dev/iommu_group")")"
   current="$(driver_of "$ADDRESS")"
@@ -147,7 +149,8 @@ bind_to_vfio() {
     [ "$member" = "$ADDRESS" ] && continue
     member_driver="$(driver_of "$member")"
     if [ -n "$member_driver" ] && [ "$member_driver" != vfio-pci ]; then
-      warn "$member shares IOMMU group $group and is bound to $member_driver: bind it too (scripts/bind-vfio.sh $member)"
+      warn "$member shares IOMMU group $group and is bound to $member_driver:" \
+        "bind it too (scripts/bind-vfio.sh $member)"
     fi
   done
   say "$ADDRESS: IOMMU group $group, device node /dev/vfio/$group"
@@ -183,7 +186,8 @@ reserve_hugepages() {
     local got
     got="$(cat "$file")"
     if [ "$got" -lt "$HUGEPAGES" ]; then
-      warn "only $got of $HUGEPAGES hugepages could be reserved (memory is fragmented: reserve at boot with hugepages=$HUGEPAGES)"
+      warn "only $got of $HUGEPAGES hugepages could be reserved" \
+        "(memory is fragmented: reserve at boot with hugepages=$HUGEPAGES)"
     else
       say "$got hugepages of 2 MiB reserved"
     fi

@@ -8,7 +8,8 @@ import {
 } from '../firmware-hwrm/hwrm/index.ts';
 import { seq, zeros, u64pat, REQ_HDR, REQ_HDR_BYTES, RESP_HDR } from './helpers/hwrm-fixtures.ts';
 
-// Fixtures follow bnxt-hwrm-vfio.md 3.14 in the offset-per-byte pattern of helpers/hwrm-fixtures.ts.
+// Fixtures follow hsi.h hwrm_func_backing_store_qcaps_output / _cfg_input in the offset-per-byte pattern of
+// helpers/hwrm-fixtures.ts.
 
 t.test('hwrm_func_backing_store_qcaps_input is the bare 16-byte header', async (t) => {
   t.equal(FuncBackingStoreQcapsInput.size, 16);

@@ -6,7 +6,7 @@ import {
 } from '../firmware-hwrm/hwrm/index.ts';
 import { seq, zeros, seqBytes, REQ_HDR, REQ_HDR_BYTES, RESP_HDR } from './helpers/hwrm-fixtures.ts';
 
-// Fixtures follow bnxt-hwrm-vfio.md 3.3, 3.4, 3.13 in the offset-per-byte pattern of helpers/hwrm-fixtures.ts.
+// Fixtures follow hsi.h hwrm_func_drv_rgtr/unrgtr/if_change in the offset-per-byte pattern of helpers/hwrm-fixtures.ts.
 
 t.test('hwrm_func_drv_rgtr_input (112): every field at its documented offset', async (t) => {
   const values = {

@@ -7,7 +7,7 @@ import {
 } from '../firmware-hwrm/hwrm/index.ts';
 import { seq, zeros, seqBytes, REQ_HDR, REQ_HDR_BYTES, RESP_HDR } from './helpers/hwrm-fixtures.ts';
 
-// Fixtures follow bnxt-hwrm-vfio.md 3.2, 3.5, 3.6, 3.7 in the offset-per-byte pattern of helpers/hwrm-fixtures.ts.
+// Fixtures follow hsi.h hwrm_func_reset/qcaps/qcfg/cfg in the offset-per-byte pattern of helpers/hwrm-fixtures.ts.
 
 /** A 16-byte response with nothing but the header and valid at 15. */
 const BARE_RESPONSE_BYTES = [...seq(0, 7), ...zeros(7), 0x0f];

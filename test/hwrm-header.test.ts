@@ -6,7 +6,7 @@ import {
   HWRM, hwrmRequestName, HWRM_ERR_CODE, hwrmErrorName, isHwrmRetryable,
 } from '../firmware-hwrm/hwrm/index.ts';
 
-// Fixtures follow bnxt-hwrm-vfio.md 2.2, 2.3, 2.5 and 2.8, written out by hand.
+// Fixtures follow hsi.h struct input, output, hwrm_short_input, hwrm_err_output, written out by hand.
 
 t.test('request header: req_type, cmpl_ring, seq_id, target_id, resp_addr at 0, 2, 4, 6, 8', async (t) => {
   const values = { req_type: 0x0015, cmpl_ring: 0xffff, seq_id: 0x0203, target_id: 0xffff, resp_addr: 0x1_0000_2000 };

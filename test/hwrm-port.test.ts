@@ -6,7 +6,7 @@ import {
 } from '../firmware-hwrm/hwrm/index.ts';
 import { seq, zeros, seqBytes, REQ_HDR, REQ_HDR_BYTES, RESP_HDR } from './helpers/hwrm-fixtures.ts';
 
-// Fixtures follow bnxt-hwrm-vfio.md 3.8 in the offset-per-byte pattern of helpers/hwrm-fixtures.ts
+// Fixtures follow hsi.h hwrm_port_phy_qcfg in the offset-per-byte pattern of helpers/hwrm-fixtures.ts
 // (PORT_PHY_QCFG's response has no unused bytes).
 
 t.test('hwrm_port_phy_qcfg_input (24): port_id @16', async (t) => {

@@ -2,7 +2,7 @@ import t from 'tap';
 import { HwrmInput, REQUESTS, hwrmCommand, HWRM } from '../firmware-hwrm/hwrm/index.ts';
 import type { AnyLayout } from '../firmware-hwrm/hwrm/index.ts';
 
-// Sizes from the "total" lines of bnxt-hwrm-vfio.md section 3 (kernel header sizes).
+// Sizes are the kernel header's (include/linux/bnxt/hsi.h states each struct's size beside it).
 const DOC_SIZES: Array<[string, number, number, number]> = [
   // name, req_type, request bytes, response bytes
   ['HWRM_VER_GET', 0x0000, 24, 176],

@@ -6,7 +6,8 @@ import {
 } from '../firmware-hwrm/hwrm/index.ts';
 import { seq, zeros, u64pat, REQ_HDR, REQ_HDR_BYTES, RESP_HDR } from './helpers/hwrm-fixtures.ts';
 
-// Fixtures follow bnxt-hwrm-vfio.md 3.10, 3.12 in the offset-per-byte pattern of helpers/hwrm-fixtures.ts.
+// Fixtures follow hsi.h hwrm_ring_alloc/free, hwrm_stat_ctx_alloc/free in the offset-per-byte pattern of
+// helpers/hwrm-fixtures.ts.
 
 t.test('hwrm_stat_ctx_alloc_input (40): every field at its documented offset', async (t) => {
   const values = {

@@ -5,7 +5,7 @@ import {
 } from '../firmware-hwrm/hwrm/index.ts';
 import { seq, zeros, seqBytes, REQ_HDR, REQ_HDR_BYTES, RESP_HDR } from './helpers/hwrm-fixtures.ts';
 
-// Fixtures follow bnxt-hwrm-vfio.md 3.1 in the offset-per-byte pattern of helpers/hwrm-fixtures.ts.
+// Fixtures follow hsi.h hwrm_ver_get_input/_output in the offset-per-byte pattern of helpers/hwrm-fixtures.ts.
 
 t.test('hwrm_ver_get_input (24 bytes): hwrm_intf_maj/min/upd at 16, 17, 18', async (t) => {
   const values = { ...REQ_HDR, hwrm_intf_maj: 0x10, hwrm_intf_min: 0x11, hwrm_intf_upd: 0x12 };

@@ -3,7 +3,7 @@ import t from 'tap';
 import { Qp, Region, formatEndpoint, parseEndpoint } from '../lib/index.ts';
 import { openNic, qpAttributes, requests, unwrap } from './helpers/qp-control.ts';
 
-/** The RoCEv2 GID of an IPv4 address, ::ffff:a.b.c.d (bnxt-roce-interface.md, ADD_GID). */
+/** The RoCEv2 GID of an IPv4 address, ::ffff:a.b.c.d (RFC 4291 2.5.5.2; what bnxt_re's ADD_GID carries). */
 function ipv4MappedGid(dotted: string): number[] {
   return [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, ...dotted.split('.').map(Number)];
 }

@@ -26,8 +26,8 @@ function packets(n: number, only: number, first: number, middle: number, last: n
   return Array.from({ length: count }, (_, i) => (i === 0 ? first : i === count - 1 ? last : middle));
 }
 
-// Python: every frame of a pcap, its wire ICRC, zlib.crc32 over the masked packet (rxe-interop.md),
-// and scapy's BTH.compute_icrc with the BTH fields scapy read (when scapy imports).
+// Python: every frame of a pcap, its wire ICRC, zlib.crc32 over the masked packet (IBA annex A17, as rxe_icrc.c masks
+// it), and scapy's BTH.compute_icrc with the BTH fields scapy read (when scapy imports).
 const SCRIPT = String.raw`
 import json, struct, sys, zlib
 path = json.load(sys.stdin)

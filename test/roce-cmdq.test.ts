@@ -6,7 +6,7 @@ import {
 } from '../firmware-hwrm/roce/cmdq.ts';
 import { wire } from './helpers/roce-fixtures.ts';
 
-// Expected bytes are written by hand from bnxt-roce-interface.md §2.2, §2.4, §2.5.
+// Expected bytes are written by hand from roce_hsi.h cmdq_init, cmdq_base and the side-buffer rule of qplib_rcfw.c.
 
 t.test('cmdq_init: pbl, level in bits 0-1 and depth in bits 2-15, CREQ ring id, producer', async (t) => {
   const values = { cmdq_pbl: 0x12_3456_7000, cmdq_lvl: 0, cmdq_size: 8192, creq_ring_id: 0x0123, prod_idx: 0 };

@@ -4,7 +4,7 @@ import {
 } from '../firmware-hwrm/roce/commands-cq.ts';
 import { wire, seq, base, baseRows, resp, respRows } from './helpers/roce-fixtures.ts';
 
-// Expected bytes are written by hand from bnxt-roce-interface.md §2.4, §2.7, §3.6.
+// Expected bytes are written by hand from roce_hsi.h cmdq_base, creq_base, cmdq_create_cq/destroy_cq/resize_cq.
 
 t.test('CREATE_CQ: 64 bytes', async (t) => {
   const values = {

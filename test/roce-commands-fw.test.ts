@@ -6,7 +6,8 @@ import {
 } from '../firmware-hwrm/roce/commands-fw.ts';
 import { wire, seq, base, baseRows, resp, respRows } from './helpers/roce-fixtures.ts';
 
-// Expected bytes are written by hand from bnxt-roce-interface.md §2.4, §2.7, §3.2, §3.3.
+// Expected bytes are written by hand from roce_hsi.h cmdq_query_version, cmdq_query_func, creq_query_func_resp_sb,
+// cmdq_initialize_fw.
 
 t.test('INITIALIZE_FW: 112 bytes', async (t) => {
   const values = {

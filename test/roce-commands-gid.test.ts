@@ -5,9 +5,9 @@ import {
 } from '../firmware-hwrm/roce/commands-gid.ts';
 import { wire, seq, base, baseRows, resp, respRows } from './helpers/roce-fixtures.ts';
 
-// Expected bytes are written by hand from bnxt-roce-interface.md §3.5: "the kernel stores GID
-// byte 15 at offset 16, byte 14 at 17, … byte 0 at offset 31" and "MAC bytes as m1, m0, m3,
-// m2, m5, m4 at offsets 32–37".
+// Expected bytes are written by hand from roce_hsi.h cmdq_add_gid as qplib_sp.c
+// bnxt_qplib_add_sgid fills it: GID byte 15 at offset 16, byte 14 at 17, … byte 0 at offset 31,
+// and the MAC as cpu_to_be16 of each 16-bit half: m1, m0, m3, m2, m5, m4 at offsets 32–37.
 
 // ::ffff:192.168.1.2 and 00:11:22:33:44:55 in wire order
 const GID = Uint8Array.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 168, 1, 2]);

@@ -5,7 +5,8 @@ import {
 } from '../firmware-hwrm/roce/commands-mr.ts';
 import { wire, seq, base, baseRows, resp, respRows } from './helpers/roce-fixtures.ts';
 
-// Expected bytes are written by hand from bnxt-roce-interface.md §2.4, §2.7, §3.7.
+// Expected bytes are written by hand from roce_hsi.h cmdq_allocate_mrw, cmdq_register_mr, cmdq_deregister_mr,
+// cmdq_deallocate_key.
 
 t.test('ALLOCATE_MRW: 32 bytes', async (t) => {
   const values = {

@@ -7,7 +7,8 @@ import {
 } from '../firmware-hwrm/roce/commands-qp.ts';
 import { wire, seq, base, baseRows, resp, respRows } from './helpers/roce-fixtures.ts';
 
-// Expected bytes are written by hand from bnxt-roce-interface.md §2.4, §2.7, §3.8–§3.10.
+// Expected bytes are written by hand from roce_hsi.h cmdq_create_qp, cmdq_modify_qp, cmdq_query_qp,
+// creq_query_qp_resp_sb.
 
 t.test('CREATE_QP: 104 bytes', async (t) => {
   const values = {

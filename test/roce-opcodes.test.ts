@@ -3,7 +3,7 @@ import {
   RoceOpcode, ROCE_COMMAND_BYTES, roceOpcodeName, RoceStatus, roceStatusName, CreqType, creqTypeName, CreqEvent,
 } from '../firmware-hwrm/roce/opcodes.ts';
 
-// Values from bnxt-roce-interface.md §2.6, §2.7, §3.1 and §4.
+// Values from roce_hsi.h: CMDQ_BASE_OPCODE_*, CREQ_BASE_TYPE_*, CREQ_QP_EVENT_EVENT_*, struct sizes.
 
 t.test('command opcodes are the ones the RCFW table gives', async (t) => {
   const want: Array<[keyof typeof RoceOpcode, number]> = [

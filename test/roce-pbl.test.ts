@@ -4,7 +4,7 @@ import {
   pgSizeCode, pgSizeBytes, log2PageSize, pblLevel, queuePteFlags, pteLo, pteHi, pteAddress, pteFlags,
 } from '../firmware-hwrm/roce/pbl.ts';
 
-// Values from bnxt-roce-interface.md §7.1.
+// Values from qplib_res.h / qplib_res.c (bnxt_qplib_alloc_init_hwq, PTU_PTE_*).
 
 t.test('PTE flag bits', async (t) => {
   t.equal(PTU_PTE_VALID, 0x1);

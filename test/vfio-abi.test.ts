@@ -61,7 +61,7 @@ t.test('every constant, size and offset the VFIO backend uses matches <linux/vfi
 });
 
 t.test('the ioctl numbers are _IO(";", 100 + n) as the facts document says', async (t) => {
-  // bnxt-hwrm-vfio.md §5.2: no size or direction bits, so each number is 0x3B00 + 100 + n.
+  // include/uapi/linux/vfio.h (VFIO_BASE + n with _IO): no size or direction bits, so each number is 0x3B00 + 100 + n.
   const byDoc: Record<keyof typeof VFIO_IOCTL, number> = {
     VFIO_GET_API_VERSION: 0x3b64,
     VFIO_CHECK_EXTENSION: 0x3b65,

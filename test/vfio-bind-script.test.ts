@@ -1,5 +1,5 @@
 // scripts/bind-vfio.sh against fake sysfs trees (SYSFS_ROOT): --dry-run prints the
-// driver_override binding steps of bnxt-hwrm-vfio.md §5.1 in order and changes nothing;
+// driver_override binding steps (Documentation/ABI/testing/sysfs-bus-pci) in order and changes nothing;
 // bad input and unready machines get clear errors.
 import t from 'tap';
 import { spawnSync } from 'node:child_process';

@@ -32,7 +32,7 @@ function fakeBar() {
 t.test('read32 and write32 are little-endian 32-bit accesses at byte offsets', async (t) => {
   const { mmio, bytes } = fakeBar();
   t.equal(mmio.size, BAR_BYTES);
-  mmio.write32(0x100, 0x12345678); // HWRM trigger register offset (bnxt-hwrm-vfio.md §2.1)
+  mmio.write32(0x100, 0x12345678); // HWRM trigger register offset (bnxt.h GRCPF_REG_CHIMP_COMM_TRIGGER)
   t.same([...bytes.subarray(0x100, 0x104)], [0x78, 0x56, 0x34, 0x12]);
   bytes.set([0xef, 0xbe, 0xad, 0xde], 0x520);
   t.equal(mmio.read32(0x520), 0xdeadbeef, 'read as an unsigned number');
@@ -42,7 +42,7 @@ t.test('read32 and write32 are little-endian 32-bit accesses at byte offsets', a
 
 t.test('doorbell64 stores lo at the offset and hi 4 bytes above, little-endian', async (t) => {
   const { mmio, bytes } = fakeBar();
-  // A P5 NQ_ARM doorbell: type 0xB, valid, xid 0x123, index 0x000456 (bnxt-hwrm-vfio.md §3.15).
+  // A P5 NQ_ARM doorbell: type 0xB, valid, xid 0x123, index 0x000456 (hsi.h struct dbc_dbc, DBC_DBC_TYPE_NQ_ARM).
   mmio.doorbell64(0x10000, 0x00000456, 0xb4000123);
   t.same([...bytes.subarray(0x10000, 0x10008)], [0x56, 0x04, 0x00, 0x00, 0x23, 0x01, 0x00, 0xb4]);
   t.same([...bytes.subarray(0xfff8, 0x10000)], [0, 0, 0, 0, 0, 0, 0, 0], 'nothing written below');

@@ -4,8 +4,8 @@
  * WQE into a 4096-entry send ring, publishes it with one 64-bit doorbell store into a second
  * memory area (the doorbell page), then polls a 32-byte CQE by its toggle bit and advances
  * its consumer. A second thread plays the device: it watches the doorbell, reads each new
- * WQE and writes its CQE, flipping the toggle bit each pass (bnxt-roce-interface.md 5.2,
- * CQE validity).
+ * WQE and writes its CQE, flipping the toggle bit each pass (hsi.h struct dbc_dbc as bnxt_re's
+ * bnxt_qplib_ring_db builds it; CQE validity as bnxt_qplib_poll_cq reads it).
  *
  *   send ring (4096 x 128 B)        doorbell page            completion ring (4096 x 32 B)
  *   +-----+-----+-----+--          +--------------+          +----+----+----+--
@@ -38,7 +38,7 @@ enum {
   WARMUP_OPS = 20000,
 };
 
-/* 64-bit doorbell (bnxt-roce-interface.md 5.2): low = index | epoch << 24; high = xid | valid << 26 | type << 28. */
+/* 64-bit doorbell (hsi.h struct dbc_dbc): low = index | epoch << 24; high = xid | valid << 26 | type << 28. */
 enum { DBC_TYPE_SQ = 0x0, DBC_VALID = 1u << 26, QP_XID = 0x45, DB_INDEX_MASK = 0xffffff };
 /* CQE byte 24: bit 0 toggle, bits 1-4 cqe_type (0 = requester). */
 enum { CQE_TYPE_REQ = 0, SEND_WQE_TYPE = 0x00, SEND_WQE_FLAGS_SIGNALED = 0x01, WQE_SIZE_16B = WQE_BYTES / 16 };

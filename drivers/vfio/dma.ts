@@ -1,6 +1,6 @@
 /**
- * DMA memory for a VFIO device (bnxt-hwrm-vfio.md §5.5): each buffer is its own memfd
- * (2 MiB hugetlb pages when asked for 2 MiB or more and hugepages are reserved, 4 KiB pages
+ * DMA memory for a VFIO device (VFIO_IOMMU_MAP_DMA, include/uapi/linux/vfio.h; Documentation/driver-api/vfio.rst): each
+ * buffer is its own memfd (2 MiB hugetlb pages when asked for 2 MiB or more and hugepages are reserved, 4 KiB pages
  * otherwise), mmapped shared and pre-faulted, given an IOVA by the IOVA allocator and
  * mapped read/write into the container's IOMMU. The memfd is closed right after mmap: the
  * mapping keeps the pages, and a long-lived fd per buffer would only use up descriptors.

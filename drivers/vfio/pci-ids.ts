@@ -1,6 +1,6 @@
 /**
  * Which PCI ids are bnxt functions, and of which chip family: the one table of them
- * (facts: bnxt-hwrm-vfio.md §1.1, from the kernel's bnxt_pci_tbl and DPDK's bnxt_pci_id_map).
+ * (from the kernel's bnxt_pci_tbl in bnxt.c and DPDK's bnxt_pci_id_map in bnxt_ethdev.c).
  * The driver targets P5 (Thor); the other families are recognised so their users get a
  * precise answer. The kernel itself decides P5/P7 from VER_GET's chip_num, not from this id.
  */

@@ -1,6 +1,7 @@
 /**
- * The device fd's regions (bnxt-hwrm-vfio.md §5.2 steps 12–14, §5.4): where each BAR and
- * the config space sit in the fd, mapping a BAR, and the PCI command register.
+ * The device fd's regions (VFIO_DEVICE_GET_REGION_INFO, include/uapi/linux/vfio.h; the sequence of
+ * Documentation/driver-api/vfio.rst): where each BAR and the config space sit in the fd, mapping a BAR, and the PCI
+ * command register.
  */
 import { ok, err, type Result } from '../../firmware-hwrm/result.ts';
 import { PCI_CONFIG, VFIO_CONST, VFIO_IOCTL, vfio_region_info } from './abi.ts';

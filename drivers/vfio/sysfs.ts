@@ -1,6 +1,6 @@
 /**
- * What sysfs says about a PCI function (bnxt-hwrm-vfio.md §5.1). The root is a parameter
- * so tests can build a fake tree; on a real machine it is /sys.
+ * What sysfs says about a PCI function (Documentation/ABI/testing/sysfs-bus-pci; as DPDK's usertools/dpdk-devbind.py
+ * reads it). The root is a parameter so tests can build a fake tree; on a real machine it is /sys.
  */
 import { existsSync, readFileSync, readlinkSync, readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';

@@ -1,6 +1,7 @@
 /**
  * Context memory ("backing store"): host memory a P5/P7 PF hands the chip for its QP, SRQ,
- * CQ, VNIC, statistics, TQM ring, MR/AV and timer contexts (bnxt-hwrm-vfio.md 3.14).
+ * CQ, VNIC, statistics, TQM ring, MR/AV and timer contexts (hsi.h hwrm_func_backing_store_qcaps_output,
+ * hwrm_func_backing_store_cfg_input; bnxt.c bnxt_alloc_ctx_mem).
  * V1 (HWRM_FUNC_BACKING_STORE_QCAPS 0x192 / CFG 0x193) is what a P5 uses; the V2 pair
  * (QCAPS_V2 0x1a8 / CFG_V2 0x1a3, one call per context type) is required on P7.
  */

@@ -1,5 +1,5 @@
 /**
- * HWRM response `error_code` values (hsi.h `struct ret_codes`; bnxt-hwrm-vfio.md 2.8).
+ * HWRM response `error_code` values (hsi.h `struct ret_codes`).
  * A driver keeps the raw number in its results; these names are for messages.
  */
 

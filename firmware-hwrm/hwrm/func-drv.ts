@@ -1,6 +1,7 @@
 /**
  * Driver registration: HWRM_FUNC_DRV_RGTR (0x1d), HWRM_FUNC_DRV_UNRGTR (0x1a) and
- * HWRM_FUNC_DRV_IF_CHANGE (0x0d) (bnxt-hwrm-vfio.md 3.3, 3.4, 3.13).
+ * HWRM_FUNC_DRV_IF_CHANGE (0x0d) (hsi.h hwrm_func_drv_rgtr_input, _unrgtr_input, _if_change_input; bnxt.c
+ * bnxt_hwrm_func_drv_rgtr, bnxt_hwrm_if_change).
  */
 import { layout, u8, u16, u32, bytes } from '../layout.ts';
 import { REQUEST_HEADER_FIELDS, RESPONSE_HEADER_FIELDS } from './header.ts';

@@ -1,7 +1,8 @@
 /**
  * Function-level queries and reset: HWRM_FUNC_RESET (0x11), HWRM_FUNC_QCAPS (0x15),
- * HWRM_FUNC_QCFG (0x16), HWRM_FUNC_RESOURCE_QCAPS (0x190) (bnxt-hwrm-vfio.md 3.2, 3.5,
- * 3.6, 3.7). The `fid` of the queries is HWRM_FID_SELF (0xffff) for the calling function.
+ * HWRM_FUNC_QCFG (0x16), HWRM_FUNC_RESOURCE_QCAPS (0x190) (hsi.h hwrm_func_reset_input,
+ * hwrm_func_qcaps_output, hwrm_func_qcfg_output, hwrm_func_resource_qcaps_output; bnxt.c bnxt_hwrm_func_qcaps). The
+ * `fid` of the queries is HWRM_FID_SELF (0xffff) for the calling function.
  */
 import { layout, u8, u16, u32, bytes } from '../layout.ts';
 import { REQUEST_HEADER_FIELDS, RESPONSE_HEADER_FIELDS } from './header.ts';

@@ -1,7 +1,8 @@
 /**
  * The frame every HWRM message shares: the 16-byte request header, the 8-byte response
  * header, the error response, and the short-command descriptor written to the BAR0 window
- * when the full request lives in host memory (bnxt-hwrm-vfio.md 2.2, 2.3, 2.5).
+ * when the full request lives in host memory (hsi.h struct input, struct output, struct hwrm_short_input; bnxt_hwrm.c
+ * __hwrm_send).
  *
  *   request  +0 req_type +2 cmpl_ring +4 seq_id +6 target_id +8 resp_addr (u64) +16 body...
  *   response +0 error_code +2 req_type +4 seq_id +6 resp_len +8 body... valid at resp_len-1

@@ -1,6 +1,6 @@
 /**
  * HWRM_PORT_PHY_QCFG (0x27): link state and speed of the function's port
- * (bnxt-hwrm-vfio.md 3.8). Both drivers send port_id 0.
+ * (hsi.h hwrm_port_phy_qcfg_output; bnxt.c bnxt_update_link). Both drivers send port_id 0.
  */
 import { layout, u8, u16, u32, bytes } from '../layout.ts';
 import { REQUEST_HEADER_FIELDS, RESPONSE_HEADER_FIELDS } from './header.ts';

@@ -1,6 +1,6 @@
 /**
- * Rings: HWRM_RING_ALLOC (0x50) and HWRM_RING_FREE (0x51) (bnxt-hwrm-vfio.md 3.10). On
- * P5/P7 the CREQ and every NQ are rings of type NQ (5); the returned ring_id is the XID
+ * Rings: HWRM_RING_ALLOC (0x50) and HWRM_RING_FREE (0x51) (hsi.h hwrm_ring_alloc_input; bnxt.c
+ * hwrm_ring_alloc_send_msg). On P5/P7 the CREQ and every NQ are rings of type NQ (5); the returned ring_id is the XID
  * written into 64-bit doorbells.
  */
 import { layout, u8, u16, u32, u64 } from '../layout.ts';

@@ -1,6 +1,7 @@
 /**
  * Statistics contexts: HWRM_STAT_CTX_ALLOC (0xb0) and HWRM_STAT_CTX_FREE (0xb1)
- * (bnxt-hwrm-vfio.md 3.12). RoCE needs one (flag ROCE) for CMDQ INITIALIZE_FW.
+ * (hsi.h hwrm_stat_ctx_alloc_input; bnxt_re main.c bnxt_re_net_stats_ctx_alloc). RoCE needs one (flag ROCE) for CMDQ
+ * INITIALIZE_FW.
  */
 import { layout, u8, u16, u32, u64 } from '../layout.ts';
 import { REQUEST_HEADER_FIELDS, RESPONSE_HEADER_FIELDS } from './header.ts';

@@ -1,6 +1,6 @@
 /**
- * HWRM request type numbers (`req_type`), from hsi.h `struct cmd_nums` as listed in
- * bnxt-hwrm-vfio.md 3.0 and 6.1. Only the commands a driver or the software NIC may meet are
+ * HWRM request type numbers (`req_type`), from hsi.h `struct cmd_nums` in the order bnxt.c's
+ * probe sends them (bnxt_fw_init_one). Only the commands a driver or the software NIC may meet are
  * named; any other number still travels as a plain number and prints as hex.
  */
 

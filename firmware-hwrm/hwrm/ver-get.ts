@@ -1,7 +1,7 @@
 /**
  * HWRM_VER_GET (0x0000): the first request, always sent in direct mode. Its response tells
  * the driver the firmware's interface version, chip, window sizes, timeouts and whether
- * short-command mode is required (bnxt-hwrm-vfio.md 3.1).
+ * short-command mode is required (hsi.h hwrm_ver_get_output dev_caps_cfg; bnxt.c bnxt_hwrm_ver_get).
  */
 import { layout, u8, u16, u32, bytes } from '../layout.ts';
 import { REQUEST_HEADER_FIELDS, RESPONSE_HEADER_FIELDS } from './header.ts';

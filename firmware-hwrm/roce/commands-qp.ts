@@ -125,7 +125,7 @@ export const ModifyQpMask = {
   TOS_DSCP: 0x80000000,
 } as const;
 
-/** The masks the kernel sends for an RC connection (facts §3.9). */
+/** The masks the kernel sends for an RC connection (qplib_fp.c bnxt_qplib_modify_qp, ib_verbs.c bnxt_re_modify_qp). */
 export const RcTransitionMask = {
   /** STATE | ACCESS | PKEY */
   RESET_TO_INIT: 0x0000000d,

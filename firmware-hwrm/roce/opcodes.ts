@@ -55,8 +55,8 @@ export type RoceOpcode = (typeof RoceOpcode)[keyof typeof RoceOpcode];
 export const roceOpcodeName = namer(RoceOpcode);
 
 /**
- * Bytes each command occupies on the CMDQ (facts §3.1). Commands without a documented size
- * (STOP_FUNC, MODIFY_CQ, the VF back-channel ones) are absent.
+ * Bytes each command occupies on the CMDQ (the size of each roce_hsi.h cmdq_* struct, counted in 16-byte slots as
+ * qplib_rcfw.c does). Commands without a documented size (STOP_FUNC, MODIFY_CQ, the VF back-channel ones) are absent.
  */
 export const ROCE_COMMAND_BYTES: Readonly<Record<number, number>> = {
   [RoceOpcode.CREATE_QP]: 104,
@@ -117,7 +117,9 @@ export const CreqType = {
   /** Command responses and the QP/CQ error notifications. */
   QP_EVENT: 0x38,
   FUNC_EVENT: 0x3a,
-  /** HWRM async-event completion that may share the ring; the kernel ignores it (facts §2.6). */
+  /**
+   * HWRM async-event completion that may share the ring; the kernel ignores it (qplib_rcfw.c bnxt_qplib_service_creq).
+   */
   HWRM_ASYNC_EVENT: 0x2e,
 } as const;
 export type CreqType = (typeof CreqType)[keyof typeof CreqType];

@@ -12,8 +12,8 @@ export interface ChipProfile {
   /** Backing-store (context memory) commands: V1 (QCAPS/CFG) on P5, V2 per type on P7. */
   readonly backingStore: 'v1' | 'v2';
   /**
-   * Where the L2/RoCE doorbell area starts in BAR2 (bnxt-roce-interface.md 1): fixed on P5
-   * (0x10000 for a PF), FUNC_QCFG legacy_l2_db_size_kb x 1024 on P7.
+   * Where the L2/RoCE doorbell area starts in BAR2 (bnxt.h DB_PF_OFFSET_P5; bnxt_re main.c bnxt_re_get_nqdb_offset):
+   * fixed on P5 (0x10000 for a PF), FUNC_QCFG legacy_l2_db_size_kb x 1024 on P7.
    */
   doorbellBase(legacyL2DbSizeKb: number): number;
   /** Bytes per SQ entry of the PSN search area (psn_search_ext on P5; the MSN table on P7). */
@@ -34,7 +34,7 @@ const P7: Omit<ChipProfile, 'name'> = {
   psnSearchEntryBytes: 8,
 };
 
-// bnxt-hwrm-vfio.md section 0: chip numbers by family.
+// Chip numbers by family: bnxt.h CHIP_NUM_* and BNXT_CHIP_P5 / BNXT_CHIP_P7.
 const CHIPS = new Map<number, ChipProfile>([
   [0x1750, { ...P5, name: 'BCM57508' }],
   [0x1751, { ...P5, name: 'BCM57504' }],

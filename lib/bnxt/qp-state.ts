@@ -1,7 +1,7 @@
 /**
  * The QP state machine as the driver drives it (RC: RESET -> INIT -> RTR -> RTS, ERR), an
  * explicit table checked on every change, with the modify masks each step sends
- * (bnxt-roce-interface.md 8; RcTransitionMask).
+ * (ib_verbs.c bnxt_re_modify_qp, the RDMA core's ib_modify_qp_is_ok table; RcTransitionMask).
  */
 import { QpState, RcTransitionMask, ModifyQpMask } from '../../firmware-hwrm/roce/commands-qp.ts';
 

@@ -1,7 +1,7 @@
 /**
  * Memory of a ring the NIC walks (SQ, RQ, CQ): one IOVA-contiguous DMA buffer and its page
  * table of 4 KiB pages, with the last two PTEs marked LAST / NEXT_TO_LAST as the kernel
- * marks queue rings (bnxt-roce-interface.md 7.2).
+ * marks queue rings (qplib_res.c bnxt_qplib_alloc_init_hwq: PTU_PTE_LAST, PTU_PTE_NEXT_TO_LAST).
  */
 import type { DmaBuffer } from '../../drivers/device.ts';
 import { queuePteFlags, PgSize } from '../../firmware-hwrm/roce/pbl.ts';

@@ -74,7 +74,8 @@ unpack_kernel() {
     # tar exits non-zero when a pattern matches nothing (drivers/iommu has no modules on
     # some kernels); what matters is checked below.
     dpkg-deb --fsys-tarfile "$KERNEL_DEB" | tar -x -C "$KERNEL_DIR" --wildcards './boot/vmlinuz-*' \
-      './lib/modules/*/kernel/drivers/vfio/*' './lib/modules/*/kernel/drivers/iommu/*' './lib/modules/*/kernel/virt/*' 2>/dev/null || true
+      './lib/modules/*/kernel/drivers/vfio/*' './lib/modules/*/kernel/drivers/iommu/*' \
+      './lib/modules/*/kernel/virt/*' 2>/dev/null || true
   fi
   echo "$1" >"$KERNEL_DIR/.extracted"
 }
@@ -164,7 +165,8 @@ cp -rL "$ROOT/node_modules/@koromix/koffi-linux-x64" "$STAGE/app/node_modules/@k
 # --- Image ------------------------------------------------------------------------------
 # The stamp covers every file of the tree (content and mode) and the kernel: an unchanged
 # tree keeps the image built before.
-STAMP="$( (cd "$STAGE" && find . -type f -print0 | sort -z | xargs -0 sha256sum && find . -printf '%m %p\n' | sort; echo "$VMLINUZ") | sha256sum | cut -d' ' -f1)"
+STAMP="$( (cd "$STAGE" && find . -type f -print0 | sort -z | xargs -0 sha256sum &&
+  find . -printf '%m %p\n' | sort; echo "$VMLINUZ") | sha256sum | cut -d' ' -f1)"
 if [ -f "$OUT/initramfs.cpio" ] && [ -f "$OUT/vmlinuz" ] && [ "$(cat "$OUT/stamp" 2>/dev/null)" = "$STAMP" ]; then
   say "image unchanged"
 else

@@ -1,6 +1,6 @@
 /**
  * 64-bit values a doorbell store must deliver bit for bit, as (lo, hi) 32-bit halves.
- * Built from the P5/P7 doorbell layout (bnxt-hwrm-vfio.md §3.15: index 23:0, epoch 24,
+ * Built from the P5/P7 doorbell layout (hsi.h struct dbc_dbc: index 23:0, epoch 24,
  * toggle 26:25, xid 51:32, path 57:56, valid 58, type 63:60) plus every IEEE-754 shape a
  * double store could disturb: ±Inf, quiet and signalling NaNs (either sign), V8's hole
  * NaN, denormals and ±0, then seeded random values.

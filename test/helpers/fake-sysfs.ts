@@ -1,6 +1,6 @@
 /**
  * Builds a fake sysfs tree in a temporary directory, shaped like the parts of /sys that
- * drivers/vfio and scripts/bind-vfio.sh read (bnxt-hwrm-vfio.md §5.1):
+ * drivers/vfio and scripts/bind-vfio.sh read (Documentation/ABI/testing/sysfs-bus-pci):
  *
  *   bus/pci/devices/<addr>/{vendor,device,driver_override}
  *   bus/pci/devices/<addr>/driver       -> ../../../../bus/pci/drivers/<name>

@@ -4,8 +4,8 @@
  * request the way the kernel would (argsz, order of steps, fds of the right kind) and
  * answers with -errno when one is wrong, and it logs what happened in order.
  *
- * It is written from bnxt-hwrm-vfio.md §5.2–5.4 with its own literal numbers and offsets,
- * not from drivers/vfio/abi.ts, so it checks the backend against the document.
+ * It is written from include/uapi/linux/vfio.h and Documentation/driver-api/vfio.rst with its own literal numbers and
+ * offsets, not from drivers/vfio/abi.ts, so it checks the backend against the document.
  */
 import type { Libc, Pointer } from '../../drivers/vfio/libc.ts';
 

@@ -1,7 +1,7 @@
 /**
- * Fixture pattern shared by the HWRM codec tests (test/hwrm-*.test.ts), from bnxt-hwrm-vfio.md
- * section 3: every field holds, in each of its bytes, that byte's own offset (mod 256), so the
- * expected bytes read 00 01 02 ... with zeros where the doc's table has unused bytes. A u64 keeps
+ * Fixture pattern shared by the HWRM codec tests (test/hwrm-*.test.ts), from the hsi.h
+ * structs: every field holds, in each of its bytes, that byte's own offset (mod 256), so the
+ * expected bytes read 00 01 02 ... with zeros where the struct has unused bytes. A u64 keeps
  * only its low 6 bytes (values stay below 2^53). Nothing here calls a codec.
  */
 

@@ -1,6 +1,6 @@
 /**
  * Fixture builders shared by the RoCE codec tests (test/roce-*.test.ts). They only place bytes
- * the tests write out by hand from bnxt-roce-interface.md; none of them calls a codec.
+ * the tests write out by hand from the roce_hsi.h structs (offsets counted by hand); none of them calls a codec.
  */
 
 /** A `size`-byte fixture; each row is [offset, ...the bytes at that offset]. A byte written twice is a fixture bug. */

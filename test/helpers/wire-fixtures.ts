@@ -1,8 +1,8 @@
 /**
  * RoCEv2 frames written out by hand, byte by byte, from the header layouts (Ethernet II,
  * RFC 791 IPv4, RFC 768 UDP, IBA 9.2 BTH, 9.3.3 RETH, 9.3.5 AETH) and rxe's header values
- * (rxe-interop.md). The IPv4 header checksums and ICRCs were computed once with Python's
- * zlib.crc32 and the masking rules of rxe-interop.md (not with the code under test).
+ * (rxe_net.c prepare4, rxe_hdr.h). The IPv4 header checksums and ICRCs were computed once with Python's
+ * zlib.crc32 and the masking rules of IBA annex A17 as rxe_icrc.c applies them (not with the code under test).
  *
  * All four share: dst MAC 52:54:00:77:00:01, src MAC 02:62:6e:00:00:01, 10.77.0.2 ->
  * 10.77.0.1, IP id 0, UDP source port 0xC001, P_Key 0xFFFF.

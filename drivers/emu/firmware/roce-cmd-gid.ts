@@ -1,6 +1,6 @@
 /**
- * The GID table (bnxt-roce-interface.md 3.5): ADD_GID answers the hardware index MODIFY_QP
- * later names as sgid_index; DELETE_GID frees it. The GID and MAC arrive as big-endian words
+ * The GID table (roce_hsi.h cmdq_add_gid, creq_add_gid_resp; qplib_sp.c bnxt_qplib_add_sgid): ADD_GID answers the
+ * hardware index MODIFY_QP later names as sgid_index; DELETE_GID frees it. The GID and MAC arrive as big-endian words
  * (gidFromWords / macFromWords give wire order back).
  */
 import {

@@ -1,6 +1,6 @@
 /**
  * The RoCE firmware's command table: opcode -> handler, and the gate every command passes
- * first (bnxt-roce-interface.md 2.3, 3.1). Before INITIALIZE_FW only QUERY_FUNC,
+ * first (qplib_rcfw.c __send_message; roce_hsi.h cmdq_base opcodes). Before INITIALIZE_FW only QUERY_FUNC,
  * QUERY_VERSION and INITIALIZE_FW are taken.
  *
  * Status codes (roce_hsi.h CREQ_QP_EVENT_STATUS_*), as this model uses them:

@@ -1,8 +1,8 @@
 /**
  * What the software NIC's RoCE firmware can hold, and how it says so: the limits every
  * create command is checked against, and the QUERY_FUNC / QUERY_VERSION answers built from
- * them (bnxt-roce-interface.md 3.2, 7.4). Context memory bounds the tables: QPs, CQs and
- * keys live in the backing store HWRM configured, so its entry counts cap them.
+ * them (roce_hsi.h creq_query_func_resp_sb; qplib_sp.c bnxt_qplib_get_dev_attr). Context memory bounds the tables: QPs,
+ * CQs and keys live in the backing store HWRM configured, so its entry counts cap them.
  */
 import type { BackingStoreState } from './hwrm-backing-store.ts';
 import { DevCapExtFlags, type CreqQueryFuncRespSb } from '../../../firmware-hwrm/roce/index.ts';

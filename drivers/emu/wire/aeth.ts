@@ -26,7 +26,7 @@ const NAK_NAMES = [
 
 /** Credit field value that means "no end-to-end credits advertised" (rxe's plain ACK: 0x1F). */
 export const AETH_CREDITS_INVALID = 0x1f;
-/** The syndrome of a plain ACK as rxe sends it (rxe-interop.md). */
+/** The syndrome of a plain ACK as rxe sends it (rxe_hdr.h AETH_ACK_UNLIMITED, used by rxe_resp.c for every ACK). */
 export const AETH_SYNDROME_ACK = AETH_CREDITS_INVALID;
 
 export function aethKind(syndrome: number): number {

@@ -1,8 +1,8 @@
 /**
  * Writes a whole RoCEv2 frame (Ethernet II / IPv4 / UDP 4791 / BTH / extension headers /
  * payload / pad / ICRC) into a caller-provided buffer from a RoceFrame record. Header values
- * are the ones rxe sends (rxe-interop.md): TOS 0, DF set, TTL 64, UDP checksum 0, TVer 0,
- * resv8a 0. Nothing is allocated per frame.
+ * are the ones rxe sends (rxe_net.c prepare4 and prepare_udp_hdr, rxe_hdr.h bth_init): TOS 0, DF set, TTL 64, UDP
+ * checksum 0, TVer 0, resv8a 0. Nothing is allocated per frame.
  *
  * Two ways to place the payload:
  *   - in place (the hot path): write the payload at payloadOffsetFor(opcode) yourself, set
