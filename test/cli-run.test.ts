@@ -1,10 +1,16 @@
 // Issue 6: the rig-bnxt command as a user runs it: each subcommand briefly, a server and a
 // client pairing over TCP in two processes, rc_pingpong's exchange between two processes,
 // and clear one-line errors with a non-zero exit for bad options and unreachable servers.
+// What needs no second process runs in this one, through the same parser and runners
+// scripts/cli.ts calls (issue 10 item 11: each spawn costs a Node start and a loader); one
+// bad option still goes through the real command, for the exit code and stderr a user sees.
 import t from 'tap';
 import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { freeTcpPort, freeUdpPortPair } from '../scripts/interop/free-ports.ts';
+import { parseCommandLine, type PerfCommand, type ProbeCommand } from '../scripts/cli/options.ts';
+import { runPerf } from '../scripts/cli/run-perf.ts';
+import { runProbe } from '../scripts/cli/run-probe.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const cli = ['--import', './scripts/register-ts.mjs', 'scripts/cli.ts'];
@@ -26,13 +32,39 @@ function runAsync(args: string[]): Promise<{ code: number | null; out: string; e
   });
 }
 
+/**
+ * A probe or perf command line run here as scripts/cli.ts runs it: parsed, then its runner;
+ * what it prints is collected (stdout through the runner's log, stderr from console.error).
+ */
+async function runHere(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const parsed = parseCommandLine(args);
+  if (!parsed.ok) return { code: 2, out: '', err: parsed.error };
+  const out: string[] = [];
+  const err: string[] = [];
+  const consoleError = console.error;
+  console.error = (...parts: unknown[]) => { err.push(parts.map(String).join(' ')); };
+  try {
+    const cmd = parsed.value;
+    const log = (line: string) => { out.push(line); };
+    const code = cmd.command === 'probe' ? runProbe(cmd as ProbeCommand, log)
+      : cmd.command === 'perf' ? await runPerf(cmd as PerfCommand, { log })
+      : -1;
+    return { code, out: out.map((l) => `${l}\n`).join(''), err: err.join('\n') };
+  } finally {
+    console.error = consoleError;
+  }
+}
+
 const freeUdpPorts = freeUdpPortPair;
 
-const LATENCY_HEADER = /#bytes\s+#iterations\s+t_min\[usec\]\s+t_max\[usec\]\s+t_typical\[usec\]\s+t_avg\[usec\]\s+t_stdev\[usec\]\s+99% percentile\[usec\]\s+99\.9% percentile\[usec\]/;
+const LATENCY_HEADER = new RegExp([
+  '#bytes', '#iterations', 't_min\\[usec\\]', 't_max\\[usec\\]', 't_typical\\[usec\\]', 't_avg\\[usec\\]',
+  't_stdev\\[usec\\]', '99% percentile\\[usec\\]', '99\\.9% percentile\\[usec\\]',
+].join('\\s+'));
 const BANDWIDTH_HEADER = /#bytes\s+#iterations\s+BW peak\[MiB\/sec\]\s+BW average\[MiB\/sec\]\s+MsgRate\[Mpps\]/;
 
 t.test('probe prints the NIC\'s identity', async (t) => {
-  const r = run(['probe', 'emu']);
+  const r = await runHere(['probe', 'emu']);
   t.equal(r.code, 0, r.err);
   t.match(r.out, /chip:\s+BCM57508 \(0x1750, P5\)/);
   t.match(r.out, /HWRM:\s+1\.10\.3\.\d+/);
@@ -43,18 +75,18 @@ t.test('probe prints the NIC\'s identity', async (t) => {
 
 t.test('each perf test runs briefly on one software NIC and prints perftest\'s table', async (t) => {
   for (const test of ['send_lat', 'read_lat']) {
-    const r = run(['perf', test, '-n', '50']);
+    const r = await runHere(['perf', test, '-n', '50']);
     t.equal(r.code, 0, `${test}: ${r.err}`);
     t.match(r.out, LATENCY_HEADER, `${test} latency header`);
     t.match(r.out, /^ 2\s+50\s+[\d.]+\s+[\d.]+/m, `${test}: a row for 2 bytes x 50 iterations`);
   }
   for (const test of ['send_bw', 'read_bw']) {
-    const r = run(['perf', test, '-n', '50', '-s', '4096']);
+    const r = await runHere(['perf', test, '-n', '50', '-s', '4096']);
     t.equal(r.code, 0, `${test}: ${r.err}`);
     t.match(r.out, BANDWIDTH_HEADER, `${test} bandwidth header`);
     t.match(r.out, /^ 4096\s+50\s+[\d.]+\s+[\d.]+\s+[\d.]+/m, `${test}: a row for 4096 bytes`);
   }
-  const json = run(['perf', 'send_lat', '-n', '20', '--json']);
+  const json = await runHere(['perf', 'send_lat', '-n', '20', '--json']);
   t.equal(json.code, 0, json.err);
   const doc = JSON.parse(json.out);
   t.ok(Array.isArray(doc.results) && doc.results.length === 1, 'JSON document with one result');
@@ -82,7 +114,8 @@ t.test('perf send_bw -q 3 pairs three queue pairs each way; every one runs -n me
   const [s, c] = await Promise.all([server, client]);
   t.equal(c.code, 0, `client: ${c.err}`);
   t.equal(s.code, 0, `server: ${s.err}`);
-  const qpns = (out: string, side: string) => [...out.matchAll(new RegExp(` ${side} address: LID 0000 QPN (0x[0-9a-f]+)`, 'g'))].map((m) => m[1]);
+  const qpns = (out: string, side: string) =>
+    [...out.matchAll(new RegExp(` ${side} address: LID 0000 QPN (0x[0-9a-f]+)`, 'g'))].map((m) => m[1]);
   t.equal(qpns(s.out, 'local').length, 3, 'the server has three QPs');
   t.same(qpns(c.out, 'remote'), qpns(s.out, 'local'), "the client's remote addresses are the server's QPs, in order");
   t.same(qpns(s.out, 'remote'), qpns(c.out, 'local'), "and the other way round");
@@ -98,8 +131,13 @@ t.test('pingpong: two processes pair with ibv_rc_pingpong\'s exchange and check 
   const serverMac = '02:00:00:00:00:0a';
   const clientMac = '02:00:00:00:00:0b';
   const common = ['-s', '4096', '-n', '200', '-p', String(port), '-c', '--eth-mtu', '1500', '-m', '1024'];
-  const server = runAsync(['pingpong', ...common, '-d', `emu:${a}:${b}`, '--ipv4', '10.77.0.10', '--nic-mac', serverMac, '--mac', clientMac]);
-  const client = runAsync(['pingpong', ...common, '-d', `emu:${b}:${a}`, '--ipv4', '10.77.0.11', '--nic-mac', clientMac, '--mac', serverMac, '127.0.0.1']);
+  const server = runAsync([
+    'pingpong', ...common, '-d', `emu:${a}:${b}`, '--ipv4', '10.77.0.10', '--nic-mac', serverMac, '--mac', clientMac,
+  ]);
+  const client = runAsync([
+    'pingpong', ...common, '-d', `emu:${b}:${a}`, '--ipv4', '10.77.0.11', '--nic-mac', clientMac, '--mac', serverMac,
+    '127.0.0.1',
+  ]);
   const [s, c] = await Promise.all([server, client]);
   t.equal(s.code, 0, `server: ${s.err}`);
   t.equal(c.code, 0, `client: ${c.err}`);
@@ -111,6 +149,11 @@ t.test('pingpong: two processes pair with ibv_rc_pingpong\'s exchange and check 
 });
 
 t.test('bad options and unreachable servers: one clear line on stderr, non-zero exit, no stack', async (t) => {
+  const spawned = run(['perf', 'send_lat', '--bogus']);
+  t.equal(spawned.code, 2, 'the command exits 2 for a usage mistake');
+  t.match(spawned.err, /unknown option/, 'clear message');
+  t.equal(spawned.err.trimEnd().split('\n').length, 1, 'one line on stderr');
+  t.equal(spawned.out, '', 'nothing on stdout');
   const cases: [string[], RegExp][] = [
     [['perf', 'send_lat', '--bogus'], /unknown option/],
     [['perf', 'nonsense'], /unknown test 'nonsense'/],
@@ -120,18 +163,18 @@ t.test('bad options and unreachable servers: one clear line on stderr, non-zero 
     [['frobnicate'], /unknown command/],
   ];
   for (const [args, want] of cases) {
-    const r = run(args);
+    const r = await runHere(args);
     t.not(r.code, 0, `${args.join(' ')} exits non-zero`);
     t.match(r.err, want, `${args.join(' ')}: clear message`);
     t.notMatch(r.err, /\n\s+at /, 'no stack trace');
   }
   const port = await freeTcpPort();
   const [a, b] = await freeUdpPorts();
-  const r = run(['perf', 'send_lat', '-n', '10', '-p', String(port), '-d', `emu:${a}:${b}`, '127.0.0.1']);
+  const r = await runHere(['perf', 'send_lat', '-n', '10', '-p', String(port), '-d', `emu:${a}:${b}`, '127.0.0.1']);
   t.not(r.code, 0, 'unreachable server exits non-zero');
   t.match(r.err, /cannot reach 127\.0\.0\.1:\d+/);
   t.notMatch(r.err, /\n\s+at /, 'no stack trace');
-  const absent = run(['probe', '0000:99:00.0']);
+  const absent = await runHere(['probe', '0000:99:00.0']);
   t.not(absent.code, 0);
   t.match(absent.err, /0000:99:00\.0 .*not found/);
 });
