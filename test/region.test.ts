@@ -58,7 +58,8 @@ function checkShape(t: Test, length: number, level: number, pageBytes: number): 
     t.equal(cmd.body['key'], nicInternals(nic).roce.pdId, 'the key field carries the PD');
   } else {
     const alloc = watch.log.filter((c) => c.opcode === OP.ALLOCATE_MRW);
-    t.same(alloc.map((c) => [c.body['mrw_flags'], c.body['pd_id']]), [[0, nicInternals(nic).roce.pdId]], 'no unified flow: ALLOCATE_MRW (MR) first');
+    t.same(alloc.map((c) => [c.body['mrw_flags'], c.body['pd_id']]), [[0, nicInternals(nic).roce.pdId]],
+      'no unified flow: ALLOCATE_MRW (MR) first');
     t.equal(cmd.body['flags'], 0, 'then REGISTER_MR without ALLOC_MR');
     t.equal(cmd.body['key'], r.key, 'with that key');
   }
@@ -70,7 +71,8 @@ function checkShape(t: Test, length: number, level: number, pageBytes: number): 
     t.equal(mr.pageBytes, pageBytes, 'in pages of the largest size the memory allows');
     const pages = Math.ceil(length / pageBytes);
     t.equal(mr.pages.length, pages, `${pages} pages`);
-    t.ok(mr.pages.every((p, i) => p === vaOf(r) + i * pageBytes), 'the page list names the region\'s own pages, in order');
+    t.ok(mr.pages.every((p, i) => p === vaOf(r) + i * pageBytes),
+      'the page list names the region\'s own pages, in order');
     t.equal(mr.access, MR_LOCAL_WRITE | MR_REMOTE_READ, 'local write and remote read');
   }
   t.equal(controls(nic).roce.resources().mrs, start.roce.mrs + 1);
@@ -89,11 +91,13 @@ function checkShape(t: Test, length: number, level: number, pageBytes: number): 
   const dereg = watchCommands(nic);
   t.same(r.deregister(), { ok: true, value: undefined }, 'deregister');
   dereg.restore();
-  t.same(dereg.log.map((c) => [c.name, c.body['key']]), [['DEALLOCATE_KEY', r.key]], 'DEALLOCATE_KEY of its key (bnxt_re_dereg_mr)');
+  t.same(dereg.log.map((c) => [c.name, c.body['key']]), [['DEALLOCATE_KEY', r.key]],
+    'DEALLOCATE_KEY of its key (bnxt_re_dereg_mr)');
   t.equal(r.deregistered, true);
   t.equal(mrAttributes(nic, r.key), undefined, 'the firmware no longer has it');
   t.same(holdings(nic), start, 'memory, mappings and tables as before');
-  t.same(r.deregister(), { ok: false, error: 'Region.deregister: the region is already deregistered' }, 'a second deregister is an Error');
+  t.same(r.deregister(), { ok: false, error: 'Region.deregister: the region is already deregistered' },
+    'a second deregister is an Error');
   nic.close();
 }
 
@@ -136,7 +140,8 @@ t.test('alloc is an Error when the firmware refuses REGISTER_MR, and gives back 
   const nic = openNic();
   const start = holdings(nic);
   for (const length of [100, 3 * KIB4, MIB2 + 1]) {
-    controls(nic).roce.refuseNth(unifiedMr(nic) ? 1 : 2, STATUS.RESOURCES); // REGISTER_MR (after ALLOCATE_MRW without the unified flow)
+    // REGISTER_MR (after ALLOCATE_MRW without the unified flow)
+    controls(nic).roce.refuseNth(unifiedMr(nic) ? 1 : 2, STATUS.RESOURCES);
     const r = Region.alloc(nic, length);
     t.notOk(r.ok, `${length} bytes: an Error`);
     if (!r.ok) t.match(r.error, 'REGISTER_MR refused by the firmware: RESOURCES');

@@ -25,7 +25,9 @@ export interface DmaBuf {
 export class EmuRig {
   readonly model: NicModel;
   /** What the firmware told the engine (the engine's own hooks are replaced by recorders). */
-  readonly hookCalls: { readonly hook: 'qpStateChanged' | 'qpDestroyed'; readonly qpn: number; readonly from?: number; readonly to?: number }[] = [];
+  readonly hookCalls: {
+    readonly hook: 'qpStateChanged' | 'qpDestroyed'; readonly qpn: number; readonly from?: number; readonly to?: number;
+  }[] = [];
   private readonly queue: WriteQueueProducer;
   private nextIova = 2 ** 32;
   private nowNs = 0;
@@ -39,11 +41,16 @@ export class EmuRig {
       cable: { kind: 'loop' }, pcapPath: undefined, seed: 1, mode: 'stepped', firmware: options.firmware,
     };
     const queue = allocWriteQueue();
-    this.model = new NicModel({ config, queue, wake: allocWake(), bar0: new SharedArrayBuffer(BAR0_BYTES), bar2: new SharedArrayBuffer(BAR2_BYTES) });
+    this.model = new NicModel({
+      config, queue, wake: allocWake(), bar0: new SharedArrayBuffer(BAR0_BYTES),
+      bar2: new SharedArrayBuffer(BAR2_BYTES),
+    });
     this.queue = new WriteQueueProducer(queue, () => this.run());
     // The firmware holds the engine as its EngineHooks: recorders take the engine's place.
     const hooks: EngineHooks = this.model.engine;
-    hooks.qpStateChanged = (qp: EmuQp, from: number) => { this.hookCalls.push({ hook: 'qpStateChanged', qpn: qp.qpn, from, to: qp.state }); };
+    hooks.qpStateChanged = (qp: EmuQp, from: number) => {
+      this.hookCalls.push({ hook: 'qpStateChanged', qpn: qp.qpn, from, to: qp.state });
+    };
     hooks.qpDestroyed = (qp: EmuQp) => { this.hookCalls.push({ hook: 'qpDestroyed', qpn: qp.qpn }); };
     this.resp = this.alloc(4096);
     this.shortReq = this.alloc(4096);
@@ -77,12 +84,18 @@ export class EmuRig {
   /** Sends one HWRM request (window or short mode) and returns the response bytes; throws on an HWRM error. */
   hwrm<S extends Record<string, FieldSpec>>(req: Layout<S>, reqType: number, values: Partial<Values<S>>): Uint8Array {
     const seqId = this.seq++ & 0xffff;
-    const bytes = req.encode({ ...values, req_type: reqType, cmpl_ring: 0xffff, seq_id: seqId, target_id: 0xffff, resp_addr: this.resp.iova } as unknown as Partial<Values<S>>);
+    const bytes = req.encode(
+      { ...values, req_type: reqType, cmpl_ring: 0xffff, seq_id: seqId, target_id: 0xffff,
+        resp_addr: this.resp.iova } as unknown as Partial<Values<S>>,
+    );
     this.resp.bytes.fill(0);
     let window = bytes;
     if (bytes.length > 128) {
       this.shortReq.bytes.set(bytes);
-      window = H.HwrmShortInput.encode({ req_type: reqType, signature: H.SHORT_REQ_SIGNATURE_SHORT_CMD, target_id: 0, size: bytes.length, req_addr: this.shortReq.iova });
+      window = H.HwrmShortInput.encode({
+        req_type: reqType, signature: H.SHORT_REQ_SIGNATURE_SHORT_CMD, target_id: 0, size: bytes.length,
+        req_addr: this.shortReq.iova,
+      });
     }
     const padded = new Uint8Array(Math.ceil(window.length / 4) * 4);
     padded.set(window);
@@ -127,7 +140,9 @@ export interface HwrmSetup {
  * bnxt_re main.c bnxt_re_dev_init take them).
  */
 export function bringUp(rig: EmuRig, o: BringUpOptions = {}): HwrmSetup {
-  rig.hwrm(H.VerGetInput, H.HWRM.VER_GET, { hwrm_intf_maj: H.HWRM_VERSION_MAJOR, hwrm_intf_min: H.HWRM_VERSION_MINOR, hwrm_intf_upd: H.HWRM_VERSION_UPDATE });
+  rig.hwrm(H.VerGetInput, H.HWRM.VER_GET, {
+    hwrm_intf_maj: H.HWRM_VERSION_MAJOR, hwrm_intf_min: H.HWRM_VERSION_MINOR, hwrm_intf_upd: H.HWRM_VERSION_UPDATE,
+  });
   rig.hwrm(H.FuncDrvRgtrInput, H.HWRM.FUNC_DRV_RGTR, { os_type: 0 });
   if (!o.noBackingStore) {
     rig.hwrm(H.FuncBackingStoreQcapsInput, H.HWRM.FUNC_BACKING_STORE_QCAPS, {});
@@ -149,7 +164,8 @@ export function bringUp(rig: EmuRig, o: BringUpOptions = {}): HwrmSetup {
   let creqTable = creq.iova;
   if (o.creqPaged) {
     const table = rig.alloc(4096);
-    for (let p = 0; p * 4096 < creqDepth * 16; p++) table.view.setBigUint64(p * 8, BigInt(creq.iova + p * 4096) | 1n, true);
+    for (let p = 0; p * 4096 < creqDepth * 16; p++)
+      table.view.setBigUint64(p * 8, BigInt(creq.iova + p * 4096) | 1n, true);
     creqTable = table.iova;
   }
   const creqRingId = ringAlloc(rig, creqTable, o.creqPaged ? 1 : 0, creqDepth, 0);
@@ -158,7 +174,8 @@ export function bringUp(rig: EmuRig, o: BringUpOptions = {}): HwrmSetup {
   const nqRingId = ringAlloc(rig, nq.iova, 0, nqDepth, 1);
   const stats = rig.alloc(4096);
   const out = rig.hwrm(H.StatCtxAllocInput, H.HWRM.STAT_CTX_ALLOC, {
-    stats_dma_addr: stats.iova, stats_dma_length: 176, stat_ctx_flags: o.statCtxFlags ?? H.STAT_CTX_ALLOC_REQ_STAT_CTX_FLAGS.ROCE,
+    stats_dma_addr: stats.iova, stats_dma_length: 176,
+    stat_ctx_flags: o.statCtxFlags ?? H.STAT_CTX_ALLOC_REQ_STAT_CTX_FLAGS.ROCE,
   });
   const statCtxId = H.StatCtxAllocOutput.decode(out).stat_ctx_id;
   return { creq, creqDepth, creqRingId, nq, nqDepth, nqRingId, statCtxId };
@@ -207,7 +224,9 @@ export class TestCmdq {
   /** Ring a CREQ doorbell after each entry taken, as the drivers do. */
   autoDoorbell: boolean;
 
-  constructor(readonly rig: EmuRig, readonly setup: HwrmSetup, readonly depth = 256, options: { autoDoorbell?: boolean } = {}) {
+  constructor(
+    readonly rig: EmuRig, readonly setup: HwrmSetup, readonly depth = 256, options: { autoDoorbell?: boolean } = {},
+  ) {
     this.cmdq = rig.alloc(depth * 16);
     this.creq = new RingReader(setup.creq, setup.creqDepth);
     this.autoDoorbell = options.autoDoorbell ?? true;
@@ -242,9 +261,13 @@ export class TestCmdq {
   }
 
   /** Encodes a command with `layout`, the next cookie and cmd_size, places and rings it. Returns the cookie. */
-  send<S extends Record<string, FieldSpec>>(layout: Layout<S>, values: Partial<Values<S>>, options: { ring?: boolean } = {}): number {
+  send<S extends Record<string, FieldSpec>>(
+    layout: Layout<S>, values: Partial<Values<S>>, options: { ring?: boolean } = {},
+  ): number {
     const cookie = this.cookie++ & 0x1fff;
-    const bytes = layout.encode({ ...values, cmd_size: Math.ceil(layout.size / 16), cookie } as unknown as Partial<Values<S>>);
+    const bytes = layout.encode(
+      { ...values, cmd_size: Math.ceil(layout.size / 16), cookie } as unknown as Partial<Values<S>>,
+    );
     this.place(bytes);
     if (options.ring ?? true) this.ring();
     return cookie;
@@ -292,7 +315,10 @@ export function openRoce(
   const setup = bringUp(rig, options);
   const q = new TestCmdq(rig, setup, options.cmdqDepth ?? 256);
   q.start();
-  if (options.init ?? true) expectOk('INITIALIZE_FW', q.call(R.CmdqInitializeFw, { opcode: R.RoceOpcode.INITIALIZE_FW, stat_ctx_id: setup.statCtxId }));
+  if (options.init ?? true)
+    expectOk('INITIALIZE_FW', q.call(R.CmdqInitializeFw, {
+      opcode: R.RoceOpcode.INITIALIZE_FW, stat_ctx_id: setup.statCtxId,
+    }));
   return { rig, setup, q };
 }
 
@@ -304,7 +330,8 @@ export interface TestCq {
 export function makeCq(q: TestCmdq, cqSize = 16, handle = 0x1122_3344_5566_7788n): TestCq {
   const ring = q.rig.alloc(cqSize * 32);
   const e = expectOk('CREATE_CQ', q.call(R.CmdqCreateCq, {
-    opcode: R.RoceOpcode.CREATE_CQ, cq_handle: handle, lvl: 0, pg_size: 0, cnq_id: q.setup.nqRingId, dpi: 0, cq_size: cqSize, pbl: ring.iova,
+    opcode: R.RoceOpcode.CREATE_CQ, cq_handle: handle, lvl: 0, pg_size: 0, cnq_id: q.setup.nqRingId, dpi: 0,
+    cq_size: cqSize, pbl: ring.iova,
   }));
   return { id: creqXid(e), ring };
 }
@@ -318,15 +345,20 @@ export interface TestQpMemory {
 
 /** Memory for an RC QP: SQ ring + PSN search area, RQ ring, ORRQ (1 page), IRRQ (2 pages). */
 export function qpMemory(rig: EmuRig, sqSize: number, rqSize: number): TestQpMemory {
-  return { sq: rig.alloc(sqSize * 144), rq: rig.alloc(Math.max(1, rqSize) * 128), orrq: rig.alloc(4096), irrq: rig.alloc(8192) };
+  return {
+    sq: rig.alloc(sqSize * 144), rq: rig.alloc(Math.max(1, rqSize) * 128), orrq: rig.alloc(4096), irrq: rig.alloc(8192),
+  };
 }
 
-export function createQpValues(scq: number, rcq: number, m: TestQpMemory, sqSize = 16, rqSize = 16): Partial<Values<typeof R.CmdqCreateQp.fields>> {
+export function createQpValues(
+  scq: number, rcq: number, m: TestQpMemory, sqSize = 16, rqSize = 16,
+): Partial<Values<typeof R.CmdqCreateQp.fields>> {
   return {
     opcode: R.RoceOpcode.CREATE_QP, qp_handle: 0xa1a2_a3a4_a5a6_a7a8n,
     qp_flags: R.CreateQpFlags.RESERVED_LKEY_ENABLE | R.CreateQpFlags.FR_PMR_ENABLED, type: R.QpType.RC,
     sq_lvl: 0, sq_pg_size: 0, rq_lvl: 0, rq_pg_size: 0, dpi: 1, sq_size: sqSize, rq_size: rqSize, sq_sge: 6, rq_sge: 6,
-    scq_cid: scq, rcq_cid: rcq, pd_id: 1, sq_pbl: m.sq.iova, rq_pbl: m.rq.iova, irrq_addr: m.irrq.iova, orrq_addr: m.orrq.iova,
+    scq_cid: scq, rcq_cid: rcq, pd_id: 1, sq_pbl: m.sq.iova, rq_pbl: m.rq.iova, irrq_addr: m.irrq.iova,
+    orrq_addr: m.orrq.iova,
   };
 }
 
@@ -338,7 +370,9 @@ export function makeQp(q: TestCmdq, scq: number, rcq: number, sqSize = 16, rqSiz
 export const PEER_GID = Uint8Array.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 2]);
 export const PEER_MAC = Uint8Array.from([0x02, 0x62, 0x6e, 0, 0, 2]);
 
-export function addGid(q: TestCmdq, gid = Uint8Array.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 1])): number {
+export function addGid(
+  q: TestCmdq, gid = Uint8Array.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 1]),
+): number {
   return creqXid(expectOk('ADD_GID', q.call(R.CmdqAddGid, {
     opcode: R.RoceOpcode.ADD_GID, gid: R.gidWords(gid), src_mac: R.macWords(q.rig.model.config.mac),
   })));
@@ -347,17 +381,20 @@ export function addGid(q: TestCmdq, gid = Uint8Array.from([0, 0, 0, 0, 0, 0, 0, 
 /** MODIFY_QP values of the kernel's three RC transitions (Linux bnxt_re qplib_fp.c bnxt_qplib_modify_qp). */
 export function toInitValues(qpn: number): Partial<Values<typeof R.CmdqModifyQp.fields>> {
   return {
-    opcode: R.RoceOpcode.MODIFY_QP, qp_cid: qpn, modify_mask: R.RcTransitionMask.RESET_TO_INIT, new_state: R.QpState.INIT,
-    access: R.QpAccess.LOCAL_WRITE | R.QpAccess.REMOTE_WRITE | R.QpAccess.REMOTE_READ, pkey: 0xffff,
+    opcode: R.RoceOpcode.MODIFY_QP, qp_cid: qpn, modify_mask: R.RcTransitionMask.RESET_TO_INIT,
+    new_state: R.QpState.INIT, access: R.QpAccess.LOCAL_WRITE | R.QpAccess.REMOTE_WRITE | R.QpAccess.REMOTE_READ,
+    pkey: 0xffff,
   };
 }
 
-export function toRtrValues(qpn: number, sgidIndex: number, destQpn = 0x123): Partial<Values<typeof R.CmdqModifyQp.fields>> {
+export function toRtrValues(
+  qpn: number, sgidIndex: number, destQpn = 0x123,
+): Partial<Values<typeof R.CmdqModifyQp.fields>> {
   return {
     opcode: R.RoceOpcode.MODIFY_QP, qp_cid: qpn, modify_mask: R.RcTransitionMask.INIT_TO_RTR, new_state: R.QpState.RTR,
-    network_type: R.NetworkType.ROCEV2_IPV4, dgid: PEER_GID, flow_label: 0, sgid_index: sgidIndex, hop_limit: 64, traffic_class: 0,
-    dest_mac: PEER_MAC, path_mtu: R.PathMtu.MTU_1024, rq_psn: 0x00abcdef, max_dest_rd_atomic: 254, min_rnr_timer: 12,
-    dest_qp_id: destQpn, vlan_id: 0xfff,
+    network_type: R.NetworkType.ROCEV2_IPV4, dgid: PEER_GID, flow_label: 0, sgid_index: sgidIndex, hop_limit: 64,
+    traffic_class: 0, dest_mac: PEER_MAC, path_mtu: R.PathMtu.MTU_1024, rq_psn: 0x00abcdef, max_dest_rd_atomic: 254,
+    min_rnr_timer: 12, dest_qp_id: destQpn, vlan_id: 0xfff,
   };
 }
 

@@ -16,15 +16,22 @@ export function initializeFw(ctx: RoceContext, cmd: Uint8Array): Answer {
   const { state, fn } = ctx;
   if (state.initialized) return refuse(RoceStatus.INVALID_CMD, 'INITIALIZE_FW: the function is already initialized');
   // P5 keeps RoCE contexts in the backing store HWRM configured; without it there is nowhere to put a QP.
-  if (!fn.backingStore) return refuse(RoceStatus.RESOURCES, 'INITIALIZE_FW: no context memory (HWRM_FUNC_BACKING_STORE_CFG first)');
+  if (!fn.backingStore)
+    return refuse(RoceStatus.RESOURCES, 'INITIALIZE_FW: no context memory (HWRM_FUNC_BACKING_STORE_CFG first)');
   const stat = fn.statCtxs.get(c.stat_ctx_id);
-  if (!stat || !stat.roce) return refuse(RoceStatus.INVALID_PARAMETER, `INITIALIZE_FW: stat_ctx_id ${c.stat_ctx_id} is no RoCE statistics context`);
+  if (!stat || !stat.roce)
+    return refuse(
+      RoceStatus.INVALID_PARAMETER, `INITIALIZE_FW: stat_ctx_id ${c.stat_ctx_id} is no RoCE statistics context`,
+    );
   // Hardware retransmission is the firmware's to offer (QUERY_FUNC dev_cap_flags): a driver may
   // take it (HW_REQUESTER_RETX_SUPPORTED, Linux bnxt_qplib_init_rcfw) or not, as drivers older
   // than the flag do, but may not claim what was not offered.
   const offered = (ctx.firmware.devCapFlags & HW_RETX) !== 0;
   if ((c.flags & InitializeFwFlags.HW_REQUESTER_RETX_SUPPORTED) !== 0 && !offered) {
-    return refuse(RoceStatus.INVALID_PARAMETER, 'INITIALIZE_FW: HW_REQUESTER_RETX_SUPPORTED, but no hardware retransmission was offered');
+    return refuse(
+      RoceStatus.INVALID_PARAMETER,
+      'INITIALIZE_FW: HW_REQUESTER_RETX_SUPPORTED, but no hardware retransmission was offered',
+    );
   }
   // The context-table fields are 0 on P5 (context memory comes from HWRM) and are ignored.
   state.initialized = true;
@@ -37,7 +44,11 @@ export function deinitializeFw(ctx: RoceContext): Answer {
   // The driver gives every object back first (Linux bnxt_re main.c: ib_unregister_device destroys them
   // before bnxt_re_dev_uninit deinitializes the firmware); refusing otherwise makes a leak visible.
   if (state.objects > 0) {
-    return refuse(RoceStatus.FAIL, `DEINITIALIZE_FW: ${state.qps.size} QPs, ${state.cqs.size} CQs, ${state.keys.size} keys and ${state.gids.size} GIDs still exist`);
+    return refuse(
+      RoceStatus.FAIL,
+      `DEINITIALIZE_FW: ${state.qps.size} QPs, ${state.cqs.size} CQs, ${state.keys.size} keys and ${state.gids.size} ` +
+        `GIDs still exist`,
+    );
   }
   state.initialized = false;
   state.statCtxId = 0;
@@ -52,6 +63,7 @@ export function queryVersion(ctx: RoceContext): Answer {
   const v = ctx.firmware.roceVersion;
   return success(CreqQueryVersionResp.encode({
     fw_maj: v.maj, fw_minor: v.minor, fw_bld: v.bld, fw_rsvd: v.rsvd,
-    intf_maj: ROCE_INTF_VERSION.maj, intf_minor: ROCE_INTF_VERSION.minor, intf_bld: ROCE_INTF_VERSION.bld, intf_rsvd: ROCE_INTF_VERSION.rsvd,
+    intf_maj: ROCE_INTF_VERSION.maj, intf_minor: ROCE_INTF_VERSION.minor, intf_bld: ROCE_INTF_VERSION.bld,
+    intf_rsvd: ROCE_INTF_VERSION.rsvd,
   }));
 }

@@ -32,7 +32,8 @@ export function allocateMrw(ctx: RoceContext, cmd: Uint8Array): Answer {
   if (type === MrwType.MW_TYPE1 || type === MrwType.MW_TYPE2A || type === MrwType.MW_TYPE2B) {
     return refuse(RoceStatus.NOT_IMPLEMENTED, 'ALLOCATE_MRW: memory windows are not modelled');
   }
-  if (type !== MrwType.MR && type !== MrwType.PMR) return refuse(RoceStatus.INVALID_PARAMETER, `ALLOCATE_MRW: type ${type} is unknown`);
+  if (type !== MrwType.MR && type !== MrwType.PMR)
+    return refuse(RoceStatus.INVALID_PARAMETER, `ALLOCATE_MRW: type ${type} is unknown`);
   const key = allocKey(ctx, type, c.pd_id, false);
   if (key === undefined) return refuse(RoceStatus.RESOURCES, `ALLOCATE_MRW: all ${ctx.limits().maxMr} keys are in use`);
   return success(CreqAllocateMrwResp.encode({ xid: key.key }));
@@ -43,21 +44,27 @@ export function registerMr(ctx: RoceContext, cmd: Uint8Array): Answer {
   const P = RoceStatus.INVALID_PARAMETER;
   const unified = (c.flags & RegisterMrFlags.ALLOC_MR) !== 0;
   if (unified && (ctx.firmware.devCapFlags & DevCapFlags.MR_REGISTER_ALLOC) === 0) {
-    return refuse(P, `REGISTER_MR: this firmware has no ALLOC_MR (QUERY_FUNC MR_REGISTER_ALLOC is clear), so key 0x${c.key.toString(16)} is read as a key, and it names none`);
+    return refuse(
+      P,
+      `REGISTER_MR: this firmware has no ALLOC_MR (QUERY_FUNC MR_REGISTER_ALLOC is clear), so key ` +
+        `0x${c.key.toString(16)} is read as a key, and it names none`,
+    );
   }
   const existing = unified ? undefined : ctx.state.keys.get(c.key);
   if (!unified) {
     if (!existing) return refuse(P, `REGISTER_MR: no key 0x${c.key.toString(16)}`);
     if (existing.mr) return refuse(P, `REGISTER_MR: key 0x${c.key.toString(16)} is already registered`);
   }
-  if (c.log2_pg_size < MIN_LOG2_PAGE || c.log2_pg_size > MAX_LOG2_PAGE) return refuse(P, `REGISTER_MR: log2 page size ${c.log2_pg_size} is not in 12..30`);
+  if (c.log2_pg_size < MIN_LOG2_PAGE || c.log2_pg_size > MAX_LOG2_PAGE)
+    return refuse(P, `REGISTER_MR: log2 page size ${c.log2_pg_size} is not in 12..30`);
   if (c.lvl > 2) return refuse(P, `REGISTER_MR: PBL level ${c.lvl}`);
   const pageBytes = 2 ** c.log2_pg_size;
   let length: number;
   let memory: PagedMemory;
   if (c.mr_size === MR_SIZE_ALL) {
     // The DMA MR: no page list, bus addresses used as they are.
-    if (c.lvl !== 0 || c.pbl !== 0 || c.va !== 0) return refuse(P, 'REGISTER_MR: a region of all-ones size must have level 0, pbl 0 and va 0');
+    if (c.lvl !== 0 || c.pbl !== 0 || c.va !== 0)
+      return refuse(P, 'REGISTER_MR: a region of all-ones size must have level 0, pbl 0 and va 0');
     length = Number.MAX_SAFE_INTEGER;
     memory = new IdentityMemory(pageBytes);
   } else {
@@ -65,7 +72,8 @@ export function registerMr(ctx: RoceContext, cmd: Uint8Array): Answer {
     if (c.mr_size > BigInt(max)) return refuse(P, `REGISTER_MR: mr_size ${c.mr_size} is over ${max}`);
     length = Number(c.mr_size);
     const region = resolveRegion(ctx.bus.iommu, c.pbl, c.lvl, pageBytes, c.va, length);
-    if (!region) return refuse(P, `REGISTER_MR: the page list at 0x${c.pbl.toString(16)} (level ${c.lvl}) names unmapped memory`);
+    if (!region)
+      return refuse(P, `REGISTER_MR: the page list at 0x${c.pbl.toString(16)} (level ${c.lvl}) names unmapped memory`);
     memory = region;
   }
   const key = existing ?? allocKey(ctx, MrwType.MR, c.key, true);
@@ -77,7 +85,8 @@ export function registerMr(ctx: RoceContext, cmd: Uint8Array): Answer {
 export function deregisterMr(ctx: RoceContext, cmd: Uint8Array): Answer {
   const c = CmdqDeregisterMr.decode(cmd);
   const key = ctx.state.keys.get(c.lkey);
-  if (!key || !key.mr) return refuse(RoceStatus.INVALID_PARAMETER, `DEREGISTER_MR: no region with key 0x${c.lkey.toString(16)}`);
+  if (!key || !key.mr)
+    return refuse(RoceStatus.INVALID_PARAMETER, `DEREGISTER_MR: no region with key 0x${c.lkey.toString(16)}`);
   key.mr = undefined; // unbound; the key stays until DEALLOCATE_KEY, unified or not
   return success(CreqDeregisterMrResp.encode({ xid: c.lkey }));
 }
