@@ -375,9 +375,19 @@ export class BnxtQp {
     }
     if (send) {
       const idx = this.sqTaken & MASK;
-      const consIdx = u[w + 2]! & 0xffff; // sq_cons_idx: the entry after the one completed
-      if (consIdx !== ((idx + 1) & MASK)) {
-        return this.failAtCqe(side, cq, `the NIC completed send entry ${(consIdx - 1) & MASK} out of order (expected ${idx})`);
+      // sq_cons_idx: the entry after the last one this CQE completes. One CQE may complete several
+      // (CQE aggregation): every entry before it succeeded, and the CQE stays at the consumer for
+      // the last, which takes its status (Linux bnxt_re qplib_fp.c bnxt_qplib_cq_process_req;
+      // rdma-core providers/bnxt_re verbs.c bnxt_re_poll_success_scqe). An index outside the due
+      // entries is malformed.
+      const covered = ((u[w + 2]! & 0xffff) - idx) & MASK;
+      if (covered === 0 || covered > this.sqProd - this.sqTaken) {
+        const named = (idx + covered - 1) & MASK;
+        return this.failAtCqe(side, cq, `the NIC completed send entry ${named} out of order (expected ${idx})`);
+      }
+      if (covered > 1) {
+        this.sqTaken++;
+        return this.sqLength[idx]!;
       }
       bytes = this.sqLength[idx]!;
     } else {
@@ -462,8 +472,15 @@ export class BnxtQp {
       const type = (trailer >>> R.CQE_TYPE_SHIFT) & R.CQE_TYPE_MASK;
       const idx = (send ? this.sqTaken : this.rqTaken) & MASK;
       const bytes = send ? this.sqLength[idx]! : u[w]!;
+      const covered = ((u[w + 2]! & 0xffff) - idx) & MASK;
+      if (send && type === R.CqeType.REQ && covered > 1 && covered <= this.sqProd - this.sqTaken) {
+        // An aggregated CQE the NIC wrote before the failure: this entry, before its last, succeeded.
+        this.keepAfterFailure[side]!++;
+        this.sqTaken++;
+        return bytes;
+      }
       // A kept CQE keeps its result only if it is one this ring takes, for this entry.
-      const inOrder = send ? (u[w + 2]! & 0xffff) === ((idx + 1) & MASK) : (u[w + 7]! & R.RQ_WQE_WR_ID_MASK) === idx && bytes <= this.rqLength[idx]!;
+      const inOrder = send ? covered === 1 : (u[w + 7]! & R.RQ_WQE_WR_ID_MASK) === idx && bytes <= this.rqLength[idx]!;
       cq.advance();
       if (send) this.sqTaken++;
       else this.rqTaken++;
