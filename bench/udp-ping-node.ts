@@ -29,14 +29,24 @@ export async function run(options: BenchOptions): Promise<BenchResult[]> {
   const nodeP99 = await refs.figure('udp-ping-node', 'us_p99');
   const trips = `${String((await refs.result('udp-ping-node')).round_trips)} round trips of 64 B`;
   return [
-    benchResult({ label: 'Node dgram ping-pong, median', figure: nodeMedian.figure, unit: nodeMedian.unit, reference: await refs.figure('udp-ping', 'us_median'), detail: trips }),
-    benchResult({ label: 'Node dgram ping-pong, p99', figure: nodeP99.figure, unit: nodeP99.unit, reference: await refs.figure('udp-ping', 'us_p99') }),
+    benchResult({
+      label: 'Node dgram ping-pong, median', figure: nodeMedian.figure, unit: nodeMedian.unit,
+      reference: await refs.figure('udp-ping', 'us_median'), detail: trips,
+    }),
+    benchResult({
+      label: 'Node dgram ping-pong, p99', figure: nodeP99.figure, unit: nodeP99.unit,
+      reference: await refs.figure('udp-ping', 'us_p99'),
+    }),
   ];
 }
 
-/** Measures the ping-pong; the result line has the fields udp-ping.c prints (us_median, us_p99, us_mean, round_trips). */
+/**
+ * Measures the ping-pong; the result line has the fields udp-ping.c prints (us_median, us_p99, us_mean, round_trips).
+ */
 export async function measureNodeUdpPing(d: Durations, payloadBytes = 64): Promise<JsonLine> {
-  const child = spawn(process.execPath, [...process.execArgv, ECHO_SCRIPT], { cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...process.execArgv, ECHO_SCRIPT], {
+    cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const socket = createSocket('udp4');
   try {
     const port = await echoPort(child);
@@ -46,7 +56,10 @@ export async function measureNodeUdpPing(d: Durations, payloadBytes = 64): Promi
     });
     const samples = await pingPong(socket, d, payloadBytes);
     const s = summarize(samples);
-    return { program: 'udp-ping-node', payload_bytes: payloadBytes, round_trips: s.count, us_median: s.median / 1e3, us_p99: s.p99 / 1e3, us_mean: s.mean / 1e3 };
+    return {
+      program: 'udp-ping-node', payload_bytes: payloadBytes, round_trips: s.count, us_median: s.median / 1e3,
+      us_p99: s.p99 / 1e3, us_mean: s.mean / 1e3,
+    };
   } finally {
     socket.close();
     await stopChild(child);
@@ -57,8 +70,14 @@ export async function measureNodeUdpPing(d: Durations, payloadBytes = 64): Promi
 function echoPort(child: ChildProcess): Promise<number> {
   return new Promise((resolve, reject) => {
     let text = '';
-    const timer = setTimeout(() => reject(new Error(`the UDP echo process printed no port within ${CHILD_START_LIMIT_MS} ms`)), CHILD_START_LIMIT_MS);
-    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`the UDP echo process exited (${code}) before it printed its port`)); });
+    const timer = setTimeout(
+      () => reject(new Error(`the UDP echo process printed no port within ${CHILD_START_LIMIT_MS} ms`)),
+      CHILD_START_LIMIT_MS,
+    );
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the UDP echo process exited (${code}) before it printed its port`));
+    });
     child.stdout!.on('data', (chunk: Buffer) => {
       text += chunk.toString('utf8');
       const newline = text.indexOf('\n');
@@ -89,12 +108,14 @@ function pingPong(socket: Socket, d: Durations, payloadBytes: number): Promise<F
       else resolve(samples.subarray(0, count));
     };
     const watchdog = setInterval(() => {
-      if (nowNs() - heardAt > SILENCE_LIMIT_MS * 1e6) finish(new Error(`no echo for ${SILENCE_LIMIT_MS} ms: a datagram was lost or the echo process stopped`));
+      if (nowNs() - heardAt > SILENCE_LIMIT_MS * 1e6)
+        finish(new Error(`no echo for ${SILENCE_LIMIT_MS} ms: a datagram was lost or the echo process stopped`));
     }, SILENCE_LIMIT_MS / 4);
     socket.on('message', (message) => {
       const t = nowNs();
       heardAt = t;
-      if (message.length !== payloadBytes) return finish(new Error(`echo of ${message.length} bytes, sent ${payloadBytes}`));
+      if (message.length !== payloadBytes)
+        return finish(new Error(`echo of ${message.length} bytes, sent ${payloadBytes}`));
       if (warming) {
         if (t >= warmEnd) {
           warming = false;

@@ -1,8 +1,8 @@
 import t from 'tap';
 import * as net from 'node:net';
 import {
-  formatPingpongMessage, parsePingpongMessage, PINGPONG_MESSAGE_BYTES, PINGPONG_DONE, pingpongServerExchange, pingpongClientExchange,
-  macFromGid, endpointFromPingpong,
+  formatPingpongMessage, parsePingpongMessage, PINGPONG_MESSAGE_BYTES, PINGPONG_DONE, pingpongServerExchange,
+  pingpongClientExchange, macFromGid, endpointFromPingpong,
 } from '../scripts/cli/exchange.ts';
 import type { PingpongDest } from '../scripts/cli/exchange.ts';
 
@@ -128,7 +128,8 @@ t.test('a refused server-side connect ends the exchange without an answer', asyn
   });
   const client = await pingpongClientExchange('127.0.0.1', await l.port, clientDest);
   t.match(await server, { ok: false, error: "cannot connect to the client's QP: QP is in ERR" });
-  t.match(client, { ok: false, error: /closed the connection while waiting for the server's address|connection reset/ });
+  t.match(client,
+    { ok: false, error: /closed the connection while waiting for the server's address|connection reset/ });
 });
 
 t.test('an unreachable server is a clear error value', async (t) => {
@@ -148,12 +149,16 @@ t.test('the client retries while the server is not up yet', async (t) => {
 
 t.test('a server waits a bounded time for a client and for each message', async (t) => {
   const l = listening();
-  const noClient = pingpongServerExchange(0, serverDest, { listenHost: '127.0.0.1', onListening: l.onListening, acceptTimeoutMs: 200 });
+  const noClient = pingpongServerExchange(0, serverDest, {
+    listenHost: '127.0.0.1', onListening: l.onListening, acceptTimeoutMs: 200,
+  });
   const port = await l.port;
   t.same(await noClient, { ok: false, error: `no client connected to port ${port} within 0.2 s` });
 
   const l2 = listening();
-  const silent = pingpongServerExchange(0, serverDest, { listenHost: '127.0.0.1', onListening: l2.onListening, ioTimeoutMs: 200 });
+  const silent = pingpongServerExchange(0, serverDest, {
+    listenHost: '127.0.0.1', onListening: l2.onListening, ioTimeoutMs: 200,
+  });
   const socket = net.connect({ host: '127.0.0.1', port: await l2.port });
   socket.on('error', () => {});
   t.same(await silent, { ok: false, error: "timed out after 0.2 s waiting for the client's address" });

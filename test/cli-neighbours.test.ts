@@ -22,8 +22,11 @@ const ARP = [
   '',
 ].join('\n');
 
-const mapped = (a: number, b: number, c: number, d: number) => Uint8Array.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, a, b, c, d]);
-const hex = (m: Uint8Array | undefined) => (m ? [...m].map((x) => x.toString(16).padStart(2, '0')).join(':') : undefined);
+const mapped = (a: number, b: number, c: number, d: number) => Uint8Array.from([
+  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, a, b, c, d,
+]);
+const hex = (m: Uint8Array | undefined) =>
+  (m ? [...m].map((x) => x.toString(16).padStart(2, '0')).join(':') : undefined);
 
 function scratch(t: { teardown(f: () => void): void }): string {
   const dir = mkdtempSync(join(tmpdir(), 'rig-bnxt-neighbours-test-'));
@@ -49,8 +52,10 @@ t.test('resolvePeerMac looks in the GID, the ARP table, then what rig-bnxt proce
   writeFileSync(arpTable, ARP);
   const published = join(dir, 'published');
   const linkLocal = Uint8Array.from([0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x02 ^ 0x02, 0x62, 0x6e, 0xff, 0xfe, 0, 0, 7]);
-  t.same(resolvePeerMac(linkLocal, { arpTable, published }), { ok: true, value: Uint8Array.from([0x02, 0x62, 0x6e, 0, 0, 7]) }, 'from a link-local GID');
-  t.same(resolvePeerMac(mapped(10, 77, 0, 1), { arpTable, published }), { ok: true, value: Uint8Array.from([0x52, 0x54, 0, 0x77, 0, 1]) }, 'from the ARP table');
+  t.same(resolvePeerMac(linkLocal, { arpTable, published }),
+    { ok: true, value: Uint8Array.from([0x02, 0x62, 0x6e, 0, 0, 7]) }, 'from a link-local GID');
+  t.same(resolvePeerMac(mapped(10, 77, 0, 1), { arpTable, published }),
+    { ok: true, value: Uint8Array.from([0x52, 0x54, 0, 0x77, 0, 1]) }, 'from the ARP table');
   const missing = resolvePeerMac(mapped(10, 77, 3, 3), { arpTable, published });
   t.equal(missing.ok, false);
   if (!missing.ok) {
@@ -59,7 +64,8 @@ t.test('resolvePeerMac looks in the GID, the ARP table, then what rig-bnxt proce
     t.match(missing.error, /--mac/, 'and the way out');
   }
   const withdraw = publishOwnAddress('10.77.3.3', Uint8Array.from([2, 0, 0, 0, 3, 3]), published);
-  t.same(resolvePeerMac(mapped(10, 77, 3, 3), { arpTable, published }), { ok: true, value: Uint8Array.from([2, 0, 0, 0, 3, 3]) }, 'published by a live process');
+  t.same(resolvePeerMac(mapped(10, 77, 3, 3), { arpTable, published }),
+    { ok: true, value: Uint8Array.from([2, 0, 0, 0, 3, 3]) }, 'published by a live process');
   withdraw();
   t.equal(resolvePeerMac(mapped(10, 77, 3, 3), { arpTable, published }).ok, false, 'withdrawn');
   // An entry left behind by a process that died is ignored.
@@ -69,7 +75,9 @@ t.test('resolvePeerMac looks in the GID, the ARP table, then what rig-bnxt proce
 
 function cli(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
   return new Promise((resolve) => {
-    const p = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', 'scripts/cli.ts', ...args], { cwd: root });
+    const p = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', 'scripts/cli.ts', ...args], {
+      cwd: root,
+    });
     let out = '';
     let err = '';
     p.stdout.on('data', (d) => (out += d));

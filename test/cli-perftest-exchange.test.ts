@@ -9,7 +9,8 @@ import { parseCommandLine, type PerfCommand } from '../scripts/cli/options.ts';
 import { runPerf } from '../scripts/cli/run-perf.ts';
 import { freeTcpPort, freeUdpPortPair } from '../scripts/interop/free-ports.ts';
 import {
-  formatKeys, parseKeys, formatVersion, parseVersion, formatMtu, parseMtu, formatInt, perftestServer, perftestClient, KEY_BYTES, type PerftestKeys,
+  formatKeys, parseKeys, formatVersion, parseVersion, formatMtu, parseMtu, formatInt, perftestServer, perftestClient,
+  KEY_BYTES, type PerftestKeys,
 } from '../scripts/cli/perftest-exchange.ts';
 
 const ascii = (s: string) => Uint8Array.from(s, (c) => c.charCodeAt(0));
@@ -17,8 +18,12 @@ const gid = (...tail: number[]) => Uint8Array.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 0
 
 // ib_send_lat's client keys from the capture: lid 0, out_reads 1, qpn 0x11, psn 0x331f4a, rkey 0,
 // vaddr 0x55cf5de9f000, GID ::ffff:10.77.0.2, srqn 0.
-const captured = ascii('0000:0001:000011:331f4a:00000000:000055cf5de9f000:00:00:00:00:00:00:00:00:00:00:ff:ff:0a:4d:00:02:00000000:\0');
-const capturedKeys: PerftestKeys = { lid: 0, outReads: 1, qpn: 0x11, psn: 0x331f4a, rkey: 0, vaddr: 0x55cf5de9f000n, gid: gid(10, 77, 0, 2), srqn: 0 };
+const captured = ascii(
+  '0000:0001:000011:331f4a:00000000:000055cf5de9f000:00:00:00:00:00:00:00:00:00:00:ff:ff:0a:4d:00:02:00000000:\0',
+);
+const capturedKeys: PerftestKeys = {
+  lid: 0, outReads: 1, qpn: 0x11, psn: 0x331f4a, rkey: 0, vaddr: 0x55cf5de9f000n, gid: gid(10, 77, 0, 2), srqn: 0,
+};
 
 t.test('keys: the 108-byte block of KEY_PRINT_FMT_GID', async (t) => {
   t.equal(captured.length, KEY_BYTES);
@@ -105,7 +110,10 @@ t.test('a peer older than 5.70 is refused, as perftest refuses it', async (t) =>
 t.test('server and client: keys, barriers and the close', async (t) => {
   let port = 0;
   const listening = new Promise<void>((resolve) => {
-    void perftestServer(0, { keys: [mine(0x33)], pathMtu: 4096, listenHost: '127.0.0.1', onListening: (p) => { port = p; resolve(); } }).then((s) => (server = s));
+    void perftestServer(0, { keys: [mine(0x33)], pathMtu: 4096, listenHost: '127.0.0.1', onListening: (p) => {
+      port = p;
+      resolve();
+    } }).then((s) => (server = s));
   });
   let server: Awaited<ReturnType<typeof perftestServer>> | undefined;
   await listening;
@@ -134,7 +142,9 @@ function fakeSendBwServer(port: number, theirs: readonly PerftestKeys[]): Promis
   const k = theirs.map((x) => formatKeys(x));
   // version, cycle buffer, cache line, MTU; the first keys of each QP; the barrier after
   // connecting (QP 0); the keys of each QP printed as remote addresses; the pre-run barrier (QP 0).
-  const answers = [formatVersion('6.06'), formatInt(4096), formatInt(64), formatMtu(3), k[0]!, k[1]!, k[0]!, k[0]!, k[1]!, k[0]!];
+  const answers = [
+    formatVersion('6.06'), formatInt(4096), formatInt(64), formatMtu(3), k[0]!, k[1]!, k[0]!, k[0]!, k[1]!, k[0]!,
+  ];
   const sizes = [16, 4, 4, 2, KEY_BYTES, KEY_BYTES, KEY_BYTES, KEY_BYTES, KEY_BYTES, KEY_BYTES];
   return new Promise((resolve) => {
     const server = net.createServer((s) => {
@@ -157,7 +167,8 @@ function fakeSendBwServer(port: number, theirs: readonly PerftestKeys[]): Promis
   });
 }
 
-t.test('as a -q 2 client: one key block per QP where send_bw.c exchanges them, each QP connected to its peer QP', async (t) => {
+t.test('as a -q 2 client: one key block per QP where send_bw.c exchanges them, each QP connected to its peer ' +
+  'QP', async (t) => {
   const port = await freeTcpPort();
   const [a, b] = await freeUdpPortPair();
   // The far end of the UDP cable swallows frames: the fake has no NIC, so the run itself fails.
@@ -166,20 +177,30 @@ t.test('as a -q 2 client: one key block per QP where send_bw.c exchanges them, e
   t.teardown(() => sink.close());
   const theirs = [0x31, 0x32].map((qpn, i) => ({ ...capturedKeys, qpn, psn: 0x100 * (i + 1), gid: gid(10, 77, 0, 9) }));
   const got = fakeSendBwServer(port, theirs);
-  const parsed = parseCommandLine(['perf', 'send_bw', '-q', '2', '-n', '5', '-s', '64', '-p', String(port), '-d', `emu:${a}:${b}`, '--mac', '02:00:00:00:00:09', '127.0.0.1']);
+  const parsed = parseCommandLine([
+    'perf', 'send_bw', '-q', '2', '-n', '5', '-s', '64', '-p', String(port), '-d', `emu:${a}:${b}`, '--mac',
+    '02:00:00:00:00:09', '127.0.0.1',
+  ]);
   if (!parsed.ok || parsed.value.command !== 'perf') throw new Error('parse');
   const lines: string[] = [];
   const code = await runPerf(parsed.value as PerfCommand, { log: (l) => lines.push(l) });
   t.equal(code, 1, 'the run fails: nobody answers on the wire');
   const sent = await got;
   t.equal(sent.length, 26 + 6 * KEY_BYTES, 'the header blocks and six key blocks, each sent after the previous answer');
-  const blocks = Array.from({ length: 6 }, (_, i) => parseKeys(Uint8Array.from(sent.subarray(26 + i * KEY_BYTES, 26 + (i + 1) * KEY_BYTES))));
+  const blocks = Array.from(
+    { length: 6 }, (_, i) => parseKeys(Uint8Array.from(sent.subarray(26 + i * KEY_BYTES, 26 + (i + 1) * KEY_BYTES))),
+  );
   t.ok(blocks.every((x) => x.ok), 'each is a well-formed key block');
   const keys = blocks.map((x) => (x.ok ? x.value : undefined)!);
-  const local = lines.filter((l) => l.startsWith(' local address: ')).map((l) => parseInt(/QPN (0x[0-9a-f]+)/.exec(l)![1]!, 16));
+  const local = lines.filter((l) => l.startsWith(' local address: ')).map(
+    (l) => parseInt(/QPN (0x[0-9a-f]+)/.exec(l)![1]!, 16),
+  );
   t.equal(local.length, 2, 'two local addresses printed');
-  t.same(keys.map((x) => x.qpn), [local[0], local[1], local[0], local[0], local[1], local[0]], 'QP 0, QP 1; barrier QP 0; QP 0, QP 1; barrier QP 0');
+  t.same(keys.map((x) => x.qpn), [local[0], local[1], local[0], local[0], local[1], local[0]],
+    'QP 0, QP 1; barrier QP 0; QP 0, QP 1; barrier QP 0');
   t.not(keys[0]!.vaddr, keys[1]!.vaddr, "each QP names its own receive buffer (set_up_connection's vaddr)");
-  const remote = lines.filter((l) => l.startsWith(' remote address: ')).map((l) => /QPN (0x[0-9a-f]+) PSN (0x[0-9a-f]+)/.exec(l)!.slice(1).map((x) => parseInt(x, 16)));
+  const remote = lines.filter((l) => l.startsWith(' remote address: ')).map(
+    (l) => /QPN (0x[0-9a-f]+) PSN (0x[0-9a-f]+)/.exec(l)!.slice(1).map((x) => parseInt(x, 16)),
+  );
   t.same(remote, [[0x31, 0x100], [0x32, 0x200]], "the peer's QPs, in order, as the remote addresses");
 });

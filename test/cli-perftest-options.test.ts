@@ -34,7 +34,8 @@ function tableRows(): Row[] {
 
 /** A value for options that take one, such that a "works" option accepts it. */
 const SAMPLE: Record<string, string> = {
-  'ib-dev': 'emu', size: '64', iters: '10', duration: '1', port: '18515', 'gid-index': '0', 'tx-depth': '16', output: 'bandwidth', qp: '1', connection: 'RC',
+  'ib-dev': 'emu', size: '64', iters: '10', duration: '1', port: '18515', 'gid-index': '0', 'tx-depth': '16',
+  output: 'bandwidth', qp: '1', connection: 'RC',
 };
 
 function takesValue(long: string): boolean {
@@ -56,7 +57,8 @@ const rows = tableRows();
 t.test('the table lists every option the parser knows', async (t) => {
   const listed = new Set(rows.flatMap((r) => r.options.map(longName)));
   for (const name of Object.keys(PERF_OPTIONS)) {
-    if (['pcap', 'json', 'mac', 'ipv4', 'nic-mac', 'eth-mtu', 'histogram'].includes(name)) continue; // rig-bnxt's own, listed below the table
+    // rig-bnxt's own, listed below the table
+    if (['pcap', 'json', 'mac', 'ipv4', 'nic-mac', 'eth-mtu', 'histogram'].includes(name)) continue;
     t.ok(listed.has(name), `--${name} has a row`);
   }
   for (const o of REFUSED_OPTIONS) t.ok(listed.has(o.name) || /other/.test(doc), `--${o.name} is covered`);
@@ -73,7 +75,8 @@ t.test('each row: works, or is refused with its reason', async (t) => {
       if (works) t.ok(r.ok, `${option}: works (${r.ok ? '' : r.error})`);
       else t.match(r, { ok: false, error: /is not supported: .+|not supported/ }, `${option}: refused with why`);
       const refused = REFUSED_OPTIONS.find((o) => o.name === long);
-      if (!works && refused !== undefined && !r.ok) t.match(r.error, refused.why, `${option}: the reason given is the table's`);
+      if (!works && refused !== undefined && !r.ok)
+        t.match(r.error, refused.why, `${option}: the reason given is the table's`);
     }
   }
 });
@@ -93,16 +96,19 @@ async function output(argv: string[]): Promise<string[]> {
 
 t.test('what the working options print', async (t) => {
   const gbits = await output(['perf', 'send_bw', '-n', '20', '-s', '4096', '--report_gbits']);
-  t.ok(gbits.includes(' #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]'), '--report_gbits: RESULT_FMT_G');
+  t.ok(gbits.includes(' #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]'),
+    '--report_gbits: RESULT_FMT_G');
   const mib = await output(['perf', 'send_bw', '-n', '20', '-s', '4096']);
-  t.ok(mib.includes(' #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   MsgRate[Mpps]'), 'default: MiB/sec');
+  t.ok(mib.includes(' #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   MsgRate[Mpps]'),
+    'default: MiB/sec');
 
   const depth = await output(['perf', 'send_bw', '-n', '20', '-s', '4096', '-t', '16']);
   t.ok(depth.includes(' TX depth        : 16'), '-t 16: the TX depth printed is the one used');
 
   const gid = await output(['perf', 'send_lat', '-n', '20', '-x', '0', '-F']);
   t.ok(gid.includes(' GID index       : 0'), '-x 0: printed as perftest prints it');
-  t.match(parseCommandLine(['perf', 'send_lat', '-x', '3']), { ok: false, error: /one GID, index 0/ }, '-x 3: there is no such GID');
+  t.match(parseCommandLine(['perf', 'send_lat', '-x', '3']), { ok: false, error: /one GID, index 0/ },
+    '-x 3: there is no such GID');
 
   const bw = await output(['perf', 'send_bw', '-n', '20', '-s', '4096', '--output', 'bandwidth']);
   t.equal(bw.length, 1, '--output bandwidth: one line');
@@ -111,8 +117,12 @@ t.test('what the working options print', async (t) => {
   t.match(mr, [/^\d+\.\d{6}$/]);
   const lat = await output(['perf', 'send_lat', '-n', '20', '--output', 'latency']);
   t.match(lat, [/^\d+\.\d{6}$/]);
-  t.match(parseCommandLine(['perf', 'send_lat', '--output', 'bandwidth']), { ok: false, error: /latency test can be: latency/ });
-  t.match(parseCommandLine(['perf', 'send_bw', '--output', 'latency']), { ok: false, error: /bandwidth test can be: bandwidth, message_rate/ });
+  t.match(parseCommandLine(['perf', 'send_lat', '--output', 'bandwidth']), {
+    ok: false, error: /latency test can be: latency/,
+  });
+  t.match(parseCommandLine(['perf', 'send_bw', '--output', 'latency']), {
+    ok: false, error: /bandwidth test can be: bandwidth, message_rate/,
+  });
 
   t.same(parseCommandLine(['perf', 'send_lat', '-V']), { ok: true, value: { command: 'version' } }, '-V');
   t.match(versionLine(), /^rig-bnxt \d+\.\d+\.\d+/);
@@ -131,9 +141,11 @@ t.test('what the working options print', async (t) => {
   const readDoc = JSON.parse(reads.join('\n'));
   t.equal(readDoc.results[0].n_iterations, 40, 'read_bw -q 2: 2 x 20 reads');
   t.equal(readDoc.test_info.Number_of_qps, 2, 'and its test information says 2 QPs');
-  t.match(parseCommandLine(['perf', 'send_lat', '-q', '2']), { ok: false, error: /multiple QPs only available on bw tests/ }, 'perftest refuses several QPs in latency tests');
+  t.match(parseCommandLine(['perf', 'send_lat', '-q', '2']),
+    { ok: false, error: /multiple QPs only available on bw tests/ }, 'perftest refuses several QPs in latency tests');
   t.ok(parseCommandLine(['perf', 'send_lat', '-q', '1']).ok, '-q 1 in a latency test is the default');
-  t.match(parseCommandLine(['perf', 'send_bw', '-q', '16385']), { ok: false, error: /-q\/--qp/ }, 'perftest\'s MAX_QP_NUM is 16384');
+  t.match(parseCommandLine(['perf', 'send_bw', '-q', '16385']), { ok: false, error: /-q\/--qp/ },
+    'perftest\'s MAX_QP_NUM is 16384');
   t.match(parseCommandLine(['perf', 'send_bw', '-q', '0']), { ok: false, error: /-q\/--qp/ });
 
   const json = JSON.parse((await output(['perf', 'send_lat', '-n', '50', '--json'])).join('\n'));
@@ -142,16 +154,26 @@ t.test('what the working options print', async (t) => {
   const hist = await output(['perf', 'send_lat', '-n', '200', '--histogram']);
   const buckets = hist.filter((l) => /^\s+[\d.]+ - [\d.]+\s+\d+/.test(l));
   t.ok(buckets.length >= 1, '--histogram prints buckets');
-  t.equal(buckets.reduce((n, l) => n + Number(/^\s+[\d.]+ - [\d.]+\s+(\d+)/.exec(l)![1]), 0), 200, 'the counts add up to the samples (one per iteration)');
-  t.ok(hist.some((l) => /percentiles \[usec\]: 50% [\d.]+\s+90% [\d.]+\s+99% [\d.]+\s+99\.9% [\d.]+/.test(l)), 'and percentiles');
+  t.equal(buckets.reduce((n, l) => n + Number(/^\s+[\d.]+ - [\d.]+\s+(\d+)/.exec(l)![1]), 0), 200,
+    'the counts add up to the samples (one per iteration)');
+  t.ok(hist.some((l) => /percentiles \[usec\]: 50% [\d.]+\s+90% [\d.]+\s+99% [\d.]+\s+99\.9% [\d.]+/.test(l)),
+    'and percentiles');
   const hjson = JSON.parse((await output(['perf', 'send_lat', '-n', '200', '--histogram', '--json'])).join('\n'));
-  t.match(hjson.results[0], { percentiles: { '50': Number, '90': Number, '99': Number, '99.9': Number } }, '--json --histogram: percentiles');
-  t.equal(hjson.results[0].histogram.reduce((n: number, b: { count: number }) => n + b.count, 0), 200, 'and the buckets');
+  t.match(hjson.results[0], { percentiles: { '50': Number, '90': Number, '99': Number, '99.9': Number } },
+    '--json --histogram: percentiles');
+  t.equal(hjson.results[0].histogram.reduce((n: number, b: { count: number }) => n + b.count, 0), 200,
+    'and the buckets');
 });
 
 t.test('a refusal is one line on stderr, no stack, exit code 2', async (t) => {
-  const r = spawnSync(process.execPath, ['--import', './scripts/register-ts.mjs', 'scripts/cli.ts', 'perf', 'send_bw', '-F', '-e', '-s', '4096'], { cwd: root, encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(
+    process.execPath,
+    ['--import', './scripts/register-ts.mjs', 'scripts/cli.ts', 'perf', 'send_bw', '-F', '-e', '-s', '4096'],
+    { cwd: root, encoding: 'utf8', timeout: 60_000 },
+  );
   t.equal(r.status, 2);
-  t.equal(r.stderr, 'rig-bnxt perf: -e/--events is not supported: rig-bnxt polls completions (no completion interrupts through VFIO yet)\n');
+  t.equal(r.stderr,
+    'rig-bnxt perf: -e/--events is not supported: rig-bnxt polls completions (no completion interrupts through VFIO ' +
+    'yet)\n');
   t.equal(r.stdout, '');
 });

@@ -27,11 +27,16 @@ t.test('a client that sends before "done" meets a posted receive: no RNR NAK', a
   const serverMac = '02:00:00:00:5e:01';
   const clientMac = '02:00:00:00:5e:02';
   const iters = 20;
-  const server = child(['scripts/cli.ts', 'pingpong', '-d', `emu:${serverUdp}:${clientUdp}`, '--nic-mac', serverMac, '--mac', clientMac,
+  const server =
+    child(['scripts/cli.ts', 'pingpong', '-d', `emu:${serverUdp}:${clientUdp}`, '--nic-mac', serverMac, '--mac',
+    clientMac,
     '-s', '64', '-n', String(iters), '-p', String(tcp)]);
   // "done" follows the first message by 300 ms: long enough for that message to reach a server
   // that has not posted its receive yet.
-  const client = child(['test/helpers/eager-pingpong-client.ts', String(tcp), String(clientUdp), String(serverUdp), clientMac, serverMac, '64', String(iters), '300']);
+  const client = child([
+    'test/helpers/eager-pingpong-client.ts', String(tcp), String(clientUdp), String(serverUdp), clientMac, serverMac,
+    '64', String(iters), '300',
+  ]);
   const [s, c] = await Promise.all([server, client]);
   t.equal(s.code, 0, `server exits 0: ${s.err}`);
   t.equal(c.code, 0, `client exits 0: ${c.err}`);

@@ -20,14 +20,18 @@ t.test('no device: every bnxt function with its driver, and whether rig-bnxt can
   ], 'bnxt functions only (not the Intel one), with their binding');
   t.match(list[0]!.part, /BCM57508/);
   const lines: string[] = [];
-  t.equal(runProbe({ command: 'probe', device: undefined, verbose: false, json: false }, (l) => lines.push(l), fake.root), 0);
+  t.equal(
+    runProbe({ command: 'probe', device: undefined, verbose: false, json: false }, (l) => lines.push(l), fake.root), 0,
+  );
   const text = lines.join('\n');
   t.match(text, /0000:3b:00\.0\s+0x1750\s+BCM57508.*vfio-pci\s+17/);
   t.match(text, /0000:3b:00\.1.*bnxt_en.*bind it: scripts\/bind-vfio\.sh 0000:3b:00\.1/);
   t.match(text, /0000:3b:00\.2.*virtual function.*rig-bnxt drives PFs/);
   const json: string[] = [];
   runProbe({ command: 'probe', device: undefined, verbose: false, json: true }, (l) => json.push(l), fake.root);
-  t.same(JSON.parse(json.join('\n')).functions.map((f: { address: string }) => f.address), ['0000:3b:00.0', '0000:3b:00.1', '0000:3b:00.2']);
+  t.same(JSON.parse(json.join('\n')).functions.map((f: { address: string }) => f.address), [
+    '0000:3b:00.0', '0000:3b:00.1', '0000:3b:00.2',
+  ]);
   const none: string[] = [];
   const empty = makeFakeSysfs([]);
   t.teardown(() => empty.remove());

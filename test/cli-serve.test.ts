@@ -12,7 +12,10 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const cli = ['--import', './scripts/register-ts.mjs', 'scripts/cli.ts'];
 
 t.test('bad arguments: one line, exit 2', async (t) => {
-  for (const [args, msg] of [[[], /missing SOCKET/], [['a', 'b'], /one SOCKET/], [['s', '--chip', 'X'], /BCM57508 only/], [['s', '-d', 'eth0'], /emu or emu:LOCAL:REMOTE/], [['s', '--bogus'], /Unknown option/i]] as const) {
+  for (const [args, msg] of [
+    [[], /missing SOCKET/], [['a', 'b'], /one SOCKET/], [['s', '--chip', 'X'], /BCM57508 only/],
+    [['s', '-d', 'eth0'], /emu or emu:LOCAL:REMOTE/], [['s', '--bogus'], /Unknown option/i],
+  ] as const) {
     const r = spawnSync(process.execPath, [...cli, 'serve', ...args], { cwd: root, encoding: 'utf8', timeout: 60_000 });
     t.equal(r.status, 2, args.join(' '));
     t.match(r.stderr, msg);

@@ -1,10 +1,12 @@
 import t from 'tap';
 import {
-  latencyStats, latencyDurationStats, bandwidthStats, bandwidthStatsWithoutPeak, roundTripFactor, MIB, PEAK_MAX_ITERATIONS,
+  latencyStats, latencyDurationStats, bandwidthStats, bandwidthStatsWithoutPeak, roundTripFactor, MIB,
+  PEAK_MAX_ITERATIONS,
 } from '../scripts/cli/stats.ts';
 
 // Expected values are worked out by hand from perftest's print_report_lat / print_report_bw rules.
-const close = (t: Tap, got: number, want: number, what: string) => t.ok(Math.abs(got - want) < 1e-9, `${what}: ${got} ~ ${want}`);
+const close = (t: Tap, got: number, want: number, what: string) =>
+  t.ok(Math.abs(got - want) < 1e-9, `${what}: ${got} ~ ${want}`);
 type Tap = { ok(c: boolean, m: string): void };
 
 const range = (from: number, to: number) => Float64Array.from({ length: to - from + 1 }, (_, i) => from + i);

@@ -18,7 +18,8 @@ t.test('the dashed separator is RESULT_LINE: 87 dashes', async (t) => {
 t.test('latency header is RESULT_FMT_LAT, trailing space included', async (t) => {
   t.equal(
     LATENCY_HEADER,
-    ' #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] ',
+    ' #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% ' +
+      'percentile[usec]   99.9% percentile[usec] ',
   );
   t.same(tableHeaderLines('send_lat', false), [RESULT_LINE, LATENCY_HEADER]);
   t.same(tableHeaderLines('read_lat', true), [RESULT_LINE, LATENCY_DURATION_HEADER]);
@@ -26,7 +27,9 @@ t.test('latency header is RESULT_FMT_LAT, trailing space included', async (t) =>
 });
 
 t.test('latency row follows REPORT_FMT_LAT', async (t) => {
-  const row = latencyRow(2, 1000, { tMinUs: 1.01, tMaxUs: 3.52, tTypicalUs: 1.04, tAvgUs: 1.05, tStdevUs: 0.04, t99Us: 1.26, t999Us: 3.52 });
+  const row = latencyRow(2, 1000, {
+    tMinUs: 1.01, tMaxUs: 3.52, tTypicalUs: 1.04, tAvgUs: 1.05, tStdevUs: 0.04, t99Us: 1.26, t999Us: 3.52,
+  });
   const want = [
     ' ', '2', sp(6), ' ', '1000', //            " %-7lu %lu"
     sp(10), '1.01', sp(3), //                   "          %-7.2f"
@@ -41,7 +44,9 @@ t.test('latency row follows REPORT_FMT_LAT', async (t) => {
 });
 
 t.test('latency row: numbers wider than 7 push the columns, as printf does', async (t) => {
-  const row = latencyRow(8388608, 5, { tMinUs: 1234.567, tMaxUs: 123456.789, tTypicalUs: 0.005, tAvgUs: 10, tStdevUs: 0, t99Us: 99.999, t999Us: 100 });
+  const row = latencyRow(8388608, 5, {
+    tMinUs: 1234.567, tMaxUs: 123456.789, tTypicalUs: 0.005, tAvgUs: 10, tStdevUs: 0, t99Us: 99.999, t999Us: 100,
+  });
   const want = [
     ' ', '8388608', ' ', '5',
     sp(10), '1234.57',
@@ -67,7 +72,9 @@ t.test('bandwidth header and row follow RESULT_FMT / REPORT_FMT', async (t) => {
   ].join('');
   t.equal(row, want);
   const noPeak = bandwidthRow(2, 5000, { bwPeakMiBps: 0, bwAverageMiBps: 9.5, msgRateMpps: 4.980736 });
-  t.equal(noPeak, [' 2', sp(6), sp(4), '5000', sp(6), sp(7), '0.00', sp(3), sp(12), '9.50', sp(3), '\t\t', sp(5), '4.980736'].join(''));
+  t.equal(noPeak,
+    [' 2', sp(6), sp(4), '5000', sp(6), sp(7), '0.00', sp(3), sp(12), '9.50', sp(3), '\t\t', sp(5),
+    '4.980736'].join(''));
 });
 
 t.test('-D latency header and row follow RESULT_FMT_LAT_DUR / REPORT_FMT_LAT_DUR', async (t) => {
@@ -78,7 +85,8 @@ t.test('-D latency header and row follow RESULT_FMT_LAT_DUR / REPORT_FMT_LAT_DUR
 
 t.test('test information block for a send latency client', async (t) => {
   const lines = testInfoLines({
-    test: 'send_lat', device: 'emu', machine: 'client', txDepth: 1, rxDepth: 512, mtuBytes: 1024, linkType: 'Ethernet', gidIndex: 0, maxInlineBytes: 236,
+    test: 'send_lat', device: 'emu', machine: 'client', txDepth: 1, rxDepth: 512, mtuBytes: 1024, linkType: 'Ethernet',
+    gidIndex: 0, maxInlineBytes: 236,
   });
   t.same(lines, [
     RESULT_LINE,
@@ -99,7 +107,8 @@ t.test('test information block for a send latency client', async (t) => {
 
 t.test('test information block for a read bandwidth server', async (t) => {
   const lines = testInfoLines({
-    test: 'read_bw', device: '0000:3b:00.0', machine: 'server', txDepth: 128, rxDepth: 1, cqModeration: 100, mtuBytes: 4096, linkType: 'Ethernet', outstandingReads: 16,
+    test: 'read_bw', device: '0000:3b:00.0', machine: 'server', txDepth: 128, rxDepth: 1, cqModeration: 100,
+    mtuBytes: 4096, linkType: 'Ethernet', outstandingReads: 16,
   });
   t.same(lines, [
     RESULT_LINE,
@@ -125,7 +134,8 @@ t.test('address lines: %#x prints a zero LID without 0x, GID bytes in decimal', 
     ' local address: LID 0000 QPN 0x0107 PSN 0x9d1c4c',
     ' GID: 00:00:00:00:00:00:00:00:00:00:255:255:192:168:01:02',
   ]);
-  t.same(addressLines('remote', { lid: 1, qpn: 0x12345, psn: 0 }), [' remote address: LID 0x01 QPN 0x12345 PSN 000000']);
+  t.same(addressLines('remote', { lid: 1, qpn: 0x12345, psn: 0 }),
+    [' remote address: LID 0x01 QPN 0x12345 PSN 000000']);
   // %#016llx: the width of 16 counts the 0x, leaving 14 digits.
   t.same(addressLines('remote', { lid: 0, qpn: 0x10, psn: 0x5, outReads: 16, rkey: 0x1234, vaddr: 0x7f0000001000 }), [
     ' remote address: LID 0000 QPN 0x0010 PSN 0x0005 OUT 0x10 RKey 0x001234 VAddr 0x007f0000001000',
@@ -133,12 +143,18 @@ t.test('address lines: %#x prints a zero LID without 0x, GID bytes in decimal', 
 });
 
 t.test('JSON uses perftest keys and its printed precision', async (t) => {
-  const lat = latencyJson(2, 1000, { tMinUs: 1.014, tMaxUs: 3.5, tTypicalUs: 1.04, tAvgUs: 1.0456, tStdevUs: 0.04, t99Us: 1.26, t999Us: 3.52 });
-  t.same(lat, { MsgSize: 2, n_iterations: 1000, t_min: 1.01, t_max: 3.5, t_typical: 1.04, t_avg: 1.05, t_stdev: 0.04, percentile_99: 1.26, 'percentile_99.9': 3.52 });
+  const lat = latencyJson(2, 1000, {
+    tMinUs: 1.014, tMaxUs: 3.5, tTypicalUs: 1.04, tAvgUs: 1.0456, tStdevUs: 0.04, t99Us: 1.26, t999Us: 3.52,
+  });
+  t.same(lat, {
+    MsgSize: 2, n_iterations: 1000, t_min: 1.01, t_max: 3.5, t_typical: 1.04, t_avg: 1.05, t_stdev: 0.04,
+    percentile_99: 1.26, 'percentile_99.9': 3.52,
+  });
   const bw = bandwidthJson(65536, 1000, { bwPeakMiBps: 11046.234, bwAverageMiBps: 11040.1, msgRateMpps: 0.17664213 });
   t.same(bw, { MsgSize: 65536, n_iterations: 1000, BW_peak: 11046.23, BW_average: 11040.1, MsgRate: 0.176642 });
   const doc = JSON.parse(perfJsonDocument(
-    { test: 'send_bw', device: 'emu', machine: 'client', txDepth: 128, rxDepth: 512, cqModeration: 100, mtuBytes: 1024, linkType: 'Ethernet', maxInlineBytes: 0 },
+    { test: 'send_bw', device: 'emu', machine: 'client', txDepth: 128, rxDepth: 512, cqModeration: 100, mtuBytes: 1024,
+      linkType: 'Ethernet', maxInlineBytes: 0 },
     [bw],
   ));
   t.equal(doc.test_info.test, 'Send_BW_Test');
@@ -161,11 +177,14 @@ t.test('ibv_rc_pingpong address and summary lines', async (t) => {
 
 t.test('GIDs print as glibc inet_ntop prints IPv6 addresses', async (t) => {
   const g = (...bytes: number[]) => Uint8Array.from(bytes);
-  t.equal(gidToIpv6Text(g(0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x02, 0x11, 0x22, 0xff, 0xfe, 0x33, 0x44, 0x55)), 'fe80::211:22ff:fe33:4455');
+  t.equal(gidToIpv6Text(g(0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x02, 0x11, 0x22, 0xff, 0xfe, 0x33, 0x44, 0x55)),
+    'fe80::211:22ff:fe33:4455');
   t.equal(gidToIpv6Text(g(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 192, 168, 1, 2)), '::192.168.1.2');
   t.equal(gidToIpv6Text(g(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1)), '::1');
-  t.equal(gidToIpv6Text(g(0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1)), 'fe80::1:0:1', 'the first longest zero run is compressed');
-  t.equal(gidToIpv6Text(g(0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0)), '2001:db8:0:1:0:1::', 'single zero groups stay');
+  t.equal(gidToIpv6Text(g(0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1)), 'fe80::1:0:1',
+    'the first longest zero run is compressed');
+  t.equal(gidToIpv6Text(g(0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0)), '2001:db8:0:1:0:1::',
+    'single zero groups stay');
   t.equal(gidToIpv6Text(g(0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), '1:0:1::');
   t.throws(() => gidToIpv6Text(new Uint8Array(6)), RangeError);
 });

@@ -179,7 +179,8 @@ t.test('classic MR flow: ALLOCATE_MRW, REGISTER_MR (level 1, va inside its first
   t.not(again, key, 'a freed key is not handed out again as it was');
 });
 
-t.test('unified MR flow: REGISTER_MR with ALLOC_MR allocates the key; DEREGISTER_MR unbinds, DEALLOCATE_KEY frees it', async (t) => {
+t.test('unified MR flow: REGISTER_MR with ALLOC_MR allocates the key; DEREGISTER_MR unbinds, DEALLOCATE_KEY frees ' +
+  'it', async (t) => {
   const { q, rig } = openRoce({ firmware: 'current' });
   const page = rig.alloc(4096);
   const cookie = q.send(R.CmdqRegisterMr, {
@@ -193,7 +194,8 @@ t.test('unified MR flow: REGISTER_MR with ALLOC_MR allocates the key; DEREGISTER
   t.same([mr.pd, mr.va, mr.length, mr.memory.iova(100)], [7, page.iova, 4096, page.iova + 100]);
   t.equal(q.call(R.CmdqDeregisterMr, { opcode: O.DEREGISTER_MR, lkey: key })[1], 0);
   t.equal(rig.model.roce.mr(key), undefined, 'no region under the key');
-  t.equal(q.call(R.CmdqDeallocateKey, { opcode: O.DEALLOCATE_KEY, mrw_flags: R.MrwType.MR, key })[1], 0, 'the key is still there to free');
+  t.equal(q.call(R.CmdqDeallocateKey, { opcode: O.DEALLOCATE_KEY, mrw_flags: R.MrwType.MR, key })[1], 0,
+    'the key is still there to free');
   t.equal(resources(rig).mrs, 0);
 });
 

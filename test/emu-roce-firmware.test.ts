@@ -39,7 +39,8 @@ t.test('QUERY_FUNC before INITIALIZE_FW answers a P5 side buffer and a CREQ entr
   t.equal(v.getBigUint64(8, true), 1n << 39n, 'max_mr_size 2^39');
   t.equal(rd32(sb, 16), 62, 'max_qp: 64 backing-store QP entries less QP0/QP1');
   t.equal(v.getUint16(20, true), 65535, 'max_qp_wr');
-  t.equal(v.getUint16(22, true), 0x220, 'dev_cap_flags (current firmware): MR_REGISTER_ALLOC | HW_REQUESTER_RETX_ENABLED');
+  t.equal(v.getUint16(22, true), 0x220,
+    'dev_cap_flags (current firmware): MR_REGISTER_ALLOC | HW_REQUESTER_RETX_ENABLED');
   t.equal(rd32(sb, 24), 64, 'max_cq = backing-store CQ entries');
   t.equal(rd32(sb, 28), 0xfffff, 'max_cqe');
   t.equal(sb.bytes[36], 6, 'max_sge');

@@ -69,7 +69,8 @@ int main(int argc, char **argv) {
 
   double mean = (last - start) / (double)(batches * BATCH);
   sort_samples(batch_ns, batches);
-  printf("{\"program\":\"shm-ping\",\"round_trips\":%zu,\"batch\":%d,\"ns_mean\":%.1f,\"ns_median\":%.1f,\"ns_p99\":%.1f}\n",
+  printf("{\"program\":\"shm-ping\",\"round_trips\":%zu,\"batch\":%d,"
+         "\"ns_mean\":%.1f,\"ns_median\":%.1f,\"ns_p99\":%.1f}\n",
          batches * BATCH, BATCH, mean, percentile(batch_ns, batches, 50), percentile(batch_ns, batches, 99));
   free(batch_ns);
   return 0;

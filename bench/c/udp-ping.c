@@ -107,7 +107,8 @@ int main(int argc, char **argv) {
   }
   double mean = (last - start) / 1e3 / (double)trips;
   sort_samples(trip_us, trips);
-  printf("{\"program\":\"udp-ping\",\"payload_bytes\":%zu,\"round_trips\":%zu,\"us_median\":%.2f,\"us_p99\":%.2f,\"us_mean\":%.2f}\n",
+  printf("{\"program\":\"udp-ping\",\"payload_bytes\":%zu,\"round_trips\":%zu,"
+         "\"us_median\":%.2f,\"us_p99\":%.2f,\"us_mean\":%.2f}\n",
          payload, trips, percentile(trip_us, trips, 50), percentile(trip_us, trips, 99), mean);
   free(trip_us);
   close(ping_fd);

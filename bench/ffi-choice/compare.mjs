@@ -54,11 +54,18 @@ ffi.open({ library: 'libc', path: 'libc.so.6' });
 const f = ffi.define({
   abs: { library: 'libc', retType: DataType.I32, paramsType: [DataType.I32] },
   memset: { library: 'libc', retType: DataType.External, paramsType: [DataType.U8Array, DataType.I32, DataType.I64] },
-  mmap: { library: 'libc', retType: DataType.External, paramsType: [DataType.External, DataType.I64, DataType.I32, DataType.I32, DataType.I32, DataType.I64] },
+  mmap: {
+    library: 'libc', retType: DataType.External,
+    paramsType: [DataType.External, DataType.I64, DataType.I32, DataType.I32, DataType.I32, DataType.I64],
+  },
 });
 const fMmapName = 'mmap';
 // mmap declared to return the address as a number (what VFIO_IOMMU_MAP_DMA's vaddr needs).
-const fMmapAddress = (args) => ffi.load({ library: 'libc', funcName: 'mmap', retType: DataType.BigInt, paramsType: [DataType.External, DataType.I64, DataType.I32, DataType.I32, DataType.I32, DataType.I64], paramsValue: args });
+const fMmapAddress = (args) => ffi.load({
+  library: 'libc', funcName: 'mmap', retType: DataType.BigInt,
+  paramsType: [DataType.External, DataType.I64, DataType.I32, DataType.I32, DataType.I32, DataType.I64],
+  paramsValue: args,
+});
 
 // ---- 1. call overhead --------------------------------------------------------------------
 const CALLS = 300_000;
@@ -101,23 +108,29 @@ const kAddress = koffi.address(kPtr);
 const kView = koffi.view(kPtr, LEN);
 const kZero = proveView(kView, 'koffi.view');
 
-const fPtr = f[fMmapName]([ffi.createPointer({ paramsType: [DataType.Void], paramsValue: [undefined] })[0], LEN, PROT_RW, MAP_SHARED, fd, 0]);
+const fPtr = f[fMmapName]([
+  ffi.createPointer({ paramsType: [DataType.Void], paramsValue: [undefined] })[0], LEN, PROT_RW, MAP_SHARED, fd, 0,
+]);
 const fView = ffi.createExternalBuffer(fPtr, LEN);
 const fZero = proveView(fView, 'ffi-rs createExternalBuffer');
 row('view of a MAP_SHARED memfd mapping is the memory (writes seen both ways)', String(kZero), String(fZero));
 
 // ffi-rs has no pointer-to-address call: declare mmap's return as BigInt, then turn the number
 // back into a pointer by storing it (createPointer makes an int64*) and reading it as a pointer.
-const fAddress = fMmapAddress([ffi.createPointer({ paramsType: [DataType.Void], paramsValue: [undefined] })[0], LEN, PROT_RW, MAP_SHARED, fd, 0]);
+const fAddress = fMmapAddress([
+  ffi.createPointer({ paramsType: [DataType.Void], paramsValue: [undefined] })[0], LEN, PROT_RW, MAP_SHARED, fd, 0,
+]);
 let roundTrip = 'failed';
 try {
   const back = ffi.unwrapPointer(ffi.createPointer({ paramsType: [DataType.BigInt], paramsValue: [fAddress] }))[0];
-  roundTrip = proveView(ffi.createExternalBuffer(back, LEN), 'ffi-rs view from a numeric address') ? 'works, through a stored int64' : 'failed';
+  roundTrip = proveView(ffi.createExternalBuffer(back, LEN), 'ffi-rs view from a numeric address')
+    ? 'works, through a stored int64' : 'failed';
 } catch (e) {
   roundTrip = `failed: ${e.message}`;
 }
 row('address as a number (VFIO_IOMMU_MAP_DMA.vaddr), and a view made from that number',
-  `koffi.address(ptr) gives ${typeof kAddress}; koffi.view(ptr, n)`, `mmap declared BigInt gives ${typeof fAddress}; view from it: ${roundTrip}`);
+  `koffi.address(ptr) gives ${typeof kAddress}; koffi.view(ptr, n)`,
+  `mmap declared BigInt gives ${typeof fAddress}; view from it: ${roundTrip}`);
 
 const VIEWS = 20_000;
 const kMake = nsPerCall(() => koffi.view(kPtr, 4096), VIEWS);
@@ -137,8 +150,12 @@ row('read 1 MiB through the view (Uint32Array)', fmt(kRead), fmt(fRead), `${(fRe
 k.munmap(kPtr, LEN);
 
 // ---- report ------------------------------------------------------------------------------
-const versionOf = (name) => JSON.parse(readFileSync(join(process.cwd(), 'node_modules', name, 'package.json'), 'utf8')).version;
-console.log(`koffi ${versionOf('koffi')} vs ffi-rs ${versionOf('ffi-rs')}, Node ${process.version}, ${cpus()[0].model}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}; median of ${ROUNDS} rounds`);
+const versionOf = (name) =>
+  JSON.parse(readFileSync(join(process.cwd(), 'node_modules', name, 'package.json'), 'utf8')).version;
+console.log(
+  `koffi ${versionOf('koffi')} vs ffi-rs ${versionOf('ffi-rs')}, Node ${process.version}, ${cpus()[0].model}, load ` +
+    `${loadavg().map((l) => l.toFixed(2)).join(' ')}; median of ${ROUNDS} rounds`,
+);
 console.log('| measure | koffi | ffi-rs | ffi-rs / koffi |');
 console.log('|---|---|---|---|');
 for (const r of rows) console.log(`| ${r.what} | ${r.koffi} | ${r.ffiRs} | ${r.note} |`);

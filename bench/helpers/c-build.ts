@@ -29,7 +29,8 @@ function exec(file: string, args: readonly string[], timeoutMs: number): Promise
   return new Promise((resolve, reject) => {
     execFile(file, args, { timeout: timeoutMs, maxBuffer: 16 << 20, encoding: 'utf8' }, (error, stdout, stderr) => {
       if (error) {
-        const why = error.killed ? `killed after ${timeoutMs} ms` : (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'not found' : `exit ${error.code ?? error.signal}`;
+        const why = error.killed ? `killed after ${timeoutMs} ms` : (error as NodeJS.ErrnoException).code === 'ENOENT'
+          ? 'not found' : `exit ${error.code ?? error.signal}`;
         reject(new Error(`${file} ${args.join(' ')}: ${why}${stderr.trim() ? `\n${stderr.trim()}` : ''}`));
       } else {
         resolve({ stdout, stderr });
@@ -56,7 +57,8 @@ const builds = new Map<string, Promise<string>>();
  * `program` is the file name without `.c`; `libs` are extra `-l` names (e.g. ['z']).
  */
 export function buildC(program: string, libs: readonly string[] = []): Promise<string> {
-  if (!/^[a-z0-9-]+$/.test(program)) throw new RangeError(`"${program}" is not a program name of bench/c (letters, digits, dashes)`);
+  if (!/^[a-z0-9-]+$/.test(program))
+    throw new RangeError(`"${program}" is not a program name of bench/c (letters, digits, dashes)`);
   const key = `${program} ${libs.join(' ')}`;
   let build = builds.get(key);
   if (!build) {
@@ -75,18 +77,21 @@ async function compile(program: string, libs: readonly string[]): Promise<string
   const hash = createHash('sha256');
   hash.update(`gcc ${version}\n${C_FLAGS.join(' ')}\n${libs.join(' ')}\n`);
   hash.update(readFileSync(sourcePath));
-  for (const header of readdirSync(C_DIR).filter((f) => f.endsWith('.h')).sort()) hash.update(header).update(readFileSync(join(C_DIR, header)));
+  for (const header of readdirSync(C_DIR).filter((f) => f.endsWith('.h')).sort())
+    hash.update(header).update(readFileSync(join(C_DIR, header)));
   const binary = join(OUT_DIR, `${program}-${hash.digest('hex').slice(0, 16)}`);
   if (existsSync(binary)) return binary;
 
   mkdirSync(OUT_DIR, { recursive: true });
   const partial = `${binary}.${process.pid}.tmp`;
-  const built = await exec('gcc', [...C_FLAGS, '-o', partial, sourcePath, ...libs.map((l) => `-l${l}`)], BUILD_TIMEOUT_MS);
+  const built =
+    await exec('gcc', [...C_FLAGS, '-o', partial, sourcePath, ...libs.map((l) => `-l${l}`)], BUILD_TIMEOUT_MS);
   if (built.stderr.trim()) process.stderr.write(`gcc warnings for ${program}.c:\n${built.stderr}`);
   renameSync(partial, binary); // atomic: a concurrent run never sees half a binary
   // Older builds of the same program are stale now.
   for (const f of readdirSync(OUT_DIR)) {
-    if (f.startsWith(`${program}-`) && join(OUT_DIR, f) !== binary && !f.endsWith('.tmp')) rmSync(join(OUT_DIR, f), { force: true });
+    if (f.startsWith(`${program}-`) && join(OUT_DIR, f) !== binary && !f.endsWith('.tmp'))
+      rmSync(join(OUT_DIR, f), { force: true });
   }
   return binary;
 }
@@ -99,7 +104,9 @@ export interface RunCOptions {
 }
 
 /** Builds (if needed) and runs bench/c/PROGRAM.c with `args`, returning its JSON result line. */
-export async function runC(program: string, args: readonly (string | number)[], options: RunCOptions = {}): Promise<JsonLine> {
+export async function runC(
+  program: string, args: readonly (string | number)[], options: RunCOptions = {},
+): Promise<JsonLine> {
   const binary = await buildC(program, options.libs);
   const { stdout } = await exec(binary, args.map(String), options.timeoutMs ?? DEFAULT_RUN_TIMEOUT_MS);
   return parseJsonLine(stdout, `${program}.c`);

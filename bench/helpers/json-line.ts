@@ -22,14 +22,18 @@ export function parseJsonLine(output: string, source: string): JsonLine {
     }
     return parsed as JsonLine;
   }
-  throw new Error(`${source}: printed no JSON result line${output.trim() ? `; it printed: ${output.trim().slice(0, 200)}` : ''}`);
+  throw new Error(
+    `${source}: printed no JSON result line${output.trim() ? `; it printed: ${output.trim().slice(0, 200)}` : ''}`,
+  );
 }
 
 /** A finite number field of a result line, or a clear error naming the program and the field. */
 export function numberField(line: JsonLine, key: string, source: string): number {
   const v = line[key];
   if (typeof v !== 'number' || !Number.isFinite(v)) {
-    throw new Error(`${source}: result field "${key}" is ${v === undefined ? 'missing' : JSON.stringify(v)}, not a finite number`);
+    throw new Error(
+      `${source}: result field "${key}" is ${v === undefined ? 'missing' : JSON.stringify(v)}, not a finite number`,
+    );
   }
   return v;
 }

@@ -45,5 +45,6 @@ function cpuModel(): string {
   const family = field('cpu family');
   const model = field('model');
   const stepping = field('stepping');
-  return family !== undefined && model !== undefined ? `${name} (family ${family}, model ${model}${stepping !== undefined ? `, stepping ${stepping}` : ''})` : name;
+  return family !== undefined && model !== undefined
+    ? `${name} (family ${family}, model ${model}${stepping !== undefined ? `, stepping ${stepping}` : ''})` : name;
 }

@@ -28,7 +28,9 @@ export interface BenchResult {
   readonly reference: number;
   /** E.g. "shm-ping.c round trip, median". */
   readonly referenceName: string;
-  /** figure / reference: for a time, how many times slower than the reference; for a rate, the fraction of it reached. */
+  /**
+   * figure / reference: for a time, how many times slower than the reference; for a rate, the fraction of it reached.
+   */
   readonly ratio: number;
   /** The goal the issue set for this figure, and whether this run met it; undefined when the issue set none. */
   readonly goal: GoalOutcome | undefined;

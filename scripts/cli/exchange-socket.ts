@@ -103,7 +103,10 @@ export function acceptOne(port: number, options: AcceptOptions): Promise<Result<
     server.once('error', (e) => finish(err(`cannot listen on port ${port}: ${describeSocketError(e)}`)));
     server.listen({ port, host: options.host, exclusive: true }, () => {
       const bound = (server.address() as net.AddressInfo).port;
-      timer = setTimeout(() => finish(err(`no client connected to port ${bound} within ${seconds(options.timeoutMs)}`)), options.timeoutMs);
+      timer = setTimeout(
+        () => finish(err(`no client connected to port ${bound} within ${seconds(options.timeoutMs)}`)),
+        options.timeoutMs,
+      );
       options.onListening?.(bound);
     });
   });
@@ -144,7 +147,9 @@ export class SocketChannel {
   write(bytes: Uint8Array | string, timeoutMs: number, what: string): Promise<Result<void>> {
     if (this.closedReason !== undefined) return Promise.resolve(err(`cannot send ${what}: ${this.closedReason}`));
     return new Promise((resolve) => {
-      const timer = setTimeout(() => resolve(err(`cannot send ${what}: not accepted within ${seconds(timeoutMs)}`)), timeoutMs);
+      const timer = setTimeout(
+        () => resolve(err(`cannot send ${what}: not accepted within ${seconds(timeoutMs)}`)), timeoutMs,
+      );
       this.socket.write(bytes, (e) => {
         clearTimeout(timer);
         resolve(e ? err(`cannot send ${what}: ${describeSocketError(e)}`) : ok(undefined));
@@ -157,7 +162,8 @@ export class SocketChannel {
   }
 
   private read(want: Want, timeoutMs: number, what: string): Promise<Result<Uint8Array | string>> {
-    if (this.pending !== undefined) throw new Error('rig-bnxt internal assertion failed: one read at a time on a SocketChannel');
+    if (this.pending !== undefined)
+      throw new Error('rig-bnxt internal assertion failed: one read at a time on a SocketChannel');
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.pending = undefined;
@@ -182,7 +188,8 @@ export class SocketChannel {
     clearTimeout(p.timer);
     this.pending = undefined;
     if (outcome === undefined) p.resolve(err(`${this.closedReason} while waiting for ${p.what}`));
-    else if (typeof outcome === 'object' && 'tooLong' in outcome) p.resolve(err(`${p.what} is longer than ${outcome.tooLong} bytes`));
+    else if (typeof outcome === 'object' && 'tooLong' in outcome)
+      p.resolve(err(`${p.what} is longer than ${outcome.tooLong} bytes`));
     else p.resolve(ok(outcome));
   }
 

@@ -84,7 +84,8 @@ export function formatPingpongMessage(d: PingpongDest): Uint8Array {
  * writes the exact layout, so anything else is rejected with a description.
  */
 export function parsePingpongMessage(bytes: Uint8Array): Result<PingpongDest> {
-  if (bytes.length !== PINGPONG_MESSAGE_BYTES) return err(`an ibv_rc_pingpong address is ${PINGPONG_MESSAGE_BYTES} bytes, got ${bytes.length}`);
+  if (bytes.length !== PINGPONG_MESSAGE_BYTES)
+    return err(`an ibv_rc_pingpong address is ${PINGPONG_MESSAGE_BYTES} bytes, got ${bytes.length}`);
   if (bytes[PINGPONG_MESSAGE_BYTES - 1] !== 0) return err('the ibv_rc_pingpong address does not end with a NUL byte');
   const text = String.fromCharCode(...bytes.subarray(0, PINGPONG_MESSAGE_BYTES - 1));
   const m = /^([0-9a-fA-F]{4}):([0-9a-fA-F]{6}):([0-9a-fA-F]{6}):([0-9a-fA-F]{32})$/.exec(text);
@@ -102,10 +103,14 @@ export interface PingpongServerOptions extends ServerOptions {
 }
 
 /** The server side of (b). Returns the client's address. */
-export async function pingpongServerExchange(port: number, local: PingpongDest, options: PingpongServerOptions = {}): Promise<Result<PingpongDest>> {
+export async function pingpongServerExchange(
+  port: number, local: PingpongDest, options: PingpongServerOptions = {},
+): Promise<Result<PingpongDest>> {
   const message = formatPingpongMessage(local);
   const io = options.ioTimeoutMs ?? IO_TIMEOUT_MS;
-  const accepted = await acceptOne(port, { host: options.listenHost, timeoutMs: options.acceptTimeoutMs ?? ACCEPT_TIMEOUT_MS, onListening: options.onListening });
+  const accepted = await acceptOne(port, {
+    host: options.listenHost, timeoutMs: options.acceptTimeoutMs ?? ACCEPT_TIMEOUT_MS, onListening: options.onListening,
+  });
   if (!accepted.ok) return accepted;
   const channel = new SocketChannel(accepted.value);
 
@@ -121,12 +126,17 @@ export async function pingpongServerExchange(port: number, local: PingpongDest, 
   if (!sent.ok) return closing(channel, sent.error);
   const done = await channel.readExactly(PINGPONG_DONE.length, io, '"done" from the client');
   if (!done.ok) return closing(channel, done.error);
-  if (!PINGPONG_DONE.every((b, i) => done.value[i] === b)) return closing(channel, `expected "done" from the client, got ${JSON.stringify(String.fromCharCode(...done.value))}`);
+  if (!PINGPONG_DONE.every((b, i) => done.value[i] === b))
+    return closing(
+      channel, `expected "done" from the client, got ${JSON.stringify(String.fromCharCode(...done.value))}`,
+    );
   return closing(channel, undefined, peer.value);
 }
 
 /** The client side of (b). Returns the server's address. */
-export async function pingpongClientExchange(host: string, port: number, local: PingpongDest, options: ClientOptions = {}): Promise<Result<PingpongDest>> {
+export async function pingpongClientExchange(
+  host: string, port: number, local: PingpongDest, options: ClientOptions = {},
+): Promise<Result<PingpongDest>> {
   const message = formatPingpongMessage(local);
   const io = options.ioTimeoutMs ?? IO_TIMEOUT_MS;
   const connected = await connectWithRetry(host, port, connectLimits(options));
@@ -186,11 +196,13 @@ function checkEndpoint(e: Endpoint): void {
 }
 
 function checkField(name: string, value: number, max: number): void {
-  if (!Number.isInteger(value) || value < 0 || value > max) throw new RangeError(`${name} must be an integer in 0..0x${max.toString(16)}, got ${value}`);
+  if (!Number.isInteger(value) || value < 0 || value > max)
+    throw new RangeError(`${name} must be an integer in 0..0x${max.toString(16)}, got ${value}`);
 }
 
 function checkBytes(name: string, bytes: Uint8Array, length: number): void {
-  if (!(bytes instanceof Uint8Array) || bytes.length !== length) throw new RangeError(`${name} must be ${length} bytes`);
+  if (!(bytes instanceof Uint8Array) || bytes.length !== length)
+    throw new RangeError(`${name} must be ${length} bytes`);
 }
 
 function hex(value: number, width: number): string {

@@ -40,9 +40,14 @@ export function histogramLines(h: Histogram): string[] {
   const lines = [' latency histogram [usec]   count'];
   for (const b of h.buckets) {
     const bar = '#'.repeat(Math.round((b.count / max) * BAR));
-    lines.push(` ${formatUs(b.lowUs).padStart(9)} - ${formatUs(b.highUs).padEnd(9)} ${String(b.count).padStart(8)} ${bar}`);
+    lines.push(
+      ` ${formatUs(b.lowUs).padStart(9)} - ${formatUs(b.highUs).padEnd(9)} ${String(b.count).padStart(8)} ${bar}`,
+    );
   }
-  lines.push(` percentiles [usec]: 50% ${formatUs(h.percentiles['50'])}  90% ${formatUs(h.percentiles['90'])}  99% ${formatUs(h.percentiles['99'])}  99.9% ${formatUs(h.percentiles['99.9'])}`);
+  lines.push(
+    ` percentiles [usec]: 50% ${formatUs(h.percentiles['50'])}  90% ${formatUs(h.percentiles['90'])}  99% ` +
+      `${formatUs(h.percentiles['99'])}  99.9% ${formatUs(h.percentiles['99.9'])}`,
+  );
   return lines;
 }
 

@@ -37,7 +37,8 @@ export function defaultPublishedFolder(): string {
 
 /** The IPv4 address inside an IPv4-mapped GID (::ffff:a.b.c.d), or undefined. */
 export function ipv4FromGid(gid: Uint8Array): string | undefined {
-  if (gid.length !== 16 || !gid.subarray(0, 10).every((b) => b === 0) || gid[10] !== 0xff || gid[11] !== 0xff) return undefined;
+  if (gid.length !== 16 || !gid.subarray(0, 10).every((b) => b === 0) || gid[10] !== 0xff || gid[11] !== 0xff)
+    return undefined;
   return `${gid[12]}.${gid[13]}.${gid[14]}.${gid[15]}`;
 }
 
@@ -58,7 +59,11 @@ export function resolvePeerMac(gid: Uint8Array, places: NeighbourPlaces = {}): R
   const fromGid = macFromGid(gid);
   if (fromGid !== undefined) return ok(fromGid);
   const ipv4 = ipv4FromGid(gid);
-  if (ipv4 === undefined) return err(`the peer's GID ${gidToIpv6Text(gid)} carries no MAC and no IPv4 address to look it up by: give it with --mac aa:bb:cc:dd:ee:ff`);
+  if (ipv4 === undefined)
+    return err(
+      `the peer's GID ${gidToIpv6Text(gid)} carries no MAC and no IPv4 address to look it up by: give it with --mac ` +
+        `aa:bb:cc:dd:ee:ff`,
+    );
   const arpTable = places.arpTable ?? ARP_TABLE;
   let arp = '';
   try { arp = readFileSync(arpTable, 'utf8'); } catch { /* not Linux, or no permission: the next place */ }
@@ -67,7 +72,10 @@ export function resolvePeerMac(gid: Uint8Array, places: NeighbourPlaces = {}): R
   const folder = places.published ?? defaultPublishedFolder();
   const fromPeer = publishedMac(folder, ipv4);
   if (fromPeer !== undefined) return ok(fromPeer);
-  return err(`the peer's MAC is not known: its GID ${gidToIpv6Text(gid)} carries none, ${arpTable} has no complete entry for ${ipv4}, and no rig-bnxt process here published it: give it with --mac aa:bb:cc:dd:ee:ff`);
+  return err(
+    `the peer's MAC is not known: its GID ${gidToIpv6Text(gid)} carries none, ${arpTable} has no complete entry for ` +
+      `${ipv4}, and no rig-bnxt process here published it: give it with --mac aa:bb:cc:dd:ee:ff`,
+  );
 }
 
 /**
@@ -75,7 +83,8 @@ export function resolvePeerMac(gid: Uint8Array, places: NeighbourPlaces = {}): R
  * the function that withdraws it (also done at exit). Failing to publish only costs the peer a
  * --mac, so it is silent.
  */
-export function publishOwnAddress(ipv4: string, mac: Uint8Array, folder: string = defaultPublishedFolder()): () => void {
+export function publishOwnAddress(ipv4: string, mac: Uint8Array, folder: string = defaultPublishedFolder()): () =>
+  void {
   const file = join(folder, ipv4);
   let withdrawn = false;
   const withdraw = () => {
@@ -118,7 +127,8 @@ function alive(pid: number): boolean {
 }
 
 function parseMacText(text: string): Uint8Array | undefined {
-  const m = /^([0-9a-fA-F]{2}):([0-9a-fA-F]{2}):([0-9a-fA-F]{2}):([0-9a-fA-F]{2}):([0-9a-fA-F]{2}):([0-9a-fA-F]{2})$/.exec(text);
+  const m = /^([0-9a-fA-F]{2}):([0-9a-fA-F]{2}):([0-9a-fA-F]{2}):([0-9a-fA-F]{2}):([0-9a-fA-F]{2}):([0-9a-fA-F]{2})$/
+    .exec(text);
   return m ? Uint8Array.from(m.slice(1), (h) => parseInt(h, 16)) : undefined;
 }
 

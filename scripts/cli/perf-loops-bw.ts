@@ -58,7 +58,8 @@ function nextDue(outstandingOf: (i: number) => number, q: number, from: number):
  * a send is posted only once its receive is (no RNR in a local run). posted/completed hold
  * iterations x as.length timestamps.
  */
-export function sendBandwidthLocal(as: readonly Qp[], bs: readonly Qp[], ra: Region, rb: Region, size: number, posted: Float64Array, completed: Float64Array, tick: ((i: number) => void) | undefined, window: number): void {
+export function sendBandwidthLocal(as: readonly Qp[], bs: readonly Qp[], ra: Region, rb: Region, size: number,
+  posted: Float64Array, completed: Float64Array, tick: ((i: number) => void) | undefined, window: number): void {
   const q = as.length;
   const total = posted.length;
   const iters = total / q;
@@ -76,7 +77,10 @@ export function sendBandwidthLocal(as: readonly Qp[], bs: readonly Qp[], ra: Reg
       const a = as[i]!;
       const b = bs[i]!;
       const at = incomingOffset(i, size);
-      while (recvPosted[i]! < iters && recvPosted[i]! - recvDone[i]! < window) { b.receive(rb, at, size); recvPosted[i]!++; }
+      while (recvPosted[i]! < iters && recvPosted[i]! - recvDone[i]! < window) {
+        b.receive(rb, at, size);
+        recvPosted[i]!++;
+      }
       while (sent[i]! < iters && sent[i]! - done[i]! < window && sent[i]! < recvPosted[i]!) {
         posted[totSent++] = now();
         a.send(ra, 0, size);
@@ -126,17 +130,27 @@ export function sendBandwidthLocal(as: readonly Qp[], bs: readonly Qp[], ra: Reg
 }
 
 /** read_bw: as[i] keeps `window` reads of rb outstanding, each into its own slice of ra. */
-export function readBandwidth(as: readonly Qp[], ra: Region, rb: Region, size: number, posted: Float64Array, completed: Float64Array, tick: ((i: number) => void) | undefined, window: number): void {
-  postAndComplete(as, size, posted, completed, tick, window, (a, i) => a.read(rb, 0, ra, incomingOffset(i, size), size));
+export function readBandwidth(
+  as: readonly Qp[], ra: Region, rb: Region, size: number, posted: Float64Array, completed: Float64Array,
+  tick: ((i: number) => void) | undefined, window: number,
+): void {
+  postAndComplete(as, size, posted, completed, tick, window,
+    (a, i) => a.read(rb, 0, ra, incomingOffset(i, size), size));
 }
 
 /** The client side of a two-process send_bw: the server keeps receives posted (RNR retries cover a slow start). */
-export function sendBandwidthClient(as: readonly Qp[], ra: Region, size: number, posted: Float64Array, completed: Float64Array, tick: ((i: number) => void) | undefined, window: number): void {
+export function sendBandwidthClient(
+  as: readonly Qp[], ra: Region, size: number, posted: Float64Array, completed: Float64Array,
+  tick: ((i: number) => void) | undefined, window: number,
+): void {
   postAndComplete(as, size, posted, completed, tick, window, (a) => a.send(ra, 0, size));
 }
 
 /** run_iter_bw: per QP, post up to `window` outstanding, take send completions in sweeps. */
-function postAndComplete(as: readonly Qp[], size: number, posted: Float64Array, completed: Float64Array, tick: ((i: number) => void) | undefined, window: number, post: (a: Qp, i: number) => void): void {
+function postAndComplete(
+  as: readonly Qp[], size: number, posted: Float64Array, completed: Float64Array,
+  tick: ((i: number) => void) | undefined, window: number, post: (a: Qp, i: number) => void,
+): void {
   const q = as.length;
   const total = posted.length;
   const iters = total / q;
@@ -198,7 +212,9 @@ export function prepostReceives(bs: readonly Qp[], rb: Region, size: number, cou
  * each QP (prepostReceives); keep up to SERVER_RX_DEPTH posted per QP until each received
  * `iterations`. Returns the microseconds from the first receive's completion to the last one's.
  */
-export function sendBandwidthServer(bs: readonly Qp[], rb: Region, size: number, iterations: number, preposted: number): number {
+export function sendBandwidthServer(
+  bs: readonly Qp[], rb: Region, size: number, iterations: number, preposted: number,
+): number {
   const q = bs.length;
   const total = iterations * q;
   const postedOn = new Int32Array(q).fill(preposted);
@@ -216,7 +232,10 @@ export function sendBandwidthServer(bs: readonly Qp[], rb: Region, size: number,
   while (totDone < total) {
     for (let i = 0; i < q; i++) {
       const at = incomingOffset(i, size);
-      while (postedOn[i]! < iterations && postedOn[i]! - done[i]! < SERVER_RX_DEPTH) { bs[i]!.receive(rb, at, size); postedOn[i]!++; }
+      while (postedOn[i]! < iterations && postedOn[i]! - done[i]! < SERVER_RX_DEPTH) {
+        bs[i]!.receive(rb, at, size);
+        postedOn[i]!++;
+      }
     }
     let found = 0;
     for (let i = 0; i < q; i++) {

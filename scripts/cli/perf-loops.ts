@@ -23,7 +23,9 @@ function take(qp: Qp, side: 'send' | 'receive'): number {
 }
 
 /** send_lat, both sides here: a sends, b answers; samples are round trips. */
-export function sendLatencyLocal(a: Qp, b: Qp, ra: Region, rb: Region, size: number, samples: Float64Array, tick?: (i: number) => void): void {
+export function sendLatencyLocal(
+  a: Qp, b: Qp, ra: Region, rb: Region, size: number, samples: Float64Array, tick?: (i: number) => void,
+): void {
   a.receive(ra, size, size);
   b.receive(rb, size, size);
   for (let i = 0; i < samples.length; i++) {
@@ -43,7 +45,9 @@ export function sendLatencyLocal(a: Qp, b: Qp, ra: Region, rb: Region, size: num
 }
 
 /** read_lat: a reads `size` bytes of rb (served by b on the same NIC); samples are round trips. */
-export function readLatency(a: Qp, ra: Region, rb: Region, size: number, samples: Float64Array, tick?: (i: number) => void): void {
+export function readLatency(
+  a: Qp, ra: Region, rb: Region, size: number, samples: Float64Array, tick?: (i: number) => void,
+): void {
   for (let i = 0; i < samples.length; i++) {
     const t0 = now();
     a.read(rb, 0, ra, 0, size);
@@ -71,7 +75,9 @@ export function sendLatencyServer(b: Qp, rb: Region, size: number, iterations: n
 }
 
 /** The client side of a two-process send_lat. */
-export function sendLatencyClient(a: Qp, ra: Region, size: number, samples: Float64Array, tick?: (i: number) => void): void {
+export function sendLatencyClient(
+  a: Qp, ra: Region, size: number, samples: Float64Array, tick?: (i: number) => void,
+): void {
   for (let i = 0; i < samples.length; i++) {
     a.receive(ra, size, size);
     const t0 = now();

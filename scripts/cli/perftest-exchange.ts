@@ -22,7 +22,9 @@
  */
 import { type Result, ok, err } from './result.ts';
 import { SocketChannel, acceptOne, connectWithRetry } from './exchange-socket.ts';
-import { ACCEPT_TIMEOUT_MS, CONNECT_RETRY_MS, CONNECT_RETRY_INTERVAL_MS, CONNECT_ATTEMPT_TIMEOUT_MS, IO_TIMEOUT_MS } from './exchange.ts';
+import {
+  ACCEPT_TIMEOUT_MS, CONNECT_RETRY_MS, CONNECT_RETRY_INTERVAL_MS, CONNECT_ATTEMPT_TIMEOUT_MS, IO_TIMEOUT_MS,
+} from './exchange.ts';
 
 /** What we announce (see the header). */
 export const PERFTEST_VERSION = '6.06';
@@ -107,7 +109,9 @@ const hex = (value: number | bigint, width: number) => value.toString(16).padSta
 
 export function formatKeys(k: PerftestKeys): Uint8Array {
   if (!(k.gid instanceof Uint8Array) || k.gid.length !== 16) throw new RangeError('gid must be 16 bytes');
-  const text = `${hex(k.lid, 4)}:${hex(k.outReads, 4)}:${hex(k.qpn, 6)}:${hex(k.psn, 6)}:${hex(k.rkey >>> 0, 8)}:${hex(BigInt.asUintN(64, k.vaddr), 16)}:` +
+  const text =
+    `${hex(k.lid, 4)}:${hex(k.outReads, 4)}:${hex(k.qpn, 6)}:${hex(k.psn, 6)}:${hex(k.rkey >>> 0, 8)}:` +
+    `${hex(BigInt.asUintN(64, k.vaddr), 16)}:` +
     [...k.gid].map((b) => `${hex(b, 2)}:`).join('') + `${hex(k.srqn >>> 0, 8)}:`;
   if (text.length !== KEY_BYTES - 1) throw new RangeError(`a field is too wide for perftest's keys: ${text}`);
   const out = new Uint8Array(KEY_BYTES);
@@ -129,7 +133,8 @@ export function parseKeys(block: Uint8Array): Result<PerftestKeys> {
   const n = (i: number) => parseInt(fields[i]!, 16);
   return ok({
     lid: n(0), outReads: n(1), qpn: n(2) & 0xffffff, psn: n(3) & 0xffffff, rkey: n(4) >>> 0,
-    vaddr: BigInt(`0x${fields[5]}`), gid: Uint8Array.from(fields.slice(6, 22), (f) => parseInt(f, 16)), srqn: n(22) >>> 0,
+    vaddr: BigInt(`0x${fields[5]}`), gid: Uint8Array.from(fields.slice(6, 22), (f) => parseInt(f, 16)),
+    srqn: n(22) >>> 0,
   });
 }
 
@@ -171,21 +176,28 @@ export interface PerftestExchangeOptions {
 
 /** perftest's server: accept one client, then the exchange up to the first handshake of every QP. */
 export async function perftestServer(port: number, options: PerftestExchangeOptions): Promise<Result<PerftestSession>> {
-  const accepted = await acceptOne(port, { host: options.listenHost, timeoutMs: options.acceptTimeoutMs ?? ACCEPT_TIMEOUT_MS, onListening: options.onListening });
+  const accepted = await acceptOne(port, {
+    host: options.listenHost, timeoutMs: options.acceptTimeoutMs ?? ACCEPT_TIMEOUT_MS, onListening: options.onListening,
+  });
   if (!accepted.ok) return accepted;
   return start(new SocketChannel(accepted.value), 'server', options);
 }
 
 /** perftest's client: connect (retrying while refused), then the same exchange. */
-export async function perftestClient(host: string, port: number, options: PerftestExchangeOptions): Promise<Result<PerftestSession>> {
+export async function perftestClient(
+  host: string, port: number, options: PerftestExchangeOptions,
+): Promise<Result<PerftestSession>> {
   const connected = await connectWithRetry(host, port, {
-    retryMs: options.connectRetryMs ?? CONNECT_RETRY_MS, retryIntervalMs: CONNECT_RETRY_INTERVAL_MS, attemptTimeoutMs: CONNECT_ATTEMPT_TIMEOUT_MS,
+    retryMs: options.connectRetryMs ?? CONNECT_RETRY_MS, retryIntervalMs: CONNECT_RETRY_INTERVAL_MS,
+    attemptTimeoutMs: CONNECT_ATTEMPT_TIMEOUT_MS,
   });
   if (!connected.ok) return connected;
   return start(new SocketChannel(connected.value), 'client', options);
 }
 
-async function start(channel: SocketChannel, role: 'server' | 'client', options: PerftestExchangeOptions): Promise<Result<PerftestSession>> {
+async function start(
+  channel: SocketChannel, role: 'server' | 'client', options: PerftestExchangeOptions,
+): Promise<Result<PerftestSession>> {
   const io = options.ioTimeoutMs ?? IO_TIMEOUT_MS;
   const peerName = role === 'server' ? 'the client' : 'the server';
   const xchg = async (mine: Uint8Array, what: string, timeoutMs = io): Promise<Result<Uint8Array>> => {
@@ -208,7 +220,8 @@ async function start(channel: SocketChannel, role: 'server' | 'client', options:
   if (!v.ok) return fail(v.error);
   const version = parseVersion(v.value);
   if (version.value < PERFTEST_MIN_VERSION) {
-    return fail(`${peerName} announced version ${JSON.stringify(version.text.slice(0, 16))}: perftest's exchange needs 5.70 or later (perftest refuses older peers the same way)`);
+    return fail(`${peerName} announced version ${JSON.stringify(version.text.slice(0, 16))}: perftest's exchange ` +
+      'needs 5.70 or later (perftest refuses older peers the same way)');
   }
   for (const [value, what] of [[CYCLE_BUFFER, 'cycle buffer size'], [CACHE_LINE_SIZE, 'cache line size']] as const) {
     const r = await xchg(formatInt(value), what);
@@ -225,7 +238,10 @@ async function start(channel: SocketChannel, role: 'server' | 'client', options:
     const r = await xchg(formatKeys(mine), `keys of QP ${qp}`, timeoutMs);
     if (!r.ok) return r;
     const keys = parseKeys(r.value);
-    if (keys.ok && !gidsCompatible(mine.gid, keys.value.gid)) return err(`${peerName}'s GID type differs from ours (one IPv4-mapped, one not): use the same IP version on both sides`);
+    if (keys.ok && !gidsCompatible(mine.gid, keys.value.gid)) {
+      return err(`${peerName}'s GID type differs from ours (one IPv4-mapped, one not): use the same IP version on ` +
+        'both sides');
+    }
     return keys;
   };
   const keys: PerftestKeys[] = [];

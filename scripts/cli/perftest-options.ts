@@ -20,9 +20,12 @@ const NO_CYCLES = 'rig-bnxt measures with a monotonic clock, not CPU cycles';
 const NOT_YET = 'not implemented';
 
 export const REFUSED_OPTIONS: readonly RefusedOption[] = [
-  { name: 'rx-depth', short: 'r', value: true, why: 'the server keeps min(iterations, 512) receives posted, perftest\'s default' },
-  { name: 'mtu', short: 'm', value: true, why: 'the path MTU follows the NIC\'s Ethernet MTU (--eth-mtu) and the peer\'s, as exchanged' },
-  { name: 'events', short: 'e', value: false, why: 'rig-bnxt polls completions (no completion interrupts through VFIO yet)' },
+  { name: 'rx-depth', short: 'r', value: true,
+    why: 'the server keeps min(iterations, 512) receives posted, perftest\'s default' },
+  { name: 'mtu', short: 'm', value: true,
+    why: 'the path MTU follows the NIC\'s Ethernet MTU (--eth-mtu) and the peer\'s, as exchanged' },
+  { name: 'events', short: 'e', value: false,
+    why: 'rig-bnxt polls completions (no completion interrupts through VFIO yet)' },
   { name: 'inline_size', short: 'I', value: true, why: 'sends are not inlined' },
   { name: 'cq-mod', short: 'Q', value: true, why: 'every entry completes (no completion moderation)' },
   { name: 'outs', short: 'o', value: true, why: 'the queue pair\'s read depth (16) is fixed' },
@@ -35,7 +38,8 @@ export const REFUSED_OPTIONS: readonly RefusedOption[] = [
   { name: 'tclass', value: true, why: 'the traffic class is not configurable' },
   { name: 'ib-port', short: 'i', value: true, why: 'a bnxt function has one port' },
   { name: 'bidirectional', short: 'b', value: false, why: NOT_YET },
-  { name: 'noPeak', short: 'N', value: false, why: 'the peak is dropped above 20,000 iterations by itself, as perftest does' },
+  { name: 'noPeak', short: 'N', value: false,
+    why: 'the peak is dropped above 20,000 iterations by itself, as perftest does' },
   { name: 'report-cycles', short: 'C', value: false, why: NO_CYCLES },
   { name: 'report-histogrm', short: 'H', value: false, why: NO_CYCLES },
   { name: 'report-unsorted', short: 'U', value: false, why: NO_CYCLES },
@@ -83,7 +87,8 @@ export const REFUSED_OPTIONS: readonly RefusedOption[] = [
 /** The parseArgs option table for the refused options (so they parse, then are refused by name). */
 export function refusedOptionConfig(): Record<string, { type: 'string' | 'boolean'; short?: string }> {
   const config: Record<string, { type: 'string' | 'boolean'; short?: string }> = {};
-  for (const o of REFUSED_OPTIONS) config[o.name] = { type: o.value ? 'string' : 'boolean', ...(o.short !== undefined ? { short: o.short } : {}) };
+  for (const o of REFUSED_OPTIONS)
+    config[o.name] = { type: o.value ? 'string' : 'boolean', ...(o.short !== undefined ? { short: o.short } : {}) };
   return config;
 }
 

@@ -24,7 +24,9 @@ export interface Progress {
 
 const SILENT: Progress = { update() {}, finish() {} };
 
-export function createProgress(label: string, total: number, expectedMs: number, stream: ProgressStream = process.stderr): Progress {
+export function createProgress(
+  label: string, total: number, expectedMs: number, stream: ProgressStream = process.stderr,
+): Progress {
   if (stream.isTTY !== true || !(expectedMs > PROGRESS_MIN_EXPECTED_MS) || !(total > 0)) return SILENT;
   return new TerminalProgress(label, total, stream);
 }
@@ -45,7 +47,9 @@ class TerminalProgress implements Progress {
     if (percent === this.lastPercent) return;
     this.lastPercent = percent;
     const filled = Math.round((percent * this.barWidth) / 100);
-    this.stream.write(`\r${this.label} [${'#'.repeat(filled)}${' '.repeat(this.barWidth - filled)}] ${String(percent).padStart(3)}%`);
+    this.stream.write(
+      `\r${this.label} [${'#'.repeat(filled)}${' '.repeat(this.barWidth - filled)}] ${String(percent).padStart(3)}%`,
+    );
     this.drawn = true;
   }
 

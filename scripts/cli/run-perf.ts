@@ -8,8 +8,8 @@ import { Qp, Region, pathMtuFor, type Nic } from '../../lib/index.ts';
 import type { PerfCommand } from './options.ts';
 import { openNic } from './nic-open.ts';
 import {
-  latencyStats, roundTripFactor, bandwidthStats, bandwidthStatsWithoutPeak, PEAK_MAX_ITERATIONS, latencyDurationStats, MIB,
-  type BandwidthStats, type LatencyStats, type LatencyDurationStats,
+  latencyStats, roundTripFactor, bandwidthStats, bandwidthStatsWithoutPeak, PEAK_MAX_ITERATIONS, latencyDurationStats,
+  MIB, type BandwidthStats, type LatencyStats, type LatencyDurationStats,
 } from './stats.ts';
 import { cFixed } from './printf.ts';
 import { histogram, histogramLines } from './histogram.ts';
@@ -44,11 +44,17 @@ interface Queues {
 export async function runPerf(cmd: PerfCommand, out: PerfOutput = { log: (l) => console.log(l) }): Promise<number> {
   const local = cmd.server === undefined && !cmd.deviceGiven;
   if (cmd.verb === 'read' && !local) {
-    console.error(`rig-bnxt perf ${cmd.test}: reads are served only to queue pairs of the same NIC; run it without SERVER and -d (both sides on one software NIC)`);
+    console.error(
+      `rig-bnxt perf ${cmd.test}: reads are served only to queue pairs of the same NIC; run it without SERVER and -d ` +
+        `(both sides on one software NIC)`,
+    );
     return 1;
   }
   if (!local && cmd.durationSeconds !== undefined) {
-    console.error(`rig-bnxt perf ${cmd.test}: -D is supported when both sides run here (no SERVER, no -d); use -n with a server and a client`);
+    console.error(
+      `rig-bnxt perf ${cmd.test}: -D is supported when both sides run here (no SERVER, no -d); use -n with a server ` +
+        `and a client`,
+    );
     return 1;
   }
   const nic = openNic(cmd.device, cmd, cmd.pcapFile);
@@ -102,9 +108,9 @@ function makeQueues(nic: Nic, size: number, qps: number, both: boolean): Queues 
 
 function info(cmd: PerfCommand, nic: Nic, machine: 'server' | 'client'): TestInfo {
   return {
-    test: cmd.test, device: cmd.device, machine, qps: cmd.qps, txDepth: txWindow(cmd), ...(cmd.gidIndex !== undefined ? { gidIndex: cmd.gidIndex } : {}),
-    rxDepth: cmd.kind === 'latency' ? 1 : 512, mtuBytes: pathMtuFor(nic.info.mtu), linkType: 'Ethernet',
-    ...(cmd.kind === 'bandwidth' ? { cqModeration: 1 } : {}),
+    test: cmd.test, device: cmd.device, machine, qps: cmd.qps, txDepth: txWindow(cmd),
+    ...(cmd.gidIndex !== undefined ? { gidIndex: cmd.gidIndex } : {}), rxDepth: cmd.kind === 'latency' ? 1 : 512,
+    mtuBytes: pathMtuFor(nic.info.mtu), linkType: 'Ethernet', ...(cmd.kind === 'bandwidth' ? { cqModeration: 1 } : {}),
     ...(cmd.verb === 'read' ? { outstandingReads: L.READ_WINDOW } : { maxInlineBytes: 0 }),
   };
 }
@@ -117,20 +123,28 @@ function progressFor(cmd: PerfCommand, size: number, iterations: number) {
 }
 
 /** The test information, then every local address and every remote one, as perftest prints them (one per QP). */
-function printHeader(cmd: PerfCommand, nic: Nic, machine: 'server' | 'client', queues: Queues, peers: readonly { qp: number; psn: number; gid: Uint8Array }[] | undefined, out: PerfOutput, pathMtu?: number): void {
+function printHeader(
+  cmd: PerfCommand, nic: Nic, machine: 'server' | 'client', queues: Queues,
+  peers: readonly { qp: number; psn: number; gid: Uint8Array }[] | undefined, out: PerfOutput, pathMtu?: number,
+): void {
   if (!fullOutput(cmd)) return;
-  for (const l of testInfoLines({ ...info(cmd, nic, machine), ...(pathMtu !== undefined ? { mtuBytes: pathMtu } : {}) })) out.log(l);
+  for (const l of testInfoLines({ ...info(cmd, nic, machine),
+    ...(pathMtu !== undefined ? { mtuBytes: pathMtu } : {}) })) out.log(l);
   for (const qp of queues.a) {
     const e = qp.endpoint;
     for (const l of addressLines('local', { lid: 0, qpn: e.qp, psn: e.psn, gid: e.gid })) out.log(l);
   }
   const remotes = peers ?? queues.b?.map((qp) => qp.endpoint) ?? [];
-  for (const remote of remotes) for (const l of addressLines('remote', { lid: 0, qpn: remote.qp, psn: remote.psn, gid: remote.gid })) out.log(l);
-  for (const l of tableHeaderLines(cmd.test, cmd.durationSeconds !== undefined)) out.log(l === BANDWIDTH_HEADER && cmd.reportGbits ? BANDWIDTH_HEADER_GBITS : l);
+  for (const remote of remotes)
+    for (const l of addressLines('remote', { lid: 0, qpn: remote.qp, psn: remote.psn, gid: remote.gid })) out.log(l);
+  for (const l of tableHeaderLines(cmd.test, cmd.durationSeconds !== undefined))
+    out.log(l === BANDWIDTH_HEADER && cmd.reportGbits ? BANDWIDTH_HEADER_GBITS : l);
 }
 
 /** --histogram: print the buckets after the row, and put buckets and percentiles in the JSON record. */
-function withHistogram(cmd: PerfCommand, out: PerfOutput, samples: Float64Array, record: Record<string, number>): Record<string, number> {
+function withHistogram(
+  cmd: PerfCommand, out: PerfOutput, samples: Float64Array, record: Record<string, number>,
+): Record<string, number> {
   if (!cmd.histogram) return record;
   const h = histogram(samples, roundTripFactor(cmd.verb));
   if (fullOutput(cmd)) for (const l of histogramLines(h)) out.log(l);
@@ -162,12 +176,16 @@ function printLatency(cmd: PerfCommand, out: PerfOutput, size: number, iteration
   out.log(cmd.output === 'latency' ? lf(st.tAvgUs) : latencyRow(size, iterations, st));
 }
 
-function printLatencyDuration(cmd: PerfCommand, out: PerfOutput, size: number, iterations: number, st: LatencyDurationStats): void {
+function printLatencyDuration(
+  cmd: PerfCommand, out: PerfOutput, size: number, iterations: number, st: LatencyDurationStats,
+): void {
   if (cmd.json) return;
   out.log(cmd.output === 'latency' ? lf(st.tAvgUs) : latencyDurationRow(size, iterations, st));
 }
 
-function printBandwidth(cmd: PerfCommand, out: PerfOutput, size: number, iterations: number, raw: BandwidthStats): void {
+function printBandwidth(
+  cmd: PerfCommand, out: PerfOutput, size: number, iterations: number, raw: BandwidthStats,
+): void {
   if (cmd.json) return;
   const st = inReportUnit(cmd, raw);
   if (cmd.output === 'bandwidth') out.log(lf(st.bwAverageMiBps));
@@ -191,7 +209,8 @@ function runLocal(cmd: PerfCommand, nic: Nic, out: PerfOutput): number {
     const loop: Loop = (iterations, samples, posted, completed, tick) => {
       if (cmd.test === 'send_lat') L.sendLatencyLocal(a[0]!, b[0]!, ra, rb, size, samples!, tick);
       else if (cmd.test === 'read_lat') L.readLatency(a[0]!, ra, rb, size, samples!, tick);
-      else if (cmd.test === 'send_bw') B.sendBandwidthLocal(a, b, ra, rb, size, posted!, completed!, tick, txWindow(cmd));
+      else if (cmd.test === 'send_bw')
+        B.sendBandwidthLocal(a, b, ra, rb, size, posted!, completed!, tick, txWindow(cmd));
       else B.readBandwidth(a, ra, rb, size, posted!, completed!, tick, txWindow(cmd));
       return iterations * (cmd.kind === 'bandwidth' ? a.length : 1);
     };
@@ -221,7 +240,8 @@ function warmUp(loop: Loop, cmd: PerfCommand): void {
  * iteration), bandwidth loops `posted` and `completed` (one per message of every QP). Returns
  * the messages it ran.
  */
-type Loop = (iterations: number, samples: Float64Array | undefined, posted: Float64Array | undefined, completed: Float64Array | undefined, tick: (i: number) => void) => number;
+type Loop = (iterations: number, samples: Float64Array | undefined, posted: Float64Array | undefined,
+  completed: Float64Array | undefined, tick: (i: number) => void) => number;
 
 /** A bandwidth test's timestamps per iteration: one per queue pair (a latency test runs one QP). */
 function timestampsPerIteration(cmd: PerfCommand): number {
@@ -239,7 +259,8 @@ function measure(cmd: PerfCommand, size: number, out: PerfOutput, loop: Loop): R
     const samples = new Float64Array(batch);
     const posted = new Float64Array(batch * timestampsPerIteration(cmd));
     const completed = new Float64Array(batch * timestampsPerIteration(cmd));
-    while (performance.now() - t0 < cmd.durationSeconds * 1000) iterations += loop(batch, samples, posted, completed, () => {});
+    while (performance.now() - t0 < cmd.durationSeconds * 1000)
+      iterations += loop(batch, samples, posted, completed, () => {});
     const elapsedUs = (performance.now() - t0) * 1000;
     if (latency) {
       const s = latencyDurationStats(iterations, elapsedUs, roundTripFactor(cmd.verb));
@@ -274,7 +295,9 @@ function measure(cmd: PerfCommand, size: number, out: PerfOutput, loop: Loop): R
   return bandwidthJson(size, messages, s);
 }
 
-function finish(cmd: PerfCommand, nic: Nic, machine: 'server' | 'client', results: Record<string, number>[], out: PerfOutput): void {
+function finish(
+  cmd: PerfCommand, nic: Nic, machine: 'server' | 'client', results: Record<string, number>[], out: PerfOutput,
+): void {
   if (cmd.json) out.log(perfJsonDocument(info(cmd, nic, machine), results));
   else if (fullOutput(cmd)) out.log(RESULT_LINE);
 }
@@ -288,7 +311,10 @@ function finish(cmd: PerfCommand, nic: Nic, machine: 'server' | 'client', result
  * handshake after each size); at the end the closing handshake and "done".
  */
 /** What perftest's server prints before it waits (a blank line first). */
-export const SERVER_BANNER = ['', '************************************', '* Waiting for client to connect... *', '************************************'];
+export const SERVER_BANNER = [
+  '', '************************************', '* Waiting for client to connect... *',
+  '************************************',
+];
 
 async function runPaired(cmd: PerfCommand, nic: Nic, out: PerfOutput): Promise<number> {
   const queues = makeQueues(nic, maxSize(cmd), cmd.qps, false);
@@ -301,7 +327,10 @@ async function runPaired(cmd: PerfCommand, nic: Nic, out: PerfOutput): Promise<n
   const size = maxSize(cmd);
   const keys: PerftestKeys[] = a.map((qp, i) => {
     const e = qp.endpoint;
-    return { lid: 0, outReads: 1, qpn: e.qp, psn: e.psn, rkey: ra.key, vaddr: base + BigInt(B.incomingOffset(i, size)), gid: e.gid, srqn: 0 };
+    return {
+      lid: 0, outReads: 1, qpn: e.qp, psn: e.psn, rkey: ra.key, vaddr: base + BigInt(B.incomingOffset(i, size)),
+      gid: e.gid, srqn: 0,
+    };
   });
   const pathMtu = pathMtuFor(nic.info.mtu);
   // perftest's server banner (send_lat.c, send_bw.c), before it waits for its client.
@@ -326,7 +355,9 @@ async function runPaired(cmd: PerfCommand, nic: Nic, out: PerfOutput): Promise<n
       const peer = s.peer.keys[i]!;
       const mac = cmd.peerMac !== undefined ? ok(cmd.peerMac) : resolvePeerMac(peer.gid);
       if (!mac.ok) throw new Error(mac.error);
-      const c = a[i]!.connect({ qp: peer.qpn, psn: peer.psn, gid: peer.gid, mac: mac.value }, { pathMtu: s.peer.pathMtu });
+      const c = a[i]!.connect({ qp: peer.qpn, psn: peer.psn, gid: peer.gid, mac: mac.value }, {
+        pathMtu: s.peer.pathMtu,
+      });
       if (!c.ok) throw new Error(a.length > 1 ? `queue pair ${i + 1} of ${a.length}: ${c.error}` : c.error);
     }
     await step('after connecting');
@@ -339,7 +370,8 @@ async function runPaired(cmd: PerfCommand, nic: Nic, out: PerfOutput): Promise<n
     printHeader(cmd, nic, machine, queues, remotes, out, s.peer.pathMtu);
     const results: Record<string, number>[] = [];
     for (const size of cmd.sizes) {
-      const preposted = machine === 'server' ? (cmd.test === 'send_lat' ? 1 : Math.min(cmd.iterations, B.SERVER_RX_DEPTH)) : 0;
+      const preposted = machine === 'server'
+        ? (cmd.test === 'send_lat' ? 1 : Math.min(cmd.iterations, B.SERVER_RX_DEPTH)) : 0;
       if (machine === 'server') B.prepostReceives(a, ra, size, preposted);
       await step(`before the run of ${size} B`);
       if (machine === 'server') results.push(serveOne(cmd, queues, size, preposted, out));
@@ -363,7 +395,8 @@ async function runPaired(cmd: PerfCommand, nic: Nic, out: PerfOutput): Promise<n
 }
 
 /** The server's side of one size, and the row perftest's server prints for it. */
-function serveOne(cmd: PerfCommand, queues: Queues, size: number, preposted: number, out: PerfOutput): Record<string, number> {
+function serveOne(cmd: PerfCommand, queues: Queues, size: number, preposted: number, out: PerfOutput): Record<string,
+number> {
   const { a, ra } = queues;
   if (cmd.test === 'send_lat') {
     // One sample per round trip between successive receives (iterations >= 5, so >= 4 samples).

@@ -36,8 +36,9 @@ export function listBnxtFunctions(sysfsRoot = '/sys'): BnxtFunctionListing[] {
     const vf = isBnxtVirtualFunction(f.value.vendorId, f.value.deviceId);
     if (pf === undefined && !vf) continue;
     out.push({
-      address, deviceId: `0x${f.value.deviceId.toString(16).padStart(4, '0')}`, part: pf ? `${pf.part} (${pf.family})` : 'virtual function',
-      kind: pf ? 'PF' : 'VF', driver: f.value.driver, iommuGroup: f.value.iommuGroup,
+      address, deviceId: `0x${f.value.deviceId.toString(16).padStart(4, '0')}`,
+      part: pf ? `${pf.part} (${pf.family})` : 'virtual function', kind: pf ? 'PF' : 'VF', driver: f.value.driver,
+      iommuGroup: f.value.iommuGroup,
       usable: pf !== undefined && f.value.driver === 'vfio-pci' && f.value.iommuGroup !== null,
     });
   }
@@ -45,11 +46,14 @@ export function listBnxtFunctions(sysfsRoot = '/sys'): BnxtFunctionListing[] {
 }
 
 export function listingLines(list: readonly BnxtFunctionListing[]): string[] {
-  if (list.length === 0) return ['no bnxt functions found (lspci -D -d 14e4: lists Broadcom devices; the software NIC is "emu")'];
+  if (list.length === 0)
+    return ['no bnxt functions found (lspci -D -d 14e4: lists Broadcom devices; the software NIC is "emu")'];
   const lines = ['    address          device  part                        driver      IOMMU group'];
   for (const f of list) {
-    lines.push(`    ${f.address.padEnd(16)} ${f.deviceId}  ${f.part.padEnd(27)} ${(f.driver ?? '(none)').padEnd(11)} ${f.iommuGroup ?? '(none)'}` +
-      (f.usable ? '' : f.kind === 'VF' ? '   rig-bnxt drives PFs' : f.driver !== 'vfio-pci' ? '   bind it: scripts/bind-vfio.sh ' + f.address : '   no IOMMU group'));
+    lines.push(`    ${f.address.padEnd(16)} ${f.deviceId}  ${f.part.padEnd(27)} ${(f.driver ?? '(none)').padEnd(11)} ` +
+      `${f.iommuGroup ?? '(none)'}` +
+      (f.usable ? '' : f.kind === 'VF' ? '   rig-bnxt drives PFs' : f.driver !== 'vfio-pci'
+        ? '   bind it: scripts/bind-vfio.sh ' + f.address : '   no IOMMU group'));
   }
   return lines;
 }
@@ -76,7 +80,9 @@ export function probeLines(i: NicInfo, verbose = false): string[] {
   return lines;
 }
 
-export function runProbe(cmd: ProbeCommand, log: (l: string) => void = (l) => console.log(l), sysfsRoot = '/sys'): number {
+export function runProbe(
+  cmd: ProbeCommand, log: (l: string) => void = (l) => console.log(l), sysfsRoot = '/sys',
+): number {
   if (cmd.device === undefined) {
     const list = listBnxtFunctions(sysfsRoot);
     if (cmd.json) log(JSON.stringify({ functions: list }, null, 2));
@@ -90,7 +96,8 @@ export function runProbe(cmd: ProbeCommand, log: (l: string) => void = (l) => co
   }
   try {
     const info = nic.value.info;
-    if (cmd.json) log(JSON.stringify(cmd.verbose ? { ...info, ringEntries: 4095, maxMessageBytes: 2 ** 31 } : info, null, 2));
+    if (cmd.json)
+      log(JSON.stringify(cmd.verbose ? { ...info, ringEntries: 4095, maxMessageBytes: 2 ** 31 } : info, null, 2));
     else for (const l of probeLines(info, cmd.verbose)) log(l);
     return 0;
   } finally {

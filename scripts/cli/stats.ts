@@ -115,12 +115,17 @@ export interface BandwidthStats {
  * (j - i + 1). The peak costs n^2 / (2 cqModeration) steps; perftest skips it above
  * PEAK_MAX_ITERATIONS, and so should the caller (use bandwidthStatsWithoutPeak).
  */
-export function bandwidthStats(sizeBytes: number, postedUs: Float64Array, completedUs: Float64Array, cqModeration = 1): BandwidthStats {
+export function bandwidthStats(
+  sizeBytes: number, postedUs: Float64Array, completedUs: Float64Array, cqModeration = 1,
+): BandwidthStats {
   const n = postedUs.length;
   if (n === 0 || completedUs.length !== n) {
-    throw new RangeError(`bandwidthStats needs equal, non-empty posted/completed arrays (got ${n} and ${completedUs.length})`);
+    throw new RangeError(
+      `bandwidthStats needs equal, non-empty posted/completed arrays (got ${n} and ${completedUs.length})`,
+    );
   }
-  if (!Number.isInteger(cqModeration) || cqModeration < 1) throw new RangeError(`cqModeration must be a positive integer, got ${cqModeration}`);
+  if (!Number.isInteger(cqModeration) || cqModeration < 1)
+    throw new RangeError(`cqModeration must be a positive integer, got ${cqModeration}`);
 
   let bestPerMessageUs = Infinity;
   for (let i = 0; i < n; i++) {

@@ -17,9 +17,13 @@ export const RESULT_LINE = '-'.repeat(87);
 
 /** RESULT_FMT_LAT (it ends with a space). */
 export const LATENCY_HEADER =
-  ' #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] ';
+  ' #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% ' +
+    'percentile[usec]   99.9% percentile[usec] ';
 
-/** REPORT_FMT_LAT: " %-7lu %lu          %-7.2f        %-7.2f      %-7.2f  \t       %-7.2f     \t%-7.2f\t\t%-7.2f \t\t%-7.2f". */
+/**
+ * REPORT_FMT_LAT: " %-7lu %lu          %-7.2f        %-7.2f      %-7.2f  \t       %-7.2f     \t%-7.2f\t\t%-7.2f
+ * \t\t%-7.2f".
+ */
 export function latencyRow(sizeBytes: number, iterations: number, s: LatencyStats): string {
   return (
     ' ' + padRight(String(sizeBytes), 7) + ' ' + String(iterations) +
@@ -38,7 +42,8 @@ export const LATENCY_DURATION_HEADER = ' #bytes        #iterations       t_avg[u
 
 /** REPORT_FMT_LAT_DUR: " %-7lu       %lu            %-7.2f        %-7.2f". */
 export function latencyDurationRow(sizeBytes: number, iterations: number, s: LatencyDurationStats): string {
-  return ' ' + padRight(String(sizeBytes), 7) + '       ' + String(iterations) + '            ' + f2(s.tAvgUs) + '        ' + f2(s.tpsAverage);
+  return ' ' + padRight(String(sizeBytes), 7) + '       ' + String(iterations) + '            ' + f2(s.tAvgUs) +
+    '        ' + f2(s.tpsAverage);
 }
 
 // ---- Bandwidth -----------------------------------------------------------------------------
@@ -46,7 +51,8 @@ export function latencyDurationRow(sizeBytes: number, iterations: number, s: Lat
 /** RESULT_FMT (perftest labels the columns MiB/sec since 2024; they always divided by 2^20). */
 export const BANDWIDTH_HEADER = ' #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   MsgRate[Mpps]';
 /** RESULT_FMT_G: the same with --report_gbits. */
-export const BANDWIDTH_HEADER_GBITS = ' #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]';
+export const BANDWIDTH_HEADER_GBITS =
+  ' #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]';
 
 /** REPORT_FMT: " %-7lu    %-10lu       %-7.2lf            %-7.2lf\t\t     %-7.6lf". */
 export function bandwidthRow(sizeBytes: number, iterations: number, s: BandwidthStats): string {
@@ -142,9 +148,11 @@ export interface AddressInfo {
  * in decimal (%02d) as perftest does: " GID: 00:00:...:255:255:192:168:01:02".
  */
 export function addressLines(side: 'local' | 'remote', a: AddressInfo): string[] {
-  let line = ` ${side} address: LID ${hexAlternate(a.lid, 4)} QPN ${hexAlternate(a.qpn, 6)} PSN ${hexAlternate(a.psn, 6)}`;
+  let line =
+    ` ${side} address: LID ${hexAlternate(a.lid, 4)} QPN ${hexAlternate(a.qpn, 6)} PSN ${hexAlternate(a.psn, 6)}`;
   if (a.outReads !== undefined) line += ` OUT ${hexAlternate(a.outReads, 4)}`;
-  if (a.rkey !== undefined && a.vaddr !== undefined) line += ` RKey ${hexAlternate(a.rkey, 8)} VAddr ${hexAlternate(a.vaddr, 16)}`;
+  if (a.rkey !== undefined && a.vaddr !== undefined)
+    line += ` RKey ${hexAlternate(a.rkey, 8)} VAddr ${hexAlternate(a.vaddr, 16)}`;
   const lines = [line];
   if (a.gid !== undefined) lines.push(` GID: ${Array.from(a.gid, (b) => String(b).padStart(2, '0')).join(':')}`);
   return lines;
@@ -168,8 +176,11 @@ export function latencyJson(sizeBytes: number, iterations: number, s: LatencySta
 }
 
 /** REPORT_FMT_LAT_DUR_JSON's keys and precision. */
-export function latencyDurationJson(sizeBytes: number, iterations: number, s: LatencyDurationStats): Record<string, number> {
-  return { MsgSize: sizeBytes, n_iterations: iterations, t_avg: round(s.tAvgUs, 2), tps_average: round(s.tpsAverage, 2) };
+export function latencyDurationJson(sizeBytes: number, iterations: number, s: LatencyDurationStats): Record<string,
+number> {
+  return {
+    MsgSize: sizeBytes, n_iterations: iterations, t_avg: round(s.tAvgUs, 2), tps_average: round(s.tpsAverage, 2),
+  };
 }
 
 /** REPORT_FMT_JSON's keys and precision. */

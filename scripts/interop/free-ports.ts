@@ -120,7 +120,10 @@ export function freeTcpPort(): Promise<number> {
 
 /** Distinct reserved ports: two UDP, two TCP. */
 export async function pickRunPorts(): Promise<RunPorts> {
-  return { guestPort: await freeUdpPort(), hostPort: await freeUdpPort(), tcpPort: await freeTcpPort(), serverPort: await freeTcpPort() };
+  return {
+    guestPort: await freeUdpPort(), hostPort: await freeUdpPort(), tcpPort: await freeTcpPort(),
+    serverPort: await freeTcpPort(),
+  };
 }
 
 /** Two distinct reserved UDP ports on 127.0.0.1 (the two ends of a software NIC cable). */

@@ -16,7 +16,8 @@ import ts from 'typescript';
 const NOT_THE_TREE = new Set(['.git', 'node_modules', 'dist', '.tap', 'build', 'bench/out']);
 
 /** Every file under `folders` of `root` whose path (relative, '/'-separated) passes `keep`. */
-export function readFiles(root: string, folders: readonly string[], keep: (path: string) => boolean): Map<string, string> {
+export function readFiles(root: string, folders: readonly string[], keep: (path: string) => boolean): Map<string,
+string> {
   const out = new Map<string, string>();
   const walk = (dir: string): void => {
     for (const name of readdirSync(dir)) {
@@ -149,7 +150,8 @@ export function hotPathFindings(path: string, text: string, setup: ReadonlySet<s
     let what: HotPathFinding['what'] | undefined;
     if (ts.isArrowFunction(n) || ts.isFunctionExpression(n)) what = 'closure';
     else if (n.kind === ts.SyntaxKind.BigIntLiteral) what = 'BigInt literal';
-    else if (ts.isCallExpression(n) && ts.isIdentifier(n.expression) && n.expression.text === 'BigInt') what = 'BigInt()';
+    else if (ts.isCallExpression(n) && ts.isIdentifier(n.expression) && n.expression.text === 'BigInt')
+      what = 'BigInt()';
     if (what !== undefined) {
       const f = enclosingFunction(n);
       const within = f === undefined ? '(module)' : dottedName(f, sf);
