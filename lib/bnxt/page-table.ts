@@ -27,15 +27,17 @@ export interface PageTable {
 
 /**
  * Builds the tables for `data` cut in `pageBytes` pages. `minLevel` forces a table even for
- * one page (some firmware users want level 1). `flagsOf(i, pages)` gives each PTE's low bits.
+ * one page (some firmware users want level 1), or two levels even for few pages (bnxt_en's
+ * context memory of depth 2: bnxt.c bnxt_alloc_ctx_pg_tbls). `flagsOf(i, pages)` gives each
+ * PTE's low bits.
  */
 export function buildPageTable(
-  pool: DmaPool, data: DmaBuffer, pageBytes: number, flagsOf: (page: number, pages: number) => number, minLevel: 0 | 1 = 0,
+  pool: DmaPool, data: DmaBuffer, pageBytes: number, flagsOf: (page: number, pages: number) => number, minLevel: 0 | 1 | 2 = 0,
 ): Result<PageTable> {
   const pages = Math.ceil(data.length / pageBytes);
   if (pages <= 1 && minLevel === 0) return ok({ dir: data.iova, level: 0, pageBytes, pages, tables: [] });
   const leafTables = Math.ceil(pages / PTES_PER_TABLE);
-  const level: 1 | 2 = leafTables > 1 ? 2 : 1;
+  const level: 1 | 2 = leafTables > 1 || minLevel === 2 ? 2 : 1;
   const tables: DmaBuffer[] = [];
   const release = () => tables.forEach((t) => pool.free(t));
   for (let t = 0; t < leafTables; t++) {

@@ -14,6 +14,7 @@ import type { ModelBus } from '../bus.ts';
 import { HwrmFaults, type HwrmRandomFaults, type MalformedKind } from './hwrm-faults.ts';
 import { BCM57508 } from '../config.ts';
 import { answerBackingStoreQcaps, checkBackingStoreCfg } from './hwrm-backing-store.ts';
+import { BackingStoreV2 } from './hwrm-backing-store-v2.ts';
 import type { FunctionResources, RoceOfFunction } from './function-resources.ts';
 import { answerKernelCommand, kernelRingAlloc, kernelRingFree, reservedQcfgFields, resetKernelState } from './hwrm-kernel.ts';
 
@@ -31,6 +32,8 @@ const FW_STATUS_HEALTHY = 0x8000;
 
 export class HwrmFirmware {
   readonly faults = new HwrmFaults();
+  /** Context memory V2 (QCAPS_V2 / CFG_V2) between FUNC_RESETs. */
+  private readonly backingStoreV2 = new BackingStoreV2();
   private nextRingId = 1;
   private nextStatId = 1;
   /** Requests answered (for tests and benchmarks). */
@@ -102,6 +105,7 @@ export class HwrmFirmware {
       case H.HWRM.FUNC_RESET:
         // Drops what a previous owner left: rings, contexts, registration, context memory.
         this.fn.clear();
+        this.backingStoreV2.reset();
         resetKernelState(this.fn);
         this.roce.reset();
         return { values: {} };
@@ -132,6 +136,14 @@ export class HwrmFirmware {
         if (typeof state === 'number') return { error: state };
         this.fn.backingStore = state;
         return { values: {} };
+      }
+      case H.HWRM.FUNC_BACKING_STORE_QCAPS_V2:
+        return this.backingStoreV2.qcaps(req);
+      case H.HWRM.FUNC_BACKING_STORE_CFG_V2: {
+        // The function has context memory only once BS_CFG_ALL_DONE completed the set.
+        const a = this.backingStoreV2.cfg(req, this.bus.iommu);
+        if ('state' in a && a.state) this.fn.backingStore = a.state;
+        return 'error' in a ? a : { values: {} };
       }
       case H.HWRM.STAT_CTX_ALLOC: {
         if (!this.fn.registered) return { error: E.RESOURCE_ACCESS_DENIED };
@@ -259,6 +271,7 @@ export class HwrmFirmware {
     seen: () => this.faults.seen,
     internalErrors: () => this.internalErrors,
     lastInternalError: () => this.lastInternalError,
+    backingStoreV2: () => ({ allDone: this.backingStoreV2.allDone, configured: this.backingStoreV2.configuredCount, lastRefusal: this.backingStoreV2.lastRefusal }),
     resources: () => ({ registered: this.fn.registered, backingStore: this.fn.backingStore !== undefined, rings: this.fn.rings.size, statCtxs: this.fn.statCtxs.size }),
   };
 }
