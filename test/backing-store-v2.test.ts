@@ -4,7 +4,9 @@
 // written from hsi.h's offsets, and the software NIC's refusals of a wrong configuration.
 import t from 'tap';
 import { Ledger } from '../drivers/ledger.ts';
-import { HWRM, HWRM_ERR_CODE, FUNC_DRV_RGTR_REQ_ENABLES, RING_ALLOC_REQ_RING_TYPE } from '../firmware-hwrm/hwrm/index.ts';
+import {
+  HWRM, HWRM_ERR_CODE, FUNC_DRV_RGTR_REQ_ENABLES, RING_ALLOC_REQ_RING_TYPE,
+} from '../firmware-hwrm/hwrm/index.ts';
 import { configureBackingStoreV2 } from '../lib/bnxt/backing-store-v2.ts';
 import { DmaPool } from '../lib/bnxt/dma-pool.ts';
 import { HwrmChannel } from '../lib/bnxt/hwrm-channel.ts';
@@ -103,7 +105,7 @@ function dataPage(mem: HostMemory, dir: number, i: number): number {
   return pte - 1;
 }
 
-t.test('the QP, fast-path TQM, MRAV and a trace CFG_V2 carry what bnxt_alloc_ctx_mem computes, at hsi.h offsets', async (t) => {
+t.test('QP, TQM, MRAV and trace CFG_V2s carry what bnxt_alloc_ctx_mem computes, at hsi.h offsets', async (t) => {
   const s = setUp();
   const r = configureBackingStoreV2(s.hwrm, s.pool, s.ledger);
   if (!r.ok) { t.fail(r.error); return; }
@@ -111,9 +113,9 @@ t.test('the QP, fast-path TQM, MRAV and a trace CFG_V2 carry what bnxt_alloc_ctx
   // hwrm_func_backing_store_cfg_v2_input: type @16 u16, instance @18 u16, flags @20 u32, page_dir @24 u64,
   // num_entries @32 u32, entry_size @36 u16, page_size_pbl_level @38 u8, subtype_valid_cnt @39 u8,
   // split_entry_0..3 @40/44/48/52 u32, enables @56 u32, next_bs_offset @60 u32; 64 bytes.
-  const fixture = (type: number, instance: number, entries: number, entrySize: number, pgLvl: number, splits: number[]) => [
+  const fixture = (type: number, instance: number, entries: number, size: number, pgLvl: number, splits: number[]) => [
     0xa3, 0x01, type, 0, instance, 0, 0, 0, 0, 0, // req_type; type, instance, flags
-    entries & 0xff, (entries >> 8) & 0xff, (entries >> 16) & 0xff, 0, entrySize & 0xff, entrySize >> 8, pgLvl, splits.length,
+    entries & 0xff, (entries >> 8) & 0xff, (entries >> 16) & 0xff, 0, size & 0xff, size >> 8, pgLvl, splits.length,
     ...[0, 1, 2, 3].flatMap((i) => [splits[i] ?? 0, 0, 0, 0]), 0, 0, 0, 0, 0, 0, 0, 0,
   ];
   const pick = (b: Uint8Array) => [b[0]!, b[1]!, ...b.subarray(16, 24), ...b.subarray(32, 64)];
@@ -156,7 +158,11 @@ t.test('context memory holds the init value where bnxt_init_ctx_mem writes it, p
 });
 
 /** Sends a correct configuration with `change` applied to the request of one (type, instance). */
-function configureWith(s: ReturnType<typeof setUp>, change: (type: number, instance: number, body: Record<string, number>) => Record<string, number> | undefined) {
+type Body = Record<string, number>;
+
+type Change = (type: number, instance: number, body: Body) => Body | undefined;
+
+function configureWith(s: ReturnType<typeof setUp>, change: Change) {
   const hwrm = new Proxy(s.hwrm, {
     get(target, prop) {
       if (prop !== 'send') return Reflect.get(target, prop);
@@ -171,11 +177,11 @@ function configureWith(s: ReturnType<typeof setUp>, change: (type: number, insta
   return configureBackingStoreV2(hwrm, s.pool, s.ledger);
 }
 
-t.test('the software NIC refuses a CFG_V2 with the wrong entry size, too few entries or uncovered memory', async (t) => {
+t.test('the software NIC refuses a CFG_V2 with a wrong entry size, too few entries or uncovered memory', async (t) => {
   const cases: [string, (type: number, i: number, b: Record<string, number>) => Record<string, number>, RegExp][] = [
     ['entry size', (type, _i, b) => (type === 2 ? { ...b, entry_size: 32 } : b), /entry size 32, QCAPS_V2 gave 64/],
     ['too few entries', (type, _i, b) => (type === 0 ? { ...b, num_entries: 60 } : b), /60 entries, not in 66\.\.4096/],
-    ['not a multiple', (type, i, b) => (type === 6 && i === 2 ? { ...b, num_entries: 2117 } : b), /not a multiple of 8/],
+    ['not a multiple', (type, i, b) => (type === 6 && i === 2 ? { ...b, num_entries: 2117 } : b), /multiple of 8/],
     ['QP1 split', (type, _i, b) => (type === 0 ? { ...b, split_entry_1: 0 } : b), /L2\/QP1 split entries 64\/0/],
     ['instance', (type, i, b) => (type === 6 && i === 7 ? { ...b, instance: 8 } : b), /no instance 8/],
     ['uncovered', (type, _i, b) => (type === 1 ? { ...b, page_dir: b.page_dir! + 0x4000_0000 } : b), /does not cover/],
@@ -203,24 +209,29 @@ t.test('uninitialised context memory is refused: a QP type with ENABLE_CTX_KIND_
     return b;
   });
   t.notOk(cleared.ok);
-  t.match(z.emu.emu.hwrm.backingStoreV2().lastRefusal, /type 0x0: context memory not initialised with 0xff at offset 8/);
+  const why = z.emu.emu.hwrm.backingStoreV2().lastRefusal;
+  t.match(why, /type 0x0: context memory not initialised with 0xff at offset 8$/);
   z.emu.close();
 });
 
-t.test('no BS_CFG_ALL_DONE: the function has no context memory, so RING_ALLOC of the CREQ (RoCE\'s first step) is refused', async (t) => {
+t.test('no BS_CFG_ALL_DONE: no context memory, so RING_ALLOC of the CREQ (RoCE\'s first step) fails', async (t) => {
   const s = setUp();
   const r = configureWith(s, (_type, _i, b) => ({ ...b, flags: 0 }));
   t.ok(r.ok, 'every CFG_V2 itself is accepted');
   t.same(s.emu.emu.hwrm.backingStoreV2().allDone, false);
   t.equal(s.emu.emu.hwrm.resources().backingStore, false);
-  const ring = s.hwrm.send(C.RING_ALLOC, { ring_type: RING_ALLOC_REQ_RING_TYPE.NQ, length: 64, page_tbl_addr: 0, page_tbl_depth: 0, page_size: 12 });
+  const ring = s.hwrm.send(C.RING_ALLOC, {
+    ring_type: RING_ALLOC_REQ_RING_TYPE.NQ, length: 64, page_tbl_addr: 0, page_tbl_depth: 0, page_size: 12,
+  });
   t.notOk(ring.ok, 'RING_ALLOC refused');
   if (!ring.ok) t.match(ring.error, /RESOURCE_ACCESS_DENIED/);
   s.emu.close();
 });
 
 t.test('BS_CFG_ALL_DONE before every required type and trace type is refused, naming the missing one', async (t) => {
-  const missing: [number, number, RegExp][] = [[0x22, 0, /before type 0x22 instance 0/], [6, 4, /before type 0x6 instance 4/], [0xf, 0, /before type 0xf/]];
+  const missing: [number, number, RegExp][] = [
+    [0x22, 0, /before type 0x22 instance 0/], [6, 4, /before type 0x6 instance 4/], [0xf, 0, /before type 0xf/],
+  ];
   for (const [skipType, skipInstance, why] of missing) {
     const s = setUp();
     const r = configureWith(s, (type, i, b) => (type === skipType && i === skipInstance ? undefined : b));
@@ -256,8 +267,8 @@ t.test('a malformed QCAPS_V2 walk (next_valid_type going back) fails cleanly and
       if (prop !== 'send') return Reflect.get(target, prop);
       return (cmd: typeof C.BACKING_STORE_QCAPS_V2, body: never, opts: never) => {
         const r = target.send(cmd, body, opts);
-        if (cmd.reqType === QCAPS_V2 && r.ok && r.value.type === 4) return { ok: true, value: { ...r.value, next_valid_type: 2 } };
-        return r;
+        const back = cmd.reqType === QCAPS_V2 && r.ok && r.value.type === 4;
+        return back ? { ok: true, value: { ...r.value, next_valid_type: 2 } } : r;
       };
     },
   });

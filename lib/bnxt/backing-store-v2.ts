@@ -36,6 +36,8 @@ const TRACE_LAST = T.ERR_QPC_TRACE;
 /** bnxt.h BNXT_MAX_SPLIT_ENTRY. */
 const MAX_SPLIT = 4;
 const PAGE = 4096;
+const QCAPS_NAME = 'HWRM_FUNC_BACKING_STORE_QCAPS_V2';
+const hex = (n: number) => `0x${n.toString(16)}`;
 
 /** One context type as QCAPS_V2 described it. */
 export interface ContextType {
@@ -65,20 +67,21 @@ export function queryContextTypes(hwrm: HwrmChannel): Result<Map<number, Context
   const types = new Map<number, ContextType>();
   const asked = new Set<number>();
   for (let type = 0; type !== T.INVALID && type < CTX_V2_MAX;) {
-    if (asked.has(type)) return err(`HWRM_FUNC_BACKING_STORE_QCAPS_V2: next_valid_type leads back to type 0x${type.toString(16)}`);
+    if (asked.has(type)) return err(`${QCAPS_NAME}: next_valid_type leads back to type ${hex(type)}`);
     asked.add(type);
     const r = hwrm.send(BACKING_STORE_QCAPS_V2, { type });
     if (!r.ok) return r;
     const q = r.value;
     const next = q.next_valid_type;
     if ((q.flags & QF.TYPE_VALID) !== 0) {
-      if (q.type !== type) return err(`HWRM_FUNC_BACKING_STORE_QCAPS_V2: asked for type 0x${type.toString(16)}, answered 0x${q.type.toString(16)}`);
+      if (q.type !== type) return err(`${QCAPS_NAME}: asked for type ${hex(type)}, answered ${hex(q.type)}`);
       const kindInit = (q.flags & QF.ENABLE_CTX_KIND_INIT) !== 0;
       types.set(type, {
         type, entrySize: q.entry_size, flags: q.flags, instanceBitMap: q.instance_bit_map >>> 0,
         initValue: kindInit ? q.ctx_init_value : 0, initOffset: q.ctx_init_offset * 4,
         entryMultiple: q.entry_multiple, maxEntries: q.max_num_entries, minEntries: q.min_num_entries,
-        splits: [q.split_entry_0, q.split_entry_1, q.split_entry_2, q.split_entry_3].slice(0, Math.min(q.subtype_valid_cnt, MAX_SPLIT)),
+        splits: [q.split_entry_0, q.split_entry_1, q.split_entry_2, q.split_entry_3]
+          .slice(0, Math.min(q.subtype_valid_cnt, MAX_SPLIT)),
       });
     }
     type = next;
@@ -145,9 +148,12 @@ export function planContextMemory(types: ReadonlyMap<number, ContextType>): Resu
   ];
   for (let type = TRACE_FIRST; type <= TRACE_LAST; type++) {
     const trace = types.get(type);
-    if (trace && (trace.flags & (QF.FW_DBG_TRACE | QF.FW_BIN_DBG_TRACE)) !== 0 && trace.entrySize > 0) plans.push(plan(trace, trace.maxEntries, 1));
+    const offered = trace && (trace.flags & (QF.FW_DBG_TRACE | QF.FW_BIN_DBG_TRACE)) !== 0 && trace.entrySize > 0;
+    if (offered) plans.push(plan(trace, trace.maxEntries, 1));
   }
-  for (const p of plans) if (p.entries * p.caps.entrySize <= 0) return err(`context type 0x${p.caps.type.toString(16)} sizes to no memory`);
+  for (const p of plans) {
+    if (p.entries * p.caps.entrySize <= 0) return err(`context type ${hex(p.caps.type)} sizes to no memory`);
+  }
   return ok(plans.sort((a, b) => a.caps.type - b.caps.type));
 }
 
@@ -198,9 +204,11 @@ export function configureBackingStoreV2(hwrm: HwrmChannel, pool: DmaPool, ledger
     const r = hwrm.send(BACKING_STORE_CFG_V2, {
       type: p.caps.type, instance: a.instance, entry_size: p.caps.entrySize, num_entries: p.entries,
       flags: i === areas.length - 1 ? FUNC_BACKING_STORE_CFG_V2_REQ_FLAGS.BS_CFG_ALL_DONE : 0,
-      page_dir: a.table.dir, page_size_pbl_level: backingStorePgSizeLvl(FUNC_BACKING_STORE_PG_SIZE.PG_4K, a.table.level),
+      page_dir: a.table.dir,
+      page_size_pbl_level: backingStorePgSizeLvl(FUNC_BACKING_STORE_PG_SIZE.PG_4K, a.table.level),
       subtype_valid_cnt: p.splits.length,
-      split_entry_0: p.splits[0] ?? 0, split_entry_1: p.splits[1] ?? 0, split_entry_2: p.splits[2] ?? 0, split_entry_3: p.splits[3] ?? 0,
+      split_entry_0: p.splits[0] ?? 0, split_entry_1: p.splits[1] ?? 0,
+      split_entry_2: p.splits[2] ?? 0, split_entry_3: p.splits[3] ?? 0,
     }, { names: buffers });
     if (!r.ok) return err(`type 0x${p.caps.type.toString(16)} instance ${a.instance}: ${r.error}`);
   }

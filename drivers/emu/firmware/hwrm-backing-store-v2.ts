@@ -42,7 +42,8 @@ export interface OfferedType {
 }
 
 const KIND_INIT = F.TYPE_VALID | F.ENABLE_CTX_KIND_INIT;
-const offer = (type: number, entry_size: number, max: number, min: number, more: Partial<OfferedType> = {}): OfferedType => ({
+const offer = (type: number, entry_size: number, max: number, min: number, more: Partial<OfferedType> = {},
+): OfferedType => ({
   type, entry_size, flags: F.TYPE_VALID, instance_bit_map: 0, ctx_init_value: 0, ctx_init_offset: 0, entry_multiple: 0,
   max_num_entries: max, min_num_entries: min, splits: [], ...more,
 });
@@ -64,7 +65,8 @@ export const OFFERED_TYPES: readonly OfferedType[] = [
   offer(T.MRAV, 128, 16384, 0, { flags: KIND_INIT, ctx_init_value: 0xff, ctx_init_offset: 4, splits: [0] }),
   offer(T.TIM, 16, 4096, 0),
   offer(T.SQ_DB_SHADOW, 64, 4096, 0, { flags: F.TYPE_VALID | F.DRIVER_MANAGED_MEMORY }),
-  ...[T.SRT_TRACE, T.CRT_TRACE, T.RIGP0_TRACE, T.L2_HWRM_TRACE, T.ROCE_HWRM_TRACE].map((t) => offer(t, 1, 16384, 0, { flags: F.TYPE_VALID | F.FW_DBG_TRACE })),
+  ...[T.SRT_TRACE, T.CRT_TRACE, T.RIGP0_TRACE, T.L2_HWRM_TRACE, T.ROCE_HWRM_TRACE]
+    .map((t) => offer(t, 1, 16384, 0, { flags: F.TYPE_VALID | F.FW_DBG_TRACE })),
 ];
 
 /** The types bnxt_alloc_ctx_mem always sets up (RoCE on); trace types are required when offered. */
@@ -107,7 +109,8 @@ export class BackingStoreV2 {
     const s = t.splits;
     return {
       values: {
-        type, entry_size: t.entry_size, flags: t.flags, instance_bit_map: t.instance_bit_map, ctx_init_value: t.ctx_init_value,
+        type, entry_size: t.entry_size, flags: t.flags, instance_bit_map: t.instance_bit_map,
+        ctx_init_value: t.ctx_init_value,
         ctx_init_offset: t.ctx_init_offset, entry_multiple: t.entry_multiple, max_num_entries: t.max_num_entries,
         min_num_entries: t.min_num_entries, next_valid_type: next, subtype_valid_cnt: s.length,
         split_entry_0: s[0] ?? 0, split_entry_1: s[1] ?? 0, split_entry_2: s[2] ?? 0, split_entry_3: s[3] ?? 0,
@@ -136,7 +139,11 @@ export class BackingStoreV2 {
     const t = this.offered.get(T.QP)!;
     return {
       values: {},
-      state: { qpEntries: qp - (t.splits[0] ?? 0) - (t.splits[1] ?? 0), cqEntries: this.configured.get(key(T.CQ, 0))!, mravEntries: this.configured.get(key(T.MRAV, 0))! },
+      state: {
+        qpEntries: qp - (t.splits[0] ?? 0) - (t.splits[1] ?? 0),
+        cqEntries: this.configured.get(key(T.CQ, 0))!,
+        mravEntries: this.configured.get(key(T.MRAV, 0))!,
+      },
     };
   }
 
@@ -150,15 +157,20 @@ export class BackingStoreV2 {
     if (!t) return `${name} is not offered`;
     if (!instancesOf(t.instance_bit_map).includes(instance)) return `${name} has no instance ${instance}`;
     if (this.configured.has(key(type, instance))) return `${name} instance ${instance} configured twice`;
-    if (req.entry_size !== t.entry_size) return `${name}: entry size ${String(req.entry_size)}, QCAPS_V2 gave ${t.entry_size}`;
-    if (n < t.min_num_entries || n > t.max_num_entries || n === 0) return `${name}: ${n} entries, not in ${t.min_num_entries}..${t.max_num_entries}`;
-    if (t.entry_multiple && n % t.entry_multiple !== 0) return `${name}: ${n} entries, not a multiple of ${t.entry_multiple}`;
+    if (req.entry_size !== t.entry_size)
+      return `${name}: entry size ${String(req.entry_size)}, QCAPS_V2 gave ${t.entry_size}`;
+    if (n < t.min_num_entries || n > t.max_num_entries || n === 0) {
+      return `${name}: ${n} entries, not in ${t.min_num_entries}..${t.max_num_entries}`;
+    }
+    if (t.entry_multiple && n % t.entry_multiple !== 0)
+      return `${name}: ${n} entries, not a multiple of ${t.entry_multiple}`;
     const splitWhy = this.splitRefusal(t, req);
     if (splitWhy) return `${name}: ${splitWhy}`;
     const pages = leafPages(iommu, req.page_dir as number, req.page_size_pbl_level as number, n * t.entry_size);
     if (!pages) return `${name}: the page directory does not cover ${n * t.entry_size} bytes of mapped memory`;
     if ((t.flags & F.ENABLE_CTX_KIND_INIT) && t.ctx_init_value && !initialised(iommu, pages, n * t.entry_size, t)) {
-      return `${name}: context memory not initialised with 0x${t.ctx_init_value.toString(16)} at offset ${t.ctx_init_offset * 4}`;
+      const value = `0x${t.ctx_init_value.toString(16)}`;
+      return `${name}: context memory not initialised with ${value} at offset ${t.ctx_init_offset * 4}`;
     }
     return undefined;
   }
@@ -166,10 +178,13 @@ export class BackingStoreV2 {
   private splitRefusal(t: OfferedType, req: Req): string | undefined {
     const sent = [req.split_entry_0, req.split_entry_1, req.split_entry_2, req.split_entry_3] as number[];
     if (t.type === T.QP) {
-      if (sent[0] !== t.splits[0] || sent[1] !== t.splits[1]) return `L2/QP1 split entries ${sent[0]}/${sent[1]}, QCAPS_V2 gave ${t.splits[0]}/${t.splits[1]}`;
+      if (sent[0] !== t.splits[0] || sent[1] !== t.splits[1]) {
+        return `L2/QP1 split entries ${sent[0]}/${sent[1]}, QCAPS_V2 gave ${t.splits[0]}/${t.splits[1]}`;
+      }
       if ((req.num_entries as number) < sent[0]! + sent[1]!) return 'fewer entries than the L2 and QP1 entries';
     }
-    if (t.type === T.MRAV && sent[0]! > (req.num_entries as number)) return `AV split ${sent[0]} above ${String(req.num_entries)} entries`;
+    const n = req.num_entries as number;
+    if (t.type === T.MRAV && sent[0]! > n) return `AV split ${sent[0]} above ${n} entries`;
     return undefined;
   }
 
@@ -177,7 +192,9 @@ export class BackingStoreV2 {
     for (const t of this.offered.values()) {
       const trace = (t.flags & (F.FW_DBG_TRACE | F.FW_BIN_DBG_TRACE)) !== 0;
       if (!REQUIRED.has(t.type) && !trace) continue;
-      for (const i of instancesOf(t.instance_bit_map)) if (!this.configured.has(key(t.type, i))) return `type 0x${t.type.toString(16)} instance ${i}`;
+      for (const i of instancesOf(t.instance_bit_map)) {
+        if (!this.configured.has(key(t.type, i))) return `type 0x${t.type.toString(16)} instance ${i}`;
+      }
     }
     return undefined;
   }
@@ -203,7 +220,8 @@ function instancesOf(bitMap: number): number[] {
 /** The data pages' addresses a directory names for `bytes`, or undefined if a PTE or page is not mapped. */
 function leafPages(iommu: Iommu, dir: number, pgSizeLvl: number, bytes: number): number[] | undefined {
   const level = pgSizeLvl & 0xf;
-  if (pgSizeLvl >> 4 !== H.FUNC_BACKING_STORE_PG_SIZE.PG_4K || level > 2) return undefined; // the drivers use 4 KiB pages
+  // The public drivers use 4 KiB pages for context memory.
+  if (pgSizeLvl >> 4 !== H.FUNC_BACKING_STORE_PG_SIZE.PG_4K || level > 2) return undefined;
   const count = Math.ceil(bytes / PAGE);
   if (level === 0) return count === 1 && iommu.check(dir, PAGE) ? [dir] : undefined;
   const tables = level === 1 ? [dir] : [];
@@ -231,7 +249,9 @@ function leafPages(iommu: Iommu, dir: number, pgSizeLvl: number, bytes: number):
 function initialised(iommu: Iommu, pages: readonly number[], bytes: number, t: OfferedType): boolean {
   for (let p = 0; p < pages.length; p++) {
     const end = Math.min(PAGE, bytes - p * PAGE);
-    for (let at = t.ctx_init_offset * 4; at < end; at += t.entry_size) if (iommu.read8(pages[p]! + at) !== t.ctx_init_value) return false;
+    for (let at = t.ctx_init_offset * 4; at < end; at += t.entry_size) {
+      if (iommu.read8(pages[p]! + at) !== t.ctx_init_value) return false;
+    }
   }
   return true;
 }

@@ -24,6 +24,7 @@ type Answer = { error: number } | { values: Record<string, unknown> };
 const WINDOW_BYTES = 128;
 const MAX_EXT_REQ_LEN = 336;
 const MAX_NQ_LENGTH = 1 << 20;
+const CONTEXT_MEMORY_V2 = new Set<number>([H.HWRM.FUNC_BACKING_STORE_QCAPS_V2, H.HWRM.FUNC_BACKING_STORE_CFG_V2]);
 
 /** BAR0 offset of the firmware status register on P5 (Linux bnxt.h BNXT_GRC_REG_STATUS_P5). */
 const GRC_REG_STATUS_P5 = 0x520;
@@ -99,6 +100,7 @@ export class HwrmFirmware {
 
   private execute(reqType: number, req: Req): Answer {
     const E = H.HWRM_ERR_CODE;
+    if (CONTEXT_MEMORY_V2.has(reqType)) return this.contextMemoryV2(reqType, req);
     switch (reqType) {
       case H.HWRM.VER_GET:
         return { values: this.verGet() };
@@ -137,14 +139,6 @@ export class HwrmFirmware {
         this.fn.backingStore = state;
         return { values: {} };
       }
-      case H.HWRM.FUNC_BACKING_STORE_QCAPS_V2:
-        return this.backingStoreV2.qcaps(req);
-      case H.HWRM.FUNC_BACKING_STORE_CFG_V2: {
-        // The function has context memory only once BS_CFG_ALL_DONE completed the set.
-        const a = this.backingStoreV2.cfg(req, this.bus.iommu);
-        if ('state' in a && a.state) this.fn.backingStore = a.state;
-        return 'error' in a ? a : { values: {} };
-      }
       case H.HWRM.STAT_CTX_ALLOC: {
         if (!this.fn.registered) return { error: E.RESOURCE_ACCESS_DENIED };
         const addr = req.stats_dma_addr as number;
@@ -173,6 +167,14 @@ export class HwrmFirmware {
       default:
         return answerKernelCommand(this.bus, this.fn, reqType, req) ?? { error: E.CMD_NOT_SUPPORTED };
     }
+  }
+
+  /** QCAPS_V2 and CFG_V2: the function has context memory only once BS_CFG_ALL_DONE completed the set. */
+  private contextMemoryV2(reqType: number, req: Req): Answer {
+    if (reqType === H.HWRM.FUNC_BACKING_STORE_QCAPS_V2) return this.backingStoreV2.qcaps(req);
+    const a = this.backingStoreV2.cfg(req, this.bus.iommu);
+    if ('state' in a && a.state) this.fn.backingStore = a.state;
+    return 'error' in a ? a : { values: {} };
   }
 
   private ringAlloc(req: Req): Answer {
