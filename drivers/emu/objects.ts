@@ -111,6 +111,13 @@ export class EmuQp {
   /** Producer indexes from the last SQ / RQ doorbells (free-running as rung, masked by ring size). */
   sqProducer = 0;
   rqProducer = 0;
+  /**
+   * Entries of the host MSN table after the SQ's WQEs when the requester retransmits from it
+   * (hardware retransmission, engine/msn-table.ts); 0: it keeps its own record (PSN search).
+   */
+  msnEntries = 0;
+  /** 16-byte slots one WQE takes: 8 in static mode (128-byte WQEs). */
+  wqeSlots = 8;
   /** The engine's per-QP transport state (requester, responder, completer); owned by the engine. */
   transport: unknown = undefined;
 

@@ -31,6 +31,7 @@ import { loadWqeSgl } from './sq-wqe.ts';
 import { restartAckTimer, startRnrTimer } from './timers.ts';
 import { writeReqCqe } from './cq-writer.ts';
 import { enterError, failSendHead } from './flush.ts';
+import { rewindFromMsnTable } from './msn-table.ts';
 import { WqeKind, type QpTransport } from './transport.ts';
 import type { EngineCore } from './core.ts';
 
@@ -255,7 +256,7 @@ export function errorRetry(core: EngineCore, t: QpTransport, fromTimeout: boolea
   t.retryLeft--;
   t.retryStarted = true;
   core.counters.retransmitEvents++;
-  rewind(t, t.ackPsn);
+  if (!rewind(core, t, t.ackPsn)) return;
   t.ackDeadlineNs = Infinity;
   restartAckTimer(core, t);
 }
@@ -286,7 +287,7 @@ function rnrRetry(core: EngineCore, t: QpTransport, timerCode: number): void {
   t.retryLeft = t.qp.retryCnt & 7;
   t.retryStarted = false;
   t.rnrProbe = true;
-  rewind(t, t.ackPsn);
+  if (!rewind(core, t, t.ackPsn)) return;
   if (t.reqState === ReqState.READY) t.setReqState(ReqState.RNR_WAIT);
   startRnrTimer(core, t, timerCode);
 }
@@ -305,10 +306,15 @@ export function onRnrTimer(t: QpTransport): void {
   if (t.reqState === ReqState.RNR_WAIT) t.setReqState(ReqState.READY);
 }
 
-/** Points the requester at the packet with PSN `psn` (go-back-N). */
-function rewind(t: QpTransport, psn: number): void {
+/**
+ * Points the requester at the packet with PSN `psn` (go-back-N): by the driver's MSN table
+ * where the QP has one, else by the WQEs' PSN ranges. False if the QP failed on the way.
+ */
+function rewind(core: EngineCore, t: QpTransport, psn: number): boolean {
+  if (t.qp.msnEntries > 0 && psnDiff(psn, t.nextNewPsn) < 0) return rewindFromMsnTable(core, t, psn);
   let w = t.compWqe;
   while (w < t.fetchedWqe && psnDiff(psn, t.wqeEndPsn(t.sqSlot(w))) >= 0) w++;
   t.txWqe = w;
   t.txPsn = w < t.fetchedWqe ? psn : t.nextNewPsn;
+  return true;
 }

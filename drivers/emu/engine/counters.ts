@@ -33,6 +33,10 @@ export class EngineCounters {
   packetsRetransmitted = 0;
   /** Go-back-N episodes: ACK timeouts, sequence NAKs, implied NAKs. */
   retransmitEvents = 0;
+  /** Go-back-N rewinds found in the driver's MSN table (engine/msn-table.ts). */
+  msnRetransmissions = 0;
+  /** Rewinds the MSN table named no WQE for (the QP failed: REQ_RETX_SETUP_ERROR). */
+  msnLookupFailures = 0;
   ackTimeouts = 0;
   rnrNaksReceived = 0;
   seqNaksReceived = 0;
