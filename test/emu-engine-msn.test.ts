@@ -62,7 +62,7 @@ t.test('a lost MIDDLE of the second WQE: resent from the WQE and PSN the MSN tab
   t.same(dst.bytes, src.bytes, 'every byte where it belongs');
 });
 
-t.test('an entry one PSN early: the resent packet carries the bytes the entry points at: a wrong message', async (t) => {
+t.test('an entry one PSN early: the resent packet carries the bytes the entry names, a wrong message', async (t) => {
   // WQE 1 really spans 0x1003..0x1005; the entry says it starts at 0x1002. The resend of 0x1004
   // is then taken as the WQE's third packet: its LAST bytes go out under the MIDDLE's PSN.
   const early = (msn: number): [number, number, number] => (msn === 1 ? [SQ_PSN + 2, SQ_PSN + 6, 8] : right(msn));
