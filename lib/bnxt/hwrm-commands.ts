@@ -19,10 +19,18 @@ export const FUNC_QCFG = command(H.HWRM.FUNC_QCFG, H.FuncQcfgInput, H.FuncQcfgOu
 export const FUNC_DRV_RGTR = command(H.HWRM.FUNC_DRV_RGTR, H.FuncDrvRgtrInput, H.FuncDrvRgtrOutput);
 export const FUNC_DRV_UNRGTR = command(H.HWRM.FUNC_DRV_UNRGTR, H.FuncDrvUnrgtrInput, H.FuncDrvUnrgtrOutput);
 export const PORT_PHY_QCFG = command(H.HWRM.PORT_PHY_QCFG, H.PortPhyQcfgInput, H.PortPhyQcfgOutput);
-export const BACKING_STORE_QCAPS = command(H.HWRM.FUNC_BACKING_STORE_QCAPS, H.FuncBackingStoreQcapsInput, H.FuncBackingStoreQcapsOutput);
-export const BACKING_STORE_CFG = command(H.HWRM.FUNC_BACKING_STORE_CFG, H.FuncBackingStoreCfgInput, H.FuncBackingStoreCfgOutput);
-export const BACKING_STORE_QCAPS_V2 = command(H.HWRM.FUNC_BACKING_STORE_QCAPS_V2, H.FuncBackingStoreQcapsV2Input, H.FuncBackingStoreQcapsV2Output);
-export const BACKING_STORE_CFG_V2 = command(H.HWRM.FUNC_BACKING_STORE_CFG_V2, H.FuncBackingStoreCfgV2Input, H.FuncBackingStoreCfgV2Output);
+export const BACKING_STORE_QCAPS = command(
+  H.HWRM.FUNC_BACKING_STORE_QCAPS, H.FuncBackingStoreQcapsInput, H.FuncBackingStoreQcapsOutput,
+);
+export const BACKING_STORE_CFG = command(
+  H.HWRM.FUNC_BACKING_STORE_CFG, H.FuncBackingStoreCfgInput, H.FuncBackingStoreCfgOutput,
+);
+export const BACKING_STORE_QCAPS_V2 = command(
+  H.HWRM.FUNC_BACKING_STORE_QCAPS_V2, H.FuncBackingStoreQcapsV2Input, H.FuncBackingStoreQcapsV2Output,
+);
+export const BACKING_STORE_CFG_V2 = command(
+  H.HWRM.FUNC_BACKING_STORE_CFG_V2, H.FuncBackingStoreCfgV2Input, H.FuncBackingStoreCfgV2Output,
+);
 export const STAT_CTX_ALLOC = command(H.HWRM.STAT_CTX_ALLOC, H.StatCtxAllocInput, H.StatCtxAllocOutput);
 export const STAT_CTX_FREE = command(H.HWRM.STAT_CTX_FREE, H.StatCtxFreeInput, H.StatCtxFreeOutput);
 export const RING_ALLOC = command(H.HWRM.RING_ALLOC, H.RingAllocInput, H.RingAllocOutput);

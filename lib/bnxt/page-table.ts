@@ -1,6 +1,6 @@
 /**
  * Page tables the firmware walks to find host memory: context memory, rings and memory
- * regions (bnxt-roce-interface.md 7, bnxt-hwrm-vfio.md 3.14). The data is one IOVA-
+ * regions (qplib_res.c bnxt_qplib_alloc_init_hwq; bnxt.c bnxt_setup_ctxm_pg_tbls). The data is one IOVA-
  * contiguous DMA buffer; the tables list its pages.
  *
  *   level 0: dir = the data itself (one page, or a contiguous block where allowed)
@@ -32,7 +32,8 @@ export interface PageTable {
  * PTE's low bits.
  */
 export function buildPageTable(
-  pool: DmaPool, data: DmaBuffer, pageBytes: number, flagsOf: (page: number, pages: number) => number, minLevel: 0 | 1 | 2 = 0,
+  pool: DmaPool, data: DmaBuffer, pageBytes: number, flagsOf: (page: number, pages: number) => number,
+  minLevel: 0 | 1 | 2 = 0,
 ): Result<PageTable> {
   const pages = Math.ceil(data.length / pageBytes);
   if (pages <= 1 && minLevel === 0) return ok({ dir: data.iova, level: 0, pageBytes, pages, tables: [] });
@@ -52,7 +53,10 @@ export function buildPageTable(
     }
   }
   if (level === 1) return ok({ dir: tables[0]!.iova, level, pageBytes, pages, tables });
-  if (leafTables > PTES_PER_TABLE) { release(); return err(`${data.length} bytes need more than two levels of page tables`); }
+  if (leafTables > PTES_PER_TABLE) {
+    release();
+    return err(`${data.length} bytes need more than two levels of page tables`);
+  }
   const top = pool.alloc(TABLE_BYTES);
   if (!top.ok) { release(); return err(`no memory for a page directory: ${top.error}`); }
   for (let j = 0; j < leafTables; j++) writePte(top.value.view, j, tables[j]!.iova, PTU_PDE_VALID);
