@@ -10,7 +10,8 @@ import type { Ledger } from '../../drivers/ledger.ts';
 import type { Values } from '../../firmware-hwrm/layout.ts';
 import {
   FUNC_BACKING_STORE_CFG_REQ_ENABLES as EN, FUNC_BACKING_STORE_CFG_LEGACY_LEN, backingStorePgSizeLvl,
-  FUNC_BACKING_STORE_PG_SIZE, type FuncBackingStoreQcapsOutput, type FuncBackingStoreCfgInput,
+  FUNC_BACKING_STORE_PG_SIZE, FUNC_BACKING_STORE_QCAPS_RESP_CTX_INIT_MASK as INIT, type FuncBackingStoreQcapsOutput,
+  type FuncBackingStoreCfgInput,
 } from '../../firmware-hwrm/hwrm/index.ts';
 import { PTU_PTE_VALID } from '../../firmware-hwrm/roce/pbl.ts';
 import { ok, err, type Result } from '../result.ts';
@@ -38,7 +39,8 @@ export interface BackingStore {
 }
 
 /**
- * Queries the context-memory needs, allocates and zeroes them, and hands them to the firmware.
+ * Queries the context-memory needs, allocates them (zeroed, then initialised where the firmware
+ * asks: ctx_kind_initializer at each entry's init offset), and hands them to the firmware.
  * Every buffer goes into `ledger` as it is taken: the caller's unwind gives it back (or holds
  * it, if the firmware stopped answering after being told of it).
  */
@@ -59,30 +61,36 @@ export function configureBackingStore(hwrm: HwrmChannel, pool: DmaPool, ledger: 
     caps.tqm_entries_multiple || 1,
   );
 
-  const kinds: { name: string; entries: number; size: number; enable: number; apply: (cfg: Cfg, dir: number,
-    pgLvl: number, entries: number) => void }[] = [
+  const kinds: {
+    name: string; entries: number; size: number; enable: number; init?: Init;
+    apply: (cfg: Cfg, dir: number, pgLvl: number, entries: number) => void;
+  }[] = [
     { name: 'QP', entries: l2Qps + qp1 + extraQps, size: caps.qp_entry_size, enable: EN.QP,
+      init: { mask: INIT.QP, offset: caps.qp_init_offset },
       apply: (c, d, p, n) => Object.assign(c, {
         qpc_page_dir: d, qpc_pg_size_qpc_lvl: p, qp_num_entries: n, qp_num_qp1_entries: qp1, qp_num_l2_entries: l2Qps,
         qp_entry_size: caps.qp_entry_size,
       }) },
     { name: 'SRQ', entries: caps.srq_max_l2_entries + ROCE_LIMITS.srqs, size: caps.srq_entry_size, enable: EN.SRQ,
+      init: { mask: INIT.SRQ, offset: caps.srq_init_offset },
       apply: (c, d, p, n) => Object.assign(c, {
         srq_page_dir: d, srq_pg_size_srq_lvl: p, srq_num_entries: n, srq_num_l2_entries: caps.srq_max_l2_entries,
         srq_entry_size: caps.srq_entry_size,
       }) },
     { name: 'CQ', entries: caps.cq_max_l2_entries + 2 * extraQps, size: caps.cq_entry_size, enable: EN.CQ,
+      init: { mask: INIT.CQ, offset: caps.cq_init_offset },
       apply: (c, d, p, n) => Object.assign(c, {
         cq_page_dir: d, cq_pg_size_cq_lvl: p, cq_num_entries: n, cq_num_l2_entries: caps.cq_max_l2_entries,
         cq_entry_size: caps.cq_entry_size,
       }) },
     { name: 'VNIC', entries: caps.vnic_max_vnic_entries + caps.vnic_max_ring_table_entries, size: caps.vnic_entry_size,
-      enable: EN.VNIC,
+      enable: EN.VNIC, init: { mask: INIT.VNIC, offset: caps.vnic_init_offset },
       apply: (c, d, p) => Object.assign(c, {
         vnic_page_dir: d, vnic_pg_size_vnic_lvl: p, vnic_num_vnic_entries: caps.vnic_max_vnic_entries,
         vnic_num_ring_table_entries: caps.vnic_max_ring_table_entries, vnic_entry_size: caps.vnic_entry_size,
       }) },
     { name: 'STAT', entries: caps.stat_max_entries, size: caps.stat_entry_size, enable: EN.STAT,
+      init: { mask: INIT.STAT, offset: caps.stat_init_offset },
       apply: (c, d, p, n) => Object.assign(c, {
         stat_page_dir: d, stat_pg_size_stat_lvl: p, stat_num_entries: n, stat_entry_size: caps.stat_entry_size,
       }) },
@@ -99,6 +107,7 @@ export function configureBackingStore(hwrm: HwrmChannel, pool: DmaPool, ledger: 
       }),
     })),
     { name: 'MRAV', entries: mrs + Math.min(mrs, ROCE_LIMITS.ahs), size: caps.mrav_entry_size, enable: EN.MRAV,
+      init: { mask: INIT.MRAV, offset: caps.mrav_init_offset },
       apply: (c, d, p, n) => Object.assign(c, {
         mrav_page_dir: d, mrav_pg_size_mrav_lvl: p, mrav_num_entries: n, mrav_entry_size: caps.mrav_entry_size,
       }) },
@@ -116,6 +125,7 @@ export function configureBackingStore(hwrm: HwrmChannel, pool: DmaPool, ledger: 
     const data = pool.alloc(kind.entries * kind.size);
     if (!data.ok) return err(`no memory for ${kind.name} context memory: ${data.error}`);
     ledger.take(data.value);
+    if (kind.init) initContext(data.value, kind.size, caps, kind.init);
     // 4 KiB pages, level 1 at least, as the kernel does (it never uses level 0 here).
     const table = buildPageTable(pool, data.value, 4096, () => PTU_PTE_VALID, 1);
     if (!table.ok) return err(table.error);
@@ -133,6 +143,35 @@ export function configureBackingStore(hwrm: HwrmChannel, pool: DmaPool, ledger: 
   if (!r.ok) return err(r.error);
   return ok({ areas, buffers, qpEntries: extraQps });
 }
+
+/** Which ctx_init_mask bit covers a kind, and its init offset (in 4-byte units) from QCAPS. */
+interface Init {
+  readonly mask: number;
+  readonly offset: number;
+}
+
+/**
+ * Writes the firmware's ctx_kind_initializer at the kind's offset in every entry of `data`, where
+ * ctx_init_mask names the kind; the rest stays zero. Linux bnxt_en bnxt.c
+ * bnxt_init_ctx_initializer (offset x 4, value 0 when the mask bit is clear) and
+ * bnxt_init_ctx_mem, which bnxt_alloc_ring calls for each context page: entries are counted
+ * from each 4 KiB page's start (the same as from the area's start when the entry size divides
+ * the page); commit 3be8136ce14e.
+ */
+function initContext(data: DmaBuffer, size: number, caps: Qcaps, init: Init): void {
+  const value = caps.ctx_kind_initializer;
+  if ((caps.ctx_init_mask & init.mask) === 0 || value === 0) return;
+  const offset = init.offset * 4;
+  const bytes = data.bytes;
+  for (let page = 0; page < bytes.length; page += CONTEXT_PAGE_BYTES) {
+    for (let i = 0; i < CONTEXT_PAGE_BYTES && page + i + offset < bytes.length; i += size) {
+      bytes[page + i + offset] = value;
+    }
+  }
+}
+
+/** The context pages' size: the page tables here are always of 4 KiB pages. */
+const CONTEXT_PAGE_BYTES = 4096;
 
 function clamp(n: number, min: number, max: number, multiple: number): number {
   const rounded = Math.ceil(n / multiple) * multiple;

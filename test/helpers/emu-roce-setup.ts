@@ -121,6 +121,8 @@ export interface BringUpOptions {
   readonly creqPaged?: boolean;
   /** Skip parts of the bring-up (to test the firmware's preconditions). */
   readonly noBackingStore?: boolean;
+  /** Hand over context memory left zeroed (the firmware asks for its initializer). */
+  readonly uninitialisedContext?: boolean;
   readonly statCtxFlags?: number;
 }
 
@@ -145,17 +147,32 @@ export function bringUp(rig: EmuRig, o: BringUpOptions = {}): HwrmSetup {
   });
   rig.hwrm(H.FuncDrvRgtrInput, H.HWRM.FUNC_DRV_RGTR, { os_type: 0 });
   if (!o.noBackingStore) {
-    rig.hwrm(H.FuncBackingStoreQcapsInput, H.HWRM.FUNC_BACKING_STORE_QCAPS, {});
+    const qcaps = rig.hwrm(H.FuncBackingStoreQcapsInput, H.HWRM.FUNC_BACKING_STORE_QCAPS, {});
+    const caps = H.FuncBackingStoreQcapsOutput.decode(qcaps);
     const qp = o.qpEntries ?? 64;
     const cq = o.cqEntries ?? 64;
     const mrav = o.mravEntries ?? 64;
     const tim = 16;
     const EN = H.FUNC_BACKING_STORE_CFG_REQ_ENABLES;
+    const INIT = H.FUNC_BACKING_STORE_QCAPS_RESP_CTX_INIT_MASK;
+    // Context memory initialised as bnxt_en's bnxt_init_ctx_mem does (unless a test leaves it out).
+    const area = (entries: number, size: number, mask: number, offset: number): number => {
+      const b = rig.alloc(entries * size);
+      if (!o.uninitialisedContext && (caps.ctx_init_mask & mask) !== 0) {
+        // Entries counted from each 4 KiB page's start, as bnxt_init_ctx_mem writes them per page.
+        for (let page = 0; page < entries * size; page += 4096) {
+          for (let i = 0; i < 4096 && page + i + offset * 4 < entries * size; i += size) {
+            b.bytes[page + i + offset * 4] = caps.ctx_kind_initializer;
+          }
+        }
+      }
+      return b.iova;
+    };
     rig.hwrm(H.FuncBackingStoreCfgInput, H.HWRM.FUNC_BACKING_STORE_CFG, {
       enables: EN.QP | EN.CQ | EN.MRAV | EN.TIM,
-      qpc_page_dir: rig.alloc(qp * 448).iova, qp_num_entries: qp, qp_entry_size: 448,
-      cq_page_dir: rig.alloc(cq * 64).iova, cq_num_entries: cq, cq_entry_size: 64,
-      mrav_page_dir: rig.alloc(mrav * 128).iova, mrav_num_entries: mrav, mrav_entry_size: 128,
+      qpc_page_dir: area(qp, 448, INIT.QP, caps.qp_init_offset), qp_num_entries: qp, qp_entry_size: 448,
+      cq_page_dir: area(cq, 64, INIT.CQ, caps.cq_init_offset), cq_num_entries: cq, cq_entry_size: 64,
+      mrav_page_dir: area(mrav, 128, INIT.MRAV, caps.mrav_init_offset), mrav_num_entries: mrav, mrav_entry_size: 128,
       tim_page_dir: rig.alloc(tim * 16).iova, tim_num_entries: tim, tim_entry_size: 16,
     });
   }

@@ -7,6 +7,7 @@ import * as H from '../../../firmware-hwrm/hwrm/index.ts';
 import type { Iommu } from '../iommu.ts';
 
 const EN = H.FUNC_BACKING_STORE_CFG_REQ_ENABLES;
+const INIT = H.FUNC_BACKING_STORE_QCAPS_RESP_CTX_INIT_MASK;
 
 export interface BackingStoreState {
   readonly qpEntries: number;
@@ -23,6 +24,13 @@ const CAPS = {
   tqm_entry_size: 16, tqm_min_entries_per_ring: 64, tqm_max_entries_per_ring: 8192,
   mrav_max_entries: 16384, mrav_entry_size: 128, tim_entry_size: 16, tim_max_entries: 4096,
   tqm_entries_multiple: 1, tqm_fp_rings_count: 8,
+  // Context initialisation: each entry of a kind whose mask bit is set holds the initializer at its
+  // offset (in 4-byte units) before the kind is handed over. The values are this model's: a
+  // different offset per kind, STAT (and TKC/RKC) left out of the mask.
+  ctx_kind_initializer: 0xff,
+  ctx_init_mask: INIT.QP | INIT.SRQ | INIT.CQ | INIT.VNIC | INIT.MRAV,
+  qp_init_offset: 14, srq_init_offset: 3, cq_init_offset: 5, vnic_init_offset: 2, stat_init_offset: 0,
+  mrav_init_offset: 7,
 } as const;
 
 export function answerBackingStoreQcaps(): Record<string, unknown> {
@@ -49,6 +57,11 @@ export function checkBackingStoreCfg(req: Req, iommu: Iommu): BackingStoreState 
     if ((enables & bit) === 0) continue;
     if ((req.qp_num_entries as number) > CAPS.qp_max_entries) return H.HWRM_ERR_CODE.INVALID_PARAMS;
     if (!walkable(iommu, req[dirField] as number, req[lvlField] as number, bytes))
+      return H.HWRM_ERR_CODE.INVALID_PARAMS;
+  }
+  for (const [bit, dirField, lvlField, entries, size, offsetUnits, mask] of initialised(req)) {
+    if ((enables & bit) === 0 || (CAPS.ctx_init_mask & mask) === 0) continue;
+    if (!initialisedEntries(iommu, req[dirField] as number, req[lvlField] as number, entries, size, offsetUnits * 4))
       return H.HWRM_ERR_CODE.INVALID_PARAMS;
   }
   return {
@@ -78,4 +91,56 @@ function walkable(iommu: Iommu, dir: number, pgSizeLvl: number, bytes: number): 
   };
   if (level === 1) return pages <= perTable && check(dir, pages, true);
   return check(dir, Math.ceil(pages / perTable), false);
+}
+
+/** The kinds whose context memory must be initialised: enable, directory, level, entries, size, offset, mask bit. */
+function initialised(req: Req): [number, string, string, number, number, number, number][] {
+  const n = (field: string) => req[field] as number;
+  return [
+    [EN.QP, 'qpc_page_dir', 'qpc_pg_size_qpc_lvl', n('qp_num_entries'), CAPS.qp_entry_size, CAPS.qp_init_offset,
+      INIT.QP],
+    [EN.SRQ, 'srq_page_dir', 'srq_pg_size_srq_lvl', n('srq_num_entries'), CAPS.srq_entry_size, CAPS.srq_init_offset,
+      INIT.SRQ],
+    [EN.CQ, 'cq_page_dir', 'cq_pg_size_cq_lvl', n('cq_num_entries'), CAPS.cq_entry_size, CAPS.cq_init_offset, INIT.CQ],
+    [EN.MRAV, 'mrav_page_dir', 'mrav_pg_size_mrav_lvl', n('mrav_num_entries'), CAPS.mrav_entry_size,
+      CAPS.mrav_init_offset, INIT.MRAV],
+  ];
+}
+
+/**
+ * True if every entry of the `entries` x `size` bytes holds the initializer at byte `offset`,
+ * entries counted from each page's start as Linux bnxt_en's bnxt_init_ctx_mem writes them (per
+ * context page, from bnxt_alloc_ring; commit 3be8136ce14e). Context memory that was not
+ * initialised is corrupt to the chip: the firmware refuses it, the stricter reading of what a
+ * chip would make of it.
+ */
+function initialisedEntries(
+  iommu: Iommu, dir: number, pgSizeLvl: number, entries: number, size: number, offset: number,
+): boolean {
+  const pageBytes = [4096, 8192, 65536, 2 << 20, 8 << 20, 1 << 30][pgSizeLvl >> 4]!;
+  const bytes = entries * size;
+  for (let page = 0; page < bytes; page += pageBytes) {
+    for (let i = 0; i < pageBytes && page + i + offset < bytes; i += size) {
+      const iova = ctxIova(iommu, dir, pgSizeLvl, page + i + offset);
+      if (iova === undefined || !iommu.check(iova, 1) || iommu.read8(iova) !== CAPS.ctx_kind_initializer) return false;
+    }
+  }
+  return true;
+}
+
+/** The bus address of byte `at` of a context area, through its page table (levels 0-2), if the table names one. */
+function ctxIova(iommu: Iommu, dir: number, pgSizeLvl: number, at: number): number | undefined {
+  const level = pgSizeLvl & 0xf;
+  const pageBytes = [4096, 8192, 65536, 2 << 20, 8 << 20, 1 << 30][pgSizeLvl >> 4]!;
+  if (level === 0) return dir + at;
+  const page = Math.floor(at / pageBytes);
+  let table = dir;
+  if (level === 2) {
+    const pde = iommu.read64(table + Math.floor(page / 512) * 8);
+    if ((pde & 1) === 0) return undefined;
+    table = pde - (pde % 4096);
+  }
+  const pte = iommu.read64(table + (level === 2 ? page % 512 : page) * 8);
+  if ((pte & 1) === 0) return undefined;
+  return pte - (pte % 4096) + (at % pageBytes);
 }
