@@ -141,3 +141,24 @@ t.test('SET_IRQS takes eventfds for MSI-X vectors; malformed messages change not
   t.equal(client.call(CMD.RESET).flags, 1, 'DEVICE_RESET');
   t.equal(version(client).flags, 1, 'the connection still works');
 });
+
+t.test('a strict model that breaks an invariant is reported to the host and ends the server (not a silent death)', async (t) => {
+  const events: string[] = [];
+  const dir = mkdtempSync(join(tmpdir(), 'vfu-'));
+  const socketPath = join(dir, 's.sock');
+  const s = await serveVfioUser({
+    socketPath, onEvent: (e) => { if (e.kind === 'model-failed') events.push(`${e.part}: ${e.detail}`); },
+    config: { mac: MAC, ipv4: Uint8Array.from([10, 77, 0, 9]), mtu: 1500, cable: { kind: 'loop' }, pcapPath: undefined, seed: 1, mode: 'thread', strict: true },
+  });
+  if (!s.ok) throw new Error(s.error);
+  const client = TestClient.connect(socketPath);
+  t.teardown(async () => { client.close(); await s.value.close(); });
+  version(client);
+  t.equal(await s.value.control('engine.internalErrors'), 0, 'controls reach the served model');
+  await s.value.control('engine.breakInvariant', "the test's");
+  const { reason } = await s.value.ended;
+  t.match(reason, /software NIC internal error in engine: .*broken on purpose \(engine\.breakInvariant\): the test's/s, 'the server ended with the model\'s error');
+  t.equal(events.length, 1, 'one model-failed event');
+  t.match(events[0], /^engine: /);
+  await t.rejects(s.value.control('engine.internalErrors'), /ended/, 'a control after the end is refused');
+});

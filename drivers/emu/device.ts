@@ -13,7 +13,7 @@ import { allocWake } from './wake.ts';
 import { EmuDmaMemory } from './dma-memory.ts';
 import type { EmuControls } from './control.ts';
 import { BCM57508, type EmuConfig } from './config.ts';
-import { BAR0_BYTES, BAR2_BYTES, type ModelInit } from './nic-model.ts';
+import { BAR0_BYTES, BAR2_BYTES, BAR2_PUBLISHED_BYTES, type ModelInit } from './nic-model.ts';
 import type { ModelHost } from './model-host.ts';
 import { hostStepped } from './stepped-host.ts';
 import { hostInWorker } from './worker-host.ts';
@@ -55,8 +55,6 @@ class EmuMmio implements Mmio {
 
 let opened = 0;
 
-/** The words of BAR2 a read returns (the rest of the BAR reads as 0). */
-const BAR2_PUBLISHED_BYTES = 4096;
 
 export function openEmu(config: EmuConfig): Result<EmuDevice> {
   // BAR2 holds doorbells only: writes go through the queue and the model publishes nothing

@@ -28,6 +28,11 @@ import { RoceEngine } from './engine/engine.ts';
 
 export const BAR0_BYTES = 64 * 1024;
 export const BAR2_BYTES = 16 * 1024 * 1024;
+/**
+ * The words of BAR2 a host keeps for reads (the rest of the BAR reads as 0): BAR2 holds
+ * doorbells only, which go through the write queue, and the model publishes nothing there.
+ */
+export const BAR2_PUBLISHED_BYTES = 4096;
 
 /**
  * BAR0 map: the HWRM channel (Linux bnxt.h BNXT_GRCPF_REG_CHIMP_COMM, _CHIMP_COMM_TRIGGER,

@@ -4,13 +4,19 @@
 #
 #   chroot/            a trixie minbase chroot with qemu-system-x86 from trixie-backports
 #                      (QEMU >= 10.1 has the vfio-user client, -device vfio-user-pci)
-#   vmlinuz            trixie's 6.12 kernel (bnxt_en and bnxt_re are modules of it)
-#   initrd.cpio.gz     the guest: bnxt_en, bnxt_re and their dependencies, rdma-core with the
-#                      bnxt_re provider, ibverbs-utils, perftest, iproute2, ping, lspci, dash,
+#   images/KEY/        one guest image, KEY naming what it was built from (this script,
+#                      init.sh and every package's version), so work trees with different
+#                      scripts sharing the cache never boot each other's guest:
+#     vmlinuz          trixie's 6.12 kernel (bnxt_en and bnxt_re are modules of it)
+#     initrd.cpio.gz   the guest: bnxt_en, bnxt_re and their dependencies, virtio-net and
+#                      fw_cfg (the control NIC and the job), rdma-core with the bnxt_re
+#                      provider, ibverbs-utils, perftest, iproute2, ping, lspci, dash,
 #                      busybox; /init is init.sh beside this script
-#   guest.txt          every package that went in, with its version
+#     guest.txt        every package that went in, with its version
 #
 #   scripts/bnxt-guest/build.sh [--force] [CACHE_DIR]
+#
+# The last line of its output is "image: DIR" (the image folder to boot).
 #
 # Needs root (debootstrap, chroot), apt-get with Debian's mirror, dpkg, kmod, cpio, gzip,
 # readelf, xz (install-host-deps.sh installs them). A build with everything cached takes
@@ -108,15 +114,26 @@ GUEST_PACKAGES=(
 )
 fetch "$kernel_pkg" "${GUEST_PACKAGES[@]}"
 
-initrd_out="$cache/initrd.cpio.gz"
-kernel_out="$cache/vmlinuz"
-newest_input=$(stat -c %Y "$here/build.sh" "$here/init.sh" "$debs"/*.deb | sort -n | tail -1)
-if [ "$force" = 0 ] && [ -s "$initrd_out" ] && [ -s "$kernel_out" ] && [ "$(stat -c %Y "$initrd_out")" -gt "$newest_input" ]; then
-  say "guest up to date: $kernel_out, $initrd_out"
+# The image's key: the content of this script and init.sh, and the version of every package.
+key=$({ cat "$here/build.sh" "$here/init.sh"; for p in "$kernel_pkg" "${GUEST_PACKAGES[@]}"; do basename "$(deb_of "$p")"; done; } | sha256sum | cut -c1-16)
+images="$cache/images"
+image="$images/$key"
+mkdir -p "$images"
+# Images not used for a week go (a run links the files it boots, so removing one is safe).
+find "$images" -mindepth 1 -maxdepth 1 -type d -mtime +7 ! -name "$key" -exec rm -rf {} + 2>/dev/null || true
+if [ "$force" = 0 ] && [ -s "$image/initrd.cpio.gz" ] && [ -s "$image/vmlinuz" ] && [ -s "$image/guest.txt" ]; then
+  touch "$image"
+  say "guest up to date"
+  echo "image: $image"
   exit 0
 fi
-stage="$cache/stage"; root="$cache/root"
-rm -rf "$stage" "$root"; mkdir -p "$stage" "$root"
+# A private staging folder: two builds at once (two work trees) do not share one.
+work=$(mktemp -d "$cache/build.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+stage="$work/stage"; root="$work/root"; out="$work/image"
+mkdir -p "$stage" "$root" "$out"
+initrd_out="$out/initrd.cpio.gz"
+kernel_out="$out/vmlinuz"
 say "extracting $kernel_pkg and ${#GUEST_PACKAGES[@]} packages"
 for p in "$kernel_pkg" "${GUEST_PACKAGES[@]}"; do dpkg -x "$(deb_of "$p")" "$stage"; done
 # trixie is merged-/usr: the packages ship usr/lib, usr/bin; the loader is at /lib64 by name.
@@ -127,16 +144,17 @@ mkdir -p "$stage/usr/lib64"; [ -e "$stage/usr/lib64/ld-linux-x86-64.so.2" ] || l
 # ---- modules: bnxt_en and bnxt_re with what they depend on, in load order -----------------------
 depmod -b "$stage" "$kver"
 mkdir -p "$root/modules"; : > "$root/modules/order"
-for module in bnxt_en bnxt_re; do
-  modprobe -d "$stage" -S "$kver" --show-depends "$module" > "$cache/deps.txt" || die "modprobe cannot resolve $module"
+# virtio_net: the control NIC (QEMU user networking) for the host's TCP exchanges; qemu_fw_cfg:
+# the job the host hands the guest (-fw_cfg). Loaded after bnxt_en, so bnxt's netdev is eth0.
+for module in bnxt_en bnxt_re virtio_pci virtio_net qemu_fw_cfg; do
+  modprobe -d "$stage" -S "$kver" --show-depends "$module" > "$work/deps.txt" || die "modprobe cannot resolve $module"
   while read -r kind path _; do
     [ "$kind" = insmod ] || continue
     name=$(basename "$path")
-    case "$name" in *.ko.xz) out=${name%.xz}; xz -dc "$path" > "$root/modules/$out" ;; *.ko) out=$name; cp "$path" "$root/modules/$out" ;; *) die "unexpected module $path" ;; esac
-    grep -qxF "$out" "$root/modules/order" || echo "$out" >> "$root/modules/order"
-  done < "$cache/deps.txt"
+    case "$name" in *.ko.xz) ko=${name%.xz}; xz -dc "$path" > "$root/modules/$ko" ;; *.ko) ko=$name; cp "$path" "$root/modules/$ko" ;; *) die "unexpected module $path" ;; esac
+    grep -qxF "$ko" "$root/modules/order" || echo "$ko" >> "$root/modules/order"
+  done < "$work/deps.txt"
 done
-rm -f "$cache/deps.txt"
 say "modules: $(tr '\n' ' ' < "$root/modules/order")"
 
 # ---- tools with their shared-library closure -----------------------------------------------------
@@ -179,9 +197,12 @@ echo "root:x:0:0:root:/:/bin/sh" > "$root/etc/passwd"
 printf '127.0.0.1 localhost\n' > "$root/etc/hosts"
 
 say "writing $initrd_out"
-(cd "$root" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --quiet --owner=0:0) | gzip -1 > "$initrd_out.tmp"
-mv "$initrd_out.tmp" "$initrd_out"
+(cd "$root" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --quiet --owner=0:0) | gzip -1 > "$initrd_out"
 cp "$stage/boot/vmlinuz-$kver" "$kernel_out"
-{ echo "qemu $qemu_version"; for p in "$kernel_pkg" "${GUEST_PACKAGES[@]}"; do basename "$(deb_of "$p")" .deb; done; } > "$cache/guest.txt"
-rm -rf "$stage"
-say "done: $kernel_out, $initrd_out ($(du -h "$initrd_out" | cut -f1))"
+{ echo "qemu $qemu_version"; for p in "$kernel_pkg" "${GUEST_PACKAGES[@]}"; do basename "$(deb_of "$p")" .deb; done; } > "$out/guest.txt"
+size=$(du -h "$initrd_out" | cut -f1)
+# Into place in one rename; a build that lost the race to an identical one drops its own.
+[ "$force" = 0 ] || rm -rf "$image"
+if ! mv -T "$out" "$image" 2>/dev/null; then say "another build wrote $image first"; fi
+say "done: $image (initrd $size)"
+echo "image: $image"

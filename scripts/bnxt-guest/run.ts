@@ -8,7 +8,9 @@
  * Needs the cache built by build.sh (default /var/cache/rig-bnxt/bnxt-guest) and root (the
  * chroot QEMU runs in; a private mount namespace, so nothing is left mounted).
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { ok, err, type Result } from '../../firmware-hwrm/result.ts';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync, copyFileSync, linkSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { serveVfioUser, type HwrmObservation } from '../../drivers/emu/vfio-user/index.ts';
@@ -28,9 +30,23 @@ async function freeUdpPort(): Promise<number> {
 }
 
 export const DEFAULT_CACHE = process.env.RIG_BNXT_GUEST_CACHE ?? '/var/cache/rig-bnxt/bnxt-guest';
+const BUILD_SCRIPT = fileURLToPath(new URL('./build.sh', import.meta.url));
+
+/**
+ * Builds (or finds up to date) the guest image of this work tree's scripts: build.sh keys each
+ * image by what it was built from and names its folder on its last line.
+ */
+export function buildGuest(cacheDir: string = DEFAULT_CACHE): Result<string> {
+  const build = spawnSync(BUILD_SCRIPT, [cacheDir], { encoding: 'utf8', timeout: 900_000 });
+  const image = /^image: (.+)$/m.exec(build.stdout ?? '')?.[1];
+  if (build.status !== 0 || image === undefined) return err(`scripts/bnxt-guest/build.sh failed (${build.error?.message ?? `exit ${build.status}`}):\n${build.stdout ?? ''}\n${build.stderr ?? ''}`);
+  return ok(image);
+}
 
 export interface GuestRunOptions {
   readonly cacheDir?: string;
+  /** The image folder to boot (buildGuest's); built from this work tree when absent. */
+  readonly imageDir?: string;
   readonly bnxtRe?: boolean;
   /** ibv_rc_pingpong server and client in the guest, through the model's port (it delivers its own frames). */
   readonly rcLoopback?: boolean;
@@ -67,15 +83,22 @@ function pruneRuns(dir: string, keep: number): void {
 export async function runGuest(o: GuestRunOptions = {}): Promise<GuestRunReport> {
   const cache = o.cacheDir ?? DEFAULT_CACHE;
   const chroot = join(cache, 'chroot');
-  for (const f of ['vmlinuz', 'initrd.cpio.gz', 'chroot/usr/bin/qemu-system-x86_64']) {
-    if (!existsSync(join(cache, f))) throw new Error(`${join(cache, f)} is missing: run scripts/bnxt-guest/build.sh`);
+  let imageDir = o.imageDir;
+  if (imageDir === undefined) {
+    const built = buildGuest(cache);
+    if (!built.ok) throw new Error(built.error);
+    imageDir = built.value;
+  }
+  for (const f of [join(imageDir, 'vmlinuz'), join(imageDir, 'initrd.cpio.gz'), join(chroot, 'usr/bin/qemu-system-x86_64')]) {
+    if (!existsSync(f)) throw new Error(`${f} is missing: run scripts/bnxt-guest/build.sh`);
   }
   mkdirSync(join(cache, 'runs'), { recursive: true });
   pruneRuns(join(cache, 'runs'), KEEP_RUNS - 1);
   const work = mkdtempSync(join(cache, 'runs', 'run-'));
-  // Hard links (same file system): a run folder costs no copy of the 23 MB images.
+  // Hard links (same file system): a run folder costs no copy of the 23 MB images, and holds
+  // its files even when the image folder is pruned.
   for (const f of ['vmlinuz', 'initrd.cpio.gz']) {
-    try { linkSync(join(cache, f), join(work, f)); } catch { copyFileSync(join(cache, f), join(work, f)); }
+    try { linkSync(join(imageDir, f), join(work, f)); } catch { copyFileSync(join(imageDir, f), join(work, f)); }
   }
   const socketPath = join(work, 'bnxt.sock');
   const serverLog: string[] = [];
@@ -91,6 +114,7 @@ export async function runGuest(o: GuestRunOptions = {}): Promise<GuestRunReport>
     verbose: true,
     onEvent: (e) => {
       if (e.kind === 'log') { serverLog.push(e.line); log(`server: ${e.line}`); }
+      if (e.kind === 'model-failed') { serverLog.push(`MODEL FAILED in ${e.part}: ${e.detail}`); log(`server: the model failed in ${e.part}: ${e.detail}`); }
       if (e.kind === 'hwrm') log(`hwrm: ${e.name} seq ${e.seqId} -> ${e.errorCode}`);
     },
   });

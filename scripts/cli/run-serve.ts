@@ -74,12 +74,14 @@ export async function runServe(argv: readonly string[]): Promise<number> {
   const mtu = values['eth-mtu'] === undefined ? 1500 : Number(values['eth-mtu']);
   if (!Number.isInteger(mtu) || mtu < 576 || mtu > 9216) return fail(`--eth-mtu ${values['eth-mtu']}: expected 576..9216`);
   const verbose = values.verbose === true;
+  let modelFailed = false;
   const started = await serveVfioUser({
     socketPath: positionals[0]!, verbose, tracePath: values.trace as string | undefined,
     config: { mac, ipv4, mtu, cable, pcapPath: values.pcap as string | undefined, seed: 1, mode: 'thread' },
     onEvent: (e) => {
       if (e.kind === 'connected') console.log('client connected');
       if (e.kind === 'log') console.log(e.line);
+      if (e.kind === 'model-failed') { modelFailed = true; console.error(`rig-bnxt serve: the software NIC stopped: internal error in ${e.part}: ${e.detail}`); }
       if (e.kind === 'hwrm' && verbose) console.log(`hwrm ${e.name} seq ${e.seqId} -> ${e.errorCode === 0 ? 'ok' : `error ${e.errorCode}`}`);
     },
   });
@@ -97,5 +99,5 @@ export async function runServe(argv: readonly string[]): Promise<number> {
     writeFileSync(values['hwrm-log'] as string, server.hwrm.map((h) => `${h.name} seq=${h.seqId} error=${h.errorCode}`).join('\n') + (server.hwrm.length ? '\n' : ''));
   }
   console.log(`ended: ${reason}; ${stats?.messages ?? 0} messages, ${stats?.errors ?? 0} refused, ${server.hwrm.length} HWRM commands, ${stats?.iommuFaults ?? 0} IOMMU faults`);
-  return 0;
+  return modelFailed ? 1 : 0;
 }

@@ -11,11 +11,8 @@
 // Skipped, with the reason, where the guest cannot be built (not root, no apt-get).
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { join } from 'node:path';
-import { runGuest, DEFAULT_CACHE } from '../../scripts/bnxt-guest/run.ts';
+import { runGuest, buildGuest, DEFAULT_CACHE } from '../../scripts/bnxt-guest/run.ts';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 /** What the model answers CMD_NOT_SUPPORTED and bnxt_en carries on without (docs/bnxt-en-bringup.md). */
 const TOLERATED = new Set(['HWRM_SELFTEST_QLIST', 'HWRM_QUEUE_DSCP_QCAPS', 'HWRM_TEMP_MONITOR_QUERY']);
 
@@ -28,9 +25,9 @@ function whySkip(): string | false {
 
 const skip = whySkip();
 t.test('bnxt_en and bnxt_re bring up the software NIC over vfio-user', { skip }, async (t) => {
-  const build = spawnSync(join(root, 'scripts', 'bnxt-guest', 'build.sh'), [DEFAULT_CACHE], { encoding: 'utf8', timeout: 900_000 });
-  if (build.status !== 0) return void t.fail(`scripts/bnxt-guest/build.sh failed:\n${build.stdout}\n${build.stderr}`);
-  const r = await runGuest({ bnxtRe: true, rcLoopback: true, ping: true, waitS: 30, limitMs: 400_000 });
+  const image = buildGuest(DEFAULT_CACHE);
+  if (!image.ok) return void t.fail(image.error);
+  const r = await runGuest({ imageDir: image.value, bnxtRe: true, rcLoopback: true, ping: true, waitS: 30, limitMs: 400_000 });
   const serial = r.serial;
   const failed = () => t.comment(`run folder ${r.workDir}\n${serial}`);
   t.teardown(() => { if (t.passing() === false) failed(); });

@@ -16,6 +16,15 @@ export type ServerEvent =
   | ({ readonly kind: 'hwrm' } & HwrmObservation)
   | { readonly kind: 'log'; readonly line: string }
   | { readonly kind: 'failed'; readonly error: string }
+  /** A strict model's broken invariant (ModelInternalError): the model runs no more and the server ends. */
+  | { readonly kind: 'model-failed'; readonly part: string; readonly detail: string }
+  | {
+    readonly kind: 'control-reply'; readonly id: number; readonly ok: boolean;
+    readonly value?: unknown; readonly error?: string;
+  }
   | { readonly kind: 'ended'; readonly reason: string; readonly stats: ServerStats };
 
-export type ServerRequest = { readonly kind: 'close' };
+export type ServerRequest =
+  | { readonly kind: 'close' }
+  /** A test or fault control of the served model (NicModel.control: 'part.op'). */
+  | { readonly kind: 'control'; readonly id: number; readonly name: string; readonly args: readonly unknown[] };

@@ -17,6 +17,11 @@ export interface VfioUserServer {
   readonly ended: Promise<{ readonly reason: string; readonly stats: ServerStats | undefined }>;
   /** Every HWRM request the guest sent so far, in order, with the answer's error code. */
   readonly hwrm: readonly HwrmObservation[];
+  /**
+   * Runs a test or fault control of the served model by name ('engine.counters', as
+   * NicModel.control takes it): rejects with the control's error, or once the server ended.
+   */
+  control(name: string, ...args: unknown[]): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -45,13 +50,33 @@ export function serveVfioUser(options: ServeOptions): Promise<Result<VfioUserSer
     let settle: (v: { reason: string; stats: ServerStats | undefined }) => void = () => {};
     const ended = new Promise<{ reason: string; stats: ServerStats | undefined }>((r) => { settle = r; });
     let listening = false;
+    let finished = false;
+    let nextControl = 1;
+    const controls = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+    void ended.then(() => {
+      finished = true;
+      for (const c of controls.values()) c.reject(new Error('the vfio-user server ended before the control answered'));
+      controls.clear();
+    });
+    const control = (name: string, ...args: unknown[]) => new Promise<unknown>((res, rej) => {
+      if (finished) return rej(new Error('the vfio-user server has ended'));
+      const id = nextControl++;
+      controls.set(id, { resolve: res, reject: rej });
+      worker.postMessage({ kind: 'control', id, name, args });
+    });
     worker.on('message', (e: ServerEvent) => {
       options.onEvent?.(e);
       if (e.kind === 'hwrm') hwrm.push(e);
+      if (e.kind === 'control-reply') {
+        const c = controls.get(e.id);
+        controls.delete(e.id);
+        if (e.ok) c?.resolve(e.value);
+        else c?.reject(new Error(e.error));
+      }
       if (e.kind === 'listening') {
         listening = true;
         resolve(ok({
-          socketPath: options.socketPath, ended, hwrm,
+          socketPath: options.socketPath, ended, hwrm, control,
           close: async () => { worker.postMessage({ kind: 'close' }); await ended; },
         }));
       }

@@ -8,7 +8,7 @@
  * model take what was written before it.
  */
 import { NicModel } from '../nic-model.ts';
-import { BAR0_BYTES, BAR2_BYTES } from '../nic-model.ts';
+import { BAR0_BYTES, BAR2_BYTES, BAR2_PUBLISHED_BYTES } from '../nic-model.ts';
 import { allocWriteQueue, WriteQueueProducer, WriteKind } from '../write-queue.ts';
 import { allocWake } from '../wake.ts';
 import { BCM57508, type EmuConfig } from '../config.ts';
@@ -74,7 +74,7 @@ export class NicVfioDevice implements SessionDevice {
   constructor(config: EmuConfig) {
     const queueSab = allocWriteQueue();
     const bar0 = new SharedArrayBuffer(BAR0_BYTES);
-    this.model = new NicModel({ config, queue: queueSab, wake: allocWake(), bar0, bar2: new SharedArrayBuffer(BAR2_BYTES) });
+    this.model = new NicModel({ config, queue: queueSab, wake: allocWake(), bar0, bar2: new SharedArrayBuffer(BAR2_PUBLISHED_BYTES) });
     this.queue = new WriteQueueProducer(queueSab, () => this.run());
     this.bar0 = new Uint8Array(bar0);
     this.config = new PciConfigSpace(bcm57508ConfigSpec(config.mac));

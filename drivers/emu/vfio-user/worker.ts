@@ -14,6 +14,7 @@ import { decodeHeader, HEADER_BYTES } from './protocol.ts';
 import { acceptAsync, closeFd, FdReceiver, listenUnix, receiveAll, sendAll, shutdownAndClose } from './socket-libc.ts';
 import { errnoName } from '../../vfio/libc.ts';
 import { HwrmTrace } from './hwrm-trace.ts';
+import { ModelInternalError } from '../bus.ts';
 import type { ServerEvent, ServerRequest } from './events.ts';
 
 const { socketPath, config, verbose, tracePath } = workerData as { socketPath: string; config: EmuConfig; verbose: boolean; tracePath: string | undefined };
@@ -75,18 +76,43 @@ function next(): void {
     const body = new Uint8Array(h.size - HEADER_BYTES);
     if (receiveAll(connFd, body) !== body.length) return finish('the client closed the connection inside a message');
     session.handle(h, body, fds);
+    if (modelStopped()) return;
     pump();
-    next();
+    if (!closing) next();
   });
 }
 
 /** Runs the model until it has nothing to do now, then wakes at its next deadline. */
 function pump(): void {
   if (closing) return;
-  device.run();
+  try {
+    device.run();
+  } catch (e) {
+    return modelFailed(e);
+  }
+  if (modelStopped()) return;
   if (timer) { clearTimeout(timer); timer = undefined; }
   const deadline = device.nextDeadlineNs();
   if (deadline !== Infinity) timer = setTimeout(pump, Math.max(0, (deadline - performance.now() * 1e6) / 1e6));
+}
+
+/**
+ * A strict model that broke an invariant stopped (its runs throw ModelInternalError from then
+ * on, also inside a BAR access the session answered with an error). The host hears of it at
+ * once, as drivers/emu/worker.ts reports it, and the server ends: a dead device serves no guest.
+ */
+function modelStopped(): boolean {
+  const failure = device.model.failure;
+  if (failure === undefined) return false;
+  modelFailed(failure);
+  return true;
+}
+
+function modelFailed(e: unknown): void {
+  if (closing) return;
+  const f = ModelInternalError.of('vfio-user device', e);
+  post({ kind: 'model-failed', part: f.part, detail: f.detail });
+  finish(f.message);
 }
 
 function finish(reason: string): void {
@@ -103,5 +129,15 @@ function finish(reason: string): void {
 }
 
 parentPort!.on('message', (m: ServerRequest) => {
-  if (m.kind === 'close') finish('closed');
+  if (m.kind === 'close') return finish('closed');
+  if (m.kind === 'control') {
+    if (closing) return post({ kind: 'control-reply', id: m.id, ok: false, error: 'the server has ended' });
+    try {
+      post({ kind: 'control-reply', id: m.id, ok: true, value: device.model.control(m.name, m.args) });
+    } catch (e) {
+      post({ kind: 'control-reply', id: m.id, ok: false, error: (e as Error).message });
+      if (e instanceof ModelInternalError) return modelFailed(e);
+    }
+    pump();
+  }
 });
