@@ -15,11 +15,14 @@
 import { Iommu } from './iommu.ts';
 import { Random } from './random.ts';
 import { strictByDefault, type EmuConfig } from './config.ts';
+import type { TraceSink } from '../../firmware-hwrm/trace.ts';
 
 export interface ModelBus {
   readonly config: EmuConfig;
   readonly iommu: Iommu;
   readonly random: Random;
+  /** Where the firmware records the commands it takes and its answers (config.tracePath), if anywhere. */
+  readonly trace: TraceSink | undefined;
   /** What the driver last wrote to each BAR0 word. */
   readonly bar0Written: Uint32Array;
   /** Copies `length` bytes the driver wrote into BAR0 from `offset`. */
@@ -65,6 +68,7 @@ export class NicBus implements ModelBus {
   readonly iommu = new Iommu();
   readonly random: Random;
   readonly bar0Written: Uint32Array;
+  trace: TraceSink | undefined;
   /** Set by the host (the worker): called when a frame arrives from outside a run. */
   onExternalWork: () => void = () => {};
   nowNs = 0;

@@ -32,6 +32,12 @@ export interface EmuConfig {
    * RIG_BNXT_EMU_FIRMWARE's, else `current`.
    */
   readonly firmware?: FirmwareName;
+  /**
+   * Write every HWRM request and response, RoCE command and CREQ entry the model handled to
+   * this file, one JSON record a line, decoded from the public layouts (firmware-hwrm/trace.ts):
+   * what a driver sent, as the device saw it.
+   */
+  readonly tracePath?: string;
 }
 
 /** The environment variable that makes software NICs strict unless their config says otherwise. */

@@ -25,6 +25,7 @@ import { HwrmFirmware } from './firmware/hwrm.ts';
 import { RoceFirmware } from './firmware/roce.ts';
 import { FunctionResources } from './firmware/function-resources.ts';
 import { RoceEngine } from './engine/engine.ts';
+import { TraceFile } from '../trace-file.ts';
 
 export const BAR0_BYTES = 64 * 1024;
 export const BAR2_BYTES = 16 * 1024 * 1024;
@@ -68,6 +69,7 @@ export class NicModel {
   readonly engine: RoceEngine;
   private readonly queue: WriteQueueConsumer;
   private readonly wake: Int32Array;
+  private readonly traceFile: TraceFile | undefined;
   /** Set by the worker: drains the control port (DMA maps, test calls). */
   onControl: () => void = () => {};
   /**
@@ -86,6 +88,8 @@ export class NicModel {
     this.wake = new Int32Array(init.wake);
     const bus = new NicBus(init.config, new Int32Array(init.bar0), BAR0_BYTES);
     this.bus = bus;
+    // Throws (an open error for the host) when the file cannot be written.
+    if (init.config.tracePath !== undefined) bus.trace = this.traceFile = new TraceFile(init.config.tracePath);
     this.engine = new RoceEngine(bus);
     this.roce = new RoceFirmware(bus, this.resources, this.engine);
     this.hwrm = new HwrmFirmware(bus, this.resources, this.roce);
@@ -214,8 +218,14 @@ export class NicModel {
     return { engine: Object.keys(c.engine), roce: Object.keys(c.roce), hwrm: Object.keys(c.hwrm), model: Object.keys(c.model) };
   }
 
+  /** Records written to config.tracePath (0 without one). */
+  get traceLines(): number {
+    return this.traceFile?.lines ?? 0;
+  }
+
   close(): void {
     this.engine.close();
+    this.traceFile?.close();
   }
 
   /** Settles once the port's cable can carry frames (a UDP socket bound), or with why it cannot. */

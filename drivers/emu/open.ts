@@ -36,6 +36,11 @@ export interface EmuOpenOptions {
   readonly mtu?: number;
   /** Software NIC only: append every frame sent and received to this pcap file. */
   readonly pcap?: string;
+  /**
+   * Software NIC only: write what the device received and answered (every HWRM request and
+   * response, RoCE command and CREQ entry, decoded: firmware-hwrm/trace.ts) to this file.
+   */
+  readonly deviceTrace?: string;
   /** Software NIC only: seed of its random choices. */
   readonly seed?: number;
   /** Software NIC only: run the model stepped in this thread on a virtual clock (deterministic tests). */
@@ -99,7 +104,7 @@ export function openEmuNamed(name: string, options: EmuOpenOptions): Result<Open
   const firmware = firmwarePersonality(options.firmware).name;
   const d = openEmu({
     mac, ipv4, mtu, cable, pcapPath: options.pcap ?? process.env.RIG_BNXT_PCAP, seed: options.seed ?? 1,
-    mode: options.stepped ? 'stepped' : 'thread', firmware,
+    mode: options.stepped ? 'stepped' : 'thread', firmware, tracePath: options.deviceTrace,
   });
   return d.ok ? ok({ device: d.value, defaultIpv4: ipv4 }) : d;
 }

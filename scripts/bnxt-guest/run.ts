@@ -109,7 +109,7 @@ export async function runGuest(o: GuestRunOptions = {}): Promise<GuestRunReport>
   const cable: CableSpec = peer ? { kind: 'udp', localPort: nicPort, remotePort: peer.port } : { kind: 'loop' };
   const started = await serveVfioUser({
     socketPath,
-    tracePath: join(work, 'hwrm-trace.jsonl'),
+    tracePath: join(work, 'trace.jsonl'),
     config: { mac: macFromNumber(0x5001), ipv4: Uint8Array.from([10, 77, 0, 2]), mtu: 1500, cable, pcapPath: join(work, 'port.pcap'), seed: 1, mode: 'thread' },
     verbose: true,
     onEvent: (e) => {

@@ -24,7 +24,7 @@ Guest RAM must be a shared memfd backend: the model reaches it by mmap (see docs
   --eth-mtu N            Ethernet MTU (default 1500)
   --pcap FILE            append every frame on the port to FILE
   --hwrm-log FILE        write every HWRM command the guest sent, with the answer, to FILE at the end
-  --trace FILE           write every HWRM request and response, decoded, one JSON object a line
+  --trace FILE           write every HWRM request and response, RoCE command and CREQ entry, decoded, one JSON object a line
   -v, --verbose          log every refused message and every HWRM command
   -h, --help             show this text`;
 

@@ -10,6 +10,7 @@
  * contexts are freed by id and FUNC_RESET drops everything a previous owner left.
  */
 import * as H from '../../../firmware-hwrm/hwrm/index.ts';
+import { hwrmEvent } from '../../../firmware-hwrm/trace.ts';
 import type { ModelBus } from '../bus.ts';
 import { HwrmFaults, type HwrmRandomFaults, type MalformedKind } from './hwrm-faults.ts';
 import { BCM57508 } from '../config.ts';
@@ -87,6 +88,7 @@ export class HwrmFirmware {
 
   private handle(request: Uint8Array, viaShort: boolean): void {
     const hdr = H.HwrmInput.decode(request);
+    this.bus.trace?.write(hwrmEvent('req', hdr.req_type, request));
     const fate = this.faults.next(hdr.req_type);
     if (fate.silent) return;
     const spec = H.hwrmCommand(hdr.req_type);
@@ -257,6 +259,7 @@ export class HwrmFirmware {
     const iommu = this.bus.iommu;
     if (!iommu.writeFrom(hdr.resp_addr, bytes, 0, bytes.length - 1)) return;
     if (malformed !== 'no_valid') iommu.write8Release(hdr.resp_addr + bytes.length - 1, 1);
+    this.bus.trace?.write(hwrmEvent('resp', hdr.req_type, bytes));
     this.answered++;
     this.bus.notifyDriver();
   }

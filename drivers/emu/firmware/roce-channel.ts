@@ -48,6 +48,8 @@ export class CmdqChannel {
   length = 0;
   opcode = 0;
   cookie = 0;
+  /** The command last taken came TLV-encapsulated (scratch holds the command inside). */
+  encapsulated = false;
 
   constructor(private readonly iommu: Iommu) {}
 
@@ -91,6 +93,7 @@ export class CmdqChannel {
     // sends MODIFY_ROCE_CC this way on P5 and P7 (qplib_sp.c bnxt_qplib_modify_cc).
     const tlv = (this.scratch[0]! | (this.scratch[1]! << 8)) === CMD_DISCR_TLV_ENCAP;
     const units = tlv ? this.scratch[8]! : this.scratch[1]!;
+    this.encapsulated = false;
     if (tlv && units >= 2 && units <= pending) {
       for (let u = 1; u < units; u++) this.readUnit(u);
       this.consumed += units;
@@ -98,6 +101,7 @@ export class CmdqChannel {
       this.length = (units - 1) * CMDQE_BYTES;
       this.opcode = this.scratch[0]!;
       this.cookie = this.scratch[4]! | (this.scratch[5]! << 8);
+      this.encapsulated = true;
       return Take.Command;
     }
     this.opcode = this.scratch[0]!;

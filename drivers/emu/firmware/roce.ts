@@ -27,6 +27,7 @@ import { roceLimits, type RoceLimits } from './roce-limits.ts';
 import { firmwarePersonality } from './personality.ts';
 import { refuse, type Answer, type RoceContext } from './roce-answer.ts';
 import { runCommand } from './roce-commands.ts';
+import { cmdqEvent, creqEvent } from '../../../firmware-hwrm/trace.ts';
 import type { FunctionResources, RoceOfFunction } from './function-resources.ts';
 
 const ENTRY_BYTES = 16;
@@ -239,6 +240,7 @@ export class RoceFirmware implements RoceTables, RoceOfFunction {
         continue;
       }
       const cmd = ch.scratch.subarray(0, ch.length);
+      this.bus.trace?.write(cmdqEvent(cmd, ch.encapsulated));
       let answer: Answer;
       if (took === Take.Malformed) {
         this.stats.malformed++;
@@ -284,7 +286,7 @@ export class RoceFirmware implements RoceTables, RoceOfFunction {
     e[3] = cookie >>> 8;
     e[9] = opcode;
     if (malform !== undefined) this.malform(malform, opcode);
-    this.postEntry(creq);
+    this.postEntry(creq, status === RoceStatus.SUCCESS ? answer.sideBuffer : undefined, status === RoceStatus.SUCCESS ? undefined : why);
   }
 
   /** Fault hook: spoils the answer in `entry` (its valid bit stays the ring's to set). */
@@ -316,9 +318,11 @@ export class RoceFirmware implements RoceTables, RoceOfFunction {
     return units;
   }
 
-  private postEntry(ring: NotifyRing): void {
+  private postEntry(ring: NotifyRing, side?: Uint8Array, why?: string): void {
     const w = this.entryWords;
-    if (!ring.post(w[0]!, w[1]!, w[2]!, w[3]!)) this.stats.lostEvents++;
+    const posted = ring.post(w[0]!, w[1]!, w[2]!, w[3]!);
+    if (!posted) this.stats.lostEvents++;
+    else this.bus.trace?.write(creqEvent(this.entry, side, why));
     this.bus.notifyDriver();
   }
 

@@ -19,7 +19,6 @@ import { GuestMemory } from './guest-memory.ts';
 import { REGION } from './protocol.ts';
 import { L2Engine } from '../l2/l2-engine.ts';
 import { RoceInterrupts } from './roce-interrupts.ts';
-import { HwrmTrace } from './hwrm-trace.ts';
 import type { BarRegion, SessionDevice } from './session.ts';
 
 export const BAR4_BYTES = 16 * 1024;
@@ -64,8 +63,6 @@ export class NicVfioDevice implements SessionDevice {
   /** Every HWRM request the guest triggered, with the answer's error code (the command sequence). */
   readonly hwrmLog: HwrmObservation[] = [];
   onHwrm: (o: HwrmObservation) => void = () => {};
-  /** Every HWRM request and response as JSON lines, when a trace file was asked for. */
-  trace: HwrmTrace | undefined;
   private readonly queue: WriteQueueProducer;
   private readonly bar0: Uint8Array;
   private readonly bar4 = new Uint8Array(BAR4_BYTES);
@@ -142,7 +139,7 @@ export class NicVfioDevice implements SessionDevice {
     }
   }
 
-  /** Records the request in the window and the answer the firmware wrote at resp_addr. */
+  /** Records the request's type and the answer's error code (the decoded trace is the firmware's: config.tracePath). */
   private observeHwrm(): void {
     const w = this.model.bar0Written;
     const iommu = this.model.iommu;
@@ -151,25 +148,13 @@ export class NicVfioDevice implements SessionDevice {
     let cmplRing = w[0]! >>> 16;
     let respAddr = w[2]! + w[3]! * 2 ** 32;
     // Short-command mode (hwrm_short_input): signature 0x4321 at +2, the request itself at req_addr (+8).
-    let request = this.model.bus.bar0Bytes(0, 128);
     if (w[0]! >>> 16 === 0x4321 && iommu.check(respAddr, 16)) {
       const reqAddr = respAddr;
-      const size = w[1]! >>> 16;
-      request = new Uint8Array(size);
-      iommu.readInto(reqAddr, size, request, 0);
       cmplRing = iommu.read16(reqAddr + 2);
       seqId = iommu.read16(reqAddr + 4);
       respAddr = iommu.read64(reqAddr + 8);
     }
     const answered = iommu.check(respAddr, 8);
-    if (this.trace) {
-      this.trace.request(reqType, request);
-      if (answered) {
-        const len = Math.min(iommu.read16(respAddr + 6), 4096);
-        const resp = new Uint8Array(len);
-        if (iommu.readInto(respAddr, len, resp, 0)) this.trace.response(reqType, resp);
-      }
-    }
     const o: HwrmObservation = { reqType, name: hwrmRequestName(reqType), seqId, errorCode: answered ? iommu.read16(respAddr) : -1 };
     this.hwrmLog.push(o);
     this.onHwrm(o);
@@ -184,7 +169,6 @@ export class NicVfioDevice implements SessionDevice {
   }
 
   close(): void {
-    this.trace?.close();
     this.vectors.clear();
     this.memory.close();
     this.model.close();

@@ -13,7 +13,6 @@ import { VfioUserSession } from './session.ts';
 import { decodeHeader, HEADER_BYTES } from './protocol.ts';
 import { acceptAsync, closeFd, FdReceiver, listenUnix, receiveAll, sendAll, shutdownAndClose } from './socket-libc.ts';
 import { errnoName } from '../../vfio/libc.ts';
-import { HwrmTrace } from './hwrm-trace.ts';
 import { ModelInternalError } from '../bus.ts';
 import type { ServerEvent, ServerRequest } from './events.ts';
 
@@ -23,20 +22,13 @@ const log = (line: string) => post({ kind: 'log', line });
 
 let device: NicVfioDevice;
 try {
-  device = new NicVfioDevice(config);
+  // The firmware writes the decoded trace of what the guest's drivers sent (HWRM, CMDQ, CREQ).
+  device = new NicVfioDevice(tracePath === undefined ? config : { ...config, tracePath });
 } catch (e) {
   post({ kind: 'failed', error: `cannot start the software NIC: ${(e as Error).message}` });
   process.exit(0);
 }
 device.onHwrm = (o) => post({ kind: 'hwrm', ...o });
-if (tracePath !== undefined) {
-  try {
-    device.trace = new HwrmTrace(tracePath);
-  } catch (e) {
-    post({ kind: 'failed', error: `cannot write the trace ${tracePath}: ${(e as Error).message}` });
-    process.exit(0);
-  }
-}
 device.model.onExternalWork = () => pump();
 
 try { unlinkSync(socketPath); } catch { /* absent */ }
@@ -119,7 +111,7 @@ function finish(reason: string): void {
   if (closing && reason !== 'closed') return;
   closing = true;
   if (timer) clearTimeout(timer);
-  const stats = { traceLines: device.trace?.lines ?? 0, messages: session.stats.messages, errors: session.stats.errors, byCommand: Object.fromEntries(session.stats.byCommand), iommuFaults: device.model.iommu.faults };
+  const stats = { traceLines: device.model.traceLines, messages: session.stats.messages, errors: session.stats.errors, byCommand: Object.fromEntries(session.stats.byCommand), iommuFaults: device.model.iommu.faults };
   if (connFd >= 0) shutdownAndClose(connFd);
   shutdownAndClose(listenFd);
   try { unlinkSync(socketPath); } catch { /* gone */ }
