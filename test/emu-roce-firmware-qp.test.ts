@@ -60,7 +60,6 @@ t.test('CREATE_QP refusals: type, flags, sizes, CQs, unmapped rings, full table'
   const cq = makeCq(q);
   const cases: [string, (m: ReturnType<typeof qpMemory>) => Partial<Record<string, unknown>>, number][] = [
     ['UD', () => ({ type: R.QpType.UD }), 4],
-    ['GSI', () => ({ type: R.QpType.GSI }), 4],
     ['type 9', () => ({ type: 9 }), 5],
     ['SRQ_USED', () => ({ qp_flags: R.CreateQpFlags.SRQ_USED }), 4],
     ['variable-size WQEs', () => ({ qp_flags: R.CreateQpFlags.VARIABLE_SIZED_WQE_ENABLED }), 4],

@@ -133,6 +133,11 @@ export class EmuQp {
     readonly rcq: EmuCq,
     readonly sqSge: number,
     readonly rqSge: number,
+    /**
+     * The QP's service: an RC QP, which the engine runs, or the function's GSI QP (QP1, a UD
+     * QP for MADs), which the firmware keeps but the engine does not run (docs/hardware.md).
+     */
+    readonly service: 'rc' | 'gsi' = 'rc',
   ) {}
 }
 

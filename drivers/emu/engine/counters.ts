@@ -27,6 +27,8 @@ export class EngineCounters {
   dropStaleResponse = 0;
   /** Requests ahead of the expected PSN after a NAK was sent (IBA: silently dropped). */
   dropOutOfSequence = 0;
+  /** Frames for the GSI QP (QP1): MADs over RoCE are not modelled. */
+  dropGsi = 0;
 
   // Requester
   packetsSent = 0;
@@ -61,6 +63,8 @@ export class EngineCounters {
   doorbells = 0;
   doorbellsRejected = 0;
   doorbellsIgnored = 0;
+  /** SQ and RQ doorbells of the GSI QP (also in doorbellsIgnored): the engine runs no UD queue. */
+  gsiDoorbells = 0;
   /** Host writes attempted on behalf of a destroyed QP (must stay 0: none is made). */
   dmaWritesAfterDestroy = 0;
   /** Host memory accesses the IOMMU refused while running a QP. */
@@ -71,7 +75,7 @@ export class EngineCounters {
     const out: Record<string, number> = {};
     for (const [key, value] of Object.entries(this)) if (typeof value === 'number') out[key] = value;
     for (let i = 0; i < PARSE_STATUS_COUNT; i++) if (i !== 0) out[`drop${PARSE_STATUS_NAMES[i]}`] = this.parseDrops[i]!;
-    let dropped = this.dropUnknownQp + this.dropQpNotReady + this.dropBadPkey + this.dropBadAddress + this.dropReceiveQueueFull;
+    let dropped = this.dropUnknownQp + this.dropGsi + this.dropQpNotReady + this.dropBadPkey + this.dropBadAddress + this.dropReceiveQueueFull;
     for (let i = 1; i < PARSE_STATUS_COUNT; i++) dropped += this.parseDrops[i]!;
     out['framesDropped'] = dropped;
     // Built by name from this class's own number fields and the parse-status names: the type says so.

@@ -36,6 +36,12 @@ export function handleDoorbell(core: EngineCore, lo: number, hi: number): void {
     case DbcType.SQ:
     case DbcType.RQ: {
       const qp = core.tables.qp(xid);
+      if (qp?.service === 'gsi' && !qp.destroyed) {
+        // QP1's queues are the firmware's record only: the engine sends and receives no MADs.
+        counters.gsiDoorbells++;
+        counters.doorbellsIgnored++;
+        return;
+      }
       const t = qp ? core.transportOf(qp) : undefined;
       if (!qp || !t) {
         counters.doorbellsRejected++;

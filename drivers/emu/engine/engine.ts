@@ -189,6 +189,7 @@ export class RoceEngine implements EngineHooks {
 
   /** MODIFY_QP changed `qp`'s state (qp.state is the new one). */
   qpStateChanged(qp: EmuQp, from: EmuQpState): void {
+    if (qp.service !== 'rc') return; // QP1 has no RC transport
     const t = this.core.transportOf(qp);
     if (!t) return;
     const to = qp.state;
@@ -271,6 +272,10 @@ export class RoceEngine implements EngineHooks {
       return;
     }
     const qp = core.tables.qp(f.destQp);
+    if (qp?.service === 'gsi' && !qp.destroyed) {
+      core.counters.dropGsi++;
+      return;
+    }
     const t = qp && !qp.destroyed ? core.transportOf(qp) : undefined;
     if (!qp || !t) {
       core.counters.dropUnknownQp++;

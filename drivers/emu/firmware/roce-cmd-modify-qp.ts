@@ -9,7 +9,7 @@ import {
 } from '../../../firmware-hwrm/roce/index.ts';
 import type { EmuQpState } from '../objects.ts';
 import { refuse, success, type Answer, type RoceContext } from './roce-answer.ts';
-import { checkRcModify } from './roce-qp-transitions.ts';
+import { checkGsiModify, checkRcModify } from './roce-qp-transitions.ts';
 
 const QPN_MAX = 0xffffff;
 
@@ -29,14 +29,18 @@ export function modifyQp(ctx: RoceContext, cmd: Uint8Array): Answer {
   if (!fq) return refuse(P, `MODIFY_QP: no QP ${c.qp_cid}`);
   const qp = fq.qp;
   const mask = c.modify_mask >>> 0;
-  const step = checkRcModify(qp.state, mask, c.new_state);
+  const gsi = qp.service === 'gsi';
+  const step = gsi ? checkGsiModify(qp.state, mask, c.new_state) : checkRcModify(qp.state, mask, c.new_state);
   if ('why' in step) return refuse(P, `MODIFY_QP ${qp.qpn}: ${step.why}`);
 
   // Attribute values, each only where the mask names it.
   const limits = ctx.limits();
   const has = (bit: number) => (mask & bit) !== 0;
   const bad = (what: string) => refuse(P, `MODIFY_QP ${qp.qpn}: ${what}`);
-  if (has(M.SGID_INDEX) && !state.gids.has(c.sgid_index)) return bad(`sgid_index ${c.sgid_index} is no GID table entry`);
+  // A connected QP names its source GID; a UD QP's sends each name theirs (the address
+  // vector), so QP1's sgid_index is not held to the table: bnxt_qplib_modify_qp sends entry 0's
+  // at RTR whether or not the GID table has one yet.
+  if (has(M.SGID_INDEX) && !gsi && !state.gids.has(c.sgid_index)) return bad(`sgid_index ${c.sgid_index} is no GID table entry`);
   const mtuCode = maxPathMtuCode(ctx.bus.config.mtu);
   if (has(M.PATH_MTU) && c.path_mtu > mtuCode) return bad(`path MTU code ${c.path_mtu} exceeds the port's (${mtuCode}, MTU ${ctx.bus.config.mtu})`);
   if (has(M.TIMEOUT) && c.timeout > 31) return bad(`timeout ${c.timeout} is not a 5-bit exponent`);
@@ -64,7 +68,7 @@ export function modifyQp(ctx: RoceContext, cmd: Uint8Array): Answer {
   if (has(M.FLOW_LABEL)) fq.flowLabel = c.flow_label & 0xfffff;
   if (has(M.SGID_INDEX)) {
     qp.sgidIndex = c.sgid_index;
-    fq.usesSgid = true;
+    fq.usesSgid = !gsi; // QP1 holds no GID entry (see above)
   }
   if (has(M.HOP_LIMIT)) qp.hopLimit = c.hop_limit;
   if (has(M.TRAFFIC_CLASS)) fq.trafficClass = c.traffic_class;

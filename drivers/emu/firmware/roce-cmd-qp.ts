@@ -1,7 +1,7 @@
 /**
  * CREATE_QP, DESTROY_QP and QUERY_QP (roce_hsi.h cmdq_create_qp, cmdq_destroy_qp, cmdq_query_qp,
  * sq_psn_search_ext; Linux bnxt_re qplib_fp.c bnxt_qplib_create_qp, bnxt_qplib_query_qp). Only RC
- * QPs in static WQE mode are modelled:
+ * QPs in static WQE mode are run; the GSI QP (QP1) is kept but not run (createGsiQp):
  *
  *   SQ memory: [ sq_size WQEs x 128 B ][ sq_size PSN-search entries x 16 B ]   (one PBL)
  *   RQ memory: [ rq_size WQEs x 128 B ]
@@ -11,7 +11,7 @@ import {
   CmdqCreateQp, CmdqDestroyQp, CmdqQueryQp, CreateQpFlags, CreqCreateQpResp, CreqDestroyQpResp, CreqQueryQpRespSb,
   QpType, RoceStatus, XRRQ_ENTRY_BYTES,
 } from '../../../firmware-hwrm/roce/index.ts';
-import { EmuQp } from '../objects.ts';
+import { EmuQp, type EmuCq } from '../objects.ts';
 import { handleHalves, refuse, success, type Answer, type RoceContext } from './roce-answer.ts';
 import { resolveRing } from './roce-memory.ts';
 import type { FwQp } from './roce-tables.ts';
@@ -20,19 +20,69 @@ import type { FwQp } from './roce-tables.ts';
 export const WQE_BYTES = 128;
 /** P5 PSN-search entry (sq_psn_search_ext), one per SQ WQE after the SQ ring. */
 export const PSN_SEARCH_ENTRY_BYTES = 16;
+/** The GSI QP's number. */
+export const GSI_QPN = 1;
 
-const KNOWN_UNMODELLED_TYPES: readonly number[] = [QpType.UD, QpType.RAW_ETHERTYPE, QpType.GSI];
+const KNOWN_UNMODELLED_TYPES: readonly number[] = [QpType.UD, QpType.RAW_ETHERTYPE];
+
+type CreateQp = ReturnType<typeof CmdqCreateQp.decode>;
+interface QpQueues {
+  readonly sq: NonNullable<ReturnType<typeof resolveRing>>;
+  readonly rq: NonNullable<ReturnType<typeof resolveRing>>;
+  readonly scq: EmuCq;
+  readonly rcq: EmuCq;
+}
 
 export function createQp(ctx: RoceContext, cmd: Uint8Array): Answer {
   const c = CmdqCreateQp.decode(cmd);
+  if (c.type === QpType.GSI) return createGsiQp(ctx, c);
+  if (c.type !== QpType.RC) {
+    return KNOWN_UNMODELLED_TYPES.includes(c.type)
+      ? refuse(RoceStatus.NOT_IMPLEMENTED, `CREATE_QP: QP type ${c.type} is not modelled (RC and GSI only)`)
+      : refuse(RoceStatus.INVALID_PARAMETER, `CREATE_QP: QP type ${c.type} is unknown`);
+  }
+  const queues = checkQueues(ctx, c, PSN_SEARCH_ENTRY_BYTES);
+  if ('status' in queues) return queues;
   const { state, bus } = ctx;
   const limits = ctx.limits();
   const P = RoceStatus.INVALID_PARAMETER;
-  if (c.type !== QpType.RC) {
-    return KNOWN_UNMODELLED_TYPES.includes(c.type)
-      ? refuse(RoceStatus.NOT_IMPLEMENTED, `CREATE_QP: QP type ${c.type} is not modelled (RC only)`)
-      : refuse(P, `CREATE_QP: QP type ${c.type} is unknown`);
-  }
+  const iommu = bus.iommu;
+  const orrqBytes = (limits.maxQpInitRdAtom + 1) * XRRQ_ENTRY_BYTES;
+  const irrqBytes = (2 * limits.maxQpRdAtom + 2) * XRRQ_ENTRY_BYTES;
+  if (!iommu.check(c.orrq_addr, orrqBytes)) return refuse(P, `CREATE_QP: ORRQ at 0x${c.orrq_addr.toString(16)} is not ${orrqBytes} mapped bytes`);
+  if (!iommu.check(c.irrq_addr, irrqBytes)) return refuse(P, `CREATE_QP: IRRQ at 0x${c.irrq_addr.toString(16)} is not ${irrqBytes} mapped bytes`);
+  const qpn = state.qpIds.alloc(limits.maxQp);
+  if (qpn === undefined) return refuse(RoceStatus.RESOURCES, `CREATE_QP: all ${limits.maxQp} QPs are in use`);
+  const [lo, hi] = handleHalves(c.qp_handle);
+  const qp = new EmuQp(qpn, c.pd_id, lo, hi, queues.sq, queues.rq, queues.scq, queues.rcq, c.sq_sge, c.rq_sge);
+  state.qps.set(qpn, newContext(qp, c.sq_size, c.rq_size));
+  return success(CreqCreateQpResp.encode({ xid: qpn }));
+}
+
+/**
+ * The function's GSI QP (CREATE_QP type GSI), as bnxt_re creates QP1 on P5 for the MAD layer
+ * (ib_verbs.c bnxt_re_init_qp_type: "For Thor always force UD mode", then
+ * bnxt_qplib_create_qp). A UD QP: no PSN-search area and no ORRQ/IRRQ (qplib_fp.c gives those
+ * to RC QPs only). Its number is 1, the QP number MADs are addressed to (IBA 13.5; bnxt_re's
+ * qplib_rcfw.h map_qp_id_to_tbl_indx keeps qid 1 apart), and a function has one. The engine
+ * runs no UD traffic: QP1's doorbells and frames are counted and left (docs/hardware.md).
+ */
+function createGsiQp(ctx: RoceContext, c: CreateQp): Answer {
+  const { state } = ctx;
+  if (state.qps.has(GSI_QPN)) return refuse(RoceStatus.RESOURCES, 'CREATE_QP: the function\'s GSI QP (QP1) exists already');
+  const queues = checkQueues(ctx, c, 0);
+  if ('status' in queues) return queues;
+  const [lo, hi] = handleHalves(c.qp_handle);
+  const qp = new EmuQp(GSI_QPN, c.pd_id, lo, hi, queues.sq, queues.rq, queues.scq, queues.rcq, c.sq_sge, c.rq_sge, 'gsi');
+  state.qps.set(GSI_QPN, newContext(qp, c.sq_size, c.rq_size));
+  return success(CreqCreateQpResp.encode({ xid: GSI_QPN }));
+}
+
+/** The checks every QP's queues pass: sizes, SGEs, DPI, CQs, and the rings in mapped memory. */
+function checkQueues(ctx: RoceContext, c: CreateQp, psnEntryBytes: number): QpQueues | Answer {
+  const { state, bus } = ctx;
+  const limits = ctx.limits();
+  const P = RoceStatus.INVALID_PARAMETER;
   if (c.qp_flags & CreateQpFlags.SRQ_USED) return refuse(RoceStatus.NOT_IMPLEMENTED, 'CREATE_QP: SRQs are not modelled');
   if (c.qp_flags & CreateQpFlags.VARIABLE_SIZED_WQE_ENABLED) return refuse(RoceStatus.NOT_IMPLEMENTED, 'CREATE_QP: only static (128-byte) WQEs are modelled');
   if (c.sq_size > limits.maxQpWqes || c.rq_size > limits.maxQpWqes) return refuse(P, `CREATE_QP: sq_size ${c.sq_size} / rq_size ${c.rq_size} over ${limits.maxQpWqes}`);
@@ -42,20 +92,11 @@ export function createQp(ctx: RoceContext, cmd: Uint8Array): Answer {
   const rcq = state.cqs.get(c.rcq_cid)?.cq;
   if (!scq || !rcq) return refuse(P, `CREATE_QP: no CQ ${scq ? c.rcq_cid : c.scq_cid}`);
   const iommu = bus.iommu;
-  const sq = resolveRing(iommu, c.sq_pbl, c.sq_lvl, c.sq_pg_size, c.sq_size, WQE_BYTES, c.sq_size * (WQE_BYTES + PSN_SEARCH_ENTRY_BYTES));
-  if (!sq) return refuse(P, `CREATE_QP: the SQ (with its PSN search area) at 0x${c.sq_pbl.toString(16)} is not mapped`);
+  const sq = resolveRing(iommu, c.sq_pbl, c.sq_lvl, c.sq_pg_size, c.sq_size, WQE_BYTES, c.sq_size * (WQE_BYTES + psnEntryBytes));
+  if (!sq) return refuse(P, `CREATE_QP: the SQ${psnEntryBytes ? ' (with its PSN search area)' : ''} at 0x${c.sq_pbl.toString(16)} is not mapped`);
   const rq = resolveRing(iommu, c.rq_pbl, c.rq_lvl, c.rq_pg_size, c.rq_size, WQE_BYTES, c.rq_size * WQE_BYTES);
   if (!rq) return refuse(P, `CREATE_QP: the RQ at 0x${c.rq_pbl.toString(16)} is not mapped`);
-  const orrqBytes = (limits.maxQpInitRdAtom + 1) * XRRQ_ENTRY_BYTES;
-  const irrqBytes = (2 * limits.maxQpRdAtom + 2) * XRRQ_ENTRY_BYTES;
-  if (!iommu.check(c.orrq_addr, orrqBytes)) return refuse(P, `CREATE_QP: ORRQ at 0x${c.orrq_addr.toString(16)} is not ${orrqBytes} mapped bytes`);
-  if (!iommu.check(c.irrq_addr, irrqBytes)) return refuse(P, `CREATE_QP: IRRQ at 0x${c.irrq_addr.toString(16)} is not ${irrqBytes} mapped bytes`);
-  const qpn = state.qpIds.alloc(limits.maxQp);
-  if (qpn === undefined) return refuse(RoceStatus.RESOURCES, `CREATE_QP: all ${limits.maxQp} QPs are in use`);
-  const [lo, hi] = handleHalves(c.qp_handle);
-  const qp = new EmuQp(qpn, c.pd_id, lo, hi, sq, rq, scq, rcq, c.sq_sge, c.rq_sge);
-  state.qps.set(qpn, newContext(qp, c.sq_size, c.rq_size));
-  return success(CreqCreateQpResp.encode({ xid: qpn }));
+  return { sq, rq, scq, rcq };
 }
 
 function newContext(qp: EmuQp, sqSize: number, rqSize: number): FwQp {

@@ -41,16 +41,56 @@ for (let from = 0; from < STATES; from++) {
   legal(from, S.ERR, STATE_ONLY);
 }
 
+/**
+ * The GSI QP (QP1, a UD QP) walks the UD table of IBA 11.2.4 as Linux's ib_modify_qp_is_ok
+ * (core/verbs.c qp_state_table, IB_QPT_GSI) has it: RESET->INIT needs the P_Key index and the
+ * Q_Key, RTR->RTS the SQ PSN; INIT->RTR needs nothing. bnxt_re adds PATH_MTU at RTR
+ * (ib_verbs.c bnxt_re_modify_qp) and bnxt_qplib_modify_qp SGID_INDEX (qplib_fp.c
+ * __modify_flags_from_init_state: "Bono FW 20.6.5 requires SGID_INDEX"), so both are taken;
+ * attributes only a connected QP has (its peer, its retries, read depths, access) never are.
+ */
+const CONNECTED_ONLY =
+  M.ACCESS | M.DGID | M.FLOW_LABEL | M.HOP_LIMIT | M.TRAFFIC_CLASS | M.DEST_MAC | M.TIMEOUT | M.RETRY_CNT |
+  M.RNR_RETRY | M.RQ_PSN | M.MIN_RNR_TIMER | M.MAX_RD_ATOMIC | M.MAX_DEST_RD_ATOMIC | M.DEST_QP_ID;
+const GSI_RULES: (TransitionRule | undefined)[][] = Array.from({ length: STATES }, () => new Array<TransitionRule | undefined>(STATES).fill(undefined));
+function legalGsi(from: number, to: number, required: number, forbidden = 0): void {
+  GSI_RULES[from]![to] = { required: M.STATE | required, forbidden: CONNECTED_ONLY | forbidden };
+}
+legalGsi(S.RESET, S.INIT, M.PKEY | M.QKEY);
+legalGsi(S.INIT, S.INIT, 0);
+legalGsi(S.INIT, S.RTR, 0);
+legalGsi(S.RTR, S.RTS, M.SQ_PSN, M.PKEY | M.SGID_INDEX | M.PATH_MTU);
+legalGsi(S.RTS, S.RTS, 0);
+legalGsi(S.SQE, S.RTS, 0);
+for (let from = 0; from < STATES; from++) {
+  legalGsi(from, S.RESET, 0);
+  legalGsi(from, S.ERR, 0);
+}
+
 /** The rule for from -> to, or undefined if the transition is illegal. */
 export function rcTransition(from: number, to: number): TransitionRule | undefined {
   return RC_RULES[from]?.[to];
 }
 
-/** Where a MODIFY_QP with `mask` and `newState` takes a QP in `from`, or why it may not. */
+/** The rule for from -> to of the GSI QP, or undefined if the transition is illegal. */
+export function gsiTransition(from: number, to: number): TransitionRule | undefined {
+  return GSI_RULES[from]?.[to];
+}
+
+/** Where a MODIFY_QP with `mask` and `newState` takes an RC QP in `from`, or why it may not. */
 export function checkRcModify(from: number, mask: number, newState: number): { to: number } | { why: string } {
+  return checkModify(rcTransition, from, mask, newState);
+}
+
+/** The same for the GSI QP (QP1). */
+export function checkGsiModify(from: number, mask: number, newState: number): { to: number } | { why: string } {
+  return checkModify(gsiTransition, from, mask, newState);
+}
+
+function checkModify(table: (from: number, to: number) => TransitionRule | undefined, from: number, mask: number, newState: number): { to: number } | { why: string } {
   const changesState = (mask & M.STATE) !== 0;
   const to = changesState ? newState : from;
-  const rule = rcTransition(from, to);
+  const rule = table(from, to);
   if (!rule) return { why: `${qpStateName(from)} -> ${qpStateName(to)} is not a legal transition` };
   const required = changesState ? rule.required : 0;
   const missing = (required & ~mask) >>> 0;
