@@ -11,7 +11,7 @@
 #     initrd.cpio.gz   the guest: bnxt_en, bnxt_re and their dependencies, virtio-net and
 #                      fw_cfg (the control NIC and the job), rdma-core with the bnxt_re
 #                      provider, ibverbs-utils, perftest, iproute2, ping, lspci, dash,
-#                      busybox; /init is init.sh beside this script
+#                      busybox; /init is init.sh beside this script, /steps.sh its job steps
 #     guest.txt        every package that went in, with its version
 #
 #   scripts/bnxt-guest/build.sh [--force] [CACHE_DIR]
@@ -114,13 +114,13 @@ GUEST_PACKAGES=(
 )
 fetch "$kernel_pkg" "${GUEST_PACKAGES[@]}"
 
-# The image's key: the content of this script and init.sh, and the version of every package.
-key=$({ cat "$here/build.sh" "$here/init.sh"; for p in "$kernel_pkg" "${GUEST_PACKAGES[@]}"; do basename "$(deb_of "$p")"; done; } | sha256sum | cut -c1-16)
+# The image's key: the content of this script, init.sh and steps.sh, and every package's version.
+image_key=$({ cat "$here/build.sh" "$here/init.sh" "$here/steps.sh"; for p in "$kernel_pkg" "${GUEST_PACKAGES[@]}"; do basename "$(deb_of "$p")"; done; } | sha256sum | cut -c1-16)
 images="$cache/images"
-image="$images/$key"
+image="$images/$image_key"
 mkdir -p "$images"
 # Images not used for a week go (a run links the files it boots, so removing one is safe).
-find "$images" -mindepth 1 -maxdepth 1 -type d -mtime +7 ! -name "$key" -exec rm -rf {} + 2>/dev/null || true
+find "$images" -mindepth 1 -maxdepth 1 -type d -mtime +7 ! -name "$image_key" -exec rm -rf {} + 2>/dev/null || true
 if [ "$force" = 0 ] && [ -s "$image/initrd.cpio.gz" ] && [ -s "$image/vmlinuz" ] && [ -s "$image/guest.txt" ]; then
   touch "$image"
   say "guest up to date"
@@ -193,6 +193,7 @@ mkdir -p "$root/usr/local/busybox"
 cp "$stage/usr/bin/busybox" "$root/usr/local/busybox/busybox"
 ln -sf dash "$root/usr/bin/sh"
 cp "$here/init.sh" "$root/init"; chmod 755 "$root/init"
+cp "$here/steps.sh" "$root/steps.sh"
 echo "root:x:0:0:root:/:/bin/sh" > "$root/etc/passwd"
 printf '127.0.0.1 localhost\n' > "$root/etc/hosts"
 

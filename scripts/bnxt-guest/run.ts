@@ -3,7 +3,10 @@
  * happened: the HWRM commands bnxt_en sent (in order, with the model's answers), the guest's
  * markers and its bnxt log. Never throws for a failed boot: the failure is in the report.
  *
- *   node --import ./scripts/register-ts.mjs scripts/bnxt-guest/run.ts [--re] [--rc-loopback] [--ping] [--wait S]
+ *   node --import ./scripts/register-ts.mjs scripts/bnxt-guest/run.ts [--re] [--rc-loopback] [--ping] [--host-peer] [--wait S]
+ *
+ * --host-peer: after its own tests the guest runs ibv_rc_pingpong and ib_send_lat on bnxt_re0
+ * against rig-bnxt pingpong / perf on the host, both roles (host-peer.ts).
  *
  * Needs the cache built by build.sh (default /var/cache/rig-bnxt/bnxt-guest) and root (the
  * chroot QEMU runs in; a private mount namespace, so nothing is left mounted).
@@ -16,18 +19,23 @@ import { join } from 'node:path';
 import { serveVfioUser, type HwrmObservation } from '../../drivers/emu/vfio-user/index.ts';
 import { macFromNumber, type CableSpec } from '../../drivers/emu/config.ts';
 import { startL2Peer } from './l2-peer.ts';
-import dgram from 'node:dgram';
+import { startTcpRelay } from './tcp-relay.ts';
+import { driveHostPeer, peerStepResults, HOST_NIC, type PeerStepResult } from './host-peer.ts';
+import { freeTcpPort, freeUdpPort } from '../interop/free-ports.ts';
+import { jobScript, type GuestStep } from '../interop/job-script.ts';
+import { SerialFollower } from '../interop/serial-follow.ts';
+import { SerialTranscript } from '../interop/serial-transcript.ts';
+import type { HostRun } from '../interop/run-guest.ts';
 
 const PEER_MAC = Uint8Array.from([0x02, 0x62, 0x6e, 0x00, 0x99, 0x01]);
 const PEER_IP = Uint8Array.from([10, 77, 0, 9]);
-
-async function freeUdpPort(): Promise<number> {
-  const s = dgram.createSocket('udp4');
-  await new Promise<void>((r) => s.bind(0, '127.0.0.1', () => r()));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
+/** The served NIC's MAC and the guest's address on its port. */
+export const GUEST_MAC = '02:62:6e:00:50:01';
+export const GUEST_IP = '10.77.0.2';
+/** The guest's control NIC (QEMU user networking); init.sh finds it by this MAC. */
+const CONTROL_MAC = '52:54:00:00:00:01';
+/** ibv_rc_pingpong's and perftest's port in the guest (steps.sh PP_PORT). */
+const GUEST_SERVER_PORT = 18515;
 
 export const DEFAULT_CACHE = process.env.RIG_BNXT_GUEST_CACHE ?? '/var/cache/rig-bnxt/bnxt-guest';
 const BUILD_SCRIPT = fileURLToPath(new URL('./build.sh', import.meta.url));
@@ -52,6 +60,11 @@ export interface GuestRunOptions {
   readonly rcLoopback?: boolean;
   /** Cable the NIC (UDP) to an ARP/ICMP peer at 10.77.0.9 and ping it from the guest. */
   readonly ping?: boolean;
+  /**
+   * Then these job steps against rig-bnxt on the host (host-peer.ts): a second software NIC
+   * on the far end of the served NIC's cable, a control NIC for the TCP exchanges.
+   */
+  readonly hostSteps?: readonly GuestStep[];
   /** Seconds the guest waits for the netdev (default 20). */
   readonly waitS?: number;
   /** Whole-run limit in ms (default 240 s). */
@@ -70,6 +83,12 @@ export interface GuestRunReport {
   readonly workDir: string;
   /** With `ping`: echo requests the peer answered. */
   readonly peerEchoes: number;
+  /** With `hostSteps`: each step's outcome, and the first failure of the job (null: none). */
+  readonly hostSteps: readonly PeerStepResult[];
+  readonly hostFailure: string | null;
+  /** The served NIC's port capture (both directions) and the decoded command trace. */
+  readonly pcapPath: string;
+  readonly tracePath: string;
 }
 
 /** Run folders kept in the cache (the newest); older ones are removed when a run starts. */
@@ -80,7 +99,8 @@ function pruneRuns(dir: string, keep: number): void {
   for (const r of runs.slice(keep)) rmSync(join(dir, r.n), { recursive: true, force: true });
 }
 
-export async function runGuest(o: GuestRunOptions = {}): Promise<GuestRunReport> {
+/** The images (built if needed) hard-linked into a fresh run folder; old run folders pruned. */
+function prepareRun(o: GuestRunOptions): { chroot: string; work: string } {
   const cache = o.cacheDir ?? DEFAULT_CACHE;
   const chroot = join(cache, 'chroot');
   let imageDir = o.imageDir;
@@ -100,17 +120,67 @@ export async function runGuest(o: GuestRunOptions = {}): Promise<GuestRunReport>
   for (const f of ['vmlinuz', 'initrd.cpio.gz']) {
     try { linkSync(join(imageDir, f), join(work, f)); } catch { copyFileSync(join(imageDir, f), join(work, f)); }
   }
+  return { chroot, work };
+}
+
+/** QEMU's command line (paths as the chroot sees the run folder: /share). */
+function qemuArgv(o: GuestRunOptions, withHost: boolean, tcpPort: number): string[] {
+  const append = [
+    `console=ttyS0`, 'panic=-1', 'loglevel=7', `WAIT=${o.waitS ?? 20}`,
+    o.bnxtRe || o.rcLoopback || withHost ? 'BNXT_RE=1' : '', o.rcLoopback ? 'RC_LOOPBACK=1' : '',
+    o.rcLoopback || o.ping || withHost ? `GUEST_IP=${GUEST_IP}` : '', o.ping ? 'PEER_IP=10.77.0.9' : '',
+  ].join(' ');
+  const qemu = [
+    'qemu-system-x86_64', '-accel', 'tcg', '-cpu', 'max', '-m', '512', '-smp', '1', '-nodefaults', '-no-user-config',
+    '-display', 'none', '-no-reboot',
+    '-object', 'memory-backend-memfd,id=mem,size=512M,share=on', '-machine', 'q35,memory-backend=mem',
+    '-kernel', '/share/vmlinuz', '-initrd', '/share/initrd.cpio.gz', '-append', append,
+    // Behind a PCIe root port, so the guest sees a PCIe endpoint with extended config space (DSN).
+    '-device', 'pcie-root-port,id=rp0,chassis=1,slot=0',
+    '-device', JSON.stringify({ driver: 'vfio-user-pci', socket: { type: 'unix', path: '/share/bnxt.sock' }, bus: 'rp0', addr: '00.0' }),
+    '-serial', 'file:/share/serial.log', '-monitor', 'none',
+  ];
+  if (withHost) {
+    // The control NIC: the host reaches the guest's servers through hostfwd; the guest reaches the
+    // host's at 10.0.2.2 (slirp's host address is the host's 127.0.0.1, which restrict=on would
+    // forbid), through the relay. The guest has no default route: nothing beyond 10.0.2.0/24.
+    const netdev = `user,id=ctl,net=10.0.2.0/24,hostfwd=tcp:127.0.0.1:${tcpPort}-:${GUEST_SERVER_PORT}`;
+    qemu.push('-netdev', netdev, '-device', `virtio-net-pci,netdev=ctl,mac=${CONTROL_MAC}`);
+    qemu.push('-fw_cfg', 'name=opt/rig/job,file=/share/job.sh');
+  }
+  return qemu;
+}
+
+/** QEMU in the chroot, in a private mount namespace: its /proc, /dev and the run folder vanish with it. */
+function spawnQemu(chroot: string, work: string, qemu: readonly string[]) {
+  const script = 'set -e; C=$1; W=$2; shift 2; mount -t proc proc "$C/proc"; mount --bind /dev "$C/dev"; '
+    + 'mount --bind /sys "$C/sys"; mount --bind "$W" "$C/share"; exec chroot "$C" "$@"';
+  const argv = ['--mount', '--propagation', 'private', 'sh', '-c', script, 'sh', chroot, work, ...qemu];
+  return spawn('unshare', argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+export async function runGuest(o: GuestRunOptions = {}): Promise<GuestRunReport> {
+  const { chroot, work } = prepareRun(o);
   const socketPath = join(work, 'bnxt.sock');
   const serverLog: string[] = [];
   const log = o.log ?? (() => {});
-  let nicPort = 0;
-  const peer = o.ping ? await startL2Peer({ mac: PEER_MAC, ip: PEER_IP, nicPort: () => nicPort }) : undefined;
-  if (peer) nicPort = await freeUdpPort();
+  const steps = o.hostSteps ?? [];
+  const withHost = steps.length > 0;
+  // The far end of the NIC's UDP cable: the ping peer, and (with host steps) the host NIC's way in.
+  const nicPort = o.ping || withHost ? await freeUdpPort() : 0;
+  const hostPort = withHost ? await freeUdpPort() : 0;
+  const peer = o.ping || withHost ? await startL2Peer({ mac: PEER_MAC, ip: PEER_IP, nicPort: () => nicPort, port: await freeUdpPort(), passPort: withHost ? hostPort : undefined }) : undefined;
+  const tcpPort = withHost ? await freeTcpPort() : 0;
+  const serverPort = withHost ? await freeTcpPort() : 0;
+  const relay = withHost ? await startTcpRelay(await freeTcpPort(), serverPort) : undefined;
+  const relayPort = relay?.port ?? 0;
   const cable: CableSpec = peer ? { kind: 'udp', localPort: nicPort, remotePort: peer.port } : { kind: 'loop' };
+  const pcapPath = join(work, 'port.pcap');
+  const tracePath = join(work, 'trace.jsonl');
   const started = await serveVfioUser({
     socketPath,
-    tracePath: join(work, 'trace.jsonl'),
-    config: { mac: macFromNumber(0x5001), ipv4: Uint8Array.from([10, 77, 0, 2]), mtu: 1500, cable, pcapPath: join(work, 'port.pcap'), seed: 1, mode: 'thread' },
+    tracePath,
+    config: { mac: macFromNumber(0x5001), ipv4: Uint8Array.from([10, 77, 0, 2]), mtu: 1500, cable, pcapPath, seed: 1, mode: 'thread' },
     verbose: true,
     onEvent: (e) => {
       if (e.kind === 'log') { serverLog.push(e.line); log(`server: ${e.line}`); }
@@ -120,43 +190,64 @@ export async function runGuest(o: GuestRunOptions = {}): Promise<GuestRunReport>
   });
   if (!started.ok) throw new Error(started.error);
   const server = started.value;
-  const append = [`console=ttyS0`, 'panic=-1', 'loglevel=7', `WAIT=${o.waitS ?? 20}`, o.bnxtRe || o.rcLoopback ? 'BNXT_RE=1' : '', o.rcLoopback ? 'RC_LOOPBACK=1' : '', o.rcLoopback || o.ping ? 'GUEST_IP=10.77.0.2' : '', o.ping ? 'PEER_IP=10.77.0.9' : ''].join(' ');
-  const qemu = [
-    'qemu-system-x86_64', '-accel', 'tcg', '-cpu', 'max', '-m', '512', '-smp', '1', '-nodefaults', '-no-user-config', '-display', 'none', '-no-reboot',
-    '-object', 'memory-backend-memfd,id=mem,size=512M,share=on', '-machine', 'q35,memory-backend=mem',
-    '-kernel', '/share/vmlinuz', '-initrd', '/share/initrd.cpio.gz', '-append', append,
-    // Behind a PCIe root port, so the guest sees a PCIe endpoint with extended config space (DSN).
-    '-device', 'pcie-root-port,id=rp0,chassis=1,slot=0',
-    '-device', JSON.stringify({ driver: 'vfio-user-pci', socket: { type: 'unix', path: '/share/bnxt.sock' }, bus: 'rp0', addr: '00.0' }),
-    '-serial', 'file:/share/serial.log', '-monitor', 'none',
-  ];
-  // A private mount namespace: the chroot's /proc, /dev and the run folder vanish with QEMU.
-  const script = 'set -e; C=$1; W=$2; shift 2; mount -t proc proc "$C/proc"; mount --bind /dev "$C/dev"; mount --bind /sys "$C/sys"; mount --bind "$W" "$C/share"; exec chroot "$C" "$@"';
-  const child = spawn('unshare', ['--mount', '--propagation', 'private', 'sh', '-c', script, 'sh', chroot, work, ...qemu], { stdio: ['ignore', 'pipe', 'pipe'] });
+  if (withHost) {
+    writeFileSync(join(work, 'job.sh'), jobScript(steps, { peerIp: HOST_NIC.ip, peerMac: HOST_NIC.mac, events: false, serverAddress: '10.0.2.2', serverPort: relayPort }));
+  }
+  const child = spawnQemu(chroot, work, qemuArgv(o, withHost, tcpPort));
   let qemuOut = '';
   child.stdout.on('data', (d) => { qemuOut += d; });
   child.stderr.on('data', (d) => { qemuOut += d; });
   let timedOut = false;
-  const limit = setTimeout(() => { timedOut = true; child.kill('SIGKILL'); }, o.limitMs ?? 240_000);
-  const qemuExit = await new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  const limitMs = o.limitMs ?? 240_000;
+  const limit = setTimeout(() => { timedOut = true; child.kill('SIGKILL'); }, limitMs);
+  let qemuGone = false;
+  const qemuExited = new Promise<number | null>((r) => child.on('exit', (code) => { qemuGone = true; r(code); }));
+  const serialPath = join(work, 'serial.log');
+  let host: { failure: string | null; hostRuns: Map<string, HostRun> } = { failure: null, hostRuns: new Map() };
+  const follower = new SerialFollower(serialPath, new SerialTranscript('BNXT-'));
+  if (withHost) {
+    host = await driveHostPeer({
+      follower, steps, ports: { hostPort, farPort: peer!.port, tcpPort, serverPort }, guestIp: GUEST_IP, guestMac: GUEST_MAC, workDir: work,
+      jobStartMs: limitMs, log, abort: () => (qemuGone ? `QEMU exited (see ${join(work, 'qemu.out')})` : null),
+    });
+  }
+  const qemuExit = await qemuExited;
   clearTimeout(limit);
+  follower.close();
   await server.close();
   const { reason } = await server.ended;
   const peerEchoes = peer?.echoesAnswered() ?? 0;
   peer?.close();
-  const serialPath = join(work, 'serial.log');
+  await relay?.close();
   const serial = existsSync(serialPath) ? readFileSync(serialPath, 'utf8') : '';
   writeFileSync(join(work, 'qemu.out'), qemuOut);
   writeFileSync(join(work, 'hwrm.txt'), server.hwrm.map((h) => `${h.name} seq ${h.seqId} -> ${h.errorCode}`).join('\n') + '\n');
   writeFileSync(join(work, 'server.log'), serverLog.join('\n') + '\n');
   const markers = serial.split('\n').filter((l) => l.startsWith('BNXT-GUEST')).map((l) => l.trim());
-  return { peerEchoes, hwrm: server.hwrm, serial: serial + (qemuOut ? `\n--- qemu ---\n${qemuOut}` : ''), markers, serverLog, endReason: reason, qemuExit, timedOut, workDir: work };
+  return {
+    peerEchoes, hwrm: server.hwrm, serial: serial + (qemuOut ? `\n--- qemu ---\n${qemuOut}` : ''), markers, serverLog, endReason: reason, qemuExit, timedOut, workDir: work,
+    hostSteps: peerStepResults(steps, follower.transcript, host.hostRuns), hostFailure: host.failure, pcapPath, tracePath,
+  };
 }
+
+/** What `--host-peer` runs: ibv_rc_pingpong and ib_send_lat against rig-bnxt, the guest as server and as client. */
+export const HOST_PEER_STEPS: readonly GuestStep[] = [
+  { kind: 'pingpong-server', id: 'pp-gs', sizeBytes: 64, iters: 5 },
+  { kind: 'pingpong-server', id: 'pp4k-gs', sizeBytes: 4096, iters: 5 },
+  { kind: 'pingpong-client', id: 'pp-gc', sizeBytes: 64, iters: 5 },
+  { kind: 'perftest-server', id: 'lat-gs', test: 'send_lat', sizeBytes: 64, iters: 20 },
+  { kind: 'perftest-client', id: 'lat-gc', test: 'send_lat', sizeBytes: 64, iters: 20 },
+];
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const args = process.argv.slice(2);
   const waitAt = args.indexOf('--wait');
-  const report = await runGuest({ bnxtRe: args.includes('--re'), rcLoopback: args.includes('--rc-loopback'), ping: args.includes('--ping'), waitS: waitAt >= 0 ? Number(args[waitAt + 1]) : undefined, log: (l) => console.log(l) });
+  const report = await runGuest({
+    bnxtRe: args.includes('--re'), rcLoopback: args.includes('--rc-loopback'), ping: args.includes('--ping'),
+    hostSteps: args.includes('--host-peer') ? HOST_PEER_STEPS : undefined, waitS: waitAt >= 0 ? Number(args[waitAt + 1]) : undefined, log: (l) => console.log(l),
+  });
+  for (const s of report.hostSteps) console.log(`${s.step.id}: guest ${s.status}, host ${s.host?.exitCode ?? '-'}${s.pingpong ? `, ${s.pingpong.iters} iters` : ''}${s.perftest ? `, ${s.perftest.iterations} x ${s.perftest.sizeBytes} B` : ''}`);
+  if (report.hostFailure !== null) console.log(`host peer: ${report.hostFailure}`);
   console.log(report.serial.split('\n').filter((l) => /bnxt|BNXT|14e4|00:04|Error|error|warn/i.test(l)).join('\n'));
   console.log(`end: ${report.endReason}; qemu exit ${report.qemuExit}${report.timedOut ? ' (timed out)' : ''}; run folder ${report.workDir}`);
 }

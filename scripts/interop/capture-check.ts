@@ -143,11 +143,11 @@ export interface PingpongPair {
   readonly role: GuestRole;
 }
 
-/** Checks the frames of one pingpong between the guest and the host. */
-export function checkPingpongCapture(frames: readonly CapturedFrame[], pair: PingpongPair): CaptureCheck {
+/** Checks the frames of one pingpong between the guest (its NIC's MAC: guestMacText) and the host. */
+export function checkPingpongCapture(frames: readonly CapturedFrame[], pair: PingpongPair, guestMacText = GUEST_DATA_MAC): CaptureCheck {
   const { guestQpn, hostQpn, role } = pair;
-  const guestMac = parseMac(GUEST_DATA_MAC);
-  if (guestMac === null) throw new Error('bad GUEST_DATA_MAC');
+  const guestMac = parseMac(guestMacText);
+  if (guestMac === null) throw new Error(`bad guest MAC ${guestMacText}`);
   const frame = new RoceFrame();
   const [from, to] = stepWindow(frames, pair, guestMac, frame);
   const badFrames: string[] = [];

@@ -51,6 +51,10 @@ export interface JobOptions {
    * first byte of each page, which its peer sets to 0 (only if the host command does the same).
    */
   readonly checkBuffer?: boolean;
+  /** Where the guest's clients reach the host's server (default GUESTFWD_IP, slirp's guestfwd). */
+  readonly serverAddress?: string;
+  /** The port they connect to there (default the guest's own PP_PORT). */
+  readonly serverPort?: number;
 }
 
 const ID = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,39}$/;
@@ -79,11 +83,14 @@ export function jobScript(steps: readonly GuestStep[], options: JobOptions = {})
   checkSteps(steps);
   const peerIp = options.peerIp ?? HOST_DATA_IP;
   const peerMac = options.peerMac ?? HOST_DATA_MAC;
-  if (!SAFE_WORD.test(peerIp) || !SAFE_WORD.test(peerMac)) throw new Error('peer address has unexpected characters');
+  const server = options.serverAddress ?? GUESTFWD_IP;
+  if (!SAFE_WORD.test(peerIp) || !SAFE_WORD.test(peerMac) || !SAFE_WORD.test(server)) throw new Error('peer address has unexpected characters');
+  if (options.serverPort !== undefined && (!Number.isInteger(options.serverPort) || options.serverPort < 1 || options.serverPort > 65535)) throw new Error(`server port ${options.serverPort} is not 1..65535`);
   const flags = [options.events === false ? '' : '-e', options.checkBuffer === true ? '-c' : ''].filter((f) => f !== '').join(' ');
   const lines = [
     '# written by scripts/interop/job-script.ts; sourced by guest-init.sh',
     `PP_FLAGS="${flags}"`,
+    ...(options.serverPort !== undefined ? [`PP_SERVER_PORT=${options.serverPort}`] : []),
     `add_peer ${peerIp} ${peerMac}`,
   ];
   for (const step of steps) {
@@ -93,7 +100,7 @@ export function jobScript(steps: readonly GuestStep[], options: JobOptions = {})
       case 'pingpong-client': {
         const fn = { 'pingpong-server': 'pp_server', 'pingpong-client': 'pp_client', 'pingpong-loopback': 'pp_loopback' }[step.kind];
         const limitS = Math.ceil(stepLimitMs(step.iters) / 1000);
-        lines.push(`${fn} ${step.id} ${step.sizeBytes} ${step.iters} ${limitS}${step.kind === 'pingpong-client' ? ` ${GUESTFWD_IP}` : ''}`);
+        lines.push(`${fn} ${step.id} ${step.sizeBytes} ${step.iters} ${limitS}${step.kind === 'pingpong-client' ? ` ${server}` : ''}`);
         break;
       }
       case 'perftest-server':
@@ -101,7 +108,7 @@ export function jobScript(steps: readonly GuestStep[], options: JobOptions = {})
         if (step.test !== 'send_lat' && step.test !== 'send_bw') throw new Error(`step ${step.id}: perftest test ${String(step.test)}`);
         const limitS = Math.ceil(stepLimitMs(step.iters) / 1000);
         const fn = step.kind === 'perftest-server' ? 'pt_server' : 'pt_client';
-        lines.push(`${fn} ${step.id} ib_${step.test} ${step.sizeBytes} ${step.iters} ${limitS}${step.kind === 'perftest-client' ? ` ${GUESTFWD_IP}` : ''}`);
+        lines.push(`${fn} ${step.id} ib_${step.test} ${step.sizeBytes} ${step.iters} ${limitS}${step.kind === 'perftest-client' ? ` ${server}` : ''}`);
         break;
       }
       case 'command':

@@ -243,7 +243,7 @@ export function pingpongPair(step: StepResult): PingpongPair | null {
 }
 
 /** Runs one host command (no shell) with a time limit; its output goes to `logFile` and, the tail, to the result. */
-function runHost(argv: readonly string[], limitMs: number, logFile: string, onSpawn: (child: ChildProcess) => void): Promise<HostRun> {
+export function runHost(argv: readonly string[], limitMs: number, logFile: string, onSpawn: (child: ChildProcess) => void): Promise<HostRun> {
   const started = Date.now();
   const [file, ...rest] = argv as [string, ...string[]];
   return new Promise((resolve) => {
@@ -266,7 +266,7 @@ function runHost(argv: readonly string[], limitMs: number, logFile: string, onSp
 }
 
 /** Ends a host command and whatever it started (its own process group). */
-function killTree(child: ChildProcess): void {
+export function killTree(child: ChildProcess): void {
   if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
   try { process.kill(-child.pid, 'SIGKILL'); } catch { child.kill('SIGKILL'); }
 }
@@ -283,7 +283,7 @@ async function kill(child: ChildProcess, gone: () => boolean): Promise<void> {
   }
 }
 
-function describeExit(run: HostRun): string {
+export function describeExit(run: HostRun): string {
   if (run.timedOut) return `timed out after ${run.durationMs} ms`;
   return run.signal !== null ? `killed by ${run.signal}` : `exit ${run.exitCode}`;
 }

@@ -9,13 +9,12 @@ import { SerialTranscript } from './serial-transcript.ts';
 export type WaitOutcome = { readonly ok: true } | { readonly ok: false; readonly reason: string };
 
 export class SerialFollower {
-  readonly transcript = new SerialTranscript();
   private fd: number | null = null;
   private offset = 0;
   private partial = '';
   private readonly chunk = Buffer.alloc(64 * 1024);
 
-  constructor(private readonly path: string) {}
+  constructor(private readonly path: string, readonly transcript = new SerialTranscript()) {}
 
   /** Reads whatever was appended since the last call. */
   poll(): void {

@@ -43,10 +43,13 @@ export class SerialTranscript {
   /** The kernel powered off ("reboot: Power down"). */
   poweredOff = false;
 
+  /** `prefix`: the markers' (the rxe guest's RXE-; the bnxt guest's job steps say BNXT-). */
+  constructor(private readonly prefix = 'RXE-') {}
+
   /** Feeds one line (without its newline). */
   push(rawLine: string): void {
     const line = rawLine.replace(/\r/g, '');
-    const at = line.indexOf('RXE-');
+    const at = line.indexOf(this.prefix);
     if (at < 0) {
       if (/reboot: Power down/.test(line)) this.poweredOff = true;
       if (line.length > 0) this.otherLines.push(line);
@@ -55,7 +58,8 @@ export class SerialTranscript {
     // A kernel message may have been printed on the same console line before the marker.
     const marker = line.slice(at);
     const space = marker.indexOf(' ');
-    const word = space < 0 ? marker : marker.slice(0, space);
+    // Markers are matched by their RXE- names whatever the prefix.
+    const word = `RXE-${(space < 0 ? marker : marker.slice(0, space)).slice(this.prefix.length)}`;
     const rest = space < 0 ? '' : marker.slice(space + 1);
     switch (word) {
       case 'RXE-READY': {
