@@ -201,6 +201,9 @@ t.test('make sends what each command needs: the QP names its two CQs and the PD'
   watch.restore();
   const createQp = watch.log.find((c) => c.opcode === OP.CREATE_QP)!;
   t.equal(createQp.body['type'], 0x2, 'CREATE_QP type RC (roce_hsi.h CMDQ_CREATE_QP_TYPE_RC)');
+  // roce_hsi.h CMDQ_CREATE_QP_QP_FLAGS_: FORCE_COMPLETION 0x2 (every WR signalled), and the two
+  // bnxt_qplib_create_qp always sets, RESERVED_LKEY_ENABLE 0x4 and FR_PMR_ENABLED 0x8.
+  t.equal(createQp.body['qp_flags'], 0x2 | 0x4 | 0x8, 'qp_flags as the kernel sets them');
   t.equal(createQp.body['sq_size'], 4096, 'a 4096-slot send ring (4095 entries)');
   t.equal(createQp.body['rq_size'], 4096, 'a 4096-slot receive ring');
   t.not(createQp.body['scq_cid'], createQp.body['rcq_cid'], 'a CQ for each ring');

@@ -80,10 +80,13 @@ function createSteps(func: BnxtFunction, roce: RoceDevice, handle: number, ledge
   if (!xrrq.ok) return err(`no memory for read queues: ${xrrq.error}`);
   ledger.take(xrrq.value);
 
-  // CREATE_QP (RC, static WQE mode).
+  // CREATE_QP (RC, static WQE mode). RESERVED_LKEY_ENABLE and FR_PMR_ENABLED on every QP, as
+  // Linux's bnxt_qplib_create_qp (qplib_fp.c) always sets them (the kernel's trace shows 0xc).
   const named = [...ringBuffers(sq.value), ...ringBuffers(rq.value), xrrq.value];
+  const F = R.CreateQpFlags;
   const created = rcfw.send(Q.CREATE_QP, {
-    qp_handle: BigInt(handle), qp_flags: R.CreateQpFlags.FORCE_COMPLETION, type: R.QpType.RC,
+    qp_handle: BigInt(handle), type: R.QpType.RC,
+    qp_flags: F.FORCE_COMPLETION | F.RESERVED_LKEY_ENABLE | F.FR_PMR_ENABLED,
     sq_lvl: sq.value.level, sq_pg_size: sq.value.pgSize, rq_lvl: rq.value.level, rq_pg_size: rq.value.pgSize, dpi: 0,
     sq_size: RING_ENTRIES, rq_size: RING_ENTRIES, sq_sge: R.STATIC_MAX_SGE, rq_sge: R.STATIC_MAX_SGE,
     scq_cid: cqs[0]!.id, rcq_cid: cqs[1]!.id, pd_id: roce.pdId,
