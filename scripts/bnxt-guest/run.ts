@@ -125,8 +125,10 @@ function prepareRun(o: GuestRunOptions): { chroot: string; work: string } {
 
 /** QEMU's command line (paths as the chroot sees the run folder: /share). */
 function qemuArgv(o: GuestRunOptions, withHost: boolean, tcpPort: number): string[] {
+  // no_timer_check: under TCG on a loaded host the kernel's IO-APIC timer check can miss its
+  // ticks and panic ("IO-APIC + timer doesn't work!"), as scripts/vfio-guest/boot.sh notes.
   const append = [
-    `console=ttyS0`, 'panic=-1', 'loglevel=7', `WAIT=${o.waitS ?? 20}`,
+    `console=ttyS0`, 'panic=-1', 'loglevel=7', 'no_timer_check', `WAIT=${o.waitS ?? 20}`,
     o.bnxtRe || o.rcLoopback || withHost ? 'BNXT_RE=1' : '', o.rcLoopback ? 'RC_LOOPBACK=1' : '',
     o.rcLoopback || o.ping || withHost ? `GUEST_IP=${GUEST_IP}` : '', o.ping ? 'PEER_IP=10.77.0.9' : '',
   ].join(' ');
