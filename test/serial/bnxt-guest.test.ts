@@ -126,7 +126,10 @@ t.test('bnxt_en and bnxt_re bring up the software NIC over vfio-user and talk Ro
   t.match(r.markers.join('\n'), /BNXT-GUEST ok rc-loopback/, 'ibv_rc_pingpong client finished (in the guest)');
   t.equal((serial.match(/^5 iters in [\d.]+ seconds/gm) ?? []).length, 2, 'both in-guest ibv_rc_pingpong sides did 5 iterations');
   t.match(r.markers.join('\n'), /BNXT-GUEST ok send-lat-loopback/, 'ib_send_lat client finished (in the guest)');
-  t.equal((serial.match(/^ 64\s+20\s+[\d.]+/gm) ?? []).length, 2, 'both in-guest ib_send_lat sides report 20 iterations of 64 bytes');
+  // perftest prints inf when its CPU-clock estimate fails (get_cpu_mhz's "Correlation coefficient
+  // r^2 < 0.9" on a loaded TCG guest): a measurement, not the protocol, so either counts.
+  t.equal((serial.match(/^ 64\s+20\s+(?:[\d.]+|inf)\s/gm) ?? []).length, 2,
+    'both in-guest ib_send_lat sides report 20 iterations of 64 bytes');
 
   // The kernel log, by level (dmesg -r: <3> error, <4> warning; <0>-<2> worse).
   const dump = serial.slice(serial.indexOf('BNXT-GUEST dmesg-begin'), serial.indexOf('BNXT-GUEST dmesg-end'));
