@@ -15,7 +15,9 @@ const O = R.RoceOpcode;
 const S = R.QpState;
 const M = R.ModifyQpMask;
 const u32le = (v: number) => [v & 0xff, (v >>> 8) & 0xff, (v >>> 16) & 0xff, (v >>> 24) & 0xff];
-const response = (status: number, cookie: number, xid: number, opcode: number) => [0x38, status, cookie & 0xff, cookie >>> 8, ...u32le(xid), 1, opcode, 0, 0, 0, 0, 0, 0];
+const response = (status: number, cookie: number, xid: number, opcode: number) => [
+  0x38, status, cookie & 0xff, cookie >>> 8, ...u32le(xid), 1, opcode, 0, 0, 0, 0, 0, 0,
+];
 
 t.test('CREATE_QP answers a QP number (never 0 or 1); the QP starts in RESET with its rings resolved', async (t) => {
   const { q, rig } = openRoce();
@@ -105,7 +107,8 @@ t.test('DESTROY_QP: the QP is gone, the engine is told, a second destroy is refu
   t.same([...q.take()!], response(5, cookie, 0, O.DESTROY_QP));
 });
 
-t.test('the kernel\'s RC connect (RESET->INIT->RTR->RTS) stores every attribute; QUERY_QP reads them back', async (t) => {
+t.test('the kernel\'s RC connect (RESET->INIT->RTR->RTS) stores every attribute; QUERY_QP reads them ' +
+  'back', async (t) => {
   const { q, rig } = openRoce();
   const cq = makeCq(q);
   const qpn = makeQp(q, cq.id, cq.id);
@@ -119,7 +122,9 @@ t.test('the kernel\'s RC connect (RESET->INIT->RTR->RTS) stores every attribute;
   t.equal(qp.state, S.RTR);
   t.same([...qp.destGid], [...PEER_GID]);
   t.same([...qp.destMac], [...PEER_MAC]);
-  t.same([qp.sgidIndex, qp.hopLimit, qp.pathMtuBytes, qp.rqPsn, qp.maxDestRdAtomic, qp.minRnrTimer, qp.destQpn], [sgid, 64, 1024, 0xabcdef, 254, 12, 0x123]);
+  t.same([qp.sgidIndex, qp.hopLimit, qp.pathMtuBytes, qp.rqPsn, qp.maxDestRdAtomic, qp.minRnrTimer, qp.destQpn], [
+    sgid, 64, 1024, 0xabcdef, 254, 12, 0x123,
+  ]);
   cookie = q.send(R.CmdqModifyQp, toRtsValues(qpn));
   t.same([...q.take()!], response(0, cookie, qpn, O.MODIFY_QP), 'RTR -> RTS');
   t.same([qp.state, qp.timeout, qp.retryCnt, qp.rnrRetry, qp.maxRdAtomic, qp.sqPsn], [S.RTS, 14, 7, 7, 127, 0x123456]);
@@ -148,7 +153,8 @@ t.test('the kernel\'s RC connect (RESET->INIT->RTR->RTS) stores every attribute;
   t.equal(v.getUint32(60, true), 0xabcdef, 'rq_psn @60');
   t.equal(v.getUint32(64, true), 0x123456, 'sq_psn @64');
   t.same([b[68], b[69]], [127, 254], 'max_rd_atomic, max_dest_rd_atomic @68');
-  t.same([v.getUint32(72, true), v.getUint32(76, true), v.getUint16(80, true), v.getUint16(82, true)], [16, 16, 6, 6], 'sizes and SGEs @72');
+  t.same([v.getUint32(72, true), v.getUint32(76, true), v.getUint16(80, true), v.getUint16(82, true)], [16, 16, 6, 6],
+    'sizes and SGEs @72');
   t.equal(v.getUint32(84, true), 96, 'max_inline_data @84');
   t.equal(v.getUint32(88, true), 0x123, 'dest_qp_id @88');
   t.same([...b.subarray(96, 102)], [...rig.model.config.mac], 'src_mac @96: the sgid entry\'s MAC');
@@ -183,7 +189,9 @@ t.test('every legal RC transition is taken and reported to the engine', async (t
   const { q, rig } = openRoce({ qpEntries: 200 });
   const cq = makeCq(q).id;
   const sgid = addGid(q);
-  const legal: [number, number][] = [[S.RESET, S.INIT], [S.INIT, S.INIT], [S.INIT, S.RTR], [S.RTR, S.RTS], [S.RTS, S.RTS], [S.SQE, S.RTS]];
+  const legal: [number, number][] = [
+    [S.RESET, S.INIT], [S.INIT, S.INIT], [S.INIT, S.RTR], [S.RTR, S.RTS], [S.RTS, S.RTS], [S.SQE, S.RTS],
+  ];
   for (let from = S.RESET; from <= S.ERR; from++) legal.push([from, S.RESET], [from, S.ERR]);
   for (const [from, to] of legal) {
     const qpn = qpIn(q, rig, cq, sgid, from);
@@ -192,7 +200,8 @@ t.test('every legal RC transition is taken and reported to the engine', async (t
     const name = `${R.qpStateName(from)} -> ${R.qpStateName(to)}`;
     t.equal(e[1], 0, name);
     t.equal(rig.model.roce.qp(qpn)!.state, to, `${name}: state`);
-    t.same(rig.hookCalls, from === to ? [] : [{ hook: 'qpStateChanged', qpn, from, to }], `${name}: the engine hears of a change only`);
+    t.same(rig.hookCalls, from === to ? [] : [{ hook: 'qpStateChanged', qpn, from, to }],
+      `${name}: the engine hears of a change only`);
   }
 });
 
@@ -201,13 +210,15 @@ t.test('illegal transitions are refused INVALID_PARAMETER and change nothing', a
   const cq = makeCq(q).id;
   const sgid = addGid(q);
   const illegal: [number, number][] = [
-    [S.RESET, S.RTR], [S.RESET, S.RTS], [S.INIT, S.RTS], [S.RTR, S.INIT], [S.RTR, S.RTR], [S.RTS, S.INIT], [S.RTS, S.RTR],
-    [S.ERR, S.INIT], [S.ERR, S.RTS], [S.RESET, S.SQD], [S.RTS, S.SQD], [S.RTS, S.SQE], [S.SQD, S.RTS], [S.INIT, 9],
+    [S.RESET, S.RTR], [S.RESET, S.RTS], [S.INIT, S.RTS], [S.RTR, S.INIT], [S.RTR, S.RTR], [S.RTS, S.INIT],
+    [S.RTS, S.RTR], [S.ERR, S.INIT], [S.ERR, S.RTS], [S.RESET, S.SQD], [S.RTS, S.SQD], [S.RTS, S.SQE], [S.SQD, S.RTS],
+    [S.INIT, 9],
   ];
   for (const [from, to] of illegal) {
     const qpn = qpIn(q, rig, cq, sgid, from);
     rig.hookCalls.length = 0;
-    const values = from === S.INIT && to === S.RTS ? { ...toRtsValues(qpn) } : from === S.RESET && to === S.RTR ? toRtrValues(qpn, sgid) : transitionValues(qpn, sgid, from, to);
+    const values = from === S.INIT && to === S.RTS ? { ...toRtsValues(qpn) } : from === S.RESET && to === S.RTR
+      ? toRtrValues(qpn, sgid) : transitionValues(qpn, sgid, from, to);
     const cookie = q.send(R.CmdqModifyQp, values);
     const name = `${R.qpStateName(from)} -> ${R.qpStateName(to)}`;
     t.same([...q.take()!], response(5, cookie, 0, O.MODIFY_QP), name);
@@ -227,14 +238,33 @@ t.test('a transition missing a required attribute, or changing one RTR->RTS may 
   let qpn = fresh(S.RESET);
   cases.push(['RESET -> INIT without PKEY', qpn, { ...toInitValues(qpn), modify_mask: M.STATE | M.ACCESS }]);
   qpn = fresh(S.INIT);
-  cases.push(['INIT -> RTR without DEST_QP_ID', qpn, { ...toRtrValues(qpn, sgid), modify_mask: R.RcTransitionMask.INIT_TO_RTR & ~M.DEST_QP_ID }]);
-  cases.push(['INIT -> RTR without PATH_MTU', qpn, { ...toRtrValues(qpn, sgid), modify_mask: R.RcTransitionMask.INIT_TO_RTR & ~M.PATH_MTU }]);
-  cases.push(['INIT -> RTR without the address vector (DGID)', qpn, { ...toRtrValues(qpn, sgid), modify_mask: R.RcTransitionMask.INIT_TO_RTR & ~M.DGID }]);
+  cases.push([
+    'INIT -> RTR without DEST_QP_ID', qpn,
+    { ...toRtrValues(qpn, sgid), modify_mask: R.RcTransitionMask.INIT_TO_RTR & ~M.DEST_QP_ID },
+  ]);
+  cases.push([
+    'INIT -> RTR without PATH_MTU', qpn,
+    { ...toRtrValues(qpn, sgid), modify_mask: R.RcTransitionMask.INIT_TO_RTR & ~M.PATH_MTU },
+  ]);
+  cases.push([
+    'INIT -> RTR without the address vector (DGID)', qpn,
+    { ...toRtrValues(qpn, sgid), modify_mask: R.RcTransitionMask.INIT_TO_RTR & ~M.DGID },
+  ]);
   qpn = fresh(S.RTR);
-  cases.push(['RTR -> RTS without SQ_PSN', qpn, { ...toRtsValues(qpn), modify_mask: R.RcTransitionMask.RTR_TO_RTS & ~M.SQ_PSN }]);
-  cases.push(['RTR -> RTS without TIMEOUT', qpn, { ...toRtsValues(qpn), modify_mask: R.RcTransitionMask.RTR_TO_RTS & ~M.TIMEOUT }]);
-  cases.push(['RTR -> RTS changing DGID', qpn, { ...toRtsValues(qpn), modify_mask: R.RcTransitionMask.RTR_TO_RTS | M.DGID, dgid: PEER_GID }]);
-  cases.push(['RTR -> RTS changing DEST_QP_ID', qpn, { ...toRtsValues(qpn), modify_mask: R.RcTransitionMask.RTR_TO_RTS | M.DEST_QP_ID, dest_qp_id: 5 }]);
+  cases.push([
+    'RTR -> RTS without SQ_PSN', qpn, { ...toRtsValues(qpn), modify_mask: R.RcTransitionMask.RTR_TO_RTS & ~M.SQ_PSN },
+  ]);
+  cases.push([
+    'RTR -> RTS without TIMEOUT', qpn, { ...toRtsValues(qpn), modify_mask: R.RcTransitionMask.RTR_TO_RTS & ~M.TIMEOUT },
+  ]);
+  cases.push([
+    'RTR -> RTS changing DGID', qpn,
+    { ...toRtsValues(qpn), modify_mask: R.RcTransitionMask.RTR_TO_RTS | M.DGID, dgid: PEER_GID },
+  ]);
+  cases.push([
+    'RTR -> RTS changing DEST_QP_ID', qpn,
+    { ...toRtsValues(qpn), modify_mask: R.RcTransitionMask.RTR_TO_RTS | M.DEST_QP_ID, dest_qp_id: 5 },
+  ]);
   for (const [what, n, values] of cases) {
     const before = rig.model.roce.qp(n)!.state;
     t.equal(modify(q, values)[1], 5, what);
@@ -290,12 +320,14 @@ t.test('a MODIFY_QP without the STATE bit changes attributes in place where the 
   const sgid = addGid(q);
   const qpn = qpIn(q, rig, cq, sgid, S.RTS);
   rig.hookCalls.length = 0;
-  t.equal(modify(q, { opcode: O.MODIFY_QP, qp_cid: qpn, modify_mask: M.TIMEOUT, timeout: 20, new_state: S.RESET })[1], 0, 'RTS: new_state is ignored without STATE');
+  t.equal(modify(q, { opcode: O.MODIFY_QP, qp_cid: qpn, modify_mask: M.TIMEOUT, timeout: 20, new_state: S.RESET })[1],
+    0, 'RTS: new_state is ignored without STATE');
   const qp = rig.model.roce.qp(qpn)!;
   t.same([qp.state, qp.timeout], [S.RTS, 20]);
   t.same(rig.hookCalls, []);
   const rtr = qpIn(q, rig, cq, sgid, S.RTR);
-  t.equal(modify(q, { opcode: O.MODIFY_QP, qp_cid: rtr, modify_mask: M.TIMEOUT, timeout: 20 })[1], 5, 'RTR -> RTR is not a transition');
+  t.equal(modify(q, { opcode: O.MODIFY_QP, qp_cid: rtr, modify_mask: M.TIMEOUT, timeout: 20 })[1], 5,
+    'RTR -> RTR is not a transition');
 });
 
 t.test('to RESET, the QP forgets its queue positions and its GID', async (t) => {
@@ -306,7 +338,8 @@ t.test('to RESET, the QP forgets its queue positions and its GID', async (t) => 
   const qp = rig.model.roce.qp(qpn)!;
   qp.sqProducer = 5;
   qp.rqProducer = 9;
-  t.equal(q.call(R.CmdqDeleteGid, { opcode: O.DELETE_GID, gid_index: sgid })[1], R.RoceStatus.FAIL, 'the QP sends from the GID');
+  t.equal(q.call(R.CmdqDeleteGid, { opcode: O.DELETE_GID, gid_index: sgid })[1], R.RoceStatus.FAIL,
+    'the QP sends from the GID');
   t.equal(modify(q, { opcode: O.MODIFY_QP, qp_cid: qpn, modify_mask: M.STATE, new_state: S.RESET })[1], 0);
   t.same([qp.state, qp.sqProducer, qp.rqProducer], [S.RESET, 0, 0]);
   t.equal(q.call(R.CmdqDeleteGid, { opcode: O.DELETE_GID, gid_index: sgid })[1], 0, 'a reset QP names no GID');

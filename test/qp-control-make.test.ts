@@ -2,12 +2,15 @@
 import t from 'tap';
 import { Nic, Qp, InvalidArgument, Region, type NicOptions } from '../lib/index.ts';
 import {
-  openNic, controls, qpAttributes, holdings, requests, watchCommands, watchAllocations, overlaps, unwrap, OP, STATE, STATUS, emu,
+  openNic, controls, qpAttributes, holdings, requests, watchCommands, watchAllocations, overlaps, unwrap, OP, STATE,
+  STATUS, emu,
 } from './helpers/qp-control.ts';
 
 const MAKE_COMMANDS = ['CREATE_CQ', 'CREATE_CQ', 'CREATE_QP', 'MODIFY_QP INIT'];
 /** What a make refused at each of its commands destroys: what it created, last first. */
-const UNDO_AFTER_REFUSAL = [[], ['DESTROY_CQ'], ['DESTROY_CQ', 'DESTROY_CQ'], ['DESTROY_QP', 'DESTROY_CQ', 'DESTROY_CQ']];
+const UNDO_AFTER_REFUSAL = [
+  [], ['DESTROY_CQ'], ['DESTROY_CQ', 'DESTROY_CQ'], ['DESTROY_QP', 'DESTROY_CQ', 'DESTROY_CQ'],
+];
 
 t.test('make nic is an unconnected queue pair of nic', async (t) => {
   const nic = openNic();
@@ -53,7 +56,8 @@ t.test('its sends start at a random packet sequence number', async (t) => {
   // The NIC sends from it: after connecting, the requester's first PSN is the endpoint's.
   const qp = qps[0]!;
   unwrap(qp.connect(qp.endpoint));
-  t.equal(qpAttributes(nic, qp.number)?.sqPsn, qp.endpoint.psn, 'MODIFY_QP gave the firmware sq_psn = the endpoint\'s psn');
+  t.equal(qpAttributes(nic, qp.number)?.sqPsn, qp.endpoint.psn,
+    'MODIFY_QP gave the firmware sq_psn = the endpoint\'s psn');
   t.equal((controls(nic).engine.qp(qp.number))?.['txPsn'], qp.endpoint.psn, 'the engine sends from it');
   for (const q of qps) unwrap(q.destroy());
   unwrap(first.destroy());
@@ -61,7 +65,8 @@ t.test('its sends start at a random packet sequence number', async (t) => {
   nic.close();
 });
 
-t.test('the PSNs come from the device: a stepped NIC replays them from its seed, a threaded NIC (as hardware) draws them crypto-random', async (t) => {
+t.test('the PSNs come from the device: a stepped NIC replays them from its seed, a threaded NIC (as hardware) draws ' +
+  'them crypto-random', async (t) => {
   const firstPsns = (options: NicOptions): number[] => {
     const nic = unwrap(Nic.open('emu', options));
     try {
@@ -74,11 +79,13 @@ t.test('the PSNs come from the device: a stepped NIC replays them from its seed,
     }
   };
   const seeded = firstPsns({ stepped: true, seed: 77 });
-  t.same(firstPsns({ stepped: true, seed: 77 }), seeded, 'two stepped runs with seed 77 give the same 8 PSNs (a seed replays PSN-dependent paths, wraps included)');
+  t.same(firstPsns({ stepped: true, seed: 77 }), seeded,
+    'two stepped runs with seed 77 give the same 8 PSNs (a seed replays PSN-dependent paths, wraps included)');
   t.notSame(firstPsns({ stepped: true, seed: 78 }), seeded, 'seed 78 gives others');
   t.equal(new Set(seeded).size, 8, 'and within a run they differ');
   const threaded = firstPsns({});
-  t.notSame(firstPsns({}), threaded, 'two threaded NICs draw different PSNs (crypto-random; equal with probability 2^-192)');
+  t.notSame(firstPsns({}), threaded,
+    'two threaded NICs draw different PSNs (crypto-random; equal with probability 2^-192)');
   t.notSame(threaded, seeded, 'and not the seeded ones');
 });
 
@@ -151,7 +158,8 @@ t.test('but for memory a firmware that stopped answering may still name', async 
     t.ok(info.quarantinedBytes > 0, `${info.quarantinedBytes} bytes quarantined`);
     // Every ring the firmware was told of stays allocated and mapped...
     const named = allocations.buffers;
-    t.ok(info.dmaBytes >= start.dmaBytes + named.reduce((s, b) => s + b.length, 0), 'the rings of the make stay allocated');
+    t.ok(info.dmaBytes >= start.dmaBytes + named.reduce((s, b) => s + b.length, 0),
+      'the rings of the make stay allocated');
     t.equal(holdings(nic).iommuMappings, start.iommuMappings + named.length, 'and mapped');
     // ...and is never reused: new memory lands elsewhere.
     const dma = emu(nic).dma;

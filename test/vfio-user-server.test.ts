@@ -12,7 +12,10 @@ import { makeEventfd, closeFd } from '../drivers/emu/vfio-user/socket-libc.ts';
 import { TestClient, fields } from './helpers/vfio-user-client.ts';
 import { waitUntil } from './helpers/wait.ts';
 
-const CMD = { VERSION: 1, DMA_MAP: 2, DMA_UNMAP: 3, GET_INFO: 4, REGION_INFO: 5, IRQ_INFO: 7, SET_IRQS: 8, READ: 9, WRITE: 10, RESET: 13, FEATURE: 16 };
+const CMD = {
+  VERSION: 1, DMA_MAP: 2, DMA_UNMAP: 3, GET_INFO: 4, REGION_INFO: 5, IRQ_INFO: 7, SET_IRQS: 8, READ: 9, WRITE: 10,
+  RESET: 13, FEATURE: 16,
+};
 const u32 = (b: Uint8Array, at: number) => new DataView(b.buffer, b.byteOffset).getUint32(at, true);
 const u64 = (b: Uint8Array, at: number) => Number(new DataView(b.buffer, b.byteOffset).getBigUint64(at, true));
 const MAC = macFromNumber(0x4242);
@@ -20,7 +23,13 @@ const MAC = macFromNumber(0x4242);
 async function started(t: Test, tracePath?: string) {
   const dir = mkdtempSync(join(tmpdir(), 'vfu-'));
   const socketPath = join(dir, 's.sock');
-  const s = await serveVfioUser({ socketPath, tracePath, config: { mac: MAC, ipv4: Uint8Array.from([10, 77, 0, 9]), mtu: 1500, cable: { kind: 'loop' }, pcapPath: undefined, seed: 1, mode: 'thread' } });
+  const s = await serveVfioUser({
+    socketPath, tracePath,
+    config: {
+      mac: MAC, ipv4: Uint8Array.from([10, 77, 0, 9]), mtu: 1500, cable: { kind: 'loop' }, pcapPath: undefined, seed: 1,
+      mode: 'thread',
+    },
+  });
   if (!s.ok) throw new Error(s.error);
   const client = TestClient.connect(socketPath);
   t.teardown(async () => { client.close(); await s.value.close(); });
@@ -59,7 +68,9 @@ t.test('every command before VERSION is refused; VERSION answers 0.0 with NUL-te
 t.test('device, regions and IRQs as a BCM57508 PF presents them', async (t) => {
   const { client } = await started(t);
   version(client);
-  t.same([...client.call(CMD.GET_INFO, fields([4, 16], [4, 0], [4, 0], [4, 0])).body], [...fields([4, 16], [4, 3], [4, 9], [4, 5])]);
+  t.same([...client.call(CMD.GET_INFO, fields([4, 16], [4, 0], [4, 0], [4, 0])).body], [
+    ...fields([4, 16], [4, 3], [4, 9], [4, 5])
+  ]);
   const size = (i: number) => {
     const r = client.call(CMD.REGION_INFO, fields([4, 32], [4, 0], [4, i], [4, 0], [8, 0n], [8, 0n])).body;
     return { index: u32(r, 8), flags: u32(r, 4), size: u64(r, 16) };
@@ -69,7 +80,8 @@ t.test('device, regions and IRQs as a BCM57508 PF presents them', async (t) => {
   t.same(size(2), { index: 2, flags: 3, size: 16 * 1024 * 1024 });
   t.same(size(4), { index: 4, flags: 3, size: 16 * 1024 });
   t.same(size(7), { index: 7, flags: 3, size: 4096 });
-  t.equal(client.call(CMD.REGION_INFO, fields([4, 32], [4, 0], [4, 9], [4, 0], [8, 0n], [8, 0n])).error, 22, 'no region 9');
+  t.equal(client.call(CMD.REGION_INFO, fields([4, 32], [4, 0], [4, 9], [4, 0], [8, 0n], [8, 0n])).error, 22,
+    'no region 9');
   const msix = client.call(CMD.IRQ_INFO, fields([4, 16], [4, 0], [4, 2], [4, 0])).body;
   t.equal(u32(msix, 12), 64, '64 MSI-X vectors');
   t.equal(u32(msix, 4) & 1, 1, 'through eventfds');
@@ -97,14 +109,21 @@ t.test('guest memory from a memfd: HWRM_VER_GET written into BAR0 is answered in
   version(client);
   const { fd, ram } = guestRam(1 << 20);
   const GPA = 0x10_0000;
-  const map = client.call(CMD.DMA_MAP, fields([4, 32], [4, 3], [8, 0n], [8, BigInt(GPA)], [8, BigInt(ram.length)]), [fd]);
+  const map = client.call(
+    CMD.DMA_MAP, fields([4, 32], [4, 3], [8, 0n], [8, BigInt(GPA)], [8, BigInt(ram.length)]), [fd],
+  );
   t.equal(map.flags, 1, 'mapped');
   // bnxt_en's order: the 128-byte window as posted dword writes, then the trigger at 0x100.
   const resp = 0x2000;
-  const req = fields([2, 0x0000], [2, 0xffff], [2, 5], [2, 0xffff], [8, BigInt(GPA + resp)], [1, 1], [1, 10], [1, 3], [1, 0]);
+  const req = fields([2, 0x0000], [2, 0xffff], [2, 5], [2, 0xffff], [8, BigInt(GPA + resp)], [1, 1], [1, 10], [1, 3], [
+    1, 0,
+  ]);
   const window = new Uint8Array(128);
   window.set(req);
-  for (let off = 0; off < 128; off += 4) client.post(CMD.WRITE, new Uint8Array([...fields([8, BigInt(off)], [4, 0], [4, 4]), ...window.subarray(off, off + 4)]));
+  for (let off = 0; off < 128; off += 4)
+    client.post(CMD.WRITE, new Uint8Array([
+      ...fields([8, BigInt(off)], [4, 0], [4, 4]), ...window.subarray(off, off + 4)
+    ]));
   client.post(CMD.WRITE, new Uint8Array([...fields([8, 0x100n], [4, 0], [4, 4]), 1, 0, 0, 0]));
   // A read after posted writes sees their effects (PCIe ordering): the answer is in RAM by now.
   const status = client.call(CMD.READ, fields([8, 0x520n], [4, 0], [4, 4]));
@@ -117,13 +136,20 @@ t.test('guest memory from a memfd: HWRM_VER_GET written into BAR0 is answered in
   t.equal(dv.getUint16(112, true), 0x1750, 'chip_num BCM57508');
   await waitUntil(() => server.hwrm.length > 0, 'the server thread to report the request');
   t.same(server.hwrm.map((h) => [h.name, h.seqId, h.errorCode]), [['HWRM_VER_GET', 5, 0]]);
-  t.equal(client.call(CMD.DMA_UNMAP, fields([4, 24], [4, 0], [8, BigInt(GPA)], [8, BigInt(ram.length)])).flags, 1, 'unmapped');
-  t.equal(client.call(CMD.DMA_MAP, fields([4, 32], [4, 3], [8, 0n], [8, BigInt(GPA)], [8, 4096n])).flags, 1, 'a range without an fd is recorded');
-  t.equal(client.call(CMD.DMA_MAP, fields([4, 32], [4, 3], [8, 0n], [8, BigInt(GPA + 2048)], [8, 4096n])).error, 22, 'an overlapping range is refused');
+  t.equal(client.call(CMD.DMA_UNMAP, fields([4, 24], [4, 0], [8, BigInt(GPA)], [8, BigInt(ram.length)])).flags, 1,
+    'unmapped');
+  t.equal(client.call(CMD.DMA_MAP, fields([4, 32], [4, 3], [8, 0n], [8, BigInt(GPA)], [8, 4096n])).flags, 1,
+    'a range without an fd is recorded');
+  t.equal(client.call(CMD.DMA_MAP, fields([4, 32], [4, 3], [8, 0n], [8, BigInt(GPA + 2048)], [8, 4096n])).error, 22,
+    'an overlapping range is refused');
   await server.close();
   const trace = readFileSync(tracePath, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-  t.same(trace.map((l) => [l.ch, l.dir, l.name]), [['hwrm', 'req', 'HWRM_VER_GET'], ['hwrm', 'resp', 'HWRM_VER_GET']], 'the trace: the request, then the answer');
-  t.same([trace[0].fields.seq_id, trace[0].fields.hwrm_intf_maj, trace[0].fields.hwrm_intf_min, trace[0].fields.resp_addr], [5, 1, 10, `0x${(GPA + resp).toString(16)}`], 'request fields by their header names; 64-bit as hex');
+  t.same(trace.map((l) => [l.ch, l.dir, l.name]), [['hwrm', 'req', 'HWRM_VER_GET'], ['hwrm', 'resp', 'HWRM_VER_GET']],
+    'the trace: the request, then the answer');
+  t.same(
+    [trace[0].fields.seq_id, trace[0].fields.hwrm_intf_maj, trace[0].fields.hwrm_intf_min, trace[0].fields.resp_addr],
+    [5, 1, 10, `0x${(GPA + resp).toString(16)}`], 'request fields by their header names; 64-bit as hex',
+  );
   t.equal(trace[1].fields.chip_num, 0x1750, 'response fields decoded');
   t.equal(typeof trace[0].t, 'number');
 });
@@ -135,20 +161,26 @@ t.test('SET_IRQS takes eventfds for MSI-X vectors; malformed messages change not
   t.teardown(() => { closeFd(e); });
   t.equal(client.call(CMD.SET_IRQS, fields([4, 20], [4, 0x24], [4, 2], [4, 0], [4, 1]), [e]).flags, 1);
   t.equal(client.call(CMD.SET_IRQS, fields([4, 20], [4, 0x24], [4, 2], [4, 64], [4, 1])).error, 22, 'vector 64 of 64');
-  t.equal(client.call(CMD.SET_IRQS, fields([4, 20], [4, 0x21], [4, 2], [4, 0], [4, 0])).flags, 1, 'MSI-X off: DATA_NONE, count 0');
-  t.equal(client.call(CMD.WRITE, new Uint8Array([...fields([8, 0n], [4, 0], [4, 4]), 1])).error, 22, 'count and data disagree');
+  t.equal(client.call(CMD.SET_IRQS, fields([4, 20], [4, 0x21], [4, 2], [4, 0], [4, 0])).flags, 1,
+    'MSI-X off: DATA_NONE, count 0');
+  t.equal(client.call(CMD.WRITE, new Uint8Array([...fields([8, 0n], [4, 0], [4, 4]), 1])).error, 22,
+    'count and data disagree');
   t.equal(client.call(CMD.DMA_MAP, fields([4, 32])).error, 22, 'short DMA_MAP');
   t.equal(client.call(CMD.RESET).flags, 1, 'DEVICE_RESET');
   t.equal(version(client).flags, 1, 'the connection still works');
 });
 
-t.test('a strict model that breaks an invariant is reported to the host and ends the server (not a silent death)', async (t) => {
+t.test('a strict model that breaks an invariant is reported to the host and ends the server (not a silent ' +
+  'death)', async (t) => {
   const events: string[] = [];
   const dir = mkdtempSync(join(tmpdir(), 'vfu-'));
   const socketPath = join(dir, 's.sock');
   const s = await serveVfioUser({
     socketPath, onEvent: (e) => { if (e.kind === 'model-failed') events.push(`${e.part}: ${e.detail}`); },
-    config: { mac: MAC, ipv4: Uint8Array.from([10, 77, 0, 9]), mtu: 1500, cable: { kind: 'loop' }, pcapPath: undefined, seed: 1, mode: 'thread', strict: true },
+    config: {
+      mac: MAC, ipv4: Uint8Array.from([10, 77, 0, 9]), mtu: 1500, cable: { kind: 'loop' }, pcapPath: undefined, seed: 1,
+      mode: 'thread', strict: true,
+    },
   });
   if (!s.ok) throw new Error(s.error);
   const client = TestClient.connect(socketPath);
@@ -157,7 +189,8 @@ t.test('a strict model that breaks an invariant is reported to the host and ends
   t.equal(await s.value.control('engine.internalErrors'), 0, 'controls reach the served model');
   await s.value.control('engine.breakInvariant', "the test's");
   const { reason } = await s.value.ended;
-  t.match(reason, /software NIC internal error in engine: .*broken on purpose \(engine\.breakInvariant\): the test's/s, 'the server ended with the model\'s error');
+  t.match(reason, /software NIC internal error in engine: .*broken on purpose \(engine\.breakInvariant\): the test's/s,
+    'the server ended with the model\'s error');
   t.equal(events.length, 1, 'one model-failed event');
   t.match(events[0], /^engine: /);
   await t.rejects(s.value.control('engine.internalErrors'), /ended/, 'a control after the end is refused');

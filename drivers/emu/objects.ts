@@ -149,7 +149,9 @@ export interface EmuGid {
 }
 
 /** Resolves a page list of `level` (0/1/2) at `pbl` through the IOMMU; undefined if any page is unmapped. */
-export function walkPageList(iommu: Iommu, pbl: number, level: number, pageBytes: number, length: number): PagedMemory | undefined {
+export function walkPageList(
+  iommu: Iommu, pbl: number, level: number, pageBytes: number, length: number,
+): PagedMemory | undefined {
   const pages = Math.max(1, Math.ceil(length / pageBytes));
   if (level === 0) {
     // Level 0: pbl is the (contiguous) memory itself.
@@ -169,7 +171,8 @@ export function walkPageList(iommu: Iommu, pbl: number, level: number, pageBytes
     }
     return true;
   };
-  if (level === 1 ? !readTable(pbl, pages, true) : level === 2 ? !readTable(pbl, Math.ceil(pages / 512), false) : true) return undefined;
+  if (level === 1 ? !readTable(pbl, pages, true) : level === 2 ? !readTable(pbl, Math.ceil(pages / 512), false) : true)
+    return undefined;
   if (level > 2 || out.length < pages) return undefined;
   return new PagedMemory(out, pageBytes, length);
 }

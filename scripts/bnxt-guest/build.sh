@@ -37,8 +37,10 @@ done
 [ "$(id -u)" = 0 ] || die "needs root (debootstrap and chroot)"
 
 # ---- a private apt configuration: the host's sources are not touched ---------------------------
-mirror=${DEBIAN_MIRROR:-$(sed -nE 's/^URIs: *(http[^ ]*debian)\/?$/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -1)}
-[ -n "$mirror" ] || mirror=$(sed -nE 's/^deb +(\[[^]]*\] +)?(http[^ ]*) +bookworm .*/\2/p' /etc/apt/sources.list 2>/dev/null | head -1)
+mirror=${DEBIAN_MIRROR:-$(sed -nE 's/^URIs: *(http[^ ]*debian)\/?$/\1/p' /etc/apt/sources.list.d/*.sources \
+  2>/dev/null | head -1)}
+[ -n "$mirror" ] || mirror=$(sed -nE 's/^deb +(\[[^]]*\] +)?(http[^ ]*) +bookworm .*/\2/p' /etc/apt/sources.list \
+  2>/dev/null | head -1)
 [ -n "$mirror" ] || die "no Debian mirror found in /etc/apt (set DEBIAN_MIRROR)"
 apt_dir="$cache/apt"
 mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
@@ -66,7 +68,8 @@ fetch() { # fetch PKG[=VERSION]...: downloads into $debs the packages not there 
   for p in "$@"; do compgen -G "$debs/${p%%=*}_*.deb" >/dev/null || missing+=("$p"); done
   [ ${#missing[@]} = 0 ] && return 0
   say "downloading ${missing[*]}"
-  (cd "$debs" && apt-get download -q "${missing[@]}" 2>&1 | grep -vE '^(Get:|Fetched|W: Download is performed unsandboxed)' || true)
+  (cd "$debs" && apt-get download -q "${missing[@]}" 2>&1 |
+    grep -vE '^(Get:|Fetched|W: Download is performed unsandboxed)' || true)
   for p in "${missing[@]}"; do compgen -G "$debs/${p%%=*}_*.deb" >/dev/null || die "apt-get download $p failed"; done
 }
 deb_of() { compgen -G "$debs/${1}_*.deb" | sort -V | tail -1; }
@@ -91,31 +94,38 @@ if [ "$force" = 1 ] || [ ! -x "$chroot_dir/usr/bin/qemu-system-x86_64" ]; then
     C=$1
     mount -t proc proc "$C/proc"; mount --bind /dev "$C/dev"; mount --bind /sys "$C/sys"
     chroot "$C" apt-get update -qq
-    chroot "$C" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends -t trixie-backports qemu-system-x86 >/dev/null
+    chroot "$C" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      -t trixie-backports qemu-system-x86 >/dev/null
     chroot "$C" apt-get clean' sh "$chroot_dir.tmp" > "$cache/chroot-qemu.log" 2>&1 \
     || { tail -20 "$cache/chroot-qemu.log" >&2; die "QEMU install in the chroot failed (log: $cache/chroot-qemu.log)"; }
   mkdir -p "$chroot_dir.tmp/share"
   mv "$chroot_dir.tmp" "$chroot_dir"
 fi
 qemu_version=$(chroot "$chroot_dir" qemu-system-x86_64 --version | head -1)
-chroot "$chroot_dir" qemu-system-x86_64 -device help 2>/dev/null | grep -q '"vfio-user-pci"' || die "$qemu_version has no vfio-user-pci"
+chroot "$chroot_dir" qemu-system-x86_64 -device help 2>/dev/null | grep -q '"vfio-user-pci"' ||
+  die "$qemu_version has no vfio-user-pci"
 say "$qemu_version (chroot $chroot_dir)"
 
 # ---- the guest's packages (trixie) --------------------------------------------------------------
-kernel_pkg=$(apt-cache depends linux-image-amd64 2>/dev/null | sed -nE 's/^ *Depends: (linux-image-6\.12[^ ]*-amd64)$/\1/p' | head -1)
+kernel_pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
+  sed -nE 's/^ *Depends: (linux-image-6\.12[^ ]*-amd64)$/\1/p' | head -1)
 [ -n "$kernel_pkg" ] || die "trixie's linux-image-amd64 does not name a 6.12 kernel"
 kver=${kernel_pkg#linux-image-}
 GUEST_PACKAGES=(
   libc6 libgcc-s1 dash busybox-static
   libibverbs1 ibverbs-providers ibverbs-utils perftest librdmacm1t64 libibumad3 libnl-3-200 libnl-route-3-200
-  iproute2 libmnl0 libbsd0 libmd0 libcap2 libelf1t64 libbpf1 libselinux1 libpcre2-8-0 libxtables12 libtirpc3t64 libgssapi-krb5-2
+  iproute2 libmnl0 libbsd0 libmd0 libcap2 libelf1t64 libbpf1 libselinux1 libpcre2-8-0 libxtables12 libtirpc3t64
+  libgssapi-krb5-2
   libkrb5-3 libk5crypto3 libcom-err2 libkrb5support0 libkeyutils1 libdb5.3t64 zlib1g libzstd1
   iputils-ping libcap2 libidn2-0 libunistring5 pciutils libpci3 libudev1 libkmod2 liblzma5 libssl3t64 kmod pci.ids
 )
 fetch "$kernel_pkg" "${GUEST_PACKAGES[@]}"
 
 # The image's key: the content of this script, init.sh and steps.sh, and every package's version.
-image_key=$({ cat "$here/build.sh" "$here/init.sh" "$here/steps.sh"; for p in "$kernel_pkg" "${GUEST_PACKAGES[@]}"; do basename "$(deb_of "$p")"; done; } | sha256sum | cut -c1-16)
+image_key=$({
+  cat "$here/build.sh" "$here/init.sh" "$here/steps.sh"
+  for p in "$kernel_pkg" "${GUEST_PACKAGES[@]}"; do basename "$(deb_of "$p")"; done
+} | sha256sum | cut -c1-16)
 images="$cache/images"
 image="$images/$image_key"
 mkdir -p "$images"
@@ -138,7 +148,9 @@ say "extracting $kernel_pkg and ${#GUEST_PACKAGES[@]} packages"
 for p in "$kernel_pkg" "${GUEST_PACKAGES[@]}"; do dpkg -x "$(deb_of "$p")" "$stage"; done
 # trixie is merged-/usr: the packages ship usr/lib, usr/bin; the loader is at /lib64 by name.
 for d in lib lib64 bin sbin; do [ -e "$stage/$d" ] || ln -s "usr/$d" "$stage/$d"; done
-mkdir -p "$stage/usr/lib64"; [ -e "$stage/usr/lib64/ld-linux-x86-64.so.2" ] || ln -s ../lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 "$stage/usr/lib64/ld-linux-x86-64.so.2"
+mkdir -p "$stage/usr/lib64"
+[ -e "$stage/usr/lib64/ld-linux-x86-64.so.2" ] ||
+  ln -s ../lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 "$stage/usr/lib64/ld-linux-x86-64.so.2"
 [ -f "$stage/boot/vmlinuz-$kver" ] || die "no vmlinuz-$kver in $kernel_pkg"
 
 # ---- modules: bnxt_en and bnxt_re with what they depend on, in load order -----------------------
@@ -151,17 +163,26 @@ for module in bnxt_en bnxt_re virtio_pci virtio_net qemu_fw_cfg; do
   while read -r kind path _; do
     [ "$kind" = insmod ] || continue
     name=$(basename "$path")
-    case "$name" in *.ko.xz) ko=${name%.xz}; xz -dc "$path" > "$root/modules/$ko" ;; *.ko) ko=$name; cp "$path" "$root/modules/$ko" ;; *) die "unexpected module $path" ;; esac
+    case "$name" in
+      *.ko.xz) ko=${name%.xz}; xz -dc "$path" > "$root/modules/$ko" ;;
+      *.ko) ko=$name; cp "$path" "$root/modules/$ko" ;;
+      *) die "unexpected module $path" ;;
+    esac
     grep -qxF "$ko" "$root/modules/order" || echo "$ko" >> "$root/modules/order"
   done < "$work/deps.txt"
 done
 say "modules: $(tr '\n' ' ' < "$root/modules/order")"
 
 # ---- tools with their shared-library closure -----------------------------------------------------
-GUEST_TOOLS=(usr/bin/dash usr/bin/ibv_devices usr/bin/ibv_devinfo usr/bin/ibv_rc_pingpong usr/bin/ib_send_lat usr/bin/ib_send_bw
+GUEST_TOOLS=(usr/bin/dash usr/bin/ibv_devices usr/bin/ibv_devinfo usr/bin/ibv_rc_pingpong usr/bin/ib_send_lat
+  usr/bin/ib_send_bw
   usr/bin/ip usr/bin/rdma usr/bin/ping usr/bin/lspci usr/bin/setpci)
 libdirs=(usr/lib/x86_64-linux-gnu usr/lib/x86_64-linux-gnu/libibverbs)
-find_lib() { local d; for d in "${libdirs[@]}"; do [ -e "$stage/$d/$1" ] && { echo "$d/$1"; return 0; }; done; return 1; }
+find_lib() {
+  local d
+  for d in "${libdirs[@]}"; do [ -e "$stage/$d/$1" ] && { echo "$d/$1"; return 0; }; done
+  return 1
+}
 declare -A copied=()
 copy_file() {
   local rel=$1 needed lib
@@ -200,7 +221,10 @@ printf '127.0.0.1 localhost\n' > "$root/etc/hosts"
 say "writing $initrd_out"
 (cd "$root" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --quiet --owner=0:0) | gzip -1 > "$initrd_out"
 cp "$stage/boot/vmlinuz-$kver" "$kernel_out"
-{ echo "qemu $qemu_version"; for p in "$kernel_pkg" "${GUEST_PACKAGES[@]}"; do basename "$(deb_of "$p")" .deb; done; } > "$out/guest.txt"
+{
+  echo "qemu $qemu_version"
+  for p in "$kernel_pkg" "${GUEST_PACKAGES[@]}"; do basename "$(deb_of "$p")" .deb; done
+} > "$out/guest.txt"
 size=$(du -h "$initrd_out" | cut -f1)
 # Into place in one rename; a build that lost the race to an identical one drops its own.
 [ "$force" = 0 ] || rm -rf "$image"

@@ -94,13 +94,21 @@ if [ "$(arg RC_LOOPBACK)" = 1 ] && [ -n "$GUEST_IP" ]; then
     echo "BNXT-GUEST gid $gid"
     ibv_rc_pingpong -d bnxt_re0 -g "$gid" -n 5 -s 64 > /tmp/pp-server.log 2>&1 &
     sleep 1
-    if ibv_rc_pingpong -d bnxt_re0 -g "$gid" -n 5 -s 64 127.0.0.1; then echo "BNXT-GUEST ok rc-loopback"; else echo "BNXT-GUEST fail rc-loopback client"; fi
+    if ibv_rc_pingpong -d bnxt_re0 -g "$gid" -n 5 -s 64 127.0.0.1; then
+      echo "BNXT-GUEST ok rc-loopback"
+    else
+      echo "BNXT-GUEST fail rc-loopback client"
+    fi
     sleep 1
     cat /tmp/pp-server.log
     step send-lat-loopback
     ib_send_lat -d bnxt_re0 -x "$gid" -n 20 -s 64 > /tmp/lat-server.log 2>&1 &
     sleep 1
-    if ib_send_lat -d bnxt_re0 -x "$gid" -n 20 -s 64 127.0.0.1; then echo "BNXT-GUEST ok send-lat-loopback"; else echo "BNXT-GUEST fail send-lat-loopback client"; fi
+    if ib_send_lat -d bnxt_re0 -x "$gid" -n 20 -s 64 127.0.0.1; then
+      echo "BNXT-GUEST ok send-lat-loopback"
+    else
+      echo "BNXT-GUEST fail send-lat-loopback client"
+    fi
     sleep 1
     cat /tmp/lat-server.log
   fi

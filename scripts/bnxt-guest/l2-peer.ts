@@ -25,7 +25,9 @@ function checksum(b: Uint8Array, start: number, end: number): number {
   return ~sum & 0xffff;
 }
 
-export async function startL2Peer(o: { mac: Uint8Array; ip: Uint8Array; nicPort: () => number; port?: number; passPort?: number }): Promise<L2Peer> {
+export async function startL2Peer(
+  o: { mac: Uint8Array; ip: Uint8Array; nicPort: () => number; port?: number; passPort?: number },
+): Promise<L2Peer> {
   const sock = dgram.createSocket('udp4');
   await new Promise<void>((r) => sock.bind(o.port ?? 0, '127.0.0.1', () => r()));
   // A station that is not running yet makes the kernel refuse a send; a cable just loses it.

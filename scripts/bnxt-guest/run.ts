@@ -3,7 +3,8 @@
  * happened: the HWRM commands bnxt_en sent (in order, with the model's answers), the guest's
  * markers and its bnxt log. Never throws for a failed boot: the failure is in the report.
  *
- *   node --import ./scripts/register-ts.mjs scripts/bnxt-guest/run.ts [--re] [--rc-loopback] [--ping] [--host-peer] [--wait S]
+ * node --import ./scripts/register-ts.mjs scripts/bnxt-guest/run.ts [--re] [--rc-loopback] [--ping] [--host-peer]
+ * [--wait S]
  *
  * --host-peer: after its own tests the guest runs ibv_rc_pingpong and ib_send_lat on bnxt_re0
  * against rig-bnxt pingpong / perf on the host, both roles (host-peer.ts).
@@ -14,7 +15,10 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { ok, err, type Result } from '../../firmware-hwrm/result.ts';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync, copyFileSync, linkSync, readdirSync, rmSync, statSync } from 'node:fs';
+import {
+  existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync, copyFileSync, linkSync, readdirSync, rmSync,
+  statSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { serveVfioUser, type HwrmObservation } from '../../drivers/emu/vfio-user/index.ts';
 import { macFromNumber, type CableSpec } from '../../drivers/emu/config.ts';
@@ -47,7 +51,11 @@ const BUILD_SCRIPT = fileURLToPath(new URL('./build.sh', import.meta.url));
 export function buildGuest(cacheDir: string = DEFAULT_CACHE): Result<string> {
   const build = spawnSync(BUILD_SCRIPT, [cacheDir], { encoding: 'utf8', timeout: 900_000 });
   const image = /^image: (.+)$/m.exec(build.stdout ?? '')?.[1];
-  if (build.status !== 0 || image === undefined) return err(`scripts/bnxt-guest/build.sh failed (${build.error?.message ?? `exit ${build.status}`}):\n${build.stdout ?? ''}\n${build.stderr ?? ''}`);
+  if (build.status !== 0 || image === undefined)
+    return err(
+      `scripts/bnxt-guest/build.sh failed ` +
+        `(${build.error?.message ?? `exit ${build.status}`}):\n${build.stdout ?? ''}\n${build.stderr ?? ''}`,
+    );
   return ok(image);
 }
 
@@ -95,7 +103,10 @@ export interface GuestRunReport {
 const KEEP_RUNS = 5;
 
 function pruneRuns(dir: string, keep: number): void {
-  const runs = readdirSync(dir).filter((n) => n.startsWith('run-')).map((n) => ({ n, t: statSync(join(dir, n)).mtimeMs })).sort((a, b) => b.t - a.t);
+  const runs =
+    readdirSync(dir).filter((n) => n.startsWith('run-')).map((n) => ({ n, t: statSync(join(dir, n)).mtimeMs })).sort(
+      (a, b) => b.t - a.t,
+    );
   for (const r of runs.slice(keep)) rmSync(join(dir, r.n), { recursive: true, force: true });
 }
 
@@ -109,7 +120,9 @@ function prepareRun(o: GuestRunOptions): { chroot: string; work: string } {
     if (!built.ok) throw new Error(built.error);
     imageDir = built.value;
   }
-  for (const f of [join(imageDir, 'vmlinuz'), join(imageDir, 'initrd.cpio.gz'), join(chroot, 'usr/bin/qemu-system-x86_64')]) {
+  for (const f of [
+    join(imageDir, 'vmlinuz'), join(imageDir, 'initrd.cpio.gz'), join(chroot, 'usr/bin/qemu-system-x86_64'),
+  ]) {
     if (!existsSync(f)) throw new Error(`${f} is missing: run scripts/bnxt-guest/build.sh`);
   }
   mkdirSync(join(cache, 'runs'), { recursive: true });
@@ -139,8 +152,10 @@ function qemuArgv(o: GuestRunOptions, withHost: boolean, tcpPort: number): strin
     '-kernel', '/share/vmlinuz', '-initrd', '/share/initrd.cpio.gz', '-append', append,
     // Behind a PCIe root port, so the guest sees a PCIe endpoint with extended config space (DSN).
     '-device', 'pcie-root-port,id=rp0,chassis=1,slot=0',
-    '-device', JSON.stringify({ driver: 'vfio-user-pci', socket: { type: 'unix', path: '/share/bnxt.sock' }, bus: 'rp0', addr: '00.0' }),
-    '-serial', 'file:/share/serial.log', '-monitor', 'none',
+    '-device',
+    JSON.stringify({
+      driver: 'vfio-user-pci', socket: { type: 'unix', path: '/share/bnxt.sock' }, bus: 'rp0', addr: '00.0',
+    }), '-serial', 'file:/share/serial.log', '-monitor', 'none',
   ];
   if (withHost) {
     // The control NIC: the host reaches the guest's servers through hostfwd; the guest reaches the
@@ -171,7 +186,11 @@ export async function runGuest(o: GuestRunOptions = {}): Promise<GuestRunReport>
   // The far end of the NIC's UDP cable: the ping peer, and (with host steps) the host NIC's way in.
   const nicPort = o.ping || withHost ? await freeUdpPort() : 0;
   const hostPort = withHost ? await freeUdpPort() : 0;
-  const peer = o.ping || withHost ? await startL2Peer({ mac: PEER_MAC, ip: PEER_IP, nicPort: () => nicPort, port: await freeUdpPort(), passPort: withHost ? hostPort : undefined }) : undefined;
+  const peer = o.ping || withHost
+    ? await startL2Peer({
+      mac: PEER_MAC, ip: PEER_IP, nicPort: () => nicPort, port: await freeUdpPort(),
+      passPort: withHost ? hostPort : undefined,
+    }) : undefined;
   const tcpPort = withHost ? await freeTcpPort() : 0;
   const serverPort = withHost ? await freeTcpPort() : 0;
   const relay = withHost ? await startTcpRelay(await freeTcpPort(), serverPort) : undefined;
@@ -182,18 +201,26 @@ export async function runGuest(o: GuestRunOptions = {}): Promise<GuestRunReport>
   const started = await serveVfioUser({
     socketPath,
     tracePath,
-    config: { mac: macFromNumber(0x5001), ipv4: Uint8Array.from([10, 77, 0, 2]), mtu: 1500, cable, pcapPath, seed: 1, mode: 'thread' },
+    config: {
+      mac: macFromNumber(0x5001), ipv4: Uint8Array.from([10, 77, 0, 2]), mtu: 1500, cable, pcapPath, seed: 1,
+      mode: 'thread',
+    },
     verbose: true,
     onEvent: (e) => {
       if (e.kind === 'log') { serverLog.push(e.line); log(`server: ${e.line}`); }
-      if (e.kind === 'model-failed') { serverLog.push(`MODEL FAILED in ${e.part}: ${e.detail}`); log(`server: the model failed in ${e.part}: ${e.detail}`); }
+      if (e.kind === 'model-failed') {
+        serverLog.push(`MODEL FAILED in ${e.part}: ${e.detail}`);
+        log(`server: the model failed in ${e.part}: ${e.detail}`);
+      }
       if (e.kind === 'hwrm') log(`hwrm: ${e.name} seq ${e.seqId} -> ${e.errorCode}`);
     },
   });
   if (!started.ok) throw new Error(started.error);
   const server = started.value;
   if (withHost) {
-    writeFileSync(join(work, 'job.sh'), jobScript(steps, { peerIp: HOST_NIC.ip, peerMac: HOST_NIC.mac, events: false, serverAddress: '10.0.2.2', serverPort: relayPort }));
+    writeFileSync(join(work, 'job.sh'), jobScript(steps, {
+      peerIp: HOST_NIC.ip, peerMac: HOST_NIC.mac, events: false, serverAddress: '10.0.2.2', serverPort: relayPort,
+    }));
   }
   const child = spawnQemu(chroot, work, qemuArgv(o, withHost, tcpPort));
   let qemuOut = '';
@@ -209,8 +236,9 @@ export async function runGuest(o: GuestRunOptions = {}): Promise<GuestRunReport>
   const follower = new SerialFollower(serialPath, new SerialTranscript('BNXT-'));
   if (withHost) {
     host = await driveHostPeer({
-      follower, steps, ports: { hostPort, farPort: peer!.port, tcpPort, serverPort }, guestIp: GUEST_IP, guestMac: GUEST_MAC, workDir: work,
-      jobStartMs: limitMs, log, abort: () => (qemuGone ? `QEMU exited (see ${join(work, 'qemu.out')})` : null),
+      follower, steps, ports: { hostPort, farPort: peer!.port, tcpPort, serverPort }, guestIp: GUEST_IP,
+      guestMac: GUEST_MAC, workDir: work, jobStartMs: limitMs, log,
+      abort: () => (qemuGone ? `QEMU exited (see ${join(work, 'qemu.out')})` : null),
     });
   }
   const qemuExit = await qemuExited;
@@ -223,12 +251,15 @@ export async function runGuest(o: GuestRunOptions = {}): Promise<GuestRunReport>
   await relay?.close();
   const serial = existsSync(serialPath) ? readFileSync(serialPath, 'utf8') : '';
   writeFileSync(join(work, 'qemu.out'), qemuOut);
-  writeFileSync(join(work, 'hwrm.txt'), server.hwrm.map((h) => `${h.name} seq ${h.seqId} -> ${h.errorCode}`).join('\n') + '\n');
+  writeFileSync(join(work, 'hwrm.txt'),
+    server.hwrm.map((h) => `${h.name} seq ${h.seqId} -> ${h.errorCode}`).join('\n') + '\n');
   writeFileSync(join(work, 'server.log'), serverLog.join('\n') + '\n');
   const markers = serial.split('\n').filter((l) => l.startsWith('BNXT-GUEST')).map((l) => l.trim());
   return {
-    peerEchoes, hwrm: server.hwrm, serial: serial + (qemuOut ? `\n--- qemu ---\n${qemuOut}` : ''), markers, serverLog, endReason: reason, qemuExit, timedOut, workDir: work,
-    hostSteps: peerStepResults(steps, follower.transcript, host.hostRuns), hostFailure: host.failure, pcapPath, tracePath,
+    peerEchoes, hwrm: server.hwrm, serial: serial + (qemuOut ? `\n--- qemu ---\n${qemuOut}` : ''), markers, serverLog,
+    endReason: reason, qemuExit, timedOut, workDir: work,
+    hostSteps: peerStepResults(steps, follower.transcript, host.hostRuns), hostFailure: host.failure, pcapPath,
+    tracePath,
   };
 }
 
@@ -246,10 +277,19 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const waitAt = args.indexOf('--wait');
   const report = await runGuest({
     bnxtRe: args.includes('--re'), rcLoopback: args.includes('--rc-loopback'), ping: args.includes('--ping'),
-    hostSteps: args.includes('--host-peer') ? HOST_PEER_STEPS : undefined, waitS: waitAt >= 0 ? Number(args[waitAt + 1]) : undefined, log: (l) => console.log(l),
+    hostSteps: args.includes('--host-peer') ? HOST_PEER_STEPS : undefined,
+    waitS: waitAt >= 0 ? Number(args[waitAt + 1]) : undefined, log: (l) => console.log(l),
   });
-  for (const s of report.hostSteps) console.log(`${s.step.id}: guest ${s.status}, host ${s.host?.exitCode ?? '-'}${s.pingpong ? `, ${s.pingpong.iters} iters` : ''}${s.perftest ? `, ${s.perftest.iterations} x ${s.perftest.sizeBytes} B` : ''}`);
+  for (const s of report.hostSteps)
+    console.log(
+      `${s.step.id}: guest ${s.status}, host ${s.host?.exitCode ?? '-'}` +
+        `${s.pingpong ? `, ${s.pingpong.iters} iters` : ''}` +
+        `${s.perftest ? `, ${s.perftest.iterations} x ${s.perftest.sizeBytes} B` : ''}`,
+    );
   if (report.hostFailure !== null) console.log(`host peer: ${report.hostFailure}`);
   console.log(report.serial.split('\n').filter((l) => /bnxt|BNXT|14e4|00:04|Error|error|warn/i.test(l)).join('\n'));
-  console.log(`end: ${report.endReason}; qemu exit ${report.qemuExit}${report.timedOut ? ' (timed out)' : ''}; run folder ${report.workDir}`);
+  console.log(
+    `end: ${report.endReason}; qemu exit ${report.qemuExit}${report.timedOut ? ' (timed out)' : ''}; run folder ` +
+      `${report.workDir}`,
+  );
 }

@@ -24,7 +24,8 @@ Guest RAM must be a shared memfd backend: the model reaches it by mmap (see docs
   --eth-mtu N            Ethernet MTU (default 1500)
   --pcap FILE            append every frame on the port to FILE
   --hwrm-log FILE        write every HWRM command the guest sent, with the answer, to FILE at the end
-  --trace FILE           write every HWRM request and response, RoCE command and CREQ entry, decoded, one JSON object a line
+  --trace FILE           write every HWRM request and response, RoCE command and CREQ entry, decoded, ` +
+  `one JSON object a line
   -v, --verbose          log every refused message and every HWRM command
   -h, --help             show this text`;
 
@@ -35,8 +36,10 @@ export async function runServe(argv: readonly string[]): Promise<number> {
     ({ values, positionals } = parseArgs({
       args: [...argv], allowPositionals: true, strict: true,
       options: {
-        chip: { type: 'string' }, 'ib-dev': { type: 'string', short: 'd' }, 'nic-mac': { type: 'string' }, ipv4: { type: 'string' },
-        'eth-mtu': { type: 'string' }, pcap: { type: 'string' }, 'hwrm-log': { type: 'string' }, trace: { type: 'string' }, verbose: { type: 'boolean', short: 'v' }, help: { type: 'boolean', short: 'h' },
+        chip: { type: 'string' }, 'ib-dev': { type: 'string', short: 'd' }, 'nic-mac': { type: 'string' },
+        ipv4: { type: 'string' }, 'eth-mtu': { type: 'string' }, pcap: { type: 'string' },
+        'hwrm-log': { type: 'string' }, trace: { type: 'string' }, verbose: { type: 'boolean', short: 'v' },
+        help: { type: 'boolean', short: 'h' },
       },
     }));
   } catch (e) {
@@ -45,7 +48,11 @@ export async function runServe(argv: readonly string[]): Promise<number> {
   }
   if (values.help) { console.log(SERVE_USAGE); return 0; }
   const fail = (why: string) => { console.error(`rig-bnxt serve: ${why}`); return 2; };
-  if (positionals.length !== 1) return fail(positionals.length === 0 ? 'missing SOCKET (a path for the unix socket)' : `expected one SOCKET, got ${positionals.join(' ')}`);
+  if (positionals.length !== 1)
+    return fail(
+      positionals.length === 0 ? 'missing SOCKET (a path for the unix socket)'
+        : `expected one SOCKET, got ${positionals.join(' ')}`,
+    );
   const chip = (values.chip as string | undefined) ?? BCM57508.name;
   if (chip !== BCM57508.name) return fail(`--chip ${chip}: the software NIC is served as ${BCM57508.name} only`);
   const dev = (values['ib-dev'] as string | undefined) ?? 'emu';
@@ -68,11 +75,13 @@ export async function runServe(argv: readonly string[]): Promise<number> {
   let ipv4 = ipv4FromNumber(number);
   if (values.ipv4 !== undefined) {
     const parts = (values.ipv4 as string).split('.').map(Number);
-    if (parts.length !== 4 || parts.some((p) => !Number.isInteger(p) || p < 0 || p > 255)) return fail(`--ipv4 '${values.ipv4}' is not an IPv4 address`);
+    if (parts.length !== 4 || parts.some((p) => !Number.isInteger(p) || p < 0 || p > 255))
+      return fail(`--ipv4 '${values.ipv4}' is not an IPv4 address`);
     ipv4 = Uint8Array.from(parts);
   }
   const mtu = values['eth-mtu'] === undefined ? 1500 : Number(values['eth-mtu']);
-  if (!Number.isInteger(mtu) || mtu < 576 || mtu > 9216) return fail(`--eth-mtu ${values['eth-mtu']}: expected 576..9216`);
+  if (!Number.isInteger(mtu) || mtu < 576 || mtu > 9216)
+    return fail(`--eth-mtu ${values['eth-mtu']}: expected 576..9216`);
   const verbose = values.verbose === true;
   let modelFailed = false;
   const started = await serveVfioUser({
@@ -81,14 +90,21 @@ export async function runServe(argv: readonly string[]): Promise<number> {
     onEvent: (e) => {
       if (e.kind === 'connected') console.log('client connected');
       if (e.kind === 'log') console.log(e.line);
-      if (e.kind === 'model-failed') { modelFailed = true; console.error(`rig-bnxt serve: the software NIC stopped: internal error in ${e.part}: ${e.detail}`); }
-      if (e.kind === 'hwrm' && verbose) console.log(`hwrm ${e.name} seq ${e.seqId} -> ${e.errorCode === 0 ? 'ok' : `error ${e.errorCode}`}`);
+      if (e.kind === 'model-failed') {
+        modelFailed = true;
+        console.error(`rig-bnxt serve: the software NIC stopped: internal error in ${e.part}: ${e.detail}`);
+      }
+      if (e.kind === 'hwrm' && verbose)
+        console.log(`hwrm ${e.name} seq ${e.seqId} -> ${e.errorCode === 0 ? 'ok' : `error ${e.errorCode}`}`);
     },
   });
   if (!started.ok) return fail(started.error);
   const server = started.value;
   const macText = Array.from(mac, (b) => b.toString(16).padStart(2, '0')).join(':');
-  console.log(`serving ${BCM57508.name} (14e4:${BCM57508.deviceId.toString(16)}) MAC ${macText} on ${server.socketPath}; waiting for a vfio-user client`);
+  console.log(
+    `serving ${BCM57508.name} (14e4:${BCM57508.deviceId.toString(16)}) MAC ${macText} on ${server.socketPath}; ` +
+      `waiting for a vfio-user client`,
+  );
   const stop = () => { void server.close(); };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
@@ -96,8 +112,13 @@ export async function runServe(argv: readonly string[]): Promise<number> {
   process.off('SIGINT', stop);
   process.off('SIGTERM', stop);
   if (values['hwrm-log'] !== undefined) {
-    writeFileSync(values['hwrm-log'] as string, server.hwrm.map((h) => `${h.name} seq=${h.seqId} error=${h.errorCode}`).join('\n') + (server.hwrm.length ? '\n' : ''));
+    writeFileSync(values['hwrm-log'] as string,
+      server.hwrm.map((h) => `${h.name} seq=${h.seqId} error=${h.errorCode}`).join('\n') +
+      (server.hwrm.length ? '\n' : ''));
   }
-  console.log(`ended: ${reason}; ${stats?.messages ?? 0} messages, ${stats?.errors ?? 0} refused, ${server.hwrm.length} HWRM commands, ${stats?.iommuFaults ?? 0} IOMMU faults`);
+  console.log(
+    `ended: ${reason}; ${stats?.messages ?? 0} messages, ${stats?.errors ?? 0} refused, ${server.hwrm.length} HWRM ` +
+      `commands, ${stats?.iommuFaults ?? 0} IOMMU faults`,
+  );
   return modelFailed ? 1 : 0;
 }

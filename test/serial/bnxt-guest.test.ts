@@ -32,9 +32,11 @@ const HARDWARE_DOC = fileURLToPath(new URL('../../docs/hardware.md', import.meta
 const TOLERATED = new Set(['HWRM_SELFTEST_QLIST', 'HWRM_QUEUE_DSCP_QCAPS', 'HWRM_TEMP_MONITOR_QUERY']);
 
 function whySkip(): string | false {
-  if (process.platform !== 'linux' || process.arch !== 'x64') return `the guest is an x86-64 Debian image (this is ${process.platform} ${process.arch})`;
+  if (process.platform !== 'linux' || process.arch !== 'x64')
+    return `the guest is an x86-64 Debian image (this is ${process.platform} ${process.arch})`;
   if (process.getuid?.() !== 0) return 'building the QEMU chroot and running QEMU in it needs root';
-  if (spawnSync('sh', ['-c', 'command -v apt-get && command -v unshare']).status !== 0) return 'the guest is built from Debian packages with apt-get (and QEMU runs under unshare)';
+  if (spawnSync('sh', ['-c', 'command -v apt-get && command -v unshare']).status !== 0)
+    return 'the guest is built from Debian packages with apt-get (and QEMU runs under unshare)';
   return false;
 }
 
@@ -61,7 +63,9 @@ function documentedDifferences(): { text: string; re: RegExp }[] {
     const m = /^\| `([^`]+)` \|/.exec(line);
     if (!m) continue;
     const text = m[1]!;
-    rows.push({ text, re: new RegExp(`^${text.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`) });
+    rows.push({
+      text, re: new RegExp(`^${text.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`),
+    });
   }
   return rows;
 }
@@ -71,21 +75,29 @@ function checkHostStep(t: Test, s: PeerStepResult, frames: readonly CapturedFram
   const iters = 'iters' in s.step ? s.step.iters : 0;
   const size = 'sizeBytes' in s.step ? s.step.sizeBytes : 0;
   const role = s.step.kind.endsWith('client') ? 'client' : 'server';
-  t.equal(s.status, 0, `${id}: the guest's ${s.perftest !== null || 'test' in s.step ? 'ib_send_lat' : 'ibv_rc_pingpong'} exits 0`);
+  t.equal(s.status, 0,
+    `${id}: the guest's ${s.perftest !== null || 'test' in s.step ? 'ib_send_lat' : 'ibv_rc_pingpong'} exits 0`);
   t.equal(s.host?.exitCode, 0, `${id}: rig-bnxt on the host exits 0`);
   let pair;
   if ('test' in s.step) {
     const hostRow = (s.host?.output ?? '').split('\n').find((l) => new RegExp(`^\\s*${size}\\s+${iters}\\s`).test(l));
-    t.same([s.perftest?.sizeBytes, s.perftest?.iterations], [size, iters], `${id}: perftest counted ${iters} messages of ${size} B`);
+    t.same([s.perftest?.sizeBytes, s.perftest?.iterations], [size, iters],
+      `${id}: perftest counted ${iters} messages of ${size} B`);
     t.ok(hostRow !== undefined, `${id}: rig-bnxt perf counted the same`);
     const a = perftestAddresses(s.output);
     if (a === null) return void t.fail(`${id}: no QP addresses in perftest's output`);
-    pair = { guestQpn: a.local[0], guestPsn: a.local[1], hostQpn: a.remote[0], hostPsn: a.remote[1], sizeBytes: size, iters, role } as const;
+    pair = {
+      guestQpn: a.local[0], guestPsn: a.local[1], hostQpn: a.remote[0], hostPsn: a.remote[1], sizeBytes: size, iters,
+      role,
+    } as const;
   } else {
     t.equal(s.pingpong?.iters, iters, `${id}: ibv_rc_pingpong did ${iters} iterations`);
     const pp = s.pingpong;
     if (pp === null) return;
-    pair = { guestQpn: pp.localQpn, guestPsn: pp.localPsn, hostQpn: pp.remoteQpn, hostPsn: pp.remotePsn, sizeBytes: size, iters, role } as const;
+    pair = {
+      guestQpn: pp.localQpn, guestPsn: pp.localPsn, hostQpn: pp.remoteQpn, hostPsn: pp.remotePsn, sizeBytes: size,
+      iters, role,
+    } as const;
   }
   const c = checkPingpongCapture(frames, pair, GUEST_MAC);
   t.equal(c.messagesToGuest, iters, `${id}: ${iters} messages host -> guest on the cable`);
@@ -94,7 +106,8 @@ function checkHostStep(t: Test, s: PeerStepResult, frames: readonly CapturedFram
   t.same(c.naks, [], `${id}: no NAK either way`);
   // The capture is the model's, whose reading of the host's UDP socket a loaded machine delays,
   // so the time between a packet and its resend seen there is not the sender's: reported only.
-  if (c.repeatedPsnsToGuest + c.repeatedPsnsFromGuest > 0) t.comment(`${id}: ${c.repeatedPsnsToGuest} packets resent to the guest, ${c.repeatedPsnsFromGuest} from it`);
+  if (c.repeatedPsnsToGuest + c.repeatedPsnsFromGuest > 0)
+    t.comment(`${id}: ${c.repeatedPsnsToGuest} packets resent to the guest, ${c.repeatedPsnsFromGuest} from it`);
   // ibv_rc_pingpong sends from the buffer it receives into: each message the guest sends back is
   // the one it received, byte for byte (perftest does not echo, so its payloads are not compared).
   if (!('test' in s.step)) {
@@ -104,10 +117,14 @@ function checkHostStep(t: Test, s: PeerStepResult, frames: readonly CapturedFram
 }
 
 const skip = whySkip();
-t.test('bnxt_en and bnxt_re bring up the software NIC over vfio-user and talk RoCE to rig-bnxt', { skip }, async (t) => {
+t.test('bnxt_en and bnxt_re bring up the software NIC over vfio-user and talk RoCE to rig-bnxt',
+  { skip }, async (t) => {
   const image = buildGuest(DEFAULT_CACHE);
   if (!image.ok) return void t.fail(image.error);
-  const r = await runGuest({ imageDir: image.value, bnxtRe: true, rcLoopback: true, ping: true, hostSteps: HOST_PEER_STEPS, waitS: 30, limitMs: 480_000 });
+  const r = await runGuest({
+    imageDir: image.value, bnxtRe: true, rcLoopback: true, ping: true, hostSteps: HOST_PEER_STEPS, waitS: 30,
+    limitMs: 480_000,
+  });
   const serial = r.serial;
   t.teardown(() => { if (t.passing() === false) t.comment(`run folder ${r.workDir}\n${serial}`); });
   t.notOk(r.timedOut, 'the guest powered off by itself');
@@ -121,10 +138,12 @@ t.test('bnxt_en and bnxt_re bring up the software NIC over vfio-user and talk Ro
   t.match(serial, /vendor_id:\s+0x14e4/);
   t.match(serial, /state:\s+PORT_ACTIVE/, 'its port is active');
   t.match(serial, /link_layer:\s+Ethernet/);
-  t.match(serial, /3 packets transmitted, 3 received, 0% packet loss/, 'the guest pings the peer on the far end of the cable');
+  t.match(serial, /3 packets transmitted, 3 received, 0% packet loss/,
+    'the guest pings the peer on the far end of the cable');
   t.equal(r.peerEchoes, 3, 'the peer answered 3 echo requests');
   t.match(r.markers.join('\n'), /BNXT-GUEST ok rc-loopback/, 'ibv_rc_pingpong client finished (in the guest)');
-  t.equal((serial.match(/^5 iters in [\d.]+ seconds/gm) ?? []).length, 2, 'both in-guest ibv_rc_pingpong sides did 5 iterations');
+  t.equal((serial.match(/^5 iters in [\d.]+ seconds/gm) ?? []).length, 2,
+    'both in-guest ibv_rc_pingpong sides did 5 iterations');
   t.match(r.markers.join('\n'), /BNXT-GUEST ok send-lat-loopback/, 'ib_send_lat client finished (in the guest)');
   // perftest prints inf when its CPU-clock estimate fails (get_cpu_mhz's "Correlation coefficient
   // r^2 < 0.9" on a loaded TCG guest): a measurement, not the protocol, so either counts.
@@ -136,13 +155,17 @@ t.test('bnxt_en and bnxt_re bring up the software NIC over vfio-user and talk Ro
   t.ok(dump.length > 0, 'the guest dumped its kernel log');
   const bad = dump.split('\n').filter((l) => /^<[0-4]>/.test(l) && /bnxt|infiniband|rdma|ib_|roce/i.test(l));
   t.same(bad, [], 'no error or warning from bnxt_en, bnxt_re or the RDMA core');
-  for (const pattern of [/NETDEV WATCHDOG/, /probe with driver bnxt_en failed/, /FW STALL Detected/, /hwrm req_type 0x[0-9a-f]+ seq id 0x[0-9a-f]+ error/]) {
+  for (const pattern of [
+    /NETDEV WATCHDOG/, /probe with driver bnxt_en failed/, /FW STALL Detected/,
+    /hwrm req_type 0x[0-9a-f]+ seq id 0x[0-9a-f]+ error/,
+  ]) {
     t.notMatch(serial, pattern, `no "${pattern.source}"`);
   }
 
   t.ok(r.hwrm.length > 50, `${r.hwrm.length} HWRM requests`);
   t.same(r.hwrm.filter((h) => h.errorCode < 0).map((h) => h.name), [], 'every request was answered');
-  t.same(r.hwrm.filter((h) => h.errorCode !== 0 && !TOLERATED.has(h.name)).map((h) => `${h.name} -> ${h.errorCode}`), [], 'refused only where bnxt_en tolerates it');
+  t.same(r.hwrm.filter((h) => h.errorCode !== 0 && !TOLERATED.has(h.name)).map((h) => `${h.name} -> ${h.errorCode}`),
+    [], 'refused only where bnxt_en tolerates it');
   t.match(r.endReason, /client closed|closed/, 'the server saw the client leave');
 
   // RoCE with rig-bnxt on the far end of the cable, both roles.
@@ -154,13 +177,17 @@ t.test('bnxt_en and bnxt_re bring up the software NIC over vfio-user and talk Ro
   const kernel = parseTrace(readFileSync(r.tracePath, 'utf8'));
   const refusedRoce = kernel.filter((x) => x.ch === 'creq' && x.fields['status'] !== 0);
   t.same(refusedRoce.map((x) => `${x.name}: ${x.why}`), [], 'every RoCE command of bnxt_re was accepted');
-  t.ok(kernel.some((x) => x.ch === 'cmdq' && x.name === 'CREATE_QP' && x.fields['type'] === 7), 'the trace has bnxt_re\'s CREATE_QP of the GSI QP');
-  t.equal(kernel.filter((x) => x.ch === 'cmdq').length, kernel.filter((x) => x.ch === 'creq' && x.name !== 'QP_ERROR_NOTIFICATION').length, 'every RoCE command has its answer');
+  t.ok(kernel.some((x) => x.ch === 'cmdq' && x.name === 'CREATE_QP' && x.fields['type'] === 7),
+    'the trace has bnxt_re\'s CREATE_QP of the GSI QP');
+  t.equal(kernel.filter((x) => x.ch === 'cmdq').length,
+    kernel.filter((x) => x.ch === 'creq' && x.name !== 'QP_ERROR_NOTIFICATION').length,
+    'every RoCE command has its answer');
   const own = traceOwnDriver(join(mkdtempSync(join(tmpdir(), 'own-trace-')), 'trace.jsonl'));
   if (!own.ok) return void t.fail(own.error);
   const differences = compareTraces(kernel, own.value);
   const rows = documentedDifferences();
   t.ok(rows.length > 10, `docs/hardware.md lists ${rows.length} kinds of difference`);
   t.same(differences.filter((d) => !rows.some((row) => row.re.test(d))), [], 'every difference is in docs/hardware.md');
-  t.same(rows.filter((row) => !differences.some((d) => row.re.test(d))).map((row) => row.text), [], 'and every row of it is a difference still');
+  t.same(rows.filter((row) => !differences.some((d) => row.re.test(d))).map((row) => row.text), [],
+    'and every row of it is a difference still');
 });

@@ -75,7 +75,8 @@ export class EngineCounters {
     const out: Record<string, number> = {};
     for (const [key, value] of Object.entries(this)) if (typeof value === 'number') out[key] = value;
     for (let i = 0; i < PARSE_STATUS_COUNT; i++) if (i !== 0) out[`drop${PARSE_STATUS_NAMES[i]}`] = this.parseDrops[i]!;
-    let dropped = this.dropUnknownQp + this.dropGsi + this.dropQpNotReady + this.dropBadPkey + this.dropBadAddress + this.dropReceiveQueueFull;
+    let dropped = this.dropUnknownQp + this.dropGsi + this.dropQpNotReady + this.dropBadPkey + this.dropBadAddress +
+      this.dropReceiveQueueFull;
     for (let i = 1; i < PARSE_STATUS_COUNT; i++) dropped += this.parseDrops[i]!;
     out['framesDropped'] = dropped;
     // Built by name from this class's own number fields and the parse-status names: the type says so.

@@ -46,7 +46,8 @@ const SRC_PORT_QPN_MASK = 0x3fff;
 /** Parse results that mean "an Ethernet frame, but not a RoCEv2 packet to this port" (1 = hand to L2). */
 const L2_STATUSES = (() => {
   const a = new Uint8Array(64);
-  for (const st of [ParseStatus.WRONG_DEST_MAC, ParseStatus.NOT_IPV4, ParseStatus.NOT_UDP, ParseStatus.NOT_ROCEV2_PORT]) a[st] = 1;
+  for (const st of [ParseStatus.WRONG_DEST_MAC, ParseStatus.NOT_IPV4, ParseStatus.NOT_UDP, ParseStatus.NOT_ROCEV2_PORT])
+    a[st] = 1;
   return a;
 })();
 
@@ -313,7 +314,8 @@ export class RoceEngine implements EngineHooks {
       if (t.dead) continue;
       if (responderOutput(core, t)) sent = true;
       // Responses the port had no room for wait for the next pass.
-      if (t.respState === RespState.READY && (t.outHead !== t.outTail || t.pendingAck || t.pendingNak)) core.scheduleOutput(t);
+      if (t.respState === RespState.READY && (t.outHead !== t.outTail || t.pendingAck || t.pendingNak))
+        core.scheduleOutput(t);
     }
     list.length = 0;
     core.spareOutputList = list;
@@ -389,7 +391,8 @@ export class RoceEngine implements EngineHooks {
     },
     /** Random faults on frames sent ('tx'), received ('rx') or both, drawn from the model's seeded PRNG. */
     setFaults: (direction: 'tx' | 'rx' | 'both', spec: FaultSpec): void => {
-      if (direction !== 'tx' && direction !== 'rx' && direction !== 'both') throw new RangeError(`fault direction ${String(direction)}`);
+      if (direction !== 'tx' && direction !== 'rx' && direction !== 'both')
+        throw new RangeError(`fault direction ${String(direction)}`);
       this.core.port.cable.setFaults(direction, spec);
     },
     clearFaults: (): void => this.core.port.cable.clearFaults(),
@@ -406,7 +409,8 @@ export class RoceEngine implements EngineHooks {
      * the writer's): malformed completions for the driver. False if it has no room or no such CQ.
      */
     injectCqe: (cqId: number, words: readonly number[]): boolean => {
-      if (!Array.isArray(words) || words.length !== 8 || !words.every((w) => Number.isInteger(w))) throw new RangeError('engine.injectCqe: words must be 8 integers');
+      if (!Array.isArray(words) || words.length !== 8 || !words.every((w) => Number.isInteger(w)))
+        throw new RangeError('engine.injectCqe: words must be 8 integers');
       const cq = this.core.tables.cq(cqId);
       return cq !== undefined && writeRawCqe(this.core, cq, words);
     },

@@ -1,6 +1,6 @@
 /**
- * MODIFY_QP (roce_hsi.h: struct cmdq_modify_qp; what bnxt_qplib_modify_qp in qplib_fp.c sends): a legal transition carrying its required
- * attributes (roce-qp-transitions.ts), attributes within their encodings, then every
+ * MODIFY_QP (roce_hsi.h: struct cmdq_modify_qp; what bnxt_qplib_modify_qp in qplib_fp.c sends): a legal transition
+ * carrying its required attributes (roce-qp-transitions.ts), attributes within their encodings, then every
  * attribute the mask names stored on the QP. All checks come before the first change.
  * The engine hears of a state change after it happened.
  */
@@ -40,21 +40,26 @@ export function modifyQp(ctx: RoceContext, cmd: Uint8Array): Answer {
   // A connected QP names its source GID; a UD QP's sends each name theirs (the address
   // vector), so QP1's sgid_index is not held to the table: bnxt_qplib_modify_qp sends entry 0's
   // at RTR whether or not the GID table has one yet.
-  if (has(M.SGID_INDEX) && !gsi && !state.gids.has(c.sgid_index)) return bad(`sgid_index ${c.sgid_index} is no GID table entry`);
+  if (has(M.SGID_INDEX) && !gsi && !state.gids.has(c.sgid_index))
+    return bad(`sgid_index ${c.sgid_index} is no GID table entry`);
   const mtuCode = maxPathMtuCode(ctx.bus.config.mtu);
-  if (has(M.PATH_MTU) && c.path_mtu > mtuCode) return bad(`path MTU code ${c.path_mtu} exceeds the port's (${mtuCode}, MTU ${ctx.bus.config.mtu})`);
+  if (has(M.PATH_MTU) && c.path_mtu > mtuCode)
+    return bad(`path MTU code ${c.path_mtu} exceeds the port's (${mtuCode}, MTU ${ctx.bus.config.mtu})`);
   if (has(M.TIMEOUT) && c.timeout > 31) return bad(`timeout ${c.timeout} is not a 5-bit exponent`);
   if (has(M.RETRY_CNT) && c.retry_cnt > 7) return bad(`retry_cnt ${c.retry_cnt} is not 0..7`);
   if (has(M.RNR_RETRY) && c.rnr_retry > 7) return bad(`rnr_retry ${c.rnr_retry} is not 0..7`);
   if (has(M.MIN_RNR_TIMER) && c.min_rnr_timer > 31) return bad(`min_rnr_timer ${c.min_rnr_timer} is not a 5-bit code`);
   if (has(M.RQ_PSN) && c.rq_psn > PSN_MASK) return bad(`rq_psn 0x${c.rq_psn.toString(16)} is not a 24-bit PSN`);
   if (has(M.SQ_PSN) && c.sq_psn > PSN_MASK) return bad(`sq_psn 0x${c.sq_psn.toString(16)} is not a 24-bit PSN`);
-  if (has(M.DEST_QP_ID) && c.dest_qp_id > QPN_MAX) return bad(`dest_qp_id 0x${c.dest_qp_id.toString(16)} is not a 24-bit QP number`);
+  if (has(M.DEST_QP_ID) && c.dest_qp_id > QPN_MAX)
+    return bad(`dest_qp_id 0x${c.dest_qp_id.toString(16)} is not a 24-bit QP number`);
   // ORRQ slots = ORD + 1 and IRRQ slots = 2 x IRD + 2, within what CREATE_QP's ORRQ/IRRQ hold.
   const maxOrrq = limits.maxQpInitRdAtom + 1;
   const maxIrrq = 2 * limits.maxQpRdAtom + 2;
-  if (has(M.MAX_RD_ATOMIC) && (c.max_rd_atomic < 1 || c.max_rd_atomic > maxOrrq)) return bad(`max_rd_atomic ${c.max_rd_atomic} is not 1..${maxOrrq}`);
-  if (has(M.MAX_DEST_RD_ATOMIC) && (c.max_dest_rd_atomic < 1 || c.max_dest_rd_atomic > maxIrrq)) return bad(`max_dest_rd_atomic ${c.max_dest_rd_atomic} is not 1..${maxIrrq}`);
+  if (has(M.MAX_RD_ATOMIC) && (c.max_rd_atomic < 1 || c.max_rd_atomic > maxOrrq))
+    return bad(`max_rd_atomic ${c.max_rd_atomic} is not 1..${maxOrrq}`);
+  if (has(M.MAX_DEST_RD_ATOMIC) && (c.max_dest_rd_atomic < 1 || c.max_dest_rd_atomic > maxIrrq))
+    return bad(`max_dest_rd_atomic ${c.max_dest_rd_atomic} is not 1..${maxIrrq}`);
 
   // Store what the mask names.
   if (has(M.ACCESS)) qp.access = c.access;

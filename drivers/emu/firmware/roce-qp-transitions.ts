@@ -1,6 +1,7 @@
 /**
  * The RC QP state machine MODIFY_QP walks, as a table: which transitions are legal, which
- * modify-mask bits each one must carry and which it must not (bnxt-roce-interface.md 3.9).
+ * modify-mask bits each one must carry and which it must not (qplib_fp.c bnxt_qplib_modify_qp; roce_hsi.h
+ * CMDQ_MODIFY_QP_MODIFY_MASK_*).
  *
  *   RESET -> INIT -> RTR -> RTS          INIT -> INIT, RTS -> RTS, SQE -> RTS
  *   any   -> RESET, any -> ERR
@@ -26,7 +27,9 @@ const STATE_ONLY: TransitionRule = { required: M.STATE, forbidden: 0 };
 const STATES = 7;
 
 /** RC_RULES[from][to]: undefined = illegal. */
-const RC_RULES: (TransitionRule | undefined)[][] = Array.from({ length: STATES }, () => new Array<TransitionRule | undefined>(STATES).fill(undefined));
+const RC_RULES: (TransitionRule | undefined)[][] = Array.from(
+  { length: STATES }, () => new Array<TransitionRule | undefined>(STATES).fill(undefined),
+);
 function legal(from: number, to: number, rule: TransitionRule): void {
   RC_RULES[from]![to] = rule;
 }
@@ -52,7 +55,9 @@ for (let from = 0; from < STATES; from++) {
 const CONNECTED_ONLY =
   M.ACCESS | M.DGID | M.FLOW_LABEL | M.HOP_LIMIT | M.TRAFFIC_CLASS | M.DEST_MAC | M.TIMEOUT | M.RETRY_CNT |
   M.RNR_RETRY | M.RQ_PSN | M.MIN_RNR_TIMER | M.MAX_RD_ATOMIC | M.MAX_DEST_RD_ATOMIC | M.DEST_QP_ID;
-const GSI_RULES: (TransitionRule | undefined)[][] = Array.from({ length: STATES }, () => new Array<TransitionRule | undefined>(STATES).fill(undefined));
+const GSI_RULES: (TransitionRule | undefined)[][] = Array.from(
+  { length: STATES }, () => new Array<TransitionRule | undefined>(STATES).fill(undefined),
+);
 function legalGsi(from: number, to: number, required: number, forbidden = 0): void {
   GSI_RULES[from]![to] = { required: M.STATE | required, forbidden: CONNECTED_ONLY | forbidden };
 }
@@ -87,15 +92,20 @@ export function checkGsiModify(from: number, mask: number, newState: number): { 
   return checkModify(gsiTransition, from, mask, newState);
 }
 
-function checkModify(table: (from: number, to: number) => TransitionRule | undefined, from: number, mask: number, newState: number): { to: number } | { why: string } {
+function checkModify(
+  table: (from: number, to: number) => TransitionRule | undefined, from: number, mask: number, newState: number,
+): { to: number } | { why: string } {
   const changesState = (mask & M.STATE) !== 0;
   const to = changesState ? newState : from;
   const rule = table(from, to);
   if (!rule) return { why: `${qpStateName(from)} -> ${qpStateName(to)} is not a legal transition` };
   const required = changesState ? rule.required : 0;
   const missing = (required & ~mask) >>> 0;
-  if (missing !== 0) return { why: `${qpStateName(from)} -> ${qpStateName(to)} lacks modify_mask bits 0x${missing.toString(16)}` };
+  if (missing !== 0)
+    return { why: `${qpStateName(from)} -> ${qpStateName(to)} lacks modify_mask bits 0x${missing.toString(16)}` };
   const extra = (rule.forbidden & mask) >>> 0;
-  if (extra !== 0) return { why: `${qpStateName(from)} -> ${qpStateName(to)} may not change modify_mask bits 0x${extra.toString(16)}` };
+  if (extra !== 0)
+    return { why: `${qpStateName(from)} -> ${qpStateName(to)} may not change modify_mask bits ` +
+      `0x${extra.toString(16)}` };
   return { to };
 }

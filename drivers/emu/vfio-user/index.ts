@@ -41,7 +41,12 @@ export function serveVfioUser(options: ServeOptions): Promise<Result<VfioUserSer
   return new Promise((resolve) => {
     let worker: Worker;
     try {
-      worker = new Worker(workerUrl(), { workerData: { socketPath: options.socketPath, config: options.config, verbose: options.verbose ?? false, tracePath: options.tracePath } });
+      worker = new Worker(workerUrl(), {
+        workerData: {
+          socketPath: options.socketPath, config: options.config, verbose: options.verbose ?? false,
+          tracePath: options.tracePath,
+        },
+      });
     } catch (e) {
       resolve(err(`cannot start the vfio-user server thread: ${(e as Error).message}`));
       return;
@@ -97,5 +102,6 @@ export function serveVfioUser(options: ServeOptions): Promise<Result<VfioUserSer
 
 function workerUrl(): URL {
   // Sources run as .ts through the loader; the bundled CLI ships dist/vfio-user-worker.mjs beside itself.
-  return import.meta.url.endsWith('.ts') ? new URL('./worker.ts', import.meta.url) : new URL('./vfio-user-worker.mjs', import.meta.url);
+  return import.meta.url.endsWith('.ts') ? new URL('./worker.ts', import.meta.url)
+    : new URL('./vfio-user-worker.mjs', import.meta.url);
 }

@@ -36,9 +36,14 @@ export function bcm57508ConfigSpec(mac: Uint8Array): PciConfigSpec {
     subsystemVendorId: 0x14e4, subsystemId: 0x5208,
     barBytes: [BAR0_BYTES, BAR2_BYTES, BAR4_BYTES],
     msixVectors: MSIX_VECTORS, msixTableOffset: MSIX_TABLE_OFFSET, msixPbaOffset: MSIX_PBA_OFFSET,
-    vpd: buildVpd('Broadcom BCM57508 NetXtreme-E (rig-bnxt software NIC)', { PN: 'BCM957508-N2100G', EC: 'A0', SN: serial, MN: '14e4' }),
+    vpd: buildVpd('Broadcom BCM57508 NetXtreme-E (rig-bnxt software NIC)', {
+      PN: 'BCM957508-N2100G', EC: 'A0', SN: serial, MN: '14e4',
+    }),
     // The DSN as an EUI-64 made from the MAC (OUI, ff:fe, NIC part); bnxt_en uses it as the switch id.
-    serialNumber: [(mac[5]! | (mac[4]! << 8) | (mac[3]! << 16) | (0xfe << 24)) >>> 0, (0xff | (mac[2]! << 8) | (mac[1]! << 16) | (mac[0]! << 24)) >>> 0],
+    serialNumber: [
+      (mac[5]! | (mac[4]! << 8) | (mac[3]! << 16) | (0xfe << 24)) >>> 0,
+      (0xff | (mac[2]! << 8) | (mac[1]! << 16) | (mac[0]! << 24)) >>> 0,
+    ],
   };
 }
 
@@ -71,12 +76,17 @@ export class NicVfioDevice implements SessionDevice {
   constructor(config: EmuConfig) {
     const queueSab = allocWriteQueue();
     const bar0 = new SharedArrayBuffer(BAR0_BYTES);
-    this.model = new NicModel({ config, queue: queueSab, wake: allocWake(), bar0, bar2: new SharedArrayBuffer(BAR2_PUBLISHED_BYTES) });
+    this.model = new NicModel({
+      config, queue: queueSab, wake: allocWake(), bar0, bar2: new SharedArrayBuffer(BAR2_PUBLISHED_BYTES),
+    });
     this.queue = new WriteQueueProducer(queueSab, () => this.run());
     this.bar0 = new Uint8Array(bar0);
     this.config = new PciConfigSpace(bcm57508ConfigSpec(config.mac));
     this.vectors = new MsixVectors(MSIX_VECTORS, () => this.config.busMaster && this.config.msixEnabled);
-    this.l2 = new L2Engine(this.model.bus, this.model.resources, (vector) => this.vectors.signal(vector), (frame, length) => this.model.engine.sendL2Frame(frame, length));
+    this.l2 = new L2Engine(
+      this.model.bus, this.model.resources, (vector) => this.vectors.signal(vector),
+      (frame, length) => this.model.engine.sendL2Frame(frame, length),
+    );
     this.model.engine.onL2Frame = (frame, length) => this.l2.receive(frame, length);
     this.roceIrqs = new RoceInterrupts(this.model.iommu, this.model.resources, (vector) => this.vectors.signal(vector));
     this.memory = new GuestMemory({
@@ -84,9 +94,17 @@ export class NicVfioDevice implements SessionDevice {
       unmap: (iova) => this.model.iommu.unmap(iova),
     });
     this.bars = new Map<number, BarRegion>([
-      [REGION.BAR0, { size: BAR0_BYTES, read: (o, n) => this.readBar0(o, n), write: (o, d) => this.writeBar(WriteKind.Bar0Write32, o, d) }],
-      [REGION.BAR2, { size: BAR2_BYTES, read: (_o, n) => { this.run(); return new Uint8Array(n); }, write: (o, d) => this.writeBar(WriteKind.Bar2Write32, o, d) }],
-      [REGION.BAR4, { size: BAR4_BYTES, read: (o, n) => this.bar4.slice(o, o + n), write: (o, d) => { this.bar4.set(d, o); } }],
+      [REGION.BAR0, {
+        size: BAR0_BYTES, read: (o, n) => this.readBar0(o, n),
+        write: (o, d) => this.writeBar(WriteKind.Bar0Write32, o, d),
+      }],
+      [REGION.BAR2, { size: BAR2_BYTES, read: (_o, n) => {
+        this.run();
+        return new Uint8Array(n);
+      }, write: (o, d) => this.writeBar(WriteKind.Bar2Write32, o, d) }],
+      [REGION.BAR4, { size: BAR4_BYTES, read: (o, n) => this.bar4.slice(o, o + n), write: (o, d) => {
+        this.bar4.set(d, o);
+      } }],
     ]);
   }
 
@@ -124,7 +142,8 @@ export class NicVfioDevice implements SessionDevice {
       for (let word = offset & ~3; word < offset + data.length; word += 4) {
         const s = this.scratch;
         s.setUint32(0, kind === WriteKind.Bar0Write32 ? this.model.bar0Written[word >>> 2]! : 0, true);
-        for (let b = 0; b < 4; b++) if (word + b >= offset && word + b < offset + data.length) s.setUint8(b, data[word + b - offset]!);
+        for (let b = 0; b < 4; b++)
+          if (word + b >= offset && word + b < offset + data.length) s.setUint8(b, data[word + b - offset]!);
         this.push32(kind, word, s.getUint32(0, true));
       }
     }
@@ -155,7 +174,9 @@ export class NicVfioDevice implements SessionDevice {
       respAddr = iommu.read64(reqAddr + 8);
     }
     const answered = iommu.check(respAddr, 8);
-    const o: HwrmObservation = { reqType, name: hwrmRequestName(reqType), seqId, errorCode: answered ? iommu.read16(respAddr) : -1 };
+    const o: HwrmObservation = {
+      reqType, name: hwrmRequestName(reqType), seqId, errorCode: answered ? iommu.read16(respAddr) : -1,
+    };
     this.hwrmLog.push(o);
     this.onHwrm(o);
     // A request naming a completion ring also gets HWRM_DONE there (Linux bnxt_hwrm.c __hwrm_send).

@@ -16,7 +16,8 @@ import { errnoName } from '../../vfio/libc.ts';
 import { ModelInternalError } from '../bus.ts';
 import type { ServerEvent, ServerRequest } from './events.ts';
 
-const { socketPath, config, verbose, tracePath } = workerData as { socketPath: string; config: EmuConfig; verbose: boolean; tracePath: string | undefined };
+const { socketPath, config, verbose, tracePath } =
+  workerData as { socketPath: string; config: EmuConfig; verbose: boolean; tracePath: string | undefined };
 const post = (e: ServerEvent) => parentPort!.postMessage(e);
 const log = (line: string) => post({ kind: 'log', line });
 
@@ -63,7 +64,9 @@ function next(): void {
     const fds = header.fds();
     if (h.size < HEADER_BYTES || h.size > HEADER_BYTES + (1 << 21)) {
       for (const fd of fds) closeFd(fd);
-      return finish(`message of ${h.size} bytes (id ${h.id}, command ${h.command}): the stream cannot be resynchronised`);
+      return finish(
+        `message of ${h.size} bytes (id ${h.id}, command ${h.command}): the stream cannot be resynchronised`,
+      );
     }
     const body = new Uint8Array(h.size - HEADER_BYTES);
     if (receiveAll(connFd, body) !== body.length) return finish('the client closed the connection inside a message');
@@ -111,7 +114,10 @@ function finish(reason: string): void {
   if (closing && reason !== 'closed') return;
   closing = true;
   if (timer) clearTimeout(timer);
-  const stats = { traceLines: device.model.traceLines, messages: session.stats.messages, errors: session.stats.errors, byCommand: Object.fromEntries(session.stats.byCommand), iommuFaults: device.model.iommu.faults };
+  const stats = {
+    traceLines: device.model.traceLines, messages: session.stats.messages, errors: session.stats.errors,
+    byCommand: Object.fromEntries(session.stats.byCommand), iommuFaults: device.model.iommu.faults,
+  };
   if (connFd >= 0) shutdownAndClose(connFd);
   shutdownAndClose(listenFd);
   try { unlinkSync(socketPath); } catch { /* gone */ }
