@@ -5,7 +5,7 @@
 import t from 'tap';
 import { ACCESS_MR, REQ, RES, TestNic, pattern, type TestQp } from './helpers/emu-engine-harness.ts';
 import { Opcode } from '../drivers/emu/wire/index.ts';
-import { msnTableEntries } from '../drivers/emu/engine/msn-table.ts';
+import { msnTableEntries } from '../firmware-hwrm/roce/msn-table.ts';
 
 const MTU = 1024;
 const SIZE = 3 * MTU; // three packets: FIRST, MIDDLE, LAST

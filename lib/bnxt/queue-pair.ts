@@ -28,6 +28,8 @@ const RING_SHIFT = 12;
 const WQE_WORDS = R.STATIC_WQE_BYTES / 4;
 const PSN_AREA_WORD = (RING_ENTRIES * R.STATIC_WQE_BYTES) / 4;
 const PSN_WORDS = R.PSN_SEARCH_EXT_BYTES / 4;
+/** Words per sq_msn_search entry (8 bytes, roce_hsi.h). */
+const MSN_WORDS = 2;
 /** Outstanding RDMA reads each way (ORD / IRD). */
 export const READ_DEPTH = 16;
 /** Local ACK timeout 14: 4.096 us x 2^14 = 67 ms; retries 7; RNR retries 7 = forever. */
@@ -103,6 +105,8 @@ export class BnxtQp {
   /** Bytes each posted receive takes at most: a CQE claiming more is malformed. */
   private readonly rqLength = new Uint32Array(RING_ENTRIES);
   private readonly dbOffset: number;
+  /** Entries of the SQ's MSN table, or 0 where it keeps PSN search (RoceDevice.msnTable). */
+  private readonly msnEntries: number;
   private readonly sqDbHi: number;
   private readonly rqDbHi: number;
   /** The failure's message once the QP failed; a failed QP stays failed. */
@@ -137,6 +141,8 @@ export class BnxtQp {
     this.sq = held.sq;
     this.rq = held.rq;
     this.dbOffset = roce.doorbellOffset;
+    // roundup_pow_of_two(SQ size) entries (qplib_fp.c bnxt_qplib_create_qp): RING_ENTRIES is one.
+    this.msnEntries = roce.msnTable ? RING_ENTRIES : 0;
     this.sqDbHi = R.doorbellHi(held.qpn, R.DbcType.SQ);
     this.rqDbHi = R.doorbellHi(held.qpn, R.DbcType.RQ);
   }
@@ -295,15 +301,24 @@ export class BnxtQp {
     u[w + 6] = w6; // READ: remote_key
     u[w + 7] = 0;
     writeSge(u, w + SGE_WORD, key, vaLo, vaHi, at, n);
-    // psn_search_ext: opcode | start PSN, next PSN, start slot index.
     const start = this.nextPsn;
     const next = R.psnAdd(start, R.psnPackets(n, this.mtu));
     this.nextPsn = next;
-    const p = PSN_AREA_WORD + idx * PSN_WORDS;
-    u[p] = ((opcode << R.PSN_SEARCH_OPCODE_SHIFT) | start) >>> 0;
-    u[p + 1] = next;
-    u[p + 2] = idx * R.STATIC_WQE_SLOTS;
-    u[p + 3] = 0;
+    if (this.msnEntries !== 0) {
+      // sq_msn_search, entry msn % size (msn counts the WQEs posted: this one's index here, as the
+      // table has RING_ENTRIES entries): start PSN 0-23, next PSN 24-47, start slot 48-63
+      // (qplib_fp.c bnxt_qplib_pull_psn_buff, bnxt_qplib_fill_msn_search).
+      const m = PSN_AREA_WORD + idx * MSN_WORDS;
+      u[m] = (start | (next << 24)) >>> 0;
+      u[m + 1] = ((next >>> 8) | ((idx * R.STATIC_WQE_SLOTS) << 16)) >>> 0;
+    } else {
+      // psn_search_ext: opcode | start PSN, next PSN, start slot index.
+      const p = PSN_AREA_WORD + idx * PSN_WORDS;
+      u[p] = ((opcode << R.PSN_SEARCH_OPCODE_SHIFT) | start) >>> 0;
+      u[p + 1] = next;
+      u[p + 2] = idx * R.STATIC_WQE_SLOTS;
+      u[p + 3] = 0;
+    }
     const np = prod + 1;
     this.sqProd = np;
     this.scq.tellBeforePost(np); // the CQ's consumer, if the NIC must hear it before this entry's CQE

@@ -43,6 +43,12 @@ export interface RoceDevice {
   readonly ledger: Ledger;
   readonly creqRingId: number;
   readonly statCtxId: number;
+  /**
+   * The SQ keeps an MSN table (8-byte sq_msn_search entries) instead of PSN search: QUERY_FUNC
+   * reports hardware requester retransmission (Linux qplib_res.h BNXT_RE_HW_RETX, used by
+   * qplib_fp.c bnxt_qplib_create_qp and bnxt_qplib_fill_psn_search).
+   */
+  readonly msnTable: boolean;
 }
 
 /** The RoCEv2 GID of an IPv4 address: ::ffff:a.b.c.d. */
@@ -145,7 +151,7 @@ export function bringUpRoce(func: BnxtFunction, ipv4: Uint8Array): Result<RoceDe
 
   return ok({
     rcfw: ch, caps, gid, gidIndex, cqNqId, doorbellOffset, pdId: 1, buffers: ledger.buffers(), creqRingId, statCtxId,
-    ledger,
+    ledger, msnTable: (caps.dev_cap_flags & DevCapFlags.HW_REQUESTER_RETX_ENABLED) !== 0,
   });
 }
 

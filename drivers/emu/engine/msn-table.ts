@@ -20,20 +20,12 @@
 import { CqReqStatus } from '../../../firmware-hwrm/roce/cqe.ts';
 import { ReqErrStateReason } from '../../../firmware-hwrm/roce/creq.ts';
 import { psnDiff } from '../../../firmware-hwrm/roce/ib-transport.ts';
+import { MSN_ENTRY_BYTES } from '../../../firmware-hwrm/roce/msn-table.ts';
 import { failSendHead } from './flush.ts';
 import type { QpTransport } from './transport.ts';
 import type { EngineCore } from './core.ts';
 
-/** Bytes per sq_msn_search entry. */
-export const MSN_ENTRY_BYTES = 8;
 const PSN_MASK = 0xffffff;
-
-/** Entries of a QP's MSN table for an SQ of `sqSize` WQEs (the kernel's roundup_pow_of_two). */
-export function msnTableEntries(sqSize: number): number {
-  let n = 1;
-  while (n < sqSize) n *= 2;
-  return n;
-}
 
 /**
  * Points the requester at PSN `psn` by the MSN table; false (and the QP failed) if the table

@@ -36,6 +36,8 @@ export function initializeFw(ctx: RoceContext, cmd: Uint8Array): Answer {
   // The context-table fields are 0 on P5 (context memory comes from HWRM) and are ignored.
   state.initialized = true;
   state.statCtxId = c.stat_ctx_id;
+  state.hwRetx = (c.flags & InitializeFwFlags.HW_REQUESTER_RETX_SUPPORTED) !== 0
+    && (ctx.firmware.devCapFlags & DevCapFlags.HW_REQUESTER_RETX_ENABLED) !== 0;
   return success();
 }
 

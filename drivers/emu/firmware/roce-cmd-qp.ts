@@ -4,6 +4,7 @@
  * QPs in static WQE mode are run; the GSI QP (QP1) is kept but not run (createGsiQp):
  *
  *   SQ memory: [ sq_size WQEs x 128 B ][ sq_size PSN-search entries x 16 B ]   (one PBL)
+ *              or, with hardware retransmission, [ roundup_pow_of_two(sq_size) MSN entries x 8 B ]
  *   RQ memory: [ rq_size WQEs x 128 B ]
  *   ORRQ (max_qp_init_rd_atom + 1) x 32 B, IRRQ (2 x max_qp_rd_atom + 2) x 32 B, contiguous
  */
@@ -14,6 +15,7 @@ import {
 import { EmuQp, type EmuCq } from '../objects.ts';
 import { handleHalves, refuse, success, type Answer, type RoceContext } from './roce-answer.ts';
 import { resolveRing } from './roce-memory.ts';
+import { MSN_ENTRY_BYTES, msnTableEntries } from '../../../firmware-hwrm/roce/msn-table.ts';
 import type { FwQp } from './roce-tables.ts';
 
 /** Static WQE mode: every SQ and RQ WQE occupies 128 bytes. */
@@ -41,7 +43,10 @@ export function createQp(ctx: RoceContext, cmd: Uint8Array): Answer {
       ? refuse(RoceStatus.NOT_IMPLEMENTED, `CREATE_QP: QP type ${c.type} is not modelled (RC and GSI only)`)
       : refuse(RoceStatus.INVALID_PARAMETER, `CREATE_QP: QP type ${c.type} is unknown`);
   }
-  const queues = checkQueues(ctx, c, PSN_SEARCH_ENTRY_BYTES);
+  // After the WQEs: PSN search, or with hardware retransmission the MSN table of
+  // roundup_pow_of_two(sq_size) entries (qplib_fp.c bnxt_qplib_create_qp).
+  const msnEntries = ctx.state.hwRetx ? msnTableEntries(c.sq_size) : 0;
+  const queues = checkQueues(ctx, c, msnEntries ? msnEntries * MSN_ENTRY_BYTES : c.sq_size * PSN_SEARCH_ENTRY_BYTES);
   if ('status' in queues) return queues;
   const { state, bus } = ctx;
   const limits = ctx.limits();
@@ -55,6 +60,7 @@ export function createQp(ctx: RoceContext, cmd: Uint8Array): Answer {
   if (qpn === undefined) return refuse(RoceStatus.RESOURCES, `CREATE_QP: all ${limits.maxQp} QPs are in use`);
   const [lo, hi] = handleHalves(c.qp_handle);
   const qp = new EmuQp(qpn, c.pd_id, lo, hi, queues.sq, queues.rq, queues.scq, queues.rcq, c.sq_sge, c.rq_sge);
+  qp.msnEntries = msnEntries;
   state.qps.set(qpn, newContext(qp, c.sq_size, c.rq_size));
   return success(CreqCreateQpResp.encode({ xid: qpn }));
 }
@@ -78,8 +84,11 @@ function createGsiQp(ctx: RoceContext, c: CreateQp): Answer {
   return success(CreqCreateQpResp.encode({ xid: GSI_QPN }));
 }
 
-/** The checks every QP's queues pass: sizes, SGEs, DPI, CQs, and the rings in mapped memory. */
-function checkQueues(ctx: RoceContext, c: CreateQp, psnEntryBytes: number): QpQueues | Answer {
+/**
+ * The checks every QP's queues pass: sizes, SGEs, DPI, CQs, and the rings in mapped memory;
+ * `auxBytes` follow the SQ's WQEs (PSN search or the MSN table; none for the GSI QP).
+ */
+function checkQueues(ctx: RoceContext, c: CreateQp, auxBytes: number): QpQueues | Answer {
   const { state, bus } = ctx;
   const limits = ctx.limits();
   const P = RoceStatus.INVALID_PARAMETER;
@@ -92,8 +101,9 @@ function checkQueues(ctx: RoceContext, c: CreateQp, psnEntryBytes: number): QpQu
   const rcq = state.cqs.get(c.rcq_cid)?.cq;
   if (!scq || !rcq) return refuse(P, `CREATE_QP: no CQ ${scq ? c.rcq_cid : c.scq_cid}`);
   const iommu = bus.iommu;
-  const sq = resolveRing(iommu, c.sq_pbl, c.sq_lvl, c.sq_pg_size, c.sq_size, WQE_BYTES, c.sq_size * (WQE_BYTES + psnEntryBytes));
-  if (!sq) return refuse(P, `CREATE_QP: the SQ${psnEntryBytes ? ' (with its PSN search area)' : ''} at 0x${c.sq_pbl.toString(16)} is not mapped`);
+  const sq = resolveRing(iommu, c.sq_pbl, c.sq_lvl, c.sq_pg_size, c.sq_size, WQE_BYTES, c.sq_size * WQE_BYTES + auxBytes);
+  const after = auxBytes ? ' (with its PSN search area or MSN table)' : '';
+  if (!sq) return refuse(P, `CREATE_QP: the SQ${after} at 0x${c.sq_pbl.toString(16)} is not mapped`);
   const rq = resolveRing(iommu, c.rq_pbl, c.rq_lvl, c.rq_pg_size, c.rq_size, WQE_BYTES, c.rq_size * WQE_BYTES);
   if (!rq) return refuse(P, `CREATE_QP: the RQ at 0x${c.rq_pbl.toString(16)} is not mapped`);
   return { sq, rq, scq, rcq };

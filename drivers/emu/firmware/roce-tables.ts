@@ -111,6 +111,11 @@ export class RoceState {
   /** INITIALIZE_FW succeeded and no DEINITIALIZE_FW since. */
   initialized = false;
   statCtxId = 0;
+  /**
+   * The requester retransmits from the driver's MSN table: INITIALIZE_FW claimed hardware
+   * retransmission where QUERY_FUNC offered HW_REQUESTER_RETX_ENABLED (engine/msn-table.ts).
+   */
+  hwRetx = false;
   readonly qps = new Map<number, FwQp>();
   readonly cqs = new Map<number, FwCq>();
   readonly keys = new Map<number, FwKey>();
@@ -128,6 +133,7 @@ export class RoceState {
   clear(): void {
     this.initialized = false;
     this.statCtxId = 0;
+    this.hwRetx = false;
     this.qps.clear();
     this.cqs.clear();
     this.keys.clear();
