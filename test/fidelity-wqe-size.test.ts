@@ -49,7 +49,7 @@ t.test('SEND, READ and RECV WQEs carry wqe_size 3 (header + one SGE); PSN entrie
   t.equal(rq[2], 3, 'RQ WQE 0: wqe_size 3');
   if (nicInternals(p.nic).roce.msnTable) {
     // sq_msn_search (hardware retransmission): start_idx in bits 48-63 of the 8-byte entry.
-    t.equal(sq[PSN_AREA + 8 + 6]! | (sq[PSN_AREA + 8 + 7]! << 8), 8, 'sq_msn_search of WQE 1: start_idx 8 (8 slots a WQE)');
+    t.equal(sq[PSN_AREA + 14]! | (sq[PSN_AREA + 15]! << 8), 8, 'sq_msn_search of WQE 1: start_idx 8 (8 slots a WQE)');
   } else {
     t.equal(le32(sq, PSN_AREA + 16 + 8), 8, 'psn_search_ext of WQE 1: start_slot_idx 8 (static mode: 8 slots per WQE)');
   }
