@@ -76,6 +76,8 @@ t.test('CREATE_QP refusals: type, flags, sizes, CQs, unmapped rings, full table'
     ['SQ page-size code 7', () => ({ sq_pg_size: 7 }), 5],
     ['ORRQ unmapped', () => ({ orrq_addr: 0x1000 }), 5],
     ['IRRQ of one page (254 x 32 B need two)', () => ({ irrq_addr: rig.alloc(4096).iova }), 5],
+    // The old driver's IRRQ, packed 4064 bytes after its ORRQ (bnxt_qplib_create_qp gives each a page).
+    ['IRRQ off a page boundary', () => ({ irrq_addr: rig.alloc(3 * 4096).iova + 4064 }), 5],
   ];
   for (const [what, change, status] of cases) {
     const m = qpMemory(rig, 16, 16);

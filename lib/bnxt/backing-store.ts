@@ -9,7 +9,8 @@ import type { DmaBuffer } from '../../drivers/device.ts';
 import type { Ledger } from '../../drivers/ledger.ts';
 import type { Values } from '../../firmware-hwrm/layout.ts';
 import {
-  FUNC_BACKING_STORE_CFG_REQ_ENABLES as EN, FUNC_BACKING_STORE_CFG_LEGACY_LEN, backingStorePgSizeLvl,
+  FUNC_BACKING_STORE_CFG_REQ_ENABLES as EN, FUNC_BACKING_STORE_CFG_REQ_FLAGS as CFG_FLAGS,
+  FUNC_BACKING_STORE_CFG_LEGACY_LEN, backingStorePgSizeLvl,
   FUNC_BACKING_STORE_PG_SIZE, FUNC_BACKING_STORE_QCAPS_RESP_CTX_INIT_MASK as INIT, type FuncBackingStoreQcapsOutput,
   type FuncBackingStoreCfgInput,
 } from '../../firmware-hwrm/hwrm/index.ts';
@@ -17,11 +18,19 @@ import { PTU_PTE_VALID } from '../../firmware-hwrm/roce/pbl.ts';
 import { ok, err, type Result } from '../result.ts';
 import type { DmaPool } from './dma-pool.ts';
 import type { HwrmChannel } from './hwrm-channel.ts';
-import { BACKING_STORE_CFG, BACKING_STORE_QCAPS } from './hwrm-commands.ts';
+import { BACKING_STORE_CFG, BACKING_STORE_QCAPS, QUEUE_QPORTCFG } from './hwrm-commands.ts';
 import { buildPageTable, type PageTable } from './page-table.ts';
 
 /** RoCE objects this driver sizes context memory for (the kernel defaults are 64 K QPs). */
-export const ROCE_LIMITS = { qps: 1024, srqs: 0, mrs: 4096, ahs: 0 } as const;
+export const ROCE_LIMITS = {
+  qps: 1024, srqs: 0, mrs: 4096,
+  /**
+   * AH entries beside the MRs, as many as the MRs up to 128 K ("128K extra is needed to
+   * accommodate static AH context allocation by f/w": bnxt.c bnxt_alloc_ctx_mem), though this
+   * driver makes no AH.
+   */
+  ahs: 128 * 1024,
+} as const;
 
 type Qcaps = Values<(typeof FuncBackingStoreQcapsOutput)['fields']>;
 type Cfg = Partial<Values<(typeof FuncBackingStoreCfgInput)['fields']>>;
@@ -55,7 +64,18 @@ export function configureBackingStore(hwrm: HwrmChannel, pool: DmaPool, ledger: 
   const qp1 = caps.qp_min_qp1_entries;
   const l2Qps = caps.qp_max_l2_entries;
   const mrs = Math.min(Math.floor(caps.mrav_max_entries / 2), ROCE_LIMITS.mrs);
-  const tqmRings = Math.min(8, caps.tqm_fp_rings_count || 1);
+  const ahs = Math.min(mrs, ROCE_LIMITS.ahs);
+  // Fast-path TQM rings: QCAPS's count, or where it says 0 the port's CoS queues from
+  // QUEUE_QPORTCFG (bnxt.c bnxt_hwrm_func_backing_store_qcaps: bp->max_q), at most the 8 the
+  // legacy CFG carries.
+  let fpRings = caps.tqm_fp_rings_count;
+  if (fpRings === 0) {
+    const queues = hwrm.send(QUEUE_QPORTCFG, { flags: 0, port_id: 0 });
+    if (!queues.ok) return queues;
+    fpRings = queues.value.max_configurable_queues;
+    if (fpRings === 0) return err('HWRM_QUEUE_QPORTCFG: the port has no CoS queue for the TQM rings');
+  }
+  const tqmRings = Math.min(MAX_LEGACY_TQM_FP_RINGS, fpRings);
   const tqmEntries = clamp(
     l2Qps + 2 * (extraQps + qp1), caps.tqm_min_entries_per_ring, caps.tqm_max_entries_per_ring,
     caps.tqm_entries_multiple || 1,
@@ -106,10 +126,11 @@ export function configureBackingStore(hwrm: HwrmChannel, pool: DmaPool, ledger: 
         [`tqm_ring${i}_page_dir`]: d, [`tqm_ring${i}_pg_size_tqm_ring${i}_lvl`]: p, [`tqm_ring${i}_num_entries`]: n,
       }),
     })),
-    { name: 'MRAV', entries: mrs + Math.min(mrs, ROCE_LIMITS.ahs), size: caps.mrav_entry_size, enable: EN.MRAV,
+    { name: 'MRAV', entries: mrs + ahs, size: caps.mrav_entry_size, enable: EN.MRAV,
       init: { mask: INIT.MRAV, offset: caps.mrav_init_offset },
-      apply: (c, d, p, n) => Object.assign(c, {
-        mrav_page_dir: d, mrav_pg_size_mrav_lvl: p, mrav_num_entries: n, mrav_entry_size: caps.mrav_entry_size,
+      apply: (c, d, p) => Object.assign(c, {
+        mrav_page_dir: d, mrav_pg_size_mrav_lvl: p, mrav_num_entries: mravEntries(caps, mrs, ahs),
+        mrav_entry_size: caps.mrav_entry_size,
       }) },
     { name: 'TIM', entries: l2Qps + qp1 + extraQps, size: caps.tim_entry_size, enable: EN.TIM,
       apply: (c, d, p, n) => Object.assign(c, {
@@ -137,11 +158,26 @@ export function configureBackingStore(hwrm: HwrmChannel, pool: DmaPool, ledger: 
   }
   const buffers = areas.flatMap((a) => [a.data, ...a.table.tables]);
   // HWRM_FUNC_BACKING_STORE_CFG: the 256-byte legacy form carries everything used here.
-  const r = hwrm.send(BACKING_STORE_CFG, { ...cfg, enables: enables >>> 0 }, {
+  const flags = caps.mrav_num_entries_units !== 0 ? CFG_FLAGS.MRAV_RESERVATION_SPLIT : 0;
+  const r = hwrm.send(BACKING_STORE_CFG, { ...cfg, flags, enables: enables >>> 0 }, {
     names: buffers, lengthBytes: FUNC_BACKING_STORE_CFG_LEGACY_LEN,
   });
   if (!r.ok) return err(r.error);
   return ok({ areas, buffers, qpEntries: extraQps });
+}
+
+/** Fast-path TQM rings the 256-byte legacy CFG names (tqm_ring0..7). */
+const MAX_LEGACY_TQM_FP_RINGS = 8;
+
+/**
+ * CFG's mrav_num_entries: the entry count, or where QCAPS gives mrav_num_entries_units the
+ * split, MRs / units in bits 31:16 and AHs / units in 15:0, with flag MRAV_RESERVATION_SPLIT
+ * (bnxt.c bnxt_hwrm_func_backing_store_cfg).
+ */
+function mravEntries(caps: Qcaps, mrs: number, ahs: number): number {
+  const units = caps.mrav_num_entries_units;
+  if (units === 0) return mrs + ahs;
+  return ((Math.floor(mrs / units) << 16) | Math.floor(ahs / units)) >>> 0;
 }
 
 /** Which ctx_init_mask bit covers a kind, and its init offset (in 4-byte units) from QCAPS. */

@@ -31,6 +31,7 @@ export const BACKING_STORE_QCAPS_V2 = command(
 export const BACKING_STORE_CFG_V2 = command(
   H.HWRM.FUNC_BACKING_STORE_CFG_V2, H.FuncBackingStoreCfgV2Input, H.FuncBackingStoreCfgV2Output,
 );
+export const QUEUE_QPORTCFG = command(H.HWRM.QUEUE_QPORTCFG, H.QueueQportcfgInput, H.QueueQportcfgOutput);
 export const STAT_CTX_ALLOC = command(H.HWRM.STAT_CTX_ALLOC, H.StatCtxAllocInput, H.StatCtxAllocOutput);
 export const STAT_CTX_FREE = command(H.HWRM.STAT_CTX_FREE, H.StatCtxFreeInput, H.StatCtxFreeOutput);
 export const RING_ALLOC = command(H.HWRM.RING_ALLOC, H.RingAllocInput, H.RingAllocOutput);

@@ -24,7 +24,9 @@ export interface QpResources {
   readonly qpn: number;
   readonly sq: RingMemory;
   readonly rq: RingMemory;
-  readonly xrrq: DmaBuffer;
+  /** The read-request queues: ORRQ (initiator) and IRRQ (responder), each at a page address. */
+  readonly orrq: DmaBuffer;
+  readonly irrq: DmaBuffer;
   readonly scq: CompletionQueue;
   readonly rcq: CompletionQueue;
   /** Everything above, in the order taken: unwinding it destroys the QP, then the CQs, then frees the memory. */
@@ -74,15 +76,19 @@ function createSteps(func: BnxtFunction, roce: RoceDevice, handle: number, ledge
   if (!sq.ok) return sq;
   const rq = takeRing(pool, ledger, RING_ENTRIES * R.STATIC_WQE_BYTES);
   if (!rq.ok) return rq;
-  // Sized for the device's read depths, as the kernel does (max_qp_init_rd_atom / max_qp_rd_atom).
-  const orrqBytes = R.orrqSlots(roce.caps.max_qp_init_rd_atom) * R.XRRQ_ENTRY_BYTES;
-  const xrrq = pool.alloc(orrqBytes + R.irrqSlots(roce.caps.max_qp_rd_atom) * R.XRRQ_ENTRY_BYTES);
-  if (!xrrq.ok) return err(`no memory for read queues: ${xrrq.error}`);
-  ledger.take(xrrq.value);
+  // Sized for the device's read depths (max_qp_init_rd_atom / max_qp_rd_atom), each its own
+  // page-rounded allocation at a page address, as Linux bnxt_re qplib_fp.c bnxt_qplib_create_qp
+  // allocates them (req_size rounded to PAGE_SIZE, orrq_addr / irrq_addr = the first page).
+  const orrq = pool.alloc(R.orrqSlots(roce.caps.max_qp_init_rd_atom) * R.XRRQ_ENTRY_BYTES);
+  if (!orrq.ok) return err(`no memory for the ORRQ: ${orrq.error}`);
+  ledger.take(orrq.value);
+  const irrq = pool.alloc(R.irrqSlots(roce.caps.max_qp_rd_atom) * R.XRRQ_ENTRY_BYTES);
+  if (!irrq.ok) return err(`no memory for the IRRQ: ${irrq.error}`);
+  ledger.take(irrq.value);
 
   // CREATE_QP (RC, static WQE mode). RESERVED_LKEY_ENABLE and FR_PMR_ENABLED on every QP, as
   // Linux's bnxt_qplib_create_qp (qplib_fp.c) always sets them (the kernel's trace shows 0xc).
-  const named = [...ringBuffers(sq.value), ...ringBuffers(rq.value), xrrq.value];
+  const named = [...ringBuffers(sq.value), ...ringBuffers(rq.value), orrq.value, irrq.value];
   const F = R.CreateQpFlags;
   const created = rcfw.send(Q.CREATE_QP, {
     qp_handle: BigInt(handle), type: R.QpType.RC,
@@ -91,7 +97,7 @@ function createSteps(func: BnxtFunction, roce: RoceDevice, handle: number, ledge
     sq_size: RING_ENTRIES, rq_size: RING_ENTRIES, sq_sge: R.STATIC_MAX_SGE, rq_sge: R.STATIC_MAX_SGE,
     scq_cid: cqs[0]!.id, rcq_cid: cqs[1]!.id, pd_id: roce.pdId,
     sq_pbl: sq.value.table.dir, rq_pbl: rq.value.table.dir,
-    orrq_addr: xrrq.value.iova, irrq_addr: xrrq.value.iova + orrqBytes,
+    orrq_addr: orrq.value.iova, irrq_addr: irrq.value.iova,
   }, named);
   if (!created.ok) return err(`CREATE_QP: ${created.error}`);
   const qpn = created.value.xid;
@@ -100,7 +106,8 @@ function createSteps(func: BnxtFunction, roce: RoceDevice, handle: number, ledge
     return err(`CREATE_QP: malformed firmware answer (QP number ${qpn} does not fit a doorbell)`);
   }
   ledger.undo(rcfw, 'DESTROY_QP', () => rcfw.send(Q.DESTROY_QP, { qp_cid: qpn }));
-  return ok({ qpn, sq: sq.value, rq: rq.value, xrrq: xrrq.value, scq: cqs[0]!, rcq: cqs[1]!, ledger });
+  const [scq, rcq] = [cqs[0]!, cqs[1]!];
+  return ok({ qpn, sq: sq.value, rq: rq.value, orrq: orrq.value, irrq: irrq.value, scq, rcq, ledger });
 }
 
 /** Ring memory and its page table, recorded in `ledger` as taken. */

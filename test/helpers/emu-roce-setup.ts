@@ -121,6 +121,10 @@ export interface BringUpOptions {
   readonly creqPaged?: boolean;
   /** Skip parts of the bring-up (to test the firmware's preconditions). */
   readonly noBackingStore?: boolean;
+  /** The old driver's MRAV count: a plain entry count, no MRAV_RESERVATION_SPLIT. */
+  readonly mravUnsplit?: boolean;
+  /** Fast-path TQM rings to enable instead of one per CoS queue. */
+  readonly tqmRings?: number;
   /** Hand over context memory left zeroed (the firmware asks for its initializer). */
   readonly uninitialisedContext?: boolean;
   readonly statCtxFlags?: number;
@@ -146,36 +150,7 @@ export function bringUp(rig: EmuRig, o: BringUpOptions = {}): HwrmSetup {
     hwrm_intf_maj: H.HWRM_VERSION_MAJOR, hwrm_intf_min: H.HWRM_VERSION_MINOR, hwrm_intf_upd: H.HWRM_VERSION_UPDATE,
   });
   rig.hwrm(H.FuncDrvRgtrInput, H.HWRM.FUNC_DRV_RGTR, { os_type: 0 });
-  if (!o.noBackingStore) {
-    const qcaps = rig.hwrm(H.FuncBackingStoreQcapsInput, H.HWRM.FUNC_BACKING_STORE_QCAPS, {});
-    const caps = H.FuncBackingStoreQcapsOutput.decode(qcaps);
-    const qp = o.qpEntries ?? 64;
-    const cq = o.cqEntries ?? 64;
-    const mrav = o.mravEntries ?? 64;
-    const tim = 16;
-    const EN = H.FUNC_BACKING_STORE_CFG_REQ_ENABLES;
-    const INIT = H.FUNC_BACKING_STORE_QCAPS_RESP_CTX_INIT_MASK;
-    // Context memory initialised as bnxt_en's bnxt_init_ctx_mem does (unless a test leaves it out).
-    const area = (entries: number, size: number, mask: number, offset: number): number => {
-      const b = rig.alloc(entries * size);
-      if (!o.uninitialisedContext && (caps.ctx_init_mask & mask) !== 0) {
-        // Entries counted from each 4 KiB page's start, as bnxt_init_ctx_mem writes them per page.
-        for (let page = 0; page < entries * size; page += 4096) {
-          for (let i = 0; i < 4096 && page + i + offset * 4 < entries * size; i += size) {
-            b.bytes[page + i + offset * 4] = caps.ctx_kind_initializer;
-          }
-        }
-      }
-      return b.iova;
-    };
-    rig.hwrm(H.FuncBackingStoreCfgInput, H.HWRM.FUNC_BACKING_STORE_CFG, {
-      enables: EN.QP | EN.CQ | EN.MRAV | EN.TIM,
-      qpc_page_dir: area(qp, 448, INIT.QP, caps.qp_init_offset), qp_num_entries: qp, qp_entry_size: 448,
-      cq_page_dir: area(cq, 64, INIT.CQ, caps.cq_init_offset), cq_num_entries: cq, cq_entry_size: 64,
-      mrav_page_dir: area(mrav, 128, INIT.MRAV, caps.mrav_init_offset), mrav_num_entries: mrav, mrav_entry_size: 128,
-      tim_page_dir: rig.alloc(tim * 16).iova, tim_num_entries: tim, tim_entry_size: 16,
-    });
-  }
+  if (!o.noBackingStore) backingStore(rig, o);
   const creqDepth = o.creqDepth ?? 64;
   const creq = rig.alloc(creqDepth * 16);
   let creqTable = creq.iova;
@@ -196,6 +171,53 @@ export function bringUp(rig: EmuRig, o: BringUpOptions = {}): HwrmSetup {
   });
   const statCtxId = H.StatCtxAllocOutput.decode(out).stat_ctx_id;
   return { creq, creqDepth, creqRingId, nq, nqDepth, nqRingId, statCtxId };
+}
+
+/** FUNC_BACKING_STORE_QCAPS and CFG: context memory as bnxt_en hands it over (initialised, split, TQM rings). */
+function backingStore(rig: EmuRig, o: BringUpOptions): void {
+  const qcaps = rig.hwrm(H.FuncBackingStoreQcapsInput, H.HWRM.FUNC_BACKING_STORE_QCAPS, {});
+  const caps = H.FuncBackingStoreQcapsOutput.decode(qcaps);
+  const qp = o.qpEntries ?? 64;
+  const cq = o.cqEntries ?? 64;
+  const mrav = o.mravEntries ?? 64;
+  const tim = 16;
+  const EN = H.FUNC_BACKING_STORE_CFG_REQ_ENABLES;
+  const INIT = H.FUNC_BACKING_STORE_QCAPS_RESP_CTX_INIT_MASK;
+  // Context memory initialised as bnxt_en's bnxt_init_ctx_mem does (unless a test leaves it out).
+  const area = (entries: number, size: number, mask: number, offset: number): number => {
+    const b = rig.alloc(entries * size);
+    if (!o.uninitialisedContext && (caps.ctx_init_mask & mask) !== 0) {
+      // Entries counted from each 4 KiB page's start, as bnxt_init_ctx_mem writes them per page.
+      for (let page = 0; page < entries * size; page += 4096) {
+        for (let i = 0; i < 4096 && page + i + offset * 4 < entries * size; i += size) {
+          b.bytes[page + i + offset * 4] = caps.ctx_kind_initializer;
+        }
+      }
+    }
+    return b.iova;
+  };
+  // One fast-path TQM ring per CoS queue where QCAPS gives no count (2 queues on the model's port).
+  const tqmRings = o.tqmRings ?? (caps.tqm_fp_rings_count || 2);
+  const tqm: Record<string, number> = {};
+  let tqmEnables = 0;
+  for (let i = 0; i < tqmRings; i++) {
+    tqm[`tqm_ring${i}_page_dir`] = rig.alloc(64 * 16).iova;
+    tqm[`tqm_ring${i}_num_entries`] = 64;
+    tqmEnables |= EN.TQM_RING0 << i;
+  }
+  const units = o.mravUnsplit ? 0 : caps.mrav_num_entries_units;
+  rig.hwrm(H.FuncBackingStoreCfgInput, H.HWRM.FUNC_BACKING_STORE_CFG, {
+    ...tqm, tqm_entry_size: 16,
+    // MRs only (no AHs), split as QCAPS's units ask (flag MRAV_RESERVATION_SPLIT).
+    flags: units ? H.FUNC_BACKING_STORE_CFG_REQ_FLAGS.MRAV_RESERVATION_SPLIT : 0,
+    enables: EN.QP | EN.CQ | EN.MRAV | EN.TIM | tqmEnables,
+    qpc_page_dir: area(qp, 448, INIT.QP, caps.qp_init_offset), qp_num_entries: qp, qp_entry_size: 448,
+    cq_page_dir: area(cq, 64, INIT.CQ, caps.cq_init_offset), cq_num_entries: cq, cq_entry_size: 64,
+    mrav_page_dir: area(mrav, 128, INIT.MRAV, caps.mrav_init_offset),
+    mrav_num_entries: units ? ((mrav / units) << 16) >>> 0 : mrav,
+    mrav_entry_size: 128,
+    tim_page_dir: rig.alloc(tim * 16).iova, tim_num_entries: tim, tim_entry_size: 16,
+  });
 }
 
 function ringAlloc(rig: EmuRig, table: number, depth: number, length: number, logicalId: number): number {

@@ -5,6 +5,7 @@
  */
 import * as H from '../../../firmware-hwrm/hwrm/index.ts';
 import type { Iommu } from '../iommu.ts';
+import { PORT_QUEUE_COUNT } from './hwrm-kernel.ts';
 
 const EN = H.FUNC_BACKING_STORE_CFG_REQ_ENABLES;
 const INIT = H.FUNC_BACKING_STORE_QCAPS_RESP_CTX_INIT_MASK;
@@ -23,7 +24,10 @@ const CAPS = {
   stat_max_entries: 128, stat_entry_size: 64,
   tqm_entry_size: 16, tqm_min_entries_per_ring: 64, tqm_max_entries_per_ring: 8192,
   mrav_max_entries: 16384, mrav_entry_size: 128, tim_entry_size: 16, tim_max_entries: 4096,
-  tqm_entries_multiple: 1, tqm_fp_rings_count: 8,
+  // 0: one fast-path TQM ring per CoS queue of QUEUE_QPORTCFG (bnxt_hwrm_func_backing_store_qcaps: bp->max_q).
+  tqm_entries_multiple: 1, tqm_fp_rings_count: 0,
+  // MRAV reservations are split, MRs and AHs, in units of 1 entry (CFG flag MRAV_RESERVATION_SPLIT).
+  mrav_num_entries_units: 1,
   // Context initialisation: each entry of a kind whose mask bit is set holds the initializer at its
   // offset (in 4-byte units) before the kind is handed over. The values are this model's: a
   // different offset per kind, STAT (and TKC/RKC) left out of the mask.
@@ -42,17 +46,24 @@ type Req = Record<string, number | bigint | Uint8Array>;
 /** The firmware's state after a valid CFG, or the HWRM error code it answers. */
 export function checkBackingStoreCfg(req: Req, iommu: Iommu): BackingStoreState | number {
   const enables = req.enables as number;
+  const mrav = mravSplit(req);
   const kinds: [number, string, string, number][] = [
     [EN.QP, 'qpc_page_dir', 'qpc_pg_size_qpc_lvl', (req.qp_num_entries as number) * CAPS.qp_entry_size],
     [EN.SRQ, 'srq_page_dir', 'srq_pg_size_srq_lvl', (req.srq_num_entries as number) * CAPS.srq_entry_size],
     [EN.CQ, 'cq_page_dir', 'cq_pg_size_cq_lvl', (req.cq_num_entries as number) * CAPS.cq_entry_size],
     [EN.STAT, 'stat_page_dir', 'stat_pg_size_stat_lvl', (req.stat_num_entries as number) * CAPS.stat_entry_size],
-    [EN.MRAV, 'mrav_page_dir', 'mrav_pg_size_mrav_lvl', (req.mrav_num_entries as number) * CAPS.mrav_entry_size],
+    [EN.MRAV, 'mrav_page_dir', 'mrav_pg_size_mrav_lvl', (mrav.mrs + mrav.ahs) * CAPS.mrav_entry_size],
     [EN.TIM, 'tim_page_dir', 'tim_pg_size_tim_lvl', (req.tim_num_entries as number) * CAPS.tim_entry_size],
   ];
   // RoCE needs QP, CQ, MRAV and TIM context memory; without them nothing RoCE can be created.
   for (const need of [EN.QP, EN.CQ, EN.MRAV, EN.TIM])
     if ((enables & need) === 0) return H.HWRM_ERR_CODE.INVALID_ENABLES;
+  // MRs and AHs, split: (MRs / units) << 16 | AHs / units, with the flag (bnxt_hwrm_func_backing_store_cfg).
+  const split = ((req.flags as number) & H.FUNC_BACKING_STORE_CFG_REQ_FLAGS.MRAV_RESERVATION_SPLIT) !== 0;
+  if (!split) return H.HWRM_ERR_CODE.INVALID_PARAMS;
+  // One fast-path TQM ring per CoS queue, each enabled (bnxt_hwrm_func_backing_store_cfg enables them all).
+  const fpRings = CAPS.tqm_fp_rings_count || PORT_QUEUE_COUNT;
+  for (let i = 0; i < fpRings; i++) if ((enables & (EN.TQM_RING0 << i)) === 0) return H.HWRM_ERR_CODE.INVALID_ENABLES;
   for (const [bit, dirField, lvlField, bytes] of kinds) {
     if ((enables & bit) === 0) continue;
     if ((req.qp_num_entries as number) > CAPS.qp_max_entries) return H.HWRM_ERR_CODE.INVALID_PARAMS;
@@ -67,7 +78,7 @@ export function checkBackingStoreCfg(req: Req, iommu: Iommu): BackingStoreState 
   return {
     qpEntries: req.qp_num_entries as number,
     cqEntries: req.cq_num_entries as number,
-    mravEntries: req.mrav_num_entries as number,
+    mravEntries: mrav.mrs,
   };
 }
 
@@ -93,6 +104,12 @@ function walkable(iommu: Iommu, dir: number, pgSizeLvl: number, bytes: number): 
   return check(dir, Math.ceil(pages / perTable), false);
 }
 
+/** CFG's split MRAV count: MRs in bits 31:16 and AHs in 15:0, in mrav_num_entries_units. */
+function mravSplit(req: Req): { mrs: number; ahs: number } {
+  const n = req.mrav_num_entries as number;
+  return { mrs: (n >>> 16) * CAPS.mrav_num_entries_units, ahs: (n & 0xffff) * CAPS.mrav_num_entries_units };
+}
+
 /** The kinds whose context memory must be initialised: enable, directory, level, entries, size, offset, mask bit. */
 function initialised(req: Req): [number, string, string, number, number, number, number][] {
   const n = (field: string) => req[field] as number;
@@ -102,7 +119,7 @@ function initialised(req: Req): [number, string, string, number, number, number,
     [EN.SRQ, 'srq_page_dir', 'srq_pg_size_srq_lvl', n('srq_num_entries'), CAPS.srq_entry_size, CAPS.srq_init_offset,
       INIT.SRQ],
     [EN.CQ, 'cq_page_dir', 'cq_pg_size_cq_lvl', n('cq_num_entries'), CAPS.cq_entry_size, CAPS.cq_init_offset, INIT.CQ],
-    [EN.MRAV, 'mrav_page_dir', 'mrav_pg_size_mrav_lvl', n('mrav_num_entries'), CAPS.mrav_entry_size,
+    [EN.MRAV, 'mrav_page_dir', 'mrav_pg_size_mrav_lvl', mravSplit(req).mrs + mravSplit(req).ahs, CAPS.mrav_entry_size,
       CAPS.mrav_init_offset, INIT.MRAV],
   ];
 }

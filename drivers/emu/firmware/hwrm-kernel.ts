@@ -17,6 +17,9 @@ const QUEUES: readonly (readonly [id: number, profile: number, name: string])[] 
   [1, H.QUEUE_SERVICE_PROFILE.LOSSLESS_ROCE, 'roce'],
 ];
 
+/** The port's CoS queues (QUEUE_QPORTCFG max_configurable_queues): context memory sizes TQM rings by them. */
+export const PORT_QUEUE_COUNT = QUEUES.length;
+
 /** The function's limits: FUNC_QCAPS's maxima and the MSI-X table the PCI function has. */
 const LIMITS = { msix: 64, rsscos: 64, cmpl: 128, tx: 128, rx: 128, l2: 128, vnics: 64, stat: 128 } as const;
 

@@ -35,6 +35,9 @@ interface QpQueues {
   readonly rcq: EmuCq;
 }
 
+/** The ORRQ's and IRRQ's alignment: a page (bnxt_qplib_create_qp). */
+const XRRQ_ALIGN = 4096;
+
 export function createQp(ctx: RoceContext, cmd: Uint8Array): Answer {
   const c = CmdqCreateQp.decode(cmd);
   if (c.type === QpType.GSI) return createGsiQp(ctx, c);
@@ -54,6 +57,13 @@ export function createQp(ctx: RoceContext, cmd: Uint8Array): Answer {
   const iommu = bus.iommu;
   const orrqBytes = (limits.maxQpInitRdAtom + 1) * XRRQ_ENTRY_BYTES;
   const irrqBytes = (2 * limits.maxQpRdAtom + 2) * XRRQ_ENTRY_BYTES;
+  // Each read-request queue starts at a page, as Linux bnxt_qplib_create_qp allocates them (its
+  // own page-rounded buffer, the first page's address). Whether Thor needs that is not public:
+  // the stricter reading.
+  if (c.orrq_addr % XRRQ_ALIGN !== 0 || c.irrq_addr % XRRQ_ALIGN !== 0) {
+    const at = `ORRQ 0x${c.orrq_addr.toString(16)}, IRRQ 0x${c.irrq_addr.toString(16)}`;
+    return refuse(P, `CREATE_QP: the read-request queues must each start at a 4 KiB page (${at})`);
+  }
   if (!iommu.check(c.orrq_addr, orrqBytes)) return refuse(P, `CREATE_QP: ORRQ at 0x${c.orrq_addr.toString(16)} is not ${orrqBytes} mapped bytes`);
   if (!iommu.check(c.irrq_addr, irrqBytes)) return refuse(P, `CREATE_QP: IRRQ at 0x${c.irrq_addr.toString(16)} is not ${irrqBytes} mapped bytes`);
   const qpn = state.qpIds.alloc(limits.maxQp);
