@@ -71,7 +71,7 @@ class BackingPool {
       }
     }
     this.pooled -= classBytes;
-    new Uint8Array(memory, 0, size).fill(0); // handed out zeroed, as fresh memory is
+    zeroShared(memory, size); // handed out zeroed, as fresh memory is
     return memory;
   }
 
@@ -132,4 +132,16 @@ export class EmuDmaMemory implements DmaMemory {
     this.iovas.release(buffer.iova);
     pool.give((buffer as EmuDmaBuffer).memory);
   }
+}
+
+/**
+ * Zeroes the first `size` bytes of shared memory (rounded up to 8 when the memory has room), in
+ * 8-byte stores: V8 fills a SharedArrayBuffer element by element (relaxed atomic stores), so a
+ * Uint8Array fill makes eight times the stores of a BigInt64Array one (2 MiB: 569 us against
+ * 71 us), and zeroing reused rings was half of a queue pair's make + connect + destroy.
+ */
+export function zeroShared(memory: SharedArrayBuffer, size: number): void {
+  const words = Math.ceil(size / 8);
+  if (words * 8 <= memory.byteLength) new BigInt64Array(memory, 0, words).fill(0n);
+  else new Uint8Array(memory, 0, size).fill(0);
 }

@@ -12,6 +12,7 @@
  * pass wait for the next one, so a ping-pong between sender and receiver cannot spin forever
  * inside one pass. A full ring drops the new frame, as a NIC's full receive ring would.
  */
+import { frameSlots } from '../wire/frame-memory.ts';
 import { CableStats, dropAll, type Cable, type FrameReceiver } from './cable.ts';
 
 export interface LoopCableOptions {
@@ -50,9 +51,8 @@ export class LoopCable implements Cable {
     if (!(Number.isInteger(slotBytes) && slotBytes > 0)) throw new RangeError(`LoopCable: slotBytes ${slotBytes}`);
     this.slotBytes = slotBytes;
     this.mask = slots - 1;
-    const memory = new ArrayBuffer(slots * slotBytes);
-    this.slotViews = [];
-    for (let i = 0; i < slots; i++) this.slotViews.push(new Uint8Array(memory, i * slotBytes, slotBytes));
+    // Each slot keeps the 8-byte payload alignment its frames were built with (frame-memory.ts).
+    this.slotViews = frameSlots(slots, slotBytes);
     this.slotLengths = new Uint32Array(slots);
     this.auto = (options.delivery ?? 'auto') === 'auto';
     this.receiver = dropAll(this.stats);

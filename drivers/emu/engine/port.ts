@@ -11,6 +11,7 @@
  * run(), a socket's frames arrive on the event loop: they are copied into a preallocated
  * receive queue, the worker is told (onExternalWork), and run() takes them.
  */
+import { frameBuffer, frameSlots } from '../wire/frame-memory.ts';
 import type { Random } from '../random.ts';
 import type { Result } from '../../../firmware-hwrm/result.ts';
 import type { EmuConfig } from '../config.ts';
@@ -84,7 +85,8 @@ export class Port {
     this.mtuCap = pathMtuFor(config.mtu);
     // Longest frame this port builds: headers + RETH + AETH + one MTU of payload + pad + ICRC.
     this.maxFrameBytes = EXT_AT + RETH_BYTES + AETH_BYTES + this.mtuCap + 3 + ICRC_BYTES;
-    this.txBuf = new Uint8Array(Math.max(this.maxFrameBytes, ETH_HEADER_BYTES + config.mtu));
+    // Built where its payload lands 8-byte aligned, as host memory is (frame-memory.ts).
+    this.txBuf = frameBuffer(Math.max(this.maxFrameBytes, ETH_HEADER_BYTES + config.mtu));
     this.txf.srcMac.set(config.mac);
     this.ip = ((config.ipv4[0]! << 24) | (config.ipv4[1]! << 16) | (config.ipv4[2]! << 8) | config.ipv4[3]!) >>> 0;
     const receiveBytes = Math.max(this.txBuf.length, 9216);
@@ -102,7 +104,7 @@ export class Port {
     this.ready = plugged.ready;
     this.queues = plugged.queues;
     this.socket = plugged.socket;
-    if (this.socket) for (let i = 0; i < RECEIVE_QUEUE_SLOTS; i++) this.rxSlots.push(new Uint8Array(receiveBytes));
+    if (this.socket) this.rxSlots.push(...frameSlots(RECEIVE_QUEUE_SLOTS, receiveBytes));
     this.cable.setReceiver(this.onFrame);
   }
 

@@ -11,7 +11,13 @@
  * i.e. every field a router may rewrite is masked to ones. The result goes on the wire
  * little-endian. The masked headers are copied into a module-owned scratch; the rest of the
  * packet is folded in place, so nothing is allocated per frame.
+ *
+ * Long payloads go to zlib's CRC-32 (node:zlib crc32, Node 20.15 and later), 3-6x faster than
+ * the JS slicing-by-8 above ~500 bytes and slower below (its call costs ~190 ns), continuing
+ * the register the JS CRC left: zlib.crc32(data, crc) takes and returns the finished CRC, i.e.
+ * ~register. A Node without it keeps the JS CRC for every length.
  */
+import zlib from 'node:zlib';
 import { crc32Register, crc32UpdateRepeated } from './crc32.ts';
 import {
   BTH_BYTES, BTH_RESV8A, ICRC_BYTES, IPV4_CHECKSUM, IPV4_HEADER_BYTES, IPV4_TOS, IPV4_TTL, UDP_CHECKSUM, UDP_HEADER_BYTES,
@@ -24,6 +30,28 @@ const BTH_IN_SCRATCH = IPV4_HEADER_BYTES + UDP_HEADER_BYTES;
 const scratch = new Uint8Array(MASKED_BYTES);
 /** CRC register after the 8 bytes of 0xFF that stand in for the LRH. */
 const LRH_REGISTER = ~crc32UpdateRepeated(0, 0xff, 8) | 0;
+
+/** Bytes after the masked headers from which zlib's CRC is used (measured crossover 300-500 B). */
+export const ZLIB_CRC_MIN_BYTES = 512;
+const zlibCrc32: ((data: Uint8Array, value: number) => number) | undefined =
+  typeof (zlib as { crc32?: unknown }).crc32 === 'function' ? (zlib as unknown as { crc32: (d: Uint8Array, v: number) => number }).crc32 : undefined;
+
+/** The range last folded by zlib for each frame buffer, so a stream of full-MTU frames makes no view per frame. */
+interface RangeView { from: number; end: number; view: Uint8Array }
+const rangeViews = new WeakMap<Uint8Array, RangeView>();
+
+function rangeView(frame: Uint8Array, from: number, end: number): Uint8Array {
+  let r = rangeViews.get(frame);
+  if (r === undefined) {
+    r = { from, end, view: frame.subarray(from, end) };
+    rangeViews.set(frame, r);
+  } else if (r.from !== from || r.end !== end) {
+    r.from = from;
+    r.end = end;
+    r.view = frame.subarray(from, end);
+  }
+  return r.view;
+}
 
 /**
  * ICRC of the RoCEv2 packet whose IPv4 header starts at `ipAt` and whose ICRC trailer ends at
@@ -49,7 +77,9 @@ export function icrcInt32(frame: Uint8Array, ipAt: number, packetEnd: number): n
   scratch[UDP_IN_SCRATCH + UDP_CHECKSUM + 1] = 0xff;
   scratch[BTH_IN_SCRATCH + BTH_RESV8A] = 0xff;
   const reg = crc32Register(LRH_REGISTER, scratch, 0, MASKED_BYTES);
-  return ~crc32Register(reg, frame, ipAt + MASKED_BYTES, coveredEnd);
+  const from = ipAt + MASKED_BYTES;
+  if (zlibCrc32 !== undefined && coveredEnd - from >= ZLIB_CRC_MIN_BYTES) return zlibCrc32(rangeView(frame, from, coveredEnd), ~reg >>> 0) | 0;
+  return ~crc32Register(reg, frame, from, coveredEnd);
 }
 
 /** The ICRC trailer ending at `packetEnd` (little-endian on the wire) as a signed 32-bit integer. */
