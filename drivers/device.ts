@@ -52,6 +52,13 @@ export interface Clock {
   sleep(us: number): void;
   /** Called in spin loops between looks at DMA memory (lets a stepped device run). */
   relax(): void;
+  /**
+   * Whether one more look may find something the device wrote without the caller giving up the
+   * CPU: true on hardware (it runs by itself); a device run in the caller's thread says whether
+   * its last run did work; one in another thread whether that thread was seen running lately.
+   * A spin that continues when this is false only delays a device waiting for the CPU.
+   */
+  deviceRunning(): boolean;
 }
 
 /**

@@ -16,6 +16,7 @@ import { Iommu } from './iommu.ts';
 import { Random } from './random.ts';
 import { strictByDefault, type EmuConfig } from './config.ts';
 import type { TraceSink } from '../../firmware-hwrm/trace.ts';
+import { WAKE_SLEEPING, wakeDriver } from './wake.ts';
 
 export interface ModelBus {
   readonly config: EmuConfig;
@@ -79,6 +80,11 @@ export class NicBus implements ModelBus {
   liveClockNs: (() => number) | undefined;
   /** The driver has something to see since the last wake. */
   wroteSomething = false;
+  /**
+   * The driver's wake block (wake.ts), set by the model: a sleeping driver is woken at the
+   * first write, not at the run's end.
+   */
+  driverWake: Int32Array | undefined;
   /** Broken invariants throw (tests) instead of being counted (config.strict, else the environment). */
   readonly strict: boolean;
   /** The first broken invariant of a strict model: it runs no more. */
@@ -112,6 +118,10 @@ export class NicBus implements ModelBus {
 
   notifyDriver(): void {
     this.wroteSomething = true;
+    // A driver asleep on this write wakes now: the rest of the run (an ACK to build, a datagram
+    // to send) need not delay it. The run's end bumps the counter again for the rest.
+    const w = this.driverWake;
+    if (w !== undefined && Atomics.load(w, WAKE_SLEEPING) !== 0) wakeDriver(w);
   }
 
   externalWork(): void {

@@ -18,8 +18,13 @@ export interface EmuConfig {
   readonly pcapPath: string | undefined;
   /** Seeds every random choice the model makes (fault injection, ids). */
   readonly seed: number;
-  /** Run the model in a worker thread (default) or stepped in the caller's thread on a virtual clock. */
-  readonly mode: 'thread' | 'stepped';
+  /**
+   * Where the model runs: in a worker thread in real time ('thread': it progresses while the
+   * program computes), inline in the caller's thread on the real clock ('inline': it progresses
+   * inside driver calls; cables with no outside peer only), or stepped in the caller's thread on
+   * a virtual clock ('stepped': deterministic). drivers/emu/open.ts says which a name gets.
+   */
+  readonly mode: 'thread' | 'inline' | 'stepped';
   /**
    * What a broken invariant inside the model does: strict models throw (the driver's next call,
    * or close, fails with ModelInternalError); counting ones count it (internalErrors) and live

@@ -1,8 +1,8 @@
 /**
  * The software NIC as a Device: BAR writes go through the write queue, BAR reads come from
  * the model's published registers, DMA memory is mapped into the model's IOMMU. The model
- * runs in a worker thread (default, worker-host.ts) or stepped in this thread on a virtual
- * clock (stepped-host.ts).
+ * runs in a worker thread (worker-host.ts), inline in this thread on the real clock
+ * (inline-host.ts) or stepped in this thread on a virtual clock (stepped-host.ts).
  */
 import type { Device, Mmio, PciIdentity, RandomSource } from '../device.ts';
 import { CryptoRandom } from '../crypto-random.ts';
@@ -16,6 +16,7 @@ import { BCM57508, type EmuConfig } from './config.ts';
 import { BAR0_BYTES, BAR2_BYTES, BAR2_PUBLISHED_BYTES, type ModelInit } from './nic-model.ts';
 import type { ModelHost } from './model-host.ts';
 import { hostStepped } from './stepped-host.ts';
+import { hostInline } from './inline-host.ts';
 import { hostInWorker } from './worker-host.ts';
 
 export { BAR0_BYTES, BAR2_BYTES };
@@ -65,9 +66,9 @@ export function openEmu(config: EmuConfig): Result<EmuDevice> {
   };
   const identity: PciIdentity = { address: `emu${opened++}`, vendorId: BCM57508.vendorId, deviceId: BCM57508.deviceId };
   let host: ModelHost;
-  if (config.mode === 'stepped') {
+  if (config.mode !== 'thread') {
     try {
-      host = hostStepped(init);
+      host = config.mode === 'stepped' ? hostStepped(init) : hostInline(init);
     } catch (e) {
       return err(`cannot start the software NIC: ${(e as Error).message}`);
     }

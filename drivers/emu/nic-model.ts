@@ -15,6 +15,7 @@
  * narrow interface (objects.ts RoceTables / EngineHooks, function-resources.ts RoceOfFunction).
  */
 import { WriteQueueConsumer, WriteKind } from './write-queue.ts';
+import { collectionsInThisThread } from './collections.ts';
 import { wakeDriver } from './wake.ts';
 import type { EmuConfig } from './config.ts';
 import type { Result } from '../../firmware-hwrm/result.ts';
@@ -87,6 +88,7 @@ export class NicModel {
     this.queue = new WriteQueueConsumer(init.queue);
     this.wake = new Int32Array(init.wake);
     const bus = new NicBus(init.config, new Int32Array(init.bar0), BAR0_BYTES);
+    bus.driverWake = this.wake;
     this.bus = bus;
     // Throws (an open error for the host) when the file cannot be written.
     if (init.config.tracePath !== undefined) bus.trace = this.traceFile = new TraceFile(init.config.tracePath);
@@ -102,6 +104,7 @@ export class NicModel {
     return {
       mappedBuffers: () => iommu.mappedBuffers,
       iommuFaults: () => iommu.faults,
+      collections: () => collectionsInThisThread(),
       onDmaWrite: (fn) => {
         if (fn !== undefined && typeof fn !== 'function') throw new RangeError('model.onDmaWrite: not a function');
         iommu.onWrite = fn;
@@ -187,6 +190,10 @@ export class NicModel {
   }
 
   // Worker sleep protocol (see worker.ts).
+  /** A bus write waits to be taken (one shared-memory load). */
+  hasQueuedWrites(): boolean {
+    return this.queue.pending();
+  }
   prepareSleep(): number | undefined {
     return this.queue.prepareSleep();
   }
@@ -240,6 +247,11 @@ export interface ModelControls {
   mappedBuffers(): number;
   /** Accesses the IOMMU refused (nothing was mapped there). */
   iommuFaults(): number;
+  /**
+   * Garbage collections in the thread that runs the model (a worker's own, or the caller's for
+   * a model in its thread), counted from the first call.
+   */
+  collections(): number;
   /**
    * Test hook (stepped models only: a function does not cross to a worker): `fn` sees every
    * DMA write the model makes, as (iova, length), before it lands; undefined removes it.

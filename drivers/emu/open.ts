@@ -9,8 +9,14 @@
  *   MAC     02:62:6e + the number (locally administered)
  *   IPv4    10.77.(number >> 8).(number & 0xff) (config.ts ipv4FromNumber: distinct numbers,
  *           distinct addresses)
- *   MTU     9000; a capture file from RIG_BNXT_PCAP; seed 1; a worker thread unless stepped
+ *   MTU     9000; a capture file from RIG_BNXT_PCAP; seed 1
  *   firmware RIG_BNXT_EMU_FIRMWARE's personality, else `current` (firmware/personality.ts)
+ *   model   where it runs (config.ts mode): stepped if asked; else in a worker thread for a UDP
+ *           cable (frames come from outside on the event loop) or when `thread` is asked (the
+ *           NIC progresses while the program computes); else inline in the driver's thread on
+ *           the real clock (loop and pair: nothing outside gives the model work, so it runs
+ *           inside driver calls, without hand-offs between threads). RIG_BNXT_EMU_THREAD=1
+ *           makes `thread` the default (to run a suite in thread mode).
  *
  * Cables that would clash are refused: a UDP cable whose two ends are one port, or whose local
  * MAC or address is the one the other end's port gives (the two NICs would take each other's
@@ -46,8 +52,15 @@ export interface EmuOpenOptions {
   /** Software NIC only: run the model stepped in this thread on a virtual clock (deterministic tests). */
   readonly stepped?: boolean;
   /**
-   * Stepped software NIC only: two NICs opened with the same pair name are cabled to each other
-   * in this process and share one virtual clock (two NICs, deterministic, no sockets).
+   * Software NIC only: run the model in a worker thread, so the NIC progresses while the program
+   * computes without calling the driver (a UDP cable always does). Default: inline in this
+   * thread on the real clock for the loop and pair cables (it progresses inside driver calls).
+   */
+  readonly thread?: boolean;
+  /**
+   * Software NIC only, not in a worker thread: two NICs opened with the same pair name are cabled
+   * to each other in this process; stepped ones share one virtual clock (deterministic), inline
+   * ones the real clock (a wait on either runs both). No sockets.
    */
   readonly pair?: string;
   /**
@@ -64,6 +77,13 @@ const MIN_MTU = 576;
 const MAX_MTU = 9216;
 let emuCount = 0;
 
+/** The environment variable that runs loop-cabled software NICs in a worker thread unless told otherwise. */
+export const THREAD_ENV = 'RIG_BNXT_EMU_THREAD';
+
+function threadByDefault(env: Readonly<Record<string, string | undefined>> = process.env): boolean {
+  return env[THREAD_ENV] === '1';
+}
+
 /** True if `name` names a software NIC. */
 export function isEmuName(name: string): boolean {
   return EMU.test(name);
@@ -78,10 +98,15 @@ export interface OpenedEmu {
 export function openEmuNamed(name: string, options: EmuOpenOptions): Result<OpenedEmu> {
   const m = EMU.exec(name);
   if (!m) invalid(`Nic.open: "${name}" is not emu / emu:LOCAL:REMOTE`);
+  if (options.stepped !== undefined && typeof options.stepped !== 'boolean') invalid('Nic.open: stepped must be true or false');
+  if (options.thread !== undefined && typeof options.thread !== 'boolean') invalid('Nic.open: thread must be true or false');
+  if (options.stepped && options.thread) invalid('Nic.open: a NIC is stepped (on a virtual clock in this thread) or run in a worker thread, not both');
+  const thread = options.thread ?? (options.stepped ? false : threadByDefault());
   let cable: CableSpec = { kind: 'loop' };
   if (options.pair !== undefined) {
     if (typeof options.pair !== 'string' || options.pair === '') invalid('Nic.open: pair must be a non-empty name');
-    if (!options.stepped || m[1] !== undefined) invalid('Nic.open: pair cables two stepped NICs opened as "emu"');
+    if (m[1] !== undefined) invalid('Nic.open: pair cables two NICs opened as "emu"');
+    if (options.thread) invalid('Nic.open: a pair cables two NICs whose models run in this thread (stepped or inline), not in worker threads');
     cable = { kind: 'pair', name: options.pair };
   }
   // 1..255: the address's last byte (below) is never 0, so no two NICs of a process share one.
@@ -95,6 +120,8 @@ export function openEmuNamed(name: string, options: EmuOpenOptions): Result<Open
     cable = { kind: 'udp', localPort, remotePort };
     number = localPort;
   }
+  // A UDP cable's frames arrive on an event loop: the worker's, which runs whatever this thread does.
+  const mode = options.stepped ? 'stepped' : (thread || cable.kind === 'udp') && cable.kind !== 'pair' ? 'thread' : 'inline';
   const mac = options.mac !== undefined ? parseMac(options.mac) : macFromNumber(number);
   const ipv4 = options.ipv4 !== undefined ? parseIpv4(options.ipv4) : ipv4FromNumber(number);
   if (cable.kind === 'udp') refuseSharedAddress(name, cable.remotePort, mac, ipv4);
@@ -104,7 +131,7 @@ export function openEmuNamed(name: string, options: EmuOpenOptions): Result<Open
   const firmware = firmwarePersonality(options.firmware).name;
   const d = openEmu({
     mac, ipv4, mtu, cable, pcapPath: options.pcap ?? process.env.RIG_BNXT_PCAP, seed: options.seed ?? 1,
-    mode: options.stepped ? 'stepped' : 'thread', firmware, tracePath: options.deviceTrace,
+    mode, firmware, tracePath: options.deviceTrace,
   });
   return d.ok ? ok({ device: d.value, defaultIpv4: ipv4 }) : d;
 }

@@ -16,20 +16,25 @@ class SteppedClock implements Clock {
   nowNs(): number {
     return this.stepping.nowNs;
   }
+  /** The last run did work (more may follow at this virtual time); else only time brings more. */
+  private worked = false;
   relax(): void {
-    this.runAll();
+    this.worked = this.runAll();
+  }
+  deviceRunning(): boolean {
+    return this.worked;
   }
   sleep(us: number): void {
     const s = this.stepping;
     const until = s.nowNs + us * 1000;
     // Let the models finish what they can now, then jump to the next deadline or the bound
     // (a frame in flight between two models is work now: its receiver's deadline is now).
-    this.runAll();
+    this.worked = this.runAll();
     const models = s.models;
     let next = Infinity;
     for (let i = 0; i < models.length; i++) next = Math.min(next, models[i]!.nextDeadlineNs());
     s.nowNs = Math.max(s.nowNs, Math.min(until, next));
-    this.runAll();
+    this.worked = this.runAll();
   }
   private runAll(): boolean {
     const s = this.stepping;
@@ -47,6 +52,12 @@ export function hostStepped(init: ModelInit): ModelHost {
   const cable = init.config.cable;
   const link = cable.kind === 'pair' ? pairLink(cable.name) : undefined;
   const stepping = link?.stepping ?? new SharedStepping();
+  if (stepping.clock === 'real') {
+    model.close();
+    const name = cable.kind === 'pair' ? cable.name : '';
+    throw new Error(`the pair "${name}" joins a NIC on the real clock: both ends of a pair are stepped, or neither`);
+  }
+  stepping.clock = 'virtual';
   stepping.models.push(model);
   const clock = new SteppedClock(stepping);
   return {

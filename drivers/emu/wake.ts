@@ -7,11 +7,16 @@
  * A worker that stopped on a broken invariant (a strict model) sets the failed word and wakes
  * the driver, so its next wait ends with the model's error instead of a timeout.
  *
- *   Int32 [0] counter  [1] driver sleeping  [2] model failed
+ * The worker also counts its turns of looking for work (the heartbeat): a driver spins only
+ * while it sees the count move. A worker that has no core (or sleeps) leaves it still, and
+ * spinning then only keeps the core it needs from it.
+ *
+ *   Int32 [0] counter  [1] driver sleeping  [2] model failed  [3] worker heartbeat
  */
 export const WAKE_COUNTER = 0;
 export const WAKE_SLEEPING = 1;
 export const WAKE_FAILED = 2;
+export const WAKE_HEARTBEAT = 3;
 
 export function allocWake(): SharedArrayBuffer {
   return new SharedArrayBuffer(16);

@@ -2,22 +2,43 @@
  * The software NIC's worker thread: runs the model like hardware runs beside the host.
  * After work it spins briefly (a doorbell usually follows a doorbell), then sleeps until
  * the next bus write, frame or timer, so an idle NIC takes no CPU.
+ *
+ * The spin is short (SPIN_AFTER_WORK_MS): on a machine with few free cores a spinning worker
+ * takes the core the driver needs to post the next doorbell, and a spin of 2 ms kept a core
+ * busy through any traffic. On a socket cable it does not spin at all: its frames arrive on the
+ * event loop, which a spin keeps from looking at the socket. The spin reads the clock and runs
+ * the model only when a write is queued or every IDLE_LOOKS looks (a clock read allocates: an
+ * idle spin that read it at every look collected garbage every 25 ms). It beats the heartbeat
+ * (wake.ts) at every look, so the driver spins only while this thread runs.
+ *
+ * Asleep, a worker whose cable is in memory blocks in Atomics.wait (a futex: woken by the
+ * driver's next write in microseconds) and turns its event loop at least every
+ * EVENT_LOOP_TURN_MS (captures flush on a timer); on a socket cable it waits with
+ * Atomics.waitAsync, so the event loop keeps reading the socket.
  */
 import { workerData, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import { NicModel, type ModelInit } from './nic-model.ts';
 import { FAILURE_REPLY, type ControlMessage, type ControlReply } from './control.ts';
 import { ModelInternalError } from './bus.ts';
-import { WAKE_FAILED } from './wake.ts';
+import { WAKE_FAILED, WAKE_HEARTBEAT } from './wake.ts';
 
-/** How long the model keeps looking for work after its last work, in ms. */
-const SPIN_AFTER_WORK_MS = 2;
+/** How long the model keeps looking for work after its last work, in ms (a cable in memory). */
+const SPIN_AFTER_WORK_MS = 0.05;
 /** How long one spin slice runs before yielding to the event loop (for sockets, timers), in ms. */
 const SLICE_MS = 0.05;
+/** Looks at the write queue between two runs of the model while it has nothing queued. */
+const IDLE_LOOKS = 16;
+/** Longest synchronous sleep before the event loop turns (timers: the capture's flush), in ms. */
+const EVENT_LOOP_TURN_MS = 20;
 
 const data = workerData as ModelInit & { port: MessagePort };
 const port = data.port;
 const model = new NicModel(data);
 const wake = new Int32Array(data.wake);
+/** Frames come from a socket on the event loop: no spin, and sleep with waitAsync. */
+const socketCable = data.config.cable.kind === 'udp' || data.config.cable.kind === 'stream';
+const spinAfterWorkMs = socketCable ? 0 : SPIN_AFTER_WORK_MS;
+let beat = 0;
 let closed = false;
 let failed = false;
 
@@ -68,11 +89,16 @@ function slice(): void {
   scheduled = false;
   const sliceStart = performance.now();
   try {
+    let idle = 0;
     for (;;) {
       if (closed) return;
+      beat = (beat + 1) | 0;
+      Atomics.store(wake, WAKE_HEARTBEAT, beat);
+      if (!model.hasQueuedWrites() && ++idle < IDLE_LOOKS) continue;
+      idle = 0;
       const t = performance.now();
       if (model.runOnce(t * 1e6)) lastWorkMs = t;
-      if (t - lastWorkMs > SPIN_AFTER_WORK_MS) return sleep();
+      if (t - lastWorkMs > spinAfterWorkMs) return sleep();
       if (t - sliceStart > SLICE_MS) return schedule();
     }
   } catch (e) {
@@ -113,6 +139,11 @@ function sleep(): void {
   sleeping = true;
   const deadline = model.nextDeadlineNs();
   const timeoutMs = deadline === Infinity ? undefined : Math.max(0, (deadline - now()) / 1e6);
+  if (!socketCable) {
+    // Nothing but the driver's writes (and timers) gives this model work: block on the queue.
+    Atomics.wait(model.queueWords(), model.queueTailIndex(), tail, Math.min(timeoutMs ?? EVENT_LOOP_TURN_MS, EVENT_LOOP_TURN_MS));
+    return resume();
+  }
   const waited = Atomics.waitAsync(model.queueWords(), model.queueTailIndex(), tail, timeoutMs);
   if (waited.async) waited.value.then(resume);
   else resume();

@@ -2,6 +2,11 @@
  * Qp.wait's policy: look for the oldest due entry's completion, spinning first (a completion
  * usually follows within microseconds), then sleeping between looks until the bound. Sends the
  * firmware nothing, as poll does.
+ *
+ * The spin lasts only while the device is seen running (Clock.deviceRunning): on a machine with
+ * few free cores, a driver that spins while the thread that must write its completion waits
+ * for a core only delays that thread (2000 looks of spinning alone made a 64 B round trip
+ * 35 us instead of 10 us on two busy cores).
  */
 import type { Clock } from '../../drivers/device.ts';
 import { LIMITS } from './limits.ts';
@@ -23,6 +28,7 @@ export function waitForCompletion(driverQp: BnxtQp, side: Side, us: number, cloc
     clock.relax();
     n = driverQp.poll(side);
     if (n !== POLL_NONE) return n;
+    if (!clock.deviceRunning()) break;
   }
   // Then sleep between looks until the bound (a device may cut a sleep short).
   const deadline = clock.nowNs() + us * 1000;
@@ -53,6 +59,7 @@ export function waitForCompletionAsync(driverQp: BnxtQp, side: Side, us: number,
   for (let looks = 0; n === POLL_NONE && looks < ASYNC_SPIN_LOOKS; looks++) {
     clock.relax();
     n = driverQp.poll(side);
+    if (!clock.deviceRunning()) break;
   }
   if (n !== POLL_NONE) return Promise.resolve(n);
   const deadline = clock.nowNs() + us * 1000;

@@ -41,8 +41,10 @@ export interface PortCableOptions {
   readonly mac: Uint8Array;
   readonly ipv4: Uint8Array;
   readonly pcapPath: string | undefined;
-  /** The NIC runs stepped on a virtual clock (pair cables need it; captures take its time). */
+  /** The NIC runs stepped on a virtual clock (captures take its time). */
   readonly stepped: boolean;
+  /** The NIC's model runs in the driver's thread, stepped or inline (a pair's two ends run in one thread). */
+  readonly inProcess: boolean;
   /** Slots of each in-memory queue (loop, pair, own frames) and the bytes of a sent frame's slot. */
   readonly slots: number;
   readonly slotBytes: number;
@@ -85,7 +87,9 @@ export function plugPortCable(o: PortCableOptions): PortCable {
     queues.push(loop);
     inner = loop;
   } else if (spec.kind === 'pair') {
-    if (!o.stepped) throw new Error('software NIC port: a pair cable joins stepped NICs only');
+    if (!o.inProcess) {
+      throw new Error('software NIC port: a pair cable joins NICs whose models run in this thread (stepped or inline)');
+    }
     const joined = PairCable.join(spec.name, o.slots, o.receiveBytes, o.mac, o.ipv4);
     if (typeof joined === 'string') throw new Error(`software NIC port: ${joined}`);
     pair = joined;

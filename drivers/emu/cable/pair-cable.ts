@@ -22,9 +22,11 @@ export interface Stepped {
   nextDeadlineNs(): number;
 }
 
-/** One virtual clock and the models stepped on it. */
+/** One clock and the models run on it: a virtual one (stepped NICs) or the real one (inline NICs). */
 export class SharedStepping {
   nowNs = 0;
+  /** Which clock the first NIC of a pair brought; the second must bring the same. */
+  clock: 'virtual' | 'real' | undefined;
   readonly models: Stepped[] = [];
 }
 
