@@ -1,14 +1,19 @@
 /**
- * 1 MiB send bandwidth on one software NIC (issue goal: >= 0.5x memcpy + CRC-32 of C): a
- * keeps 4 sends of 1 MiB to b outstanding, b a receive for each. Every byte is copied from
- * a's region into frames and out of them into b's region, and each frame gets its ICRC: the
- * reference is therefore C's memcpy followed by CRC-32 of the same 1 MiB (memcpy-crc.c).
- * Thread-mode NIC, path MTU 4096 (256 packets a message).
+ * 1 MiB send bandwidth on one software NIC (issue 13 goal: >= 1 GB/s, as total bytes over total
+ * time): a keeps 4 sends of 1 MiB to b outstanding, b a receive for each. Path MTU 4096 (256
+ * packets a message), the model inline in the driver's thread (the loop cable's default).
+ *
+ * What the model does per byte: it copies it three times (a's region into the frame being built,
+ * the frame into the loop cable's slot, the slot into b's region) and runs CRC-32 over it twice
+ * (the ICRC built by the sender and checked by the receiver). The reference does the least a
+ * NIC must do once per byte, a copy and a CRC-32, with the fastest CRC C has here (zlib's):
+ * memcpy-crc.c's memcpy + zlib CRC-32 of 1 MiB.
  */
-import { benchResult, ratioAtLeast } from './helpers/result.ts';
+import { atLeast, benchResult } from './helpers/result.ts';
 import { openBenchPair, waitOne } from './helpers/qp-setup.ts';
-import { sampleEach, summarize } from './helpers/timing.ts';
+import { nowNs } from './helpers/timing.ts';
 import type { BenchOptions, BenchResult } from './helpers/types.ts';
+import type { NicOptions } from '../lib/index.ts';
 
 export const name = 'qp-bandwidth';
 
@@ -17,8 +22,20 @@ const IN_FLIGHT = 4;
 const LIMIT_US = 60e6;
 
 export async function run(options: BenchOptions): Promise<BenchResult[]> {
-  const reference = await options.references.figure('memcpy-crc', 'memcpy_crc32_gbps');
-  const p = openBenchPair({}, IN_FLIGHT * MIB);
+  const reference = await options.references.figure('memcpy-crc', 'memcpy_zlib_crc32_gbps');
+  const inline = measure({}, options);
+  const thread = measure({ thread: true }, options);
+  return [benchResult({
+    label: `1 MiB sends, ${IN_FLIGHT} in flight, bandwidth (total bytes / total time)`, figure: inline.gbps, unit: 'GB/s', reference,
+    goal: atLeast(1),
+    detail: `${inline.messages} messages in ${(inline.ns / 1e9).toFixed(2)} s, model inline (loop cable); model in a worker thread: ${thread.gbps.toFixed(3)} GB/s `
+      + `(${thread.messages} messages); per byte the model makes 3 copies and 2 CRC-32 passes; GB/s = 1e9 bytes/s`,
+  })];
+}
+
+/** Messages completed in the run after a warm-up, and the time they took: total bytes over total time. */
+function measure(nicOptions: NicOptions, options: BenchOptions): { gbps: number; messages: number; ns: number } {
+  const p = openBenchPair(nicOptions, IN_FLIGHT * MIB);
   try {
     const { a, b, ra, rb } = p;
     for (let i = 0; i < IN_FLIGHT; i++) {
@@ -26,7 +43,7 @@ export async function run(options: BenchOptions): Promise<BenchResult[]> {
       a.send(ra, i * MIB, MIB);
     }
     let next = 0;
-    // One sample per message: wait for the oldest, post the next in its slot.
+    // Wait for the oldest message, post the next in its slot.
     const oneMessage = () => {
       if (waitOne(b, 'receive', LIMIT_US) !== MIB) throw new Error('a receive took a message of another length');
       waitOne(a, 'send', LIMIT_US);
@@ -35,18 +52,23 @@ export async function run(options: BenchOptions): Promise<BenchResult[]> {
       a.send(ra, slot * MIB, MIB);
     };
     const d = options.durations;
-    // At tens of ms a message, a few hundred samples fill the run.
-    const s = summarize(sampleEach(oneMessage, { ...d, maxSamples: Math.min(d.maxSamples, 10_000) }));
+    const warmEnd = nowNs() + d.warmupMs * 1e6;
+    while (nowNs() < warmEnd) oneMessage();
+    const start = nowNs();
+    const end = start + d.runMs * 1e6;
+    let messages = 0;
+    let t = start;
+    while (t < end) {
+      oneMessage();
+      messages++;
+      t = nowNs();
+    }
     for (let i = 0; i < IN_FLIGHT; i++) {
       waitOne(b, 'receive', LIMIT_US);
       waitOne(a, 'send', LIMIT_US);
     }
-    const gbps = MIB / s.median; // bytes per ns = GB/s
-    return [benchResult({
-      label: `1 MiB sends, ${IN_FLIGHT} in flight, median bandwidth`, figure: gbps, unit: 'GB/s', reference,
-      goal: ratioAtLeast(0.5),
-      detail: `${s.count} messages on a thread-mode NIC; ${(s.median / 1e6).toFixed(2)} ms a message (p90 ${(s.p90 / 1e6).toFixed(2)} ms); GB/s = 1e9 bytes/s`,
-    })];
+    const ns = t - start;
+    return { gbps: (messages * MIB) / ns, messages, ns };
   } finally {
     p.close();
   }

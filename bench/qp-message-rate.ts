@@ -1,5 +1,5 @@
 /**
- * The 64-byte message rate with 32 messages in flight (issue goal: >= 5 M msg/s): a keeps 32
+ * The 64-byte message rate with 32 messages in flight (issue 13 goal: >= 0.8 M msg/s): a keeps 32
  * sends to b outstanding, b keeps receives posted; each message counts once both its send
  * and its receive completed. Thread-mode NIC (the model in its worker thread, loop cable).
  * The reference is C's ring work as a rate (ring-work.c, 64 outstanding): the most a driver
@@ -22,19 +22,21 @@ const LIMIT_US = 10e6;
 export async function run(options: BenchOptions): Promise<BenchResult[]> {
   const ring = await options.references.figure('ring-work', 'ns_pipelined_median');
   const reference = { name: `${ring.name}, as a rate`, figure: ratePerSecond(ring.figure, 'Mops/s'), unit: 'Mops/s' };
-  const thread = measureRate(false, options.durations);
-  // The model stepped in this thread: the CPU cost of a message, driver and NIC model together.
-  const stepped = measureRate(true, options.durations);
+  // The NIC as `emu` opens it: the model inline in this thread (the CPU cost of a message, driver
+  // and model together); then the model in a worker thread, for the detail line.
+  const inline = measureRate(false, options.durations);
+  const thread = measureRate(true, options.durations);
+  // Total messages over total time: the mean time per message, not the median batch.
   return [benchResult({
-    label: `64 B messages, ${IN_FLIGHT} in flight, median rate`, figure: ratePerSecond(thread.median, 'Mops/s'), unit: 'Mops/s', reference,
-    goal: atLeast(5),
-    detail: `${thread.count} batches of ${BATCH} messages on a thread-mode NIC; ${(thread.median / 1e3).toFixed(2)} us per message (p90 ${(thread.p90 / 1e3).toFixed(2)} us); `
-      + `model stepped in the driver's thread: ${ratePerSecond(stepped.median, 'Mops/s').toFixed(3)} Mops/s`,
+    label: `64 B messages, ${IN_FLIGHT} in flight, rate`, figure: ratePerSecond(inline.mean, 'Mops/s'), unit: 'Mops/s', reference,
+    goal: atLeast(0.8),
+    detail: `${inline.count} batches of ${BATCH} messages, model inline (loop cable); median batch ${(inline.median / 1e3).toFixed(2)} us per message (p90 ${(inline.p90 / 1e3).toFixed(2)} us); `
+      + `model in a worker thread: ${ratePerSecond(thread.mean, 'Mops/s').toFixed(3)} Mops/s`,
   })];
 }
 
-function measureRate(stepped: boolean, d: Durations): Summary {
-  const p = openBenchPair({ stepped }, 1 << 16);
+function measureRate(thread: boolean, d: Durations): Summary {
+  const p = openBenchPair({ thread }, 1 << 16);
   try {
     const stream = new MessageStream(p);
     stream.start();

@@ -14,6 +14,7 @@ import * as qpZeroGc from './qp-zero-gc.ts';
 import * as cmdqRoundtrip from './cmdq-roundtrip.ts';
 import * as qpCycles from './qp-cycles.ts';
 import * as qpWaitAsync from './qp-wait-async.ts';
+import * as cliSendLat from './cli-send-lat.ts';
 
 export const BENCHMARKS: readonly Benchmark[] = [
   hwrmRoundtrip,
@@ -27,4 +28,5 @@ export const BENCHMARKS: readonly Benchmark[] = [
   qpBandwidth,
   qpUdpPingpong,
   qpZeroGc,
+  cliSendLat,
 ];

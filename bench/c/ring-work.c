@@ -13,8 +13,11 @@
  *   +-----+-----+-----+--          +--------------+          +----+----+----+--
  *      driver writes               driver stores             device writes, driver polls
  *
- * Two measures: "sync" posts one WQE and waits for its CQE (the latency of post+poll through
- * another core); "pipelined" keeps up to WINDOW WQEs outstanding (the rate of post+poll).
+ * Three measures: "sync" posts one WQE and waits for its CQE (the latency of post+poll through
+ * another core); "pipelined" keeps up to WINDOW WQEs outstanding (the rate of post+poll);
+ * "batch" is built the way bench/qp-post-poll.ts times the driver: POST_BATCH posts timed while
+ * the device stands still, the device's work untimed (it is let run until every CQE is
+ * written), then POST_BATCH polls timed; ns per post+poll is the two timed parts over the batch.
  *
  * Usage: ring-work [seconds=1]
  * Prints one JSON line: ns per post+poll, median over batches of BATCH operations.
@@ -36,6 +39,7 @@ enum {
   BATCH = 256,
   MAX_BATCHES = 1 << 18,
   WARMUP_OPS = 20000,
+  POST_BATCH = 512,
 };
 
 /* 64-bit doorbell (hsi.h struct dbc_dbc): low = index | epoch << 24; high = xid | valid << 26 | type << 28. */
@@ -47,12 +51,18 @@ static uint8_t *send_ring;
 static _Atomic uint64_t *doorbell_page;
 static uint8_t *completion_ring;
 static atomic_bool device_stop;
+/* The batch measure holds the device while the driver posts: it runs only while this is set. */
+static atomic_bool device_go = true;
 
 /* The device: turns every doorbelled WQE into a CQE. */
 static void *device(void *unused) {
   (void)unused;
   uint32_t sq_cons = 0, sq_epoch = 0, cq_prod = 0, toggle = 1;
   while (!atomic_load_explicit(&device_stop, memory_order_relaxed)) {
+    if (!atomic_load_explicit(&device_go, memory_order_acquire)) {
+      cpu_relax();
+      continue;
+    }
     uint64_t db = atomic_load_explicit(doorbell_page, memory_order_acquire);
     uint32_t index = (uint32_t)db & DB_INDEX_MASK, epoch = (uint32_t)(db >> 24) & 1;
     if (index == sq_cons && epoch == sq_epoch) {
@@ -143,6 +153,43 @@ static double measure(double seconds, uint64_t window, double *batch_ns, uint64_
   return percentile(batch_ns, batches, 50);
 }
 
+/* True once the CQE `ahead` past the consumer is written (the device's work for a batch is done). */
+static inline int ready_ahead(uint32_t ahead) {
+  uint32_t at = cq_cons + ahead;
+  uint32_t phase = ((at & RING_MASK) < (cq_cons & RING_MASK)) ? cq_phase ^ 1 : cq_phase;
+  uint64_t *cqe = (uint64_t *)(completion_ring + (size_t)(at & RING_MASK) * CQE_BYTES);
+  return (atomic_load_explicit((_Atomic uint64_t *)&cqe[3], memory_order_acquire) & 1) == phase;
+}
+
+/* One batch as qp-post-poll times it: ns per post+poll of the timed parts (posts, polls). */
+static double one_batch(void) {
+  atomic_store_explicit(&device_go, false, memory_order_release);
+  double t0 = now_ns();
+  for (int i = 0; i < POST_BATCH; i++) post(posted++);
+  double t1 = now_ns();
+  atomic_store_explicit(&device_go, true, memory_order_release);
+  while (!ready_ahead(POST_BATCH - 1)) cpu_relax();
+  double t2 = now_ns();
+  for (int i = 0; i < POST_BATCH; i++) {
+    if (!poll_one(completed)) {
+      fprintf(stderr, "ring-work: CQE %u not there after the batch\n", cq_cons);
+      exit(1);
+    }
+    completed++;
+  }
+  double t3 = now_ns();
+  return (t1 - t0 + (t3 - t2)) / POST_BATCH;
+}
+
+static double measure_batches(double seconds, double *batch_ns) {
+  for (int i = 0; i < WARMUP_OPS / POST_BATCH; i++) one_batch();
+  size_t batches = 0;
+  double end = now_ns() + seconds * 1e9;
+  while (batches < MAX_BATCHES && now_ns() < end) batch_ns[batches++] = one_batch();
+  sort_samples(batch_ns, batches);
+  return percentile(batch_ns, batches, 50);
+}
+
 int main(int argc, char **argv) {
   double seconds = arg_number(argc, argv, 1, 1.0, 0.01, 60.0);
   send_ring = alloc_or_die(4096, (size_t)RING_ENTRIES * WQE_BYTES);
@@ -159,14 +206,15 @@ int main(int argc, char **argv) {
   }
   double *batch_ns = alloc_or_die(64, sizeof(double) * MAX_BATCHES);
   uint64_t ops = 0;
-  double sync_ns = measure(seconds / 2, 1, batch_ns, &ops);
-  double pipelined_ns = measure(seconds / 2, WINDOW, batch_ns, &ops);
+  double sync_ns = measure(seconds / 3, 1, batch_ns, &ops);
+  double pipelined_ns = measure(seconds / 3, WINDOW, batch_ns, &ops);
+  double batch_post_poll_ns = measure_batches(seconds / 3, batch_ns);
   atomic_store_explicit(&device_stop, true, memory_order_relaxed);
   pthread_join(thread, NULL);
 
   printf("{\"program\":\"ring-work\",\"ring_entries\":%d,\"wqe_bytes\":%d,\"cqe_bytes\":%d,\"window\":%d,\"ops\":%llu,"
-         "\"ns_sync_median\":%.1f,\"ns_pipelined_median\":%.1f}\n",
-         RING_ENTRIES, WQE_BYTES, CQE_BYTES, WINDOW, (unsigned long long)ops, sync_ns, pipelined_ns);
+         "\"ns_sync_median\":%.1f,\"ns_pipelined_median\":%.1f,\"ns_batch_median\":%.1f}\n",
+         RING_ENTRIES, WQE_BYTES, CQE_BYTES, WINDOW, (unsigned long long)ops, sync_ns, pipelined_ns, batch_post_poll_ns);
   free(batch_ns);
   free(send_ring);
   free(doorbell_page);

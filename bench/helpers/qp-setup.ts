@@ -5,6 +5,8 @@
 import { Nic, Qp, Region, type NicOptions, type Result } from '../../lib/index.ts';
 import type { CompletionQueue } from '../../lib/bnxt/completion-queue.ts';
 import { driverQpOf } from '../../lib/qp.ts';
+import { nicInternals } from '../../lib/nic.ts';
+import type { Clock } from '../../drivers/device.ts';
 
 export interface BenchPair {
   readonly nic: Nic;
@@ -43,10 +45,21 @@ export function completionQueues(q: Qp): { send: CompletionQueue; receive: Compl
   return { send: driverQp.scq, receive: driverQp.rcq };
 }
 
-/** Spins (allocation-free) until the entry `ahead` past the CQ's consumer is written; false after `limit` looks. */
-export function spinUntilReady(cq: CompletionQueue, ahead: number, limit: number): boolean {
-  for (let i = 0; i < limit; i++) if (cq.readyAhead(ahead)) return true;
+/**
+ * Spins (allocation-free) until the entry `ahead` past the CQ's consumer is written, relaxing the
+ * NIC's clock between looks (a model inline or stepped runs only then); false after `limit` looks.
+ */
+export function spinUntilReady(cq: CompletionQueue, ahead: number, limit: number, clock: Clock): boolean {
+  for (let i = 0; i < limit; i++) {
+    if (cq.readyAhead(ahead)) return true;
+    clock.relax();
+  }
   return false;
+}
+
+/** The clock of the NIC a queue pair belongs to. */
+export function clockOf(nic: Nic): Clock {
+  return nicInternals(nic).device.clock;
 }
 
 /** Takes the next completion of `side` by polling (allocation-free); throws for a failed entry or none after `limit` looks. */

@@ -17,39 +17,87 @@ export interface BenchmarkOutcome {
   readonly seconds: number;
 }
 
+/** One round: every benchmark once, with the references it used measured in the same round. */
+export interface RoundRecord {
+  /** The 1-minute load average when the round started. */
+  readonly load: number;
+  readonly outcomes: readonly BenchmarkOutcome[];
+  readonly references: readonly ReferenceRecord[];
+}
+
 export interface RunRecord {
   readonly date: Date;
   readonly machine: Machine;
   readonly quick: boolean;
   readonly durations: Durations;
-  readonly outcomes: readonly BenchmarkOutcome[];
-  readonly references: readonly ReferenceRecord[];
+  readonly rounds: readonly RoundRecord[];
+  /** Only some benchmarks ran (--only). */
+  readonly partial: boolean;
   readonly seconds: number;
 }
 
-const HEADINGS = ['Benchmark', 'Measure', 'Figure', 'Reference (same run)', 'Ratio', 'Goal'] as const;
+const HEADINGS = ['Benchmark', 'Measure', 'Figure: median (min-max)', 'Reference, same round: median (min-max)', 'Ratio: median (min-max)', 'Goal'] as const;
 
-function rows(outcomes: readonly BenchmarkOutcome[]): string[][] {
-  const out: string[][] = [];
-  for (const o of outcomes) {
-    if (o.error !== undefined) out.push([o.name, `FAILED: ${o.error.split('\n')[0]!}`, '', '', '', '']);
-    for (const r of o.results) {
-      out.push([
-        o.name,
-        r.label,
-        `${formatFigure(r.figure)} ${r.unit}`,
-        `${formatFigure(r.reference)} ${r.unit} (${r.referenceName})`,
-        Number.isFinite(r.ratio) ? `${formatFigure(r.ratio)}x` : 'n/a',
-        r.goal ? `${r.goal.text}: ${r.goal.met ? 'met' : 'NOT met'}` : 'none set',
-      ]);
+/** One figure across the rounds: a row of the table. */
+interface Row {
+  readonly benchmark: string;
+  readonly label: string;
+  readonly unit: string;
+  readonly referenceName: string;
+  readonly results: BenchResult[];
+  readonly errors: string[];
+}
+
+function collect(rounds: readonly RoundRecord[]): Row[] {
+  const rows: Row[] = [];
+  const byKey = new Map<string, Row>();
+  for (const round of rounds) {
+    for (const o of round.outcomes) {
+      if (o.error !== undefined) {
+        const key = `${o.name}\0FAILED`;
+        let row = byKey.get(key);
+        if (!row) rows.push((row = { benchmark: o.name, label: 'FAILED', unit: '', referenceName: '', results: [], errors: [] })), byKey.set(key, row);
+        row.errors.push(o.error.split('\n')[0]!);
+      }
+      for (const r of o.results) {
+        const key = `${o.name}\0${r.label}`;
+        let row = byKey.get(key);
+        if (!row) rows.push((row = { benchmark: o.name, label: r.label, unit: r.unit, referenceName: r.referenceName, results: [], errors: [] })), byKey.set(key, row);
+        row.results.push(r);
+      }
     }
   }
-  return out;
+  return rows;
+}
+
+/** Median (middle value; the lower of two), min and max of finite values, formatted. */
+function spread(values: readonly number[], unit: string): string {
+  const v = values.filter(Number.isFinite).sort((a, b) => a - b);
+  if (v.length === 0) return 'n/a';
+  const med = v[Math.floor((v.length - 1) / 2)]!;
+  const u = unit ? ` ${unit}` : '';
+  return v.length === 1 ? `${formatFigure(med)}${u}` : `${formatFigure(med)}${u} (${formatFigure(v[0]!)}-${formatFigure(v[v.length - 1]!)})`;
+}
+
+function rows(rounds: readonly RoundRecord[]): string[][] {
+  return collect(rounds).map((row) => {
+    if (row.label === 'FAILED') return [row.benchmark, `FAILED in ${row.errors.length} of ${rounds.length} rounds: ${row.errors[0]!}`, '', '', '', ''];
+    const goals = row.results.map((r) => r.goal).filter((g) => g !== undefined);
+    const met = goals.filter((g) => g.met).length;
+    return [
+      row.benchmark,
+      row.label,
+      spread(row.results.map((r) => r.figure), row.unit),
+      `${spread(row.results.map((r) => r.reference), row.unit)} (${row.referenceName})`,
+      spread(row.results.map((r) => r.ratio), 'x').replace(/ x/g, 'x'),
+      goals.length ? `${goals[0]!.text}: ${met === goals.length ? 'met' : 'NOT met'} (met in ${met} of ${goals.length} rounds)` : 'none set',
+    ];
+  });
 }
 
 /** A fixed-width table for the terminal. */
-export function formatTable(outcomes: readonly BenchmarkOutcome[]): string {
-  const all = [[...HEADINGS], ...rows(outcomes)];
+export function formatTable(rounds: readonly RoundRecord[]): string {
+  const all = [[...HEADINGS], ...rows(rounds)];
   const widths = HEADINGS.map((_, c) => Math.max(...all.map((row) => row[c]!.length)));
   const line = (row: string[]) => row.map((cell, c) => cell.padEnd(widths[c]!)).join('  ').trimEnd();
   return [line(all[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...all.slice(1).map(line)].join('\n');
@@ -65,21 +113,39 @@ function markdownTable(headings: readonly string[], body: readonly (readonly str
   ].join('\n');
 }
 
+/** Each reference figure across the rounds: median (min-max). */
+function referenceRows(rounds: readonly RoundRecord[]): string[][] {
+  const byFile = new Map<string, { what: string; figures: Map<string, { unit: string; values: number[] }>; errors: string[] }>();
+  for (const round of rounds) {
+    for (const r of round.references) {
+      let entry = byFile.get(r.file);
+      if (!entry) byFile.set(r.file, (entry = { what: r.what, figures: new Map(), errors: [] }));
+      if (!r.figures) entry.errors.push(r.error ?? '');
+      for (const f of r.figures ?? []) {
+        let fig = entry.figures.get(f.label);
+        if (!fig) entry.figures.set(f.label, (fig = { unit: f.unit, values: [] }));
+        fig.values.push(f.figure);
+      }
+    }
+  }
+  return [...byFile].map(([file, e]) => [
+    `\`${file}\``,
+    e.what,
+    [...[...e.figures].map(([label, f]) => `${label}: ${spread(f.values, f.unit)}`), ...(e.errors.length ? [`FAILED in ${e.errors.length} round(s): ${e.errors[0]!}`] : [])].join('; '),
+  ]);
+}
+
 export function performanceMarkdown(run: RunRecord): string {
   const m = run.machine;
   const d = run.durations;
-  const failed = run.outcomes.filter((o) => o.error !== undefined);
-  const details = run.outcomes.flatMap((o) => o.results.filter((r) => r.detail).map((r) => `- ${o.name}, ${r.label}: ${r.detail!}`));
-  const referenceRows = run.references.map((r) => [
-    `\`${r.file}\``,
-    r.what,
-    r.figures ? r.figures.map((f) => `${f.label}: ${formatFigure(f.figure)} ${f.unit}`).join('; ') : `FAILED: ${r.error ?? ''}`,
-  ]);
+  const n = run.rounds.length;
+  const details = run.rounds.flatMap((round, i) => round.outcomes.flatMap((o) => o.results.filter((r) => r.detail).map((r) => `- round ${i + 1}, ${o.name}, ${r.label}: ${r.detail!}`)));
   return `# Performance
 
-Generated by \`npm run bench\` (\`bench/run.ts\`) on ${run.date.toISOString().replace(/\.\d+Z$/, 'Z')}${run.quick ? ', a **quick** run (\`--quick\`: short runs for a smoke check; the figures are rough)' : ''}.
-Do not edit by hand: rerun the benchmarks. Every figure stands beside a reference measured in
-the same run on the same machine, so compare ratios across runs rather than raw figures.
+Generated by \`npm run bench\` (\`bench/run.ts\`) on ${run.date.toISOString().replace(/\.\d+Z$/, 'Z')}${run.quick ? ', a **quick** run (\`--quick\`: short runs for a smoke check; the figures are rough)' : ''}${run.partial ? ', **part** of the benchmarks (\`--only\`)' : ''}.
+Do not edit by hand: rerun the benchmarks (\`npm run bench -- --out docs/performance.md\`). Every
+figure stands beside a reference measured in the same round on the same machine, so compare
+ratios across runs rather than raw figures.
 
 ## Machine
 
@@ -90,35 +156,39 @@ ${markdownTable(['', ''], [
   ['gcc', m.gcc],
   ['Kernel', m.kernel],
   ['Load average at start (1, 5, 15 min)', `${m.loadAverage.join(', ')} (the machine is shared: other work runs beside the benchmarks)`],
+  ['Load average (1 min) at the start of each round', run.rounds.map((r) => r.load.toFixed(2)).join(', ')],
 ])}
 
-## Results
+## Results (${n} round${n === 1 ? '' : 's'})
 
-${markdownTable(HEADINGS, rows(run.outcomes))}
-${failed.length ? `\n${failed.length} benchmark(s) failed; their errors are above.\n` : ''}
-Ratio = figure / reference: for a time, how many times slower than the reference; for a rate
-or bandwidth, the fraction of the reference reached. "Goal" is the target the issue set for
-that figure; "none set" means the row is there to be read, not judged.
+${markdownTable(HEADINGS, rows(run.rounds))}
+
+Ratio = figure / reference, per round: for a time, how many times slower than the reference;
+for a rate or bandwidth, the fraction of the reference reached. "Goal" is the target the issue
+set for that figure, judged in every round; "none set" means the row is there to be read.
 ${details.length ? `\n${details.join('\n')}\n` : ''}
-## References measured in this run
+## References measured in the rounds
 
-${markdownTable(['Program', 'What it does', 'Figures'], referenceRows)}
+${markdownTable(['Program', 'What it does', 'Figures: median (min-max) over the rounds'], referenceRows(run.rounds))}
 
 ## Method
 
-- Each benchmark runs its operation for a warm-up of ${d.warmupMs} ms (JIT, caches, the software
-  NIC's spin state), then samples for ${d.runMs} ms or ${d.maxSamples.toLocaleString('en-US')} samples, whichever
-  comes first. A sample is one operation timed with \`performance.now()\` (Node's uv_hrtime;
-  consecutive intervals, loop included), or one batch divided by its size for operations too short to time alone.
-- Figures are the median (and the 99th percentile where shown) of all samples, by nearest
-  rank; the detail lines give the sample counts.
+- The benchmarks run in ${n} round${n === 1 ? '' : 's'}; in each, every benchmark runs once, and the references it
+  divides by are measured in the same round just before it (the first benchmark of a round
+  that needs a reference measures it), so figure and reference are interleaved, not minutes apart.
+- Each benchmark runs its operation for a warm-up of ${d.warmupMs} ms (JIT, caches), then samples
+  for ${d.runMs} ms or ${d.maxSamples.toLocaleString('en-US')} samples, whichever comes first. A sample is one operation
+  timed with \`performance.now()\` (consecutive intervals, loop included), or one batch divided
+  by its size for operations too short to time alone. Rates and bandwidths are total work over
+  total time.
+- A round's figure is the median (or the 99th percentile where shown) of its samples, by nearest
+  rank; the table gives the median, min and max of the rounds' figures.
 - The C references are compiled once per source version with the machine's gcc
-  (\`gcc ${C_FLAGS.join(' ')}\`, into \`bench/out/\`), each runs its own warm-up and then measures for
-  ${d.referenceSeconds} s, and reports one JSON line. Each reference is measured once per run, before the
-  benchmarks that use it start their own work, and shared by them.
-- The software NIC runs its model in a worker thread, so a request/answer crosses between two
-  cores as in the shared-memory ping-pong; with 2 cores shared with other work, the tails
-  (p99) depend on what else runs.
+  (\`gcc ${C_FLAGS.join(' ')}\`, into \`bench/out/\`); each runs its own warm-up, measures for
+  ${d.referenceSeconds} s and reports one JSON line.
+- The software NIC's model runs where its name puts it (docs/api.md): inline in the driver's
+  thread for the loop cable (no crossing between threads), in a worker thread for the UDP
+  cable; rows that measure another mode say so.
 - Benchmarks run one after another, never two at once. The whole run took ${Math.round(run.seconds)} s.
 `;
 }
