@@ -143,7 +143,7 @@ t.test('the installed CLI answers --version', async (t) => {
   t.equal(stdout.trim(), `rig-bnxt ${version}`);
 });
 
-t.test('an app bundled into one file finds the worker, or says at once where it is not', async (t) => {
+t.test('a bundled app runs inline alone; in thread mode it finds the worker or says where it is not', async (t) => {
   // As an application's own build would: everything in one file, koffi left to Node.
   const bundled = await build({
     absWorkingDir: app, entryPoints: ['out1/main.js'], outfile: 'bundled/app.mjs', bundle: true, platform: 'node',
@@ -158,7 +158,14 @@ t.test('an app bundled into one file finds the worker, or says at once where it 
   const alone = join(scratch, 'alone');
   mkdirSync(alone);
   cpSync(join(app, 'bundled', 'app.mjs'), join(alone, 'app.mjs'));
-  const lonely = spawnSync(process.execPath, ['app.mjs'], { cwd: alone, encoding: 'utf8', timeout: 60_000 });
+  // `emu` runs its model inline in the app's thread: no worker file is needed.
+  const inlineAlone = await run(process.execPath, ['app.mjs'], { cwd: alone, timeout: 60_000 });
+  t.same(JSON.parse(inlineAlone.stdout.trim()), CONSUMER_EXPECTED, 'shipped alone, a loop-cabled NIC runs inline');
+  // A NIC whose model runs in a worker thread needs the worker's file.
+  const threadEnv = { ...process.env, RIG_BNXT_EMU_THREAD: '1' };
+  const lonely = spawnSync(process.execPath, ['app.mjs'], {
+    cwd: alone, encoding: 'utf8', timeout: 60_000, env: threadEnv,
+  });
   const said = JSON.parse(lonely.stdout.trim()) as { error?: string };
   t.match(said.error, /emu-worker\.mjs was not found/, 'the error names the worker file');
   t.match(said.error, join(alone, 'emu-worker.mjs'), 'and where it was looked for');
@@ -167,7 +174,7 @@ t.test('an app bundled into one file finds the worker, or says at once where it 
 
   const pointed = await run(process.execPath, ['app.mjs'], {
     cwd: alone, timeout: 60_000,
-    env: { ...process.env, RIG_BNXT_EMU_WORKER: join(app, 'node_modules', 'rig-bnxt', 'dist', 'emu-worker.mjs') },
+    env: { ...threadEnv, RIG_BNXT_EMU_WORKER: join(app, 'node_modules', 'rig-bnxt', 'dist', 'emu-worker.mjs') },
   });
   t.same(JSON.parse(pointed.stdout.trim()), CONSUMER_EXPECTED, 'with RIG_BNXT_EMU_WORKER it works');
 });
