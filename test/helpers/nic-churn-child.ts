@@ -1,5 +1,6 @@
 /**
- * A fresh process that opens and closes software NICs (the default, threaded kind) and prints
+ * A fresh process that opens and closes software NICs (the default kind: inline for `emu`, in a
+ * worker thread with RIG_BNXT_EMU_THREAD=1) and prints
  * its RSS in MiB once warm and once after `count` more, as one JSON line: test/emu-memory-bound.
  */
 import { Nic } from '../../lib/index.ts';
