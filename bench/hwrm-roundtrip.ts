@@ -31,7 +31,10 @@ export async function run(options: BenchOptions): Promise<BenchResult[]> {
   const detail = `${inline.count} requests, model inline (loop cable); min ${us(inline.min)}, p90 ${us(inline.p90)}; `
     + `model in a worker thread: median ${us(thread.median)}, p99 ${us(thread.p99)}`;
   return [
-    benchResult({ label: 'HWRM FUNC_QCFG round trip, median', figure: inline.median / 1e3, unit: 'us', reference: refMedian, goal: atMost(GOAL_MEDIAN_US), detail }),
+    benchResult({
+      label: 'HWRM FUNC_QCFG round trip, median', figure: inline.median / 1e3, unit: 'us', reference: refMedian,
+      goal: atMost(GOAL_MEDIAN_US), detail,
+    }),
     benchResult({ label: 'HWRM FUNC_QCFG round trip, p99', figure: inline.p99 / 1e3, unit: 'us', reference: refP99 }),
   ];
 }

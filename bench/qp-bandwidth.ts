@@ -26,9 +26,10 @@ export async function run(options: BenchOptions): Promise<BenchResult[]> {
   const inline = measure({}, options);
   const thread = measure({ thread: true }, options);
   return [benchResult({
-    label: `1 MiB sends, ${IN_FLIGHT} in flight, bandwidth (total bytes / total time)`, figure: inline.gbps, unit: 'GB/s', reference,
-    goal: atLeast(1),
-    detail: `${inline.messages} messages in ${(inline.ns / 1e9).toFixed(2)} s, model inline (loop cable); model in a worker thread: ${thread.gbps.toFixed(3)} GB/s `
+    label: `1 MiB sends, ${IN_FLIGHT} in flight, bandwidth (total bytes / total time)`, figure: inline.gbps,
+    unit: 'GB/s', reference, goal: atLeast(1),
+    detail: `${inline.messages} messages in ${(inline.ns / 1e9).toFixed(2)} s, model inline (loop cable); model in a ` +
+      `worker thread: ${thread.gbps.toFixed(3)} GB/s `
       + `(${thread.messages} messages); per byte the model makes 3 copies and 2 CRC-32 passes; GB/s = 1e9 bytes/s`,
   })];
 }

@@ -27,12 +27,20 @@ export async function run(options: BenchOptions): Promise<BenchResult[]> {
   // The NIC as `emu` opens it (model inline); then with its model in a worker thread.
   const inline = measure(false, options.durations);
   const thread = measure(true, options.durations);
-  const reference = { name: `${COMMANDS_PER_CYCLE} QUERY_VERSION round trips per cycle, same NIC`, figure: 1e9 / (COMMANDS_PER_CYCLE * inline.command.mean), unit: 'ops/s' };
-  const detail = `${inline.cycle.count} cycles, model inline (loop cable); cycle median ${ms(inline.cycle.median)}, p99 ${ms(inline.cycle.p99)}; `
+  const reference = {
+    name: `${COMMANDS_PER_CYCLE} QUERY_VERSION round trips per cycle, same NIC`,
+    figure: 1e9 / (COMMANDS_PER_CYCLE * inline.command.mean), unit: 'ops/s',
+  };
+  const detail =
+    `${inline.cycle.count} cycles, model inline (loop cable); cycle median ${ms(inline.cycle.median)}, p99 ` +
+    `${ms(inline.cycle.p99)}; `
     + `command round trip mean ${usOf(inline.command.mean)}; `
     + `model in a worker thread: ${Math.round(1e9 / thread.cycle.mean)} cycles/s`;
   return [
-    benchResult({ label: 'QP make + connect + destroy, cycles per second', figure: 1e9 / inline.cycle.mean, unit: 'ops/s', reference, goal: atLeast(GOAL_CYCLES_PER_SECOND), detail }),
+    benchResult({
+      label: 'QP make + connect + destroy, cycles per second', figure: 1e9 / inline.cycle.mean, unit: 'ops/s',
+      reference, goal: atLeast(GOAL_CYCLES_PER_SECOND), detail,
+    }),
   ];
 }
 

@@ -28,9 +28,10 @@ export async function run(options: BenchOptions): Promise<BenchResult[]> {
   const thread = measureRate(true, options.durations);
   // Total messages over total time: the mean time per message, not the median batch.
   return [benchResult({
-    label: `64 B messages, ${IN_FLIGHT} in flight, rate`, figure: ratePerSecond(inline.mean, 'Mops/s'), unit: 'Mops/s', reference,
-    goal: atLeast(0.8),
-    detail: `${inline.count} batches of ${BATCH} messages, model inline (loop cable); median batch ${(inline.median / 1e3).toFixed(2)} us per message (p90 ${(inline.p90 / 1e3).toFixed(2)} us); `
+    label: `64 B messages, ${IN_FLIGHT} in flight, rate`, figure: ratePerSecond(inline.mean, 'Mops/s'), unit: 'Mops/s',
+    reference, goal: atLeast(0.8),
+    detail: `${inline.count} batches of ${BATCH} messages, model inline (loop cable); median batch ` +
+      `${(inline.median / 1e3).toFixed(2)} us per message (p90 ${(inline.p90 / 1e3).toFixed(2)} us); `
       + `model in a worker thread: ${ratePerSecond(thread.mean, 'Mops/s').toFixed(3)} Mops/s`,
   })];
 }
@@ -95,7 +96,9 @@ class MessageStream {
 
   drain(): void {
     const { a, b } = this.p;
-    for (; this.receivesDone < this.posted; this.receivesDone++) if (b.waitBytes('receive', LIMIT_US) < 0) throw new Error('a message in flight never arrived');
-    for (; this.sendsDone < this.posted; this.sendsDone++) if (a.waitBytes('send', LIMIT_US) < 0) throw new Error('a send in flight never completed');
+    for (; this.receivesDone < this.posted; this.receivesDone++)
+      if (b.waitBytes('receive', LIMIT_US) < 0) throw new Error('a message in flight never arrived');
+    for (; this.sendsDone < this.posted; this.sendsDone++)
+      if (a.waitBytes('send', LIMIT_US) < 0) throw new Error('a send in flight never completed');
   }
 }

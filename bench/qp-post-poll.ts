@@ -28,13 +28,14 @@ export async function run(options: BenchOptions): Promise<BenchResult[]> {
     const receive = summarize(m.receive);
     return [
       benchResult({
-        label: 'send post + doorbell + poll (driver ring work, NIC time excluded), median', figure: send.median, unit: 'ns', reference,
-        goal: ratioAtMost(1.5),
-        detail: `${send.count} batches of ${BATCH} 64 B sends (model inline: it runs only in the untimed wait); per send: Qp.send + Qp.pollBytes; p90 ${send.p90.toFixed(0)} ns`,
+        label: 'send post + doorbell + poll (driver ring work, NIC time excluded), median', figure: send.median,
+        unit: 'ns', reference, goal: ratioAtMost(1.5),
+        detail: `${send.count} batches of ${BATCH} 64 B sends (model inline: it runs only in the untimed wait); per ` +
+          `send: Qp.send + Qp.pollBytes; p90 ${send.p90.toFixed(0)} ns`,
       }),
       benchResult({
-        label: 'receive post + doorbell + poll (driver ring work), median', figure: receive.median, unit: 'ns', reference,
-        detail: `per receive: Qp.receive + Qp.pollBytes, same batches; p90 ${receive.p90.toFixed(0)} ns`,
+        label: 'receive post + doorbell + poll (driver ring work), median', figure: receive.median, unit: 'ns',
+        reference, detail: `per receive: Qp.receive + Qp.pollBytes, same batches; p90 ${receive.p90.toFixed(0)} ns`,
       }),
     ];
   } finally {
@@ -57,11 +58,13 @@ function measure(p: BenchPair, d: Durations): { send: Float64Array; receive: Flo
     for (let i = 0; i < BATCH; i++) a.send(ra, 0, 64);
     const t2 = nowNs();
     // The NIC's work, not timed: every send and every receive completed.
-    if (!spinUntilReady(aCq, BATCH - 1, SPIN_LIMIT, clock) || !spinUntilReady(bCq, BATCH - 1, SPIN_LIMIT, clock)) throw new Error('the NIC did not complete a batch');
+    if (!spinUntilReady(aCq, BATCH - 1, SPIN_LIMIT, clock) || !spinUntilReady(bCq, BATCH - 1, SPIN_LIMIT, clock))
+      throw new Error('the NIC did not complete a batch');
     const t3 = nowNs();
     for (let i = 0; i < BATCH; i++) if (a.pollBytes('send') !== 64) throw new Error(`send completion: ${a.lastError}`);
     const t4 = nowNs();
-    for (let i = 0; i < BATCH; i++) if (b.pollBytes('receive') !== 64) throw new Error(`receive completion: ${b.lastError}`);
+    for (let i = 0; i < BATCH; i++)
+      if (b.pollBytes('receive') !== 64) throw new Error(`receive completion: ${b.lastError}`);
     const t5 = nowNs();
     if (record) {
       send[count] = (t2 - t1 + (t4 - t3)) / BATCH;

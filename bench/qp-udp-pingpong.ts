@@ -27,7 +27,9 @@ export async function run(options: BenchOptions): Promise<BenchResult[]> {
   const refMedian = await options.references.figure('udp-ping-node', 'us_median');
   const refP99 = await options.references.figure('udp-ping-node', 'us_p99');
   const [local, remote] = await freePorts();
-  const child = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', 'bench/helpers/qp-echo-child.ts', String(remote), String(local)], {
+  const child = spawn(process.execPath, [
+    '--import', './scripts/register-ts.mjs', 'bench/helpers/qp-echo-child.ts', String(remote), String(local),
+  ], {
     cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'inherit'],
   });
   let nic: Nic | undefined;
@@ -51,17 +53,23 @@ export async function run(options: BenchOptions): Promise<BenchResult[]> {
     qp.receive(r, 4096, BYTES);
     qp.send(r, 0, 0);
     waitOne(qp, 'receive', LIMIT_US);
-    const detail = `${s.count} round trips between two processes, each a thread-mode NIC cabled over UDP; min ${s.min / 1e3 | 0} us, p90 ${(s.p90 / 1e3).toFixed(1)} us`;
+    const detail =
+      `${s.count} round trips between two processes, each a thread-mode NIC cabled over UDP; min ${s.min / 1e3 | 0} ` +
+      `us, p90 ${(s.p90 / 1e3).toFixed(1)} us`;
     return [
       benchResult({
-        label: '64 B ping-pong, two processes over the UDP cable, median', figure: s.median / 1e3, unit: 'us', reference: refMedian,
-        goal: ratioAtMost(2), detail,
+        label: '64 B ping-pong, two processes over the UDP cable, median', figure: s.median / 1e3, unit: 'us',
+        reference: refMedian, goal: ratioAtMost(2), detail,
       }),
-      benchResult({ label: '64 B ping-pong, two processes over the UDP cable, p99', figure: s.p99 / 1e3, unit: 'us', reference: refP99 }),
+      benchResult({
+        label: '64 B ping-pong, two processes over the UDP cable, p99', figure: s.p99 / 1e3, unit: 'us',
+        reference: refP99,
+      }),
       // Issue 13: the tail within 10x the same run's median (no millisecond stalls).
       benchResult({
-        label: '64 B ping-pong, two processes over the UDP cable, p99 against its median', figure: s.p99 / 1e3, unit: 'us',
-        reference: { name: 'the same run\'s median', figure: s.median / 1e3, unit: 'us' }, goal: ratioAtMost(10),
+        label: '64 B ping-pong, two processes over the UDP cable, p99 against its median', figure: s.p99 / 1e3,
+        unit: 'us', reference: { name: 'the same run\'s median', figure: s.median / 1e3, unit: 'us' },
+        goal: ratioAtMost(10),
       }),
     ];
   } finally {
@@ -91,7 +99,9 @@ function lineReader(child: ChildProcess): { next(what: string): Promise<string> 
     next: (what) => new Promise((resolve, reject) => {
       const q = queued.shift();
       if (q !== undefined) return resolve(q);
-      const timer = setTimeout(() => reject(new Error(`the echo process gave no ${what} within ${CHILD_LIMIT_MS} ms`)), CHILD_LIMIT_MS);
+      const timer = setTimeout(
+        () => reject(new Error(`the echo process gave no ${what} within ${CHILD_LIMIT_MS} ms`)), CHILD_LIMIT_MS,
+      );
       waiting.push((line) => { clearTimeout(timer); resolve(line); });
     }),
   };

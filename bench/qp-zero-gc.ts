@@ -30,14 +30,18 @@ const WORKER_SETTLE_MS = 100;
 export async function run(options: BenchOptions): Promise<BenchResult[]> {
   const inline = await measure(false, options);
   const thread = await measure(true, options);
-  const reference = { name: `same loop with Qp.wait (a Result per completion), model inline: ${describe(inline.dirty)}`, figure: inline.dirty.count, unit: 'GCs' };
+  const reference = {
+    name: `same loop with Qp.wait (a Result per completion), model inline: ${describe(inline.dirty)}`,
+    figure: inline.dirty.count, unit: 'GCs',
+  };
   return [
     benchResult({
-      label: 'garbage collections during 10^6 data-path operations, model inline (one thread)', figure: inline.clean.count, unit: 'GCs', reference, goal: atMost(0),
-      detail: detail(inline),
+      label: 'garbage collections during 10^6 data-path operations, model inline (one thread)',
+      figure: inline.clean.count, unit: 'GCs', reference, goal: atMost(0), detail: detail(inline),
     }),
     benchResult({
-      label: 'garbage collections during 10^6 data-path operations, model in a worker (driver + worker)', figure: thread.clean.count + thread.worker, unit: 'GCs', reference, goal: atMost(0),
+      label: 'garbage collections during 10^6 data-path operations, model in a worker (driver + worker)',
+      figure: thread.clean.count + thread.worker, unit: 'GCs', reference, goal: atMost(0),
       detail: `${detail(thread)}; driver ${thread.clean.count}, worker ${thread.worker}`,
     }),
   ];
@@ -71,7 +75,8 @@ async function settledCollections(model: { collections(): number }): Promise<num
 
 function detail(m: Measured): string {
   const short = m.ops < TARGET_OPS ? ' (short of 10^6: the machine was slower than the trial said)' : '';
-  return `${m.ops.toLocaleString('en-US')} operations (send, receive, waitBytes) in ${(m.runMs / 1e3).toFixed(1)} s${short}; `
+  return `${m.ops.toLocaleString('en-US')} operations (send, receive, waitBytes) in ${(m.runMs / 1e3).toFixed(1)} ` +
+    `s${short}; `
     + `heap growth ${m.clean.heapGrowthBytes} B (${(m.clean.heapGrowthBytes / m.ops).toFixed(3)} B an operation)`;
 }
 
@@ -82,7 +87,8 @@ function messages(p: BenchPair, withResults: boolean): void {
   for (let i = 0; i < MESSAGES; i++) a.send(ra, 0, 64);
   for (let i = 0; i < MESSAGES; i++) {
     if (withResults) {
-      if (b.wait('receive', LIMIT_US)?.ok !== true || a.wait('send', LIMIT_US)?.ok !== true) throw new Error('a message failed');
+      if (b.wait('receive', LIMIT_US)?.ok !== true || a.wait('send', LIMIT_US)?.ok !== true)
+        throw new Error('a message failed');
     } else if (b.waitBytes('receive', LIMIT_US) !== 64 || a.waitBytes('send', LIMIT_US) !== 64) {
       throw new Error(`a message failed: ${a.lastError || b.lastError}`);
     }

@@ -28,7 +28,8 @@ interface ReferenceProgram {
 const PROGRAMS = {
   'shm-ping': {
     file: 'bench/c/shm-ping.c',
-    what: 'two threads pass a number back and forth through shared memory, one 64-byte cache line each way (per-trip figures from 32-trip batches)',
+    what: 'two threads pass a number back and forth through shared memory, one 64-byte cache line each way (per-trip ' +
+      'figures from 32-trip batches)',
     figures: {
       ns_median: { unit: 'ns', label: 'round trip, median' },
       ns_p99: { unit: 'ns', label: 'round trip, p99' },
@@ -38,11 +39,14 @@ const PROGRAMS = {
   },
   'ring-work': {
     file: 'bench/c/ring-work.c',
-    what: '128-byte WQE into a 4096-entry ring, 64-bit doorbell store, 32-byte CQE polled by its toggle bit; a second thread plays the device',
+    what: '128-byte WQE into a 4096-entry ring, 64-bit doorbell store, 32-byte CQE polled by its toggle bit; a ' +
+      'second thread plays the device',
     figures: {
       ns_sync_median: { unit: 'ns', label: 'post+poll, 1 outstanding, median' },
       ns_pipelined_median: { unit: 'ns', label: 'post+poll, 64 outstanding, median' },
-      ns_batch_median: { unit: 'ns', label: 'post+poll, batches of 512 (posts timed, device untimed, polls timed), median' },
+      ns_batch_median: {
+        unit: 'ns', label: 'post+poll, batches of 512 (posts timed, device untimed, polls timed), median',
+      },
     },
     measure: (d: Durations) => runC('ring-work', [d.referenceSeconds]),
   },
@@ -68,7 +72,8 @@ const PROGRAMS = {
   },
   'memcpy-crc': {
     file: 'bench/c/memcpy-crc.c',
-    what: 'memcpy and CRC-32 of 1 MiB buffers, the CRC table-driven (slicing-by-8) and zlib\'s (crc32(), linked with -lz: the fastest CRC-32 available to C here), GB/s = 1e9 bytes/s from the median pass',
+    what: 'memcpy and CRC-32 of 1 MiB buffers, the CRC table-driven (slicing-by-8) and zlib\'s (crc32(), linked with ' +
+      '-lz: the fastest CRC-32 available to C here), GB/s = 1e9 bytes/s from the median pass',
     figures: {
       memcpy_gbps: { unit: 'GB/s', label: 'memcpy 1 MiB' },
       crc32_gbps: { unit: 'GB/s', label: 'CRC-32 (slicing-by-8) 1 MiB' },
@@ -107,7 +112,8 @@ export class References {
     let run = this.runs.get(name);
     if (!run) {
       const program: ReferenceProgram = PROGRAMS[name];
-      if (!program) throw new RangeError(`no reference program "${String(name)}" (there are ${REFERENCE_NAMES.join(', ')})`);
+      if (!program)
+        throw new RangeError(`no reference program "${String(name)}" (there are ${REFERENCE_NAMES.join(', ')})`);
       this.log(`  reference ${name} (${program.file}) ...`);
       run = program.measure(this.durations).then(
         (line) => { this.outcomes.set(name, { line }); return line; },
@@ -124,7 +130,9 @@ export class References {
     const spec = program.figures[key];
     if (!spec) throw new RangeError(`reference ${name} has no figure "${key}"`);
     const line = await this.result(name);
-    return { name: `${basename(program.file)} ${spec.label}`, figure: numberField(line, key, program.file), unit: spec.unit };
+    return {
+      name: `${basename(program.file)} ${spec.label}`, figure: numberField(line, key, program.file), unit: spec.unit,
+    };
   }
 
   /** Measures every reference not measured yet (a full run lists them all); failures are recorded, not thrown. */
@@ -144,7 +152,9 @@ export class References {
         continue;
       }
       try {
-        const figures = Object.entries(program.figures).map(([key, spec]) => ({ label: spec.label, figure: numberField(outcome.line, key, program.file), unit: spec.unit }));
+        const figures = Object.entries(program.figures).map(([key, spec]) => ({
+          label: spec.label, figure: numberField(outcome.line, key, program.file), unit: spec.unit,
+        }));
         records.push({ name, file: program.file, what: program.what, figures, error: undefined });
       } catch (e) {
         records.push({ name, file: program.file, what: program.what, figures: undefined, error: (e as Error).message });

@@ -50,7 +50,8 @@ function parseArgs(argv: readonly string[]): CliOptions {
     else if (arg === '--rounds' || arg.startsWith('--rounds=')) {
       const value = arg === '--rounds' ? argv[++i] : arg.slice('--rounds='.length);
       rounds = Number(value);
-      if (!Number.isInteger(rounds) || rounds < 1) usageError(`--rounds needs a positive whole number, not "${value ?? ''}"`);
+      if (!Number.isInteger(rounds) || rounds < 1)
+        usageError(`--rounds needs a positive whole number, not "${value ?? ''}"`);
     } else if (arg === '--out' || arg.startsWith('--out=')) {
       const value = arg === '--out' ? argv[++i] : arg.slice('--out='.length);
       if (!value) usageError('--out needs a path');
@@ -83,7 +84,10 @@ async function main(): Promise<number> {
   const log = (message: string) => process.stderr.write(`${message}\n`);
   const machine = await describeMachine();
   const d = durations(cli.quick);
-  log(`rig-bnxt benchmarks${cli.quick ? ' (quick)' : ''}: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, gcc ${machine.gcc}, load ${machine.loadAverage.join(' ')}, ${cli.rounds} round(s)`);
+  log(
+    `rig-bnxt benchmarks${cli.quick ? ' (quick)' : ''}: ${machine.cpu}, ${machine.cores} cores, Node ` +
+      `${machine.node}, gcc ${machine.gcc}, load ${machine.loadAverage.join(' ')}, ${cli.rounds} round(s)`,
+  );
 
   const selected = cli.only ? BENCHMARKS.filter((b) => cli.only!.includes(b.name)) : BENCHMARKS;
   const rounds: RoundRecord[] = [];
@@ -111,7 +115,10 @@ async function main(): Promise<number> {
   }
 
   console.log(`\n${formatTable(rounds)}\n`);
-  const record = { date, machine, quick: cli.quick, durations: d, rounds, partial: cli.only !== undefined, seconds: (performance.now() - started) / 1e3 };
+  const record = {
+    date, machine, quick: cli.quick, durations: d, rounds, partial: cli.only !== undefined,
+    seconds: (performance.now() - started) / 1e3,
+  };
   if (!cli.write) log('report not written (--no-write)');
   else {
     mkdirSync(dirname(cli.out), { recursive: true });

@@ -28,7 +28,10 @@ export interface DmaBuffer {
   /** Little-endian 32-bit view; `length` is a multiple of 4 for every buffer handed out. */
   readonly u32: Uint32Array;
   readonly view: DataView;
-  /** Largest power of two (>= 4096) that the buffer's IOVA and length are aligned to, capped at the page size backing it. */
+  /**
+   * Largest power of two (>= 4096) that the buffer's IOVA and length are aligned to, capped at the page size backing
+   * it.
+   */
   readonly pageBytes: number;
 }
 

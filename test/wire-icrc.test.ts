@@ -1,7 +1,7 @@
 /**
  * The ICRC and the IPv4 checksum of built frames, recomputed by Python: with zlib.crc32 and
- * the masking rules of rxe-interop.md written out again in the script, and with scapy's RoCE
- * layer (scapy.contrib.roce) when it is installed.
+ * the masking rules of IBA annex A17 (as rxe_icrc.c applies them) written out again in the script, and with scapy's
+ * RoCE layer (scapy.contrib.roce) when it is installed.
  */
 import t from 'tap';
 import { crc32 as zlibCrc32 } from 'node:zlib';
@@ -70,13 +70,15 @@ function makeFrames(seed: number): { hex: string; icrc: number; opcode: number; 
       f.atomicAckOrigHi = rnd(); f.atomicAckOrigLo = rnd();
       f.immDt = rnd(); f.iethRkey = rnd();
       const n = buildFrame(buf, f, payload, rnd() % (payload.length - len + 1));
-      out.push({ hex: Buffer.from(buf.subarray(0, n)).toString('hex'), icrc: f.icrc, opcode: op, destQp: f.destQp, psn: f.psn });
+      out.push({
+        hex: Buffer.from(buf.subarray(0, n)).toString('hex'), icrc: f.icrc, opcode: op, destQp: f.destQp, psn: f.psn,
+      });
     }
   }
   return out;
 }
 
-// Python: the RoCEv2 ICRC from rxe-interop.md, written out again without our code.
+// Python: the RoCEv2 ICRC of IBA annex A17 (as rxe_icrc.c computes it), written out again without our code.
 const ZLIB_SCRIPT = String.raw`
 import json, struct, sys, zlib
 out = []
@@ -140,7 +142,9 @@ t.test('Python zlib.crc32 with the masking rules gives every built frame\'s ICRC
 });
 
 t.test('scapy\'s RoCE layer computes the same ICRC and reads the same BTH', {
-  skip: pythonWithScapy ? false : 'python3-scapy is not installed (scapy.contrib.roce not importable): scapy cross-check skipped; CI installs python3-scapy',
+  skip: pythonWithScapy ? false
+    : 'python3-scapy is not installed (scapy.contrib.roce not importable): scapy cross-check skipped; CI installs ' +
+    'python3-scapy',
 }, async (t) => {
   const py = pythonWithScapy!;
   const frames = makeFrames(testSeed());
@@ -148,8 +152,10 @@ t.test('scapy\'s RoCE layer computes the same ICRC and reads the same BTH', {
   const bad: string[] = [];
   frames.forEach((x, i) => {
     const [computed, wire, opcode, dqpn, psn] = got[i]!;
-    if (computed !== x.icrc) bad.push(`#${i} opcode ${x.opcode}: scapy ${computed.toString(16)} ours ${x.icrc.toString(16)}`);
-    if (opcode !== x.opcode || dqpn !== x.destQp || psn !== x.psn) bad.push(`#${i}: scapy read opcode ${opcode} qp ${dqpn} psn ${psn}`);
+    if (computed !== x.icrc)
+      bad.push(`#${i} opcode ${x.opcode}: scapy ${computed.toString(16)} ours ${x.icrc.toString(16)}`);
+    if (opcode !== x.opcode || dqpn !== x.destQp || psn !== x.psn)
+      bad.push(`#${i}: scapy read opcode ${opcode} qp ${dqpn} psn ${psn}`);
     void wire;
   });
   t.same(bad, []);

@@ -51,8 +51,10 @@ static uint32_t crc32_slice8(uint32_t crc, const uint8_t *p, size_t len) {
     memcpy(&lo, p, 4);
     memcpy(&hi, p + 4, 4);
     lo ^= crc;
-    crc = crc_table[7][lo & 0xff] ^ crc_table[6][(lo >> 8) & 0xff] ^ crc_table[5][(lo >> 16) & 0xff] ^ crc_table[4][lo >> 24] ^
-          crc_table[3][hi & 0xff] ^ crc_table[2][(hi >> 8) & 0xff] ^ crc_table[1][(hi >> 16) & 0xff] ^ crc_table[0][hi >> 24];
+    crc = crc_table[7][lo & 0xff] ^ crc_table[6][(lo >> 8) & 0xff] ^
+          crc_table[5][(lo >> 16) & 0xff] ^ crc_table[4][lo >> 24] ^
+          crc_table[3][hi & 0xff] ^ crc_table[2][(hi >> 8) & 0xff] ^
+          crc_table[1][(hi >> 16) & 0xff] ^ crc_table[0][hi >> 24];
     p += 8;
     len -= 8;
   }
@@ -128,8 +130,10 @@ int main(int argc, char **argv) {
   double zcrc_gbps = measure(ZCRC, seconds / 5, pass_ns, &passes);
   double zboth_gbps = measure(COPY_THEN_ZCRC, seconds / 5, pass_ns, &passes);
   printf("{\"program\":\"memcpy-crc\",\"buffer_bytes\":%d,\"passes\":%zu,\"memcpy_gbps\":%.2f,\"crc32_gbps\":%.2f,"
-         "\"memcpy_crc32_gbps\":%.2f,\"zlib_crc32_gbps\":%.2f,\"memcpy_zlib_crc32_gbps\":%.2f,\"crc32_of_buffer\":\"%08x\"}\n",
-         BUFFER_BYTES, passes, copy_gbps, crc_gbps, both_gbps, zcrc_gbps, zboth_gbps, crc32_slice8(0, src, BUFFER_BYTES));
+         "\"memcpy_crc32_gbps\":%.2f,\"zlib_crc32_gbps\":%.2f,\"memcpy_zlib_crc32_gbps\":%.2f,"
+         "\"crc32_of_buffer\":\"%08x\"}\n",
+         BUFFER_BYTES, passes, copy_gbps, crc_gbps, both_gbps, zcrc_gbps, zboth_gbps,
+         crc32_slice8(0, src, BUFFER_BYTES));
   free(pass_ns);
   free(src);
   free(dst);

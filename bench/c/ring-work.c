@@ -111,7 +111,8 @@ static inline int poll_one(uint64_t expected_tag) {
   uint64_t type_toggle = atomic_load_explicit((_Atomic uint64_t *)&cqe[3], memory_order_acquire);
   if ((type_toggle & 1) != cq_phase) return 0;
   if (cqe[0] != expected_tag || ((type_toggle >> 1) & 0xf) != CQE_TYPE_REQ) {
-    fprintf(stderr, "ring-work: CQE %u names tag %llu, expected %llu\n", cq_cons, (unsigned long long)cqe[0], (unsigned long long)expected_tag);
+    fprintf(stderr, "ring-work: CQE %u names tag %llu, expected %llu\n", cq_cons, (unsigned long long)cqe[0],
+            (unsigned long long)expected_tag);
     exit(1);
   }
   cq_cons++;
@@ -214,7 +215,8 @@ int main(int argc, char **argv) {
 
   printf("{\"program\":\"ring-work\",\"ring_entries\":%d,\"wqe_bytes\":%d,\"cqe_bytes\":%d,\"window\":%d,\"ops\":%llu,"
          "\"ns_sync_median\":%.1f,\"ns_pipelined_median\":%.1f,\"ns_batch_median\":%.1f}\n",
-         RING_ENTRIES, WQE_BYTES, CQE_BYTES, WINDOW, (unsigned long long)ops, sync_ns, pipelined_ns, batch_post_poll_ns);
+         RING_ENTRIES, WQE_BYTES, CQE_BYTES, WINDOW, (unsigned long long)ops, sync_ns, pipelined_ns,
+         batch_post_poll_ns);
   free(batch_ns);
   free(send_ring);
   free(doorbell_page);

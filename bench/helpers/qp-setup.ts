@@ -62,7 +62,10 @@ export function clockOf(nic: Nic): Clock {
   return nicInternals(nic).device.clock;
 }
 
-/** Takes the next completion of `side` by polling (allocation-free); throws for a failed entry or none after `limit` looks. */
+/**
+ * Takes the next completion of `side` by polling (allocation-free); throws for a failed entry or none after `limit`
+ * looks.
+ */
 export function pollOne(q: Qp, side: 'send' | 'receive', limit: number): number {
   for (let i = 0; i < limit; i++) {
     const n = q.pollBytes(side);

@@ -36,7 +36,10 @@ export interface RunRecord {
   readonly seconds: number;
 }
 
-const HEADINGS = ['Benchmark', 'Measure', 'Figure: median (min-max)', 'Reference, same round: median (min-max)', 'Ratio: median (min-max)', 'Goal'] as const;
+const HEADINGS = [
+  'Benchmark', 'Measure', 'Figure: median (min-max)', 'Reference, same round: median (min-max)',
+  'Ratio: median (min-max)', 'Goal',
+] as const;
 
 /** One figure across the rounds: a row of the table. */
 interface Row {
@@ -56,13 +59,19 @@ function collect(rounds: readonly RoundRecord[]): Row[] {
       if (o.error !== undefined) {
         const key = `${o.name}\0FAILED`;
         let row = byKey.get(key);
-        if (!row) rows.push((row = { benchmark: o.name, label: 'FAILED', unit: '', referenceName: '', results: [], errors: [] })), byKey.set(key, row);
+        if (!row)
+          rows.push((row =
+            { benchmark: o.name, label: 'FAILED', unit: '', referenceName: '', results: [], errors: [] })),
+            byKey.set(key, row);
         row.errors.push(o.error.split('\n')[0]!);
       }
       for (const r of o.results) {
         const key = `${o.name}\0${r.label}`;
         let row = byKey.get(key);
-        if (!row) rows.push((row = { benchmark: o.name, label: r.label, unit: r.unit, referenceName: r.referenceName, results: [], errors: [] })), byKey.set(key, row);
+        if (!row)
+          rows.push((row =
+            { benchmark: o.name, label: r.label, unit: r.unit, referenceName: r.referenceName, results: [],
+            errors: [] })), byKey.set(key, row);
         row.results.push(r);
       }
     }
@@ -76,12 +85,16 @@ function spread(values: readonly number[], unit: string): string {
   if (v.length === 0) return 'n/a';
   const med = v[Math.floor((v.length - 1) / 2)]!;
   const u = unit ? ` ${unit}` : '';
-  return v.length === 1 ? `${formatFigure(med)}${u}` : `${formatFigure(med)}${u} (${formatFigure(v[0]!)}-${formatFigure(v[v.length - 1]!)})`;
+  return v.length === 1 ? `${formatFigure(med)}${u}`
+    : `${formatFigure(med)}${u} (${formatFigure(v[0]!)}-${formatFigure(v[v.length - 1]!)})`;
 }
 
 function rows(rounds: readonly RoundRecord[]): string[][] {
   return collect(rounds).map((row) => {
-    if (row.label === 'FAILED') return [row.benchmark, `FAILED in ${row.errors.length} of ${rounds.length} rounds: ${row.errors[0]!}`, '', '', '', ''];
+    if (row.label === 'FAILED')
+      return [
+        row.benchmark, `FAILED in ${row.errors.length} of ${rounds.length} rounds: ${row.errors[0]!}`, '', '', '', '',
+      ];
     const goals = row.results.map((r) => r.goal).filter((g) => g !== undefined);
     const met = goals.filter((g) => g.met).length;
     return [
@@ -90,7 +103,9 @@ function rows(rounds: readonly RoundRecord[]): string[][] {
       spread(row.results.map((r) => r.figure), row.unit),
       `${spread(row.results.map((r) => r.reference), row.unit)} (${row.referenceName})`,
       spread(row.results.map((r) => r.ratio), 'x').replace(/ x/g, 'x'),
-      goals.length ? `${goals[0]!.text}: ${met === goals.length ? 'met' : 'NOT met'} (met in ${met} of ${goals.length} rounds)` : 'none set',
+      goals.length
+        ? `${goals[0]!.text}: ${met === goals.length ? 'met' : 'NOT met'} (met in ${met} of ${goals.length} rounds)`
+        : 'none set',
     ];
   });
 }
@@ -115,7 +130,8 @@ function markdownTable(headings: readonly string[], body: readonly (readonly str
 
 /** Each reference figure across the rounds: median (min-max). */
 function referenceRows(rounds: readonly RoundRecord[]): string[][] {
-  const byFile = new Map<string, { what: string; figures: Map<string, { unit: string; values: number[] }>; errors: string[] }>();
+  const byFile = new Map<string,
+  { what: string; figures: Map<string, { unit: string; values: number[] }>; errors: string[] }>();
   for (const round of rounds) {
     for (const r of round.references) {
       let entry = byFile.get(r.file);
@@ -131,18 +147,51 @@ function referenceRows(rounds: readonly RoundRecord[]): string[][] {
   return [...byFile].map(([file, e]) => [
     `\`${file}\``,
     e.what,
-    [...[...e.figures].map(([label, f]) => `${label}: ${spread(f.values, f.unit)}`), ...(e.errors.length ? [`FAILED in ${e.errors.length} round(s): ${e.errors[0]!}`] : [])].join('; '),
+    [...[...e.figures].map(([label, f]) => `${label}: ${spread(f.values, f.unit)}`),
+      ...(e.errors.length ? [`FAILED in ${e.errors.length} round(s): ${e.errors[0]!}`] : [])].join('; '),
   ]);
+}
+
+/** Words that would open a Markdown block if they began a continuation line. */
+const BLOCK_START = /^([-*+>#|]|\d+[.)])$/;
+
+/**
+ * A Markdown list item wrapped at 120 columns (the tidy check's width), continuation lines
+ * indented two spaces so they stay in the item; a line never starts with a word that would
+ * open a list, quote, heading or table. It renders as the one line it was.
+ */
+export function wrapListItem(item: string, width = 120): string {
+  const words = item.split(' ');
+  const lines: string[] = [];
+  let line = words[0]!;
+  for (let i = 1; i < words.length; i++) {
+    const word = words[i]!;
+    if (line.length + 1 + word.length > width && !BLOCK_START.test(word)) {
+      lines.push(line);
+      line = `  ${word}`;
+    } else {
+      line += ` ${word}`;
+    }
+  }
+  lines.push(line);
+  return lines.join('\n');
 }
 
 export function performanceMarkdown(run: RunRecord): string {
   const m = run.machine;
   const d = run.durations;
   const n = run.rounds.length;
-  const details = run.rounds.flatMap((round, i) => round.outcomes.flatMap((o) => o.results.filter((r) => r.detail).map((r) => `- round ${i + 1}, ${o.name}, ${r.label}: ${r.detail!}`)));
+  const details = run.rounds.flatMap(
+    (round, i) =>
+      round.outcomes.flatMap((o) => o.results.filter((r) => r.detail).map(
+        (r) => wrapListItem(`- round ${i + 1}, ${o.name}, ${r.label}: ${r.detail!}`),
+      )),
+  );
   return `# Performance
 
-Generated by \`npm run bench\` (\`bench/run.ts\`) on ${run.date.toISOString().replace(/\.\d+Z$/, 'Z')}${run.quick ? ', a **quick** run (\`--quick\`: short runs for a smoke check; the figures are rough)' : ''}${run.partial ? ', **part** of the benchmarks (\`--only\`)' : ''}.
+Generated by \`npm run bench\` (\`bench/run.ts\`) on ${run.date.toISOString().replace(/\.\d+Z$/, 'Z')}` +
+  `${run.quick ? ', a **quick** run (\`--quick\`: short runs for a smoke check; the figures are rough)' : ''}` +
+  `${run.partial ? ', **part** of the benchmarks (\`--only\`)' : ''}.
 Do not edit by hand: rerun the benchmarks (\`npm run bench -- --out docs/performance.md\`). Every
 figure stands beside a reference measured in the same round on the same machine, so compare
 ratios across runs rather than raw figures.
@@ -155,7 +204,8 @@ ${markdownTable(['', ''], [
   ['Node', m.node],
   ['gcc', m.gcc],
   ['Kernel', m.kernel],
-  ['Load average at start (1, 5, 15 min)', `${m.loadAverage.join(', ')} (the machine is shared: other work runs beside the benchmarks)`],
+  ['Load average at start (1, 5, 15 min)',
+    `${m.loadAverage.join(', ')} (the machine is shared: other work runs beside the benchmarks)`],
   ['Load average (1 min) at the start of each round', run.rounds.map((r) => r.load.toFixed(2)).join(', ')],
 ])}
 

@@ -70,7 +70,8 @@ export const BCM57508 = {
  * which a Linux peer will not send to: it gets 10.78.0.1, outside the numbers' range.
  */
 export function ipv4FromNumber(n: number): Uint8Array {
-  if (!(Number.isInteger(n) && n >= 1 && n <= 0xffff)) throw new RangeError(`software NIC address number ${n} is not in 1..65535`);
+  if (!(Number.isInteger(n) && n >= 1 && n <= 0xffff))
+    throw new RangeError(`software NIC address number ${n} is not in 1..65535`);
   return n === 0xffff ? Uint8Array.from([10, 78, 0, 1]) : Uint8Array.from([10, 77, n >> 8, n & 0xff]);
 }
 

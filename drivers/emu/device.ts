@@ -41,12 +41,14 @@ class EmuMmio implements Mmio {
     this.publishedWords = this.regs.length;
   }
   read32(offset: number): number {
-    if ((offset & 3) !== 0 || offset < 0 || offset >= this.size) throw new RangeError(`MMIO read at 0x${offset.toString(16)}: not an aligned offset of the BAR`);
+    if ((offset & 3) !== 0 || offset < 0 || offset >= this.size)
+      throw new RangeError(`MMIO read at 0x${offset.toString(16)}: not an aligned offset of the BAR`);
     const word = offset >>> 2;
     return word < this.publishedWords ? Atomics.load(this.regs, word) >>> 0 : 0;
   }
   write32(offset: number, value: number): void {
-    if ((offset & 3) !== 0 || offset < 0 || offset >= this.size) throw new RangeError(`MMIO write at 0x${offset.toString(16)}: not an aligned offset of the BAR`);
+    if ((offset & 3) !== 0 || offset < 0 || offset >= this.size)
+      throw new RangeError(`MMIO write at 0x${offset.toString(16)}: not an aligned offset of the BAR`);
     this.queue.push(this.writeKind, offset, value, 0);
   }
   doorbell64(offset: number, lo: number, hi: number): void {
@@ -62,7 +64,8 @@ export function openEmu(config: EmuConfig): Result<EmuDevice> {
   // there, so its read-back words need one page, not the BAR's 16 MiB (a fresh zeroed 16 MiB
   // per NIC opened is what kept the RSS of a process growing as NICs came and went).
   const init: ModelInit = {
-    config, queue: allocWriteQueue(), wake: allocWake(), bar0: new SharedArrayBuffer(BAR0_BYTES), bar2: new SharedArrayBuffer(BAR2_PUBLISHED_BYTES),
+    config, queue: allocWriteQueue(), wake: allocWake(), bar0: new SharedArrayBuffer(BAR0_BYTES),
+    bar2: new SharedArrayBuffer(BAR2_PUBLISHED_BYTES),
   };
   const identity: PciIdentity = { address: `emu${opened++}`, vendorId: BCM57508.vendorId, deviceId: BCM57508.deviceId };
   let host: ModelHost;
@@ -99,8 +102,8 @@ function makeDevice(identity: PciIdentity, config: EmuConfig, init: ModelInit, h
   };
   let closed = false;
   return {
-    identity, config, dma: new EmuDmaMemory(host.mapper), clock: host.clock, emu: host.controls, random: randomSourceFor(config),
-    bar: (index) => bars[index],
+    identity, config, dma: new EmuDmaMemory(host.mapper), clock: host.clock, emu: host.controls,
+    random: randomSourceFor(config), bar: (index) => bars[index],
     close() {
       if (closed) return;
       closed = true;

@@ -96,7 +96,9 @@ export class NicModel {
     this.roce = new RoceFirmware(bus, this.resources, this.engine);
     this.hwrm = new HwrmFirmware(bus, this.resources, this.roce);
     this.engine.attach(this.roce);
-    this.controls = { engine: this.engine.controls, roce: this.roce.controls, hwrm: this.hwrm.controls, model: this.modelControls() };
+    this.controls = {
+      engine: this.engine.controls, roce: this.roce.controls, hwrm: this.hwrm.controls, model: this.modelControls(),
+    };
   }
 
   private modelControls(): ModelControls {
@@ -222,7 +224,9 @@ export class NicModel {
   /** The name of every control, by part: a worker reports them so its host offers the same calls. */
   controlNames(): ControlNames {
     const c = this.controls;
-    return { engine: Object.keys(c.engine), roce: Object.keys(c.roce), hwrm: Object.keys(c.hwrm), model: Object.keys(c.model) };
+    return {
+      engine: Object.keys(c.engine), roce: Object.keys(c.roce), hwrm: Object.keys(c.hwrm), model: Object.keys(c.model),
+    };
   }
 
   /** Records written to config.tracePath (0 without one). */

@@ -98,15 +98,21 @@ export interface OpenedEmu {
 export function openEmuNamed(name: string, options: EmuOpenOptions): Result<OpenedEmu> {
   const m = EMU.exec(name);
   if (!m) invalid(`Nic.open: "${name}" is not emu / emu:LOCAL:REMOTE`);
-  if (options.stepped !== undefined && typeof options.stepped !== 'boolean') invalid('Nic.open: stepped must be true or false');
-  if (options.thread !== undefined && typeof options.thread !== 'boolean') invalid('Nic.open: thread must be true or false');
-  if (options.stepped && options.thread) invalid('Nic.open: a NIC is stepped (on a virtual clock in this thread) or run in a worker thread, not both');
+  if (options.stepped !== undefined && typeof options.stepped !== 'boolean')
+    invalid('Nic.open: stepped must be true or false');
+  if (options.thread !== undefined && typeof options.thread !== 'boolean')
+    invalid('Nic.open: thread must be true or false');
+  if (options.stepped && options.thread)
+    invalid('Nic.open: a NIC is stepped (on a virtual clock in this thread) or run in a worker thread, not both');
   const thread = options.thread ?? (options.stepped ? false : threadByDefault());
   let cable: CableSpec = { kind: 'loop' };
   if (options.pair !== undefined) {
     if (typeof options.pair !== 'string' || options.pair === '') invalid('Nic.open: pair must be a non-empty name');
     if (m[1] !== undefined) invalid('Nic.open: pair cables two NICs opened as "emu"');
-    if (options.thread) invalid('Nic.open: a pair cables two NICs whose models run in this thread (stepped or inline), not in worker threads');
+    if (options.thread)
+      invalid(
+        'Nic.open: a pair cables two NICs whose models run in this thread (stepped or inline), not in worker threads',
+      );
     cable = { kind: 'pair', name: options.pair };
   }
   // 1..255: the address's last byte (below) is never 0, so no two NICs of a process share one.
@@ -114,20 +120,31 @@ export function openEmuNamed(name: string, options: EmuOpenOptions): Result<Open
   if (m[1] !== undefined) {
     const localPort = Number(m[1]);
     const remotePort = Number(m[2]);
-    if (localPort < 1 || localPort > 65535 || remotePort < 1 || remotePort > 65535) invalid(`Nic.open: ports of "${name}" must be 1..65535`);
-    if (localPort === remotePort) invalid(`Nic.open: "${name}" cables port ${localPort} to itself: the two ends of a cable are two NICs, on two ports`);
-    if (options.stepped) invalid(`Nic.open: "${name}" is a UDP cable, which runs in real time; a stepped NIC runs on a virtual clock (cable two stepped NICs with pair)`);
+    if (localPort < 1 || localPort > 65535 || remotePort < 1 || remotePort > 65535)
+      invalid(`Nic.open: ports of "${name}" must be 1..65535`);
+    if (localPort === remotePort)
+      invalid(
+        `Nic.open: "${name}" cables port ${localPort} to itself: the two ends of a cable are two NICs, on two ports`,
+      );
+    if (options.stepped)
+      invalid(
+        `Nic.open: "${name}" is a UDP cable, which runs in real time; a stepped NIC runs on a virtual clock (cable ` +
+          `two stepped NICs with pair)`,
+      );
     cable = { kind: 'udp', localPort, remotePort };
     number = localPort;
   }
   // A UDP cable's frames arrive on an event loop: the worker's, which runs whatever this thread does.
-  const mode = options.stepped ? 'stepped' : (thread || cable.kind === 'udp') && cable.kind !== 'pair' ? 'thread' : 'inline';
+  const mode = options.stepped ? 'stepped' : (thread || cable.kind === 'udp') && cable.kind !== 'pair' ? 'thread'
+    : 'inline';
   const mac = options.mac !== undefined ? parseMac(options.mac) : macFromNumber(number);
   const ipv4 = options.ipv4 !== undefined ? parseIpv4(options.ipv4) : ipv4FromNumber(number);
   if (cable.kind === 'udp') refuseSharedAddress(name, cable.remotePort, mac, ipv4);
   const mtu = options.mtu ?? DEFAULT_MTU;
-  if (!Number.isInteger(mtu) || mtu < MIN_MTU || mtu > MAX_MTU) invalid(`Nic.open: MTU ${mtu} is not in ${MIN_MTU}..${MAX_MTU}`);
-  if (options.firmware !== undefined && typeof options.firmware !== 'string') invalid('Nic.open: firmware must be a name');
+  if (!Number.isInteger(mtu) || mtu < MIN_MTU || mtu > MAX_MTU)
+    invalid(`Nic.open: MTU ${mtu} is not in ${MIN_MTU}..${MAX_MTU}`);
+  if (options.firmware !== undefined && typeof options.firmware !== 'string')
+    invalid('Nic.open: firmware must be a name');
   const firmware = firmwarePersonality(options.firmware).name;
   const d = openEmu({
     mac, ipv4, mtu, cable, pcapPath: options.pcap ?? process.env.RIG_BNXT_PCAP, seed: options.seed ?? 1,
@@ -143,10 +160,16 @@ export function openEmuNamed(name: string, options: EmuOpenOptions): Result<Open
 function refuseSharedAddress(name: string, remotePort: number, mac: Uint8Array, ipv4: Uint8Array): void {
   const theirs = ipv4FromNumber(remotePort);
   if (ipv4.every((b, i) => b === theirs[i])) {
-    invalid(`Nic.open: ${[...ipv4].join('.')} is the address of the NIC at the other end of "${name}" (port ${remotePort}): two ends of a cable need two addresses`);
+    invalid(
+      `Nic.open: ${[...ipv4].join('.')} is the address of the NIC at the other end of "${name}" (port ` +
+        `${remotePort}): two ends of a cable need two addresses`,
+    );
   }
   const theirMac = macFromNumber(remotePort);
   if (mac.every((b, i) => b === theirMac[i])) {
-    invalid(`Nic.open: ${[...mac].map((b) => b.toString(16).padStart(2, '0')).join(':')} is the MAC of the NIC at the other end of "${name}" (port ${remotePort}): two ends of a cable need two MACs`);
+    invalid(
+      `Nic.open: ${[...mac].map((b) => b.toString(16).padStart(2, '0')).join(':')} is the MAC of the NIC at the ` +
+        `other end of "${name}" (port ${remotePort}): two ends of a cable need two MACs`,
+    );
   }
 }

@@ -100,7 +100,8 @@ class ControlPort {
       }
       if (this.take()) continue;
       if (this.failure) throw this.failure;
-      if (clock.nowNs() - start > timeoutUs * 1000) return new Error(`no answer from the software NIC's worker (thread ${this.worker.threadId})`);
+      if (clock.nowNs() - start > timeoutUs * 1000)
+        return new Error(`no answer from the software NIC's worker (thread ${this.worker.threadId})`);
       try {
         clock.sleep(1000);
       } catch (e) {
@@ -114,7 +115,8 @@ class ControlPort {
     const m = receiveMessageOnPort(this.port);
     if (!m) return false;
     const reply = m.message as ControlReply;
-    if (reply.id === FAILURE_REPLY) this.failure ??= new ModelInternalError(reply.part ?? 'worker', reply.error ?? 'no detail');
+    if (reply.id === FAILURE_REPLY)
+      this.failure ??= new ModelInternalError(reply.part ?? 'worker', reply.error ?? 'no detail');
     else this.early.set(reply.id, reply);
     return true;
   }
@@ -182,7 +184,10 @@ export function hostInWorker(init: ModelInit): Result<ModelHost> {
         post({ op: 'close', id });
         try {
           const reply = port.awaitReply(id, clock, CLOSE_TIMEOUT_US);
-          if (reply instanceof Error) process.emitWarning(`software NIC: close: ${reply.message}; its worker was stopped without closing`, { code: 'RIG_BNXT_EMU' });
+          if (reply instanceof Error)
+            process.emitWarning(`software NIC: close: ${reply.message}; its worker was stopped without closing`, {
+              code: 'RIG_BNXT_EMU',
+            });
         } catch (e) {
           if (!(e instanceof ModelInternalError)) throw e;
           failure = e;

@@ -141,7 +141,8 @@ function sleep(): void {
   const timeoutMs = deadline === Infinity ? undefined : Math.max(0, (deadline - now()) / 1e6);
   if (!socketCable) {
     // Nothing but the driver's writes (and timers) gives this model work: block on the queue.
-    Atomics.wait(model.queueWords(), model.queueTailIndex(), tail, Math.min(timeoutMs ?? EVENT_LOOP_TURN_MS, EVENT_LOOP_TURN_MS));
+    Atomics.wait(model.queueWords(), model.queueTailIndex(), tail,
+      Math.min(timeoutMs ?? EVENT_LOOP_TURN_MS, EVENT_LOOP_TURN_MS));
     return resume();
   }
   const waited = Atomics.waitAsync(model.queueWords(), model.queueTailIndex(), tail, timeoutMs);
@@ -171,7 +172,10 @@ const keepAlive = setInterval(() => {}, 1 << 30);
 // builds its typed surface (control.ts); or why the cable cannot (a UDP port another socket
 // holds), which the host's open returns as its error.
 void model.cableReady().then((r) => {
-  port.postMessage((r.ok ? { id: 0, ok: true, value: model.controlNames() } : { id: 0, ok: false, error: r.error }) satisfies ControlReply);
+  port.postMessage(
+    (r.ok ? { id: 0, ok: true, value: model.controlNames() }
+      : { id: 0, ok: false, error: r.error }) satisfies ControlReply,
+  );
   model.wakeDriver();
 });
 schedule();

@@ -52,7 +52,8 @@ export function readPcap(bytes: Uint8Array): CapturedFrame[] {
   const magicLe = view.getUint32(0, true);
   const little = magicLe === PCAP_MAGIC_US || magicLe === PCAP_MAGIC_NS;
   const magicBe = view.getUint32(0, false);
-  if (!little && magicBe !== PCAP_MAGIC_US && magicBe !== PCAP_MAGIC_NS) throw new Error(`pcap: bad magic 0x${magicLe.toString(16)}`);
+  if (!little && magicBe !== PCAP_MAGIC_US && magicBe !== PCAP_MAGIC_NS)
+    throw new Error(`pcap: bad magic 0x${magicLe.toString(16)}`);
   const fractionPerUs = (little ? magicLe : magicBe) === PCAP_MAGIC_NS ? 1000 : 1;
   const linktype = view.getUint32(20, little);
   if (linktype !== LINKTYPE_ETHERNET) throw new Error(`pcap: link type ${linktype}, expected Ethernet (1)`);
@@ -101,8 +102,12 @@ export interface CaptureCheck {
 
 const SEND_FIRST = new Set<number>([Opcode.RC_SEND_FIRST]);
 const SEND_MIDDLE = new Set<number>([Opcode.RC_SEND_MIDDLE]);
-const SEND_LAST = new Set<number>([Opcode.RC_SEND_LAST, Opcode.RC_SEND_LAST_WITH_IMMEDIATE, Opcode.RC_SEND_LAST_WITH_INVALIDATE]);
-const SEND_ONLY = new Set<number>([Opcode.RC_SEND_ONLY, Opcode.RC_SEND_ONLY_WITH_IMMEDIATE, Opcode.RC_SEND_ONLY_WITH_INVALIDATE]);
+const SEND_LAST = new Set<number>([
+  Opcode.RC_SEND_LAST, Opcode.RC_SEND_LAST_WITH_IMMEDIATE, Opcode.RC_SEND_LAST_WITH_INVALIDATE,
+]);
+const SEND_ONLY = new Set<number>([
+  Opcode.RC_SEND_ONLY, Opcode.RC_SEND_ONLY_WITH_IMMEDIATE, Opcode.RC_SEND_ONLY_WITH_INVALIDATE,
+]);
 const ROCEV2_PORT = 4791;
 
 /** Reassembles SEND messages of one direction from packets in PSN order. */
@@ -114,7 +119,8 @@ class MessageAssembler {
   /** Returns the whole message when `opcode` ends one, else null. */
   add(opcode: number, payload: Uint8Array, frameIndex: number): Uint8Array | null {
     if (SEND_ONLY.has(opcode) || SEND_FIRST.has(opcode)) {
-      if (this.parts.length > 0) this.errors.push(`frame ${frameIndex}: a new message starts before the previous one ended`);
+      if (this.parts.length > 0)
+        this.errors.push(`frame ${frameIndex}: a new message starts before the previous one ended`);
       this.parts = [];
     } else if ((SEND_MIDDLE.has(opcode) || SEND_LAST.has(opcode)) && this.parts.length === 0) {
       this.errors.push(`frame ${frameIndex}: MIDDLE/LAST without FIRST`);
@@ -144,7 +150,9 @@ export interface PingpongPair {
 }
 
 /** Checks the frames of one pingpong between the guest (its NIC's MAC: guestMacText) and the host. */
-export function checkPingpongCapture(frames: readonly CapturedFrame[], pair: PingpongPair, guestMacText = GUEST_DATA_MAC): CaptureCheck {
+export function checkPingpongCapture(
+  frames: readonly CapturedFrame[], pair: PingpongPair, guestMacText = GUEST_DATA_MAC,
+): CaptureCheck {
   const { guestQpn, hostQpn, role } = pair;
   const guestMac = parseMac(guestMacText);
   if (guestMac === null) throw new Error(`bad guest MAC ${guestMacText}`);
@@ -190,7 +198,10 @@ export function checkPingpongCapture(frames: readonly CapturedFrame[], pair: Pin
     const op = frame.opcode;
     if (op === Opcode.RC_ACKNOWLEDGE || op === Opcode.RC_ATOMIC_ACKNOWLEDGE) {
       if (aethKind(frame.aethSyndrome) !== AethKind.ACK) {
-        naks.push(`${fromGuestSide ? 'guest' : 'host'} sent ${aethSyndromeName(frame.aethSyndrome)} (frame ${captured.index}, PSN ${frame.psn})`);
+        naks.push(
+          `${fromGuestSide ? 'guest' : 'host'} sent ${aethSyndromeName(frame.aethSyndrome)} (frame ` +
+            `${captured.index}, PSN ${frame.psn})`,
+        );
         if (fromGuestSide) lastGuestNakUs = captured.timeUs;
       } else if (!fromGuestSide) {
         // An ACK covers every PSN up to its own (IBA 9.7.5.1.1: coalesced acknowledgement).
@@ -214,8 +225,10 @@ export function checkPingpongCapture(frames: readonly CapturedFrame[], pair: Pin
         // (go-back-N): it is legal when that packet's timer ran out or a NAK asked for it, and
         // the packets that follow it in the same burst are legal with it.
         const previous = lastSentToGuestUs.get(frame.psn)!;
-        const continuesBurst: boolean = lastRetransmittedPsn !== undefined && frame.psn === ((lastRetransmittedPsn + 1) & 0xffffff) && lastBurstLegal;
-        const legal: boolean = continuesBurst || captured.timeUs - previous >= PINGPONG_ACK_TIMEOUT_US || lastGuestNakUs >= previous;
+        const continuesBurst: boolean = lastRetransmittedPsn !== undefined &&
+          frame.psn === ((lastRetransmittedPsn + 1) & 0xffffff) && lastBurstLegal;
+        const legal: boolean = continuesBurst || captured.timeUs - previous >= PINGPONG_ACK_TIMEOUT_US ||
+          lastGuestNakUs >= previous;
         if (!legal) earlyToGuest++;
         lastRetransmittedPsn = frame.psn;
         lastBurstLegal = legal;
@@ -235,24 +248,31 @@ export function checkPingpongCapture(frames: readonly CapturedFrame[], pair: Pin
     if (role === 'client' && guestSends === 1) continue;
     const expected = pending.shift();
     if (expected === undefined) {
-      if (mismatches.length < 5) mismatches.push(`guest message ${guestSends} (frame ${captured.index}) sent before the host's message it should echo`);
+      if (mismatches.length < 5)
+        mismatches.push(
+          `guest message ${guestSends} (frame ${captured.index}) sent before the host's message it should echo`,
+        );
       continue;
     }
     compared++;
     if (!Buffer.from(expected).equals(Buffer.from(message)) && mismatches.length < 5) {
-      mismatches.push(`guest message ${guestSends} (frame ${captured.index}): ${describeDifference(expected, message)}`);
+      mismatches.push(`guest message ${guestSends} (frame ${captured.index}): ` +
+        `${describeDifference(expected, message)}`);
     }
   }
   return {
     framesToGuest, framesFromGuest, messagesToGuest: toGuest.count, messagesFromGuest: fromGuest.count,
-    badFrames, repeatedPsnsToGuest: repeatedToGuest, repeatedPsnsFromGuest: repeatedFromGuest, earlyRetransmissionsToGuest: earlyToGuest, naks,
-    hostAckLatencyMaxUs: Math.round(ackLatencyMaxUs), hostAcksLate: acksLate + unackedPsn.length, guestPacketsNeverAcked: unackedPsn.length,
-    echoesCompared: compared, echoMismatches: [...mismatches, ...toGuest.errors.slice(0, 3), ...fromGuest.errors.slice(0, 3)],
+    badFrames, repeatedPsnsToGuest: repeatedToGuest, repeatedPsnsFromGuest: repeatedFromGuest,
+    earlyRetransmissionsToGuest: earlyToGuest, naks, hostAckLatencyMaxUs: Math.round(ackLatencyMaxUs),
+    hostAcksLate: acksLate + unackedPsn.length, guestPacketsNeverAcked: unackedPsn.length, echoesCompared: compared,
+    echoMismatches: [...mismatches, ...toGuest.errors.slice(0, 3), ...fromGuest.errors.slice(0, 3)],
   };
 }
 
 /** The first and last frame index of the step (an empty range, from > to, when it left no frame). */
-function stepWindow(frames: readonly CapturedFrame[], pair: PingpongPair, guestMac: Uint8Array, frame: RoceFrame): [number, number] {
+function stepWindow(
+  frames: readonly CapturedFrame[], pair: PingpongPair, guestMac: Uint8Array, frame: RoceFrame,
+): [number, number] {
   let first = -1;
   let last = -1;
   for (let i = 0; i < frames.length; i++) {
@@ -268,7 +288,8 @@ function stepWindow(frames: readonly CapturedFrame[], pair: PingpongPair, guestM
   while (last + 1 < frames.length) {
     const bytes = frames[last + 1]!.bytes;
     if (parseFrame(bytes, bytes.length, frame, null) !== ParseStatus.OK) break;
-    if (!sameMac(frame.srcMac, guestMac) || frame.destQp !== pair.hostQpn || frame.opcode !== Opcode.RC_ACKNOWLEDGE) break;
+    if (!sameMac(frame.srcMac, guestMac) || frame.destQp !== pair.hostQpn || frame.opcode !== Opcode.RC_ACKNOWLEDGE)
+      break;
     last++;
   }
   if (pair.role !== 'client') return [first, last];
@@ -277,7 +298,8 @@ function stepWindow(frames: readonly CapturedFrame[], pair: PingpongPair, guestM
     const bytes = frames[i]!.bytes;
     if (parseFrame(bytes, bytes.length, frame, null) !== ParseStatus.OK) continue;
     const firstSend = frame.opcode === Opcode.RC_SEND_FIRST || frame.opcode === Opcode.RC_SEND_ONLY;
-    if (sameMac(frame.srcMac, guestMac) && frame.destQp === pair.hostQpn && frame.psn === pair.guestPsn && firstSend) return [i, last];
+    if (sameMac(frame.srcMac, guestMac) && frame.destQp === pair.hostQpn && frame.psn === pair.guestPsn && firstSend)
+      return [i, last];
   }
   return [first, last];
 }
@@ -309,7 +331,8 @@ function isRoceUdp(bytes: Uint8Array): boolean {
 function describeDifference(expected: Uint8Array, got: Uint8Array): string {
   if (expected.length !== got.length) return `length ${got.length}, expected ${expected.length}`;
   for (let i = 0; i < expected.length; i++) {
-    if (expected[i] !== got[i]) return `byte ${i} is 0x${got[i]!.toString(16)}, expected 0x${expected[i]!.toString(16)}`;
+    if (expected[i] !== got[i])
+      return `byte ${i} is 0x${got[i]!.toString(16)}, expected 0x${expected[i]!.toString(16)}`;
   }
   return 'differs';
 }

@@ -45,7 +45,9 @@ export class SerialFollower {
    * Polls until `done(transcript)` holds; gives up after `limitMs`, or as soon as `abort()`
    * returns a reason (QEMU exited, a guest failure, a failed host command).
    */
-  async waitFor(done: (t: SerialTranscript) => boolean, limitMs: number, what: string, abort: () => string | null): Promise<WaitOutcome> {
+  async waitFor(
+    done: (t: SerialTranscript) => boolean, limitMs: number, what: string, abort: () => string | null,
+  ): Promise<WaitOutcome> {
     const start = Date.now();
     for (;;) {
       this.poll();

@@ -52,7 +52,10 @@ export class PairCable implements Cable {
   private readonly inbound: LoopCable;
   private closed = false;
 
-  private constructor(readonly link: PairLink, readonly end: 0 | 1, slots: number, slotBytes: number, readonly mac: Uint8Array, readonly ipv4: Uint8Array) {
+  private constructor(
+    readonly link: PairLink, readonly end: 0 | 1, slots: number, slotBytes: number, readonly mac: Uint8Array,
+    readonly ipv4: Uint8Array,
+  ) {
     this.inbound = new LoopCable({ slots, slotBytes, delivery: 'manual' });
   }
 
@@ -70,8 +73,12 @@ export class PairCable implements Cable {
     if (link.taken >= 2) return `the software NIC pair "${name}" already has two NICs`;
     const other = link.ends[0];
     if (link.taken === 1 && other !== undefined && !other.closed) {
-      if (sameBytes(other.ipv4, ipv4)) return `the software NIC pair "${name}": the NIC at the other end already has the address ${[...ipv4].join('.')}: two ends of a cable need two addresses`;
-      if (sameBytes(other.mac, mac)) return `the software NIC pair "${name}": the NIC at the other end already has this MAC: two ends of a cable need two MACs`;
+      if (sameBytes(other.ipv4, ipv4))
+        return `the software NIC pair "${name}": the NIC at the other end already has the address ` +
+          `${[...ipv4].join('.')}: two ends of a cable need two addresses`;
+      if (sameBytes(other.mac, mac))
+        return `the software NIC pair "${name}": the NIC at the other end already has this MAC: two ends of a cable ` +
+          `need two MACs`;
     }
     const end = link.taken as 0 | 1;
     const cable = new PairCable(link, end, slots, slotBytes, mac.slice(), ipv4.slice());

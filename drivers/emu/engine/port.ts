@@ -15,7 +15,9 @@ import { frameBuffer, frameSlots } from '../wire/frame-memory.ts';
 import type { Random } from '../random.ts';
 import type { Result } from '../../../firmware-hwrm/result.ts';
 import type { EmuConfig } from '../config.ts';
-import { plugPortCable, type FaultCable, type LocalDelivery, type LoopCable, type PairCable, type PcapTap, type QueuedFrames } from '../cable/index.ts';
+import {
+  plugPortCable, type FaultCable, type LocalDelivery, type LoopCable, type PairCable, type PcapTap, type QueuedFrames,
+} from '../cable/index.ts';
 import { RoceFrame, encodeFrame, AETH_BYTES, EXT_AT, ICRC_BYTES, RETH_BYTES, ETH_HEADER_BYTES } from '../wire/index.ts';
 import { pathMtuFor } from '../../../firmware-hwrm/roce/ib-transport.ts';
 import type { EngineCounters } from './counters.ts';
@@ -92,8 +94,8 @@ export class Port {
     const receiveBytes = Math.max(this.txBuf.length, 9216);
 
     const plugged = plugPortCable({
-      spec: config.cable, mac: config.mac, ipv4: config.ipv4, pcapPath: config.pcapPath, stepped, inProcess: config.mode !== 'thread',
-      slots: LOOP_SLOTS, slotBytes: this.txBuf.length, receiveBytes, random, nowNs,
+      spec: config.cable, mac: config.mac, ipv4: config.ipv4, pcapPath: config.pcapPath, stepped,
+      inProcess: config.mode !== 'thread', slots: LOOP_SLOTS, slotBytes: this.txBuf.length, receiveBytes, random, nowNs,
       onError: (why) => { this.error = why; },
     });
     this.cable = plugged.cable;

@@ -64,8 +64,10 @@ export function createQp(ctx: RoceContext, cmd: Uint8Array): Answer {
     const at = `ORRQ 0x${c.orrq_addr.toString(16)}, IRRQ 0x${c.irrq_addr.toString(16)}`;
     return refuse(P, `CREATE_QP: the read-request queues must each start at a 4 KiB page (${at})`);
   }
-  if (!iommu.check(c.orrq_addr, orrqBytes)) return refuse(P, `CREATE_QP: ORRQ at 0x${c.orrq_addr.toString(16)} is not ${orrqBytes} mapped bytes`);
-  if (!iommu.check(c.irrq_addr, irrqBytes)) return refuse(P, `CREATE_QP: IRRQ at 0x${c.irrq_addr.toString(16)} is not ${irrqBytes} mapped bytes`);
+  if (!iommu.check(c.orrq_addr, orrqBytes))
+    return refuse(P, `CREATE_QP: ORRQ at 0x${c.orrq_addr.toString(16)} is not ${orrqBytes} mapped bytes`);
+  if (!iommu.check(c.irrq_addr, irrqBytes))
+    return refuse(P, `CREATE_QP: IRRQ at 0x${c.irrq_addr.toString(16)} is not ${irrqBytes} mapped bytes`);
   const qpn = state.qpIds.alloc(limits.maxQp);
   if (qpn === undefined) return refuse(RoceStatus.RESOURCES, `CREATE_QP: all ${limits.maxQp} QPs are in use`);
   const [lo, hi] = handleHalves(c.qp_handle);
@@ -85,11 +87,14 @@ export function createQp(ctx: RoceContext, cmd: Uint8Array): Answer {
  */
 function createGsiQp(ctx: RoceContext, c: CreateQp): Answer {
   const { state } = ctx;
-  if (state.qps.has(GSI_QPN)) return refuse(RoceStatus.RESOURCES, 'CREATE_QP: the function\'s GSI QP (QP1) exists already');
+  if (state.qps.has(GSI_QPN))
+    return refuse(RoceStatus.RESOURCES, 'CREATE_QP: the function\'s GSI QP (QP1) exists already');
   const queues = checkQueues(ctx, c, 0);
   if ('status' in queues) return queues;
   const [lo, hi] = handleHalves(c.qp_handle);
-  const qp = new EmuQp(GSI_QPN, c.pd_id, lo, hi, queues.sq, queues.rq, queues.scq, queues.rcq, c.sq_sge, c.rq_sge, 'gsi');
+  const qp = new EmuQp(
+    GSI_QPN, c.pd_id, lo, hi, queues.sq, queues.rq, queues.scq, queues.rcq, c.sq_sge, c.rq_sge, 'gsi',
+  );
   state.qps.set(GSI_QPN, newContext(qp, c.sq_size, c.rq_size));
   return success(CreqCreateQpResp.encode({ xid: GSI_QPN }));
 }
@@ -102,16 +107,22 @@ function checkQueues(ctx: RoceContext, c: CreateQp, auxBytes: number): QpQueues 
   const { state, bus } = ctx;
   const limits = ctx.limits();
   const P = RoceStatus.INVALID_PARAMETER;
-  if (c.qp_flags & CreateQpFlags.SRQ_USED) return refuse(RoceStatus.NOT_IMPLEMENTED, 'CREATE_QP: SRQs are not modelled');
-  if (c.qp_flags & CreateQpFlags.VARIABLE_SIZED_WQE_ENABLED) return refuse(RoceStatus.NOT_IMPLEMENTED, 'CREATE_QP: only static (128-byte) WQEs are modelled');
-  if (c.sq_size > limits.maxQpWqes || c.rq_size > limits.maxQpWqes) return refuse(P, `CREATE_QP: sq_size ${c.sq_size} / rq_size ${c.rq_size} over ${limits.maxQpWqes}`);
-  if (c.sq_sge > limits.maxSge || c.rq_sge > limits.maxSge) return refuse(P, `CREATE_QP: sq_sge ${c.sq_sge} / rq_sge ${c.rq_sge} over ${limits.maxSge}`);
+  if (c.qp_flags & CreateQpFlags.SRQ_USED)
+    return refuse(RoceStatus.NOT_IMPLEMENTED, 'CREATE_QP: SRQs are not modelled');
+  if (c.qp_flags & CreateQpFlags.VARIABLE_SIZED_WQE_ENABLED)
+    return refuse(RoceStatus.NOT_IMPLEMENTED, 'CREATE_QP: only static (128-byte) WQEs are modelled');
+  if (c.sq_size > limits.maxQpWqes || c.rq_size > limits.maxQpWqes)
+    return refuse(P, `CREATE_QP: sq_size ${c.sq_size} / rq_size ${c.rq_size} over ${limits.maxQpWqes}`);
+  if (c.sq_sge > limits.maxSge || c.rq_sge > limits.maxSge)
+    return refuse(P, `CREATE_QP: sq_sge ${c.sq_sge} / rq_sge ${c.rq_sge} over ${limits.maxSge}`);
   if (c.dpi >= limits.maxDpi) return refuse(P, `CREATE_QP: dpi ${c.dpi} is not below ${limits.maxDpi}`);
   const scq = state.cqs.get(c.scq_cid)?.cq;
   const rcq = state.cqs.get(c.rcq_cid)?.cq;
   if (!scq || !rcq) return refuse(P, `CREATE_QP: no CQ ${scq ? c.rcq_cid : c.scq_cid}`);
   const iommu = bus.iommu;
-  const sq = resolveRing(iommu, c.sq_pbl, c.sq_lvl, c.sq_pg_size, c.sq_size, WQE_BYTES, c.sq_size * WQE_BYTES + auxBytes);
+  const sq = resolveRing(
+    iommu, c.sq_pbl, c.sq_lvl, c.sq_pg_size, c.sq_size, WQE_BYTES, c.sq_size * WQE_BYTES + auxBytes,
+  );
   const after = auxBytes ? ' (with its PSN search area or MSN table)' : '';
   if (!sq) return refuse(P, `CREATE_QP: the SQ${after} at 0x${c.sq_pbl.toString(16)} is not mapped`);
   const rq = resolveRing(iommu, c.rq_pbl, c.rq_lvl, c.rq_pg_size, c.rq_size, WQE_BYTES, c.rq_size * WQE_BYTES);
@@ -121,8 +132,8 @@ function checkQueues(ctx: RoceContext, c: CreateQp, auxBytes: number): QpQueues 
 
 function newContext(qp: EmuQp, sqSize: number, rqSize: number): FwQp {
   return {
-    qp, sqSize, rqSize, qkey: 0, flowLabel: 0, trafficClass: 0, vlanId: 0, vlanDei: 0, vlanPcp: 0, tosEcn: 0, tosDscp: 0,
-    enableCc: 0, networkType: 0, enSqdAsyncNotify: 0, srcMac: undefined, usesSgid: false,
+    qp, sqSize, rqSize, qkey: 0, flowLabel: 0, trafficClass: 0, vlanId: 0, vlanDei: 0, vlanPcp: 0, tosEcn: 0,
+    tosDscp: 0, enableCc: 0, networkType: 0, enSqdAsyncNotify: 0, srcMac: undefined, usesSgid: false,
   };
 }
 

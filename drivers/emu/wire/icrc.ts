@@ -1,6 +1,6 @@
 /**
  * The RoCEv2 Invariant CRC (IBA 7.8.1 and Annex A17.3.3), computed as rxe computes and checks
- * it (rxe-interop.md, verified against rxe): CRC-32 over
+ * it (rxe_icrc.c rxe_icrc_hdr, verified against rxe): CRC-32 over
  *
  *   8 x 0xFF (stands in for the LRH)
  *   | IPv4 header with TOS = 0xFF, TTL = 0xFF, header checksum = 0xFFFF
@@ -20,7 +20,8 @@
 import zlib from 'node:zlib';
 import { crc32Register, crc32UpdateRepeated } from './crc32.ts';
 import {
-  BTH_BYTES, BTH_RESV8A, ICRC_BYTES, IPV4_CHECKSUM, IPV4_HEADER_BYTES, IPV4_TOS, IPV4_TTL, UDP_CHECKSUM, UDP_HEADER_BYTES,
+  BTH_BYTES, BTH_RESV8A, ICRC_BYTES, IPV4_CHECKSUM, IPV4_HEADER_BYTES, IPV4_TOS, IPV4_TTL, UDP_CHECKSUM,
+  UDP_HEADER_BYTES,
 } from './headers.ts';
 
 /** IPv4 + UDP + BTH: the headers that are masked, 40 bytes. */
@@ -34,7 +35,8 @@ const LRH_REGISTER = ~crc32UpdateRepeated(0, 0xff, 8) | 0;
 /** Bytes after the masked headers from which zlib's CRC is used (measured crossover 300-500 B). */
 export const ZLIB_CRC_MIN_BYTES = 512;
 const zlibCrc32: ((data: Uint8Array, value: number) => number) | undefined =
-  typeof (zlib as { crc32?: unknown }).crc32 === 'function' ? (zlib as unknown as { crc32: (d: Uint8Array, v: number) => number }).crc32 : undefined;
+  typeof (zlib as { crc32?: unknown }).crc32 === 'function'
+    ? (zlib as unknown as { crc32: (d: Uint8Array, v: number) => number }).crc32 : undefined;
 
 /** The range last folded by zlib for each frame buffer, so a stream of full-MTU frames makes no view per frame. */
 interface RangeView { from: number; end: number; view: Uint8Array }
@@ -66,7 +68,9 @@ export function computeIcrc(frame: Uint8Array, ipAt: number, packetEnd: number):
 export function icrcInt32(frame: Uint8Array, ipAt: number, packetEnd: number): number {
   const coveredEnd = packetEnd - ICRC_BYTES;
   if (ipAt < 0 || coveredEnd < ipAt + MASKED_BYTES || packetEnd > frame.length) {
-    throw new RangeError(`computeIcrc: packet [${ipAt}, ${packetEnd}) of ${frame.length} bytes has no room for IPv4+UDP+BTH+ICRC`);
+    throw new RangeError(
+      `computeIcrc: packet [${ipAt}, ${packetEnd}) of ${frame.length} bytes has no room for IPv4+UDP+BTH+ICRC`,
+    );
   }
   for (let i = 0; i < MASKED_BYTES; i++) scratch[i] = frame[ipAt + i]!;
   scratch[IPV4_TOS] = 0xff;
@@ -78,7 +82,8 @@ export function icrcInt32(frame: Uint8Array, ipAt: number, packetEnd: number): n
   scratch[BTH_IN_SCRATCH + BTH_RESV8A] = 0xff;
   const reg = crc32Register(LRH_REGISTER, scratch, 0, MASKED_BYTES);
   const from = ipAt + MASKED_BYTES;
-  if (zlibCrc32 !== undefined && coveredEnd - from >= ZLIB_CRC_MIN_BYTES) return zlibCrc32(rangeView(frame, from, coveredEnd), ~reg >>> 0) | 0;
+  if (zlibCrc32 !== undefined && coveredEnd - from >= ZLIB_CRC_MIN_BYTES)
+    return zlibCrc32(rangeView(frame, from, coveredEnd), ~reg >>> 0) | 0;
   return ~crc32Register(reg, frame, from, coveredEnd);
 }
 
