@@ -5,7 +5,7 @@
  */
 import * as H from '../../../firmware-hwrm/hwrm/index.ts';
 import type { Iommu } from '../iommu.ts';
-import { PORT_QUEUE_COUNT } from './hwrm-kernel.ts';
+import { PORT_QUEUE_COUNT } from './port-queues.ts';
 
 const EN = H.FUNC_BACKING_STORE_CFG_REQ_ENABLES;
 const INIT = H.FUNC_BACKING_STORE_QCAPS_RESP_CTX_INIT_MASK;

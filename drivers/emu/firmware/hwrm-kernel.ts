@@ -7,18 +7,11 @@
 import * as H from '../../../firmware-hwrm/hwrm/index.ts';
 import type { ModelBus } from '../bus.ts';
 import type { FunctionResources } from './function-resources.ts';
+import { PORT_QUEUES as QUEUES } from './port-queues.ts';
 
 type Req = Record<string, number | bigint | Uint8Array>;
 export type KernelAnswer = { error: number } | { values: Record<string, unknown> };
 
-/** The port's CoS queues: one lossy NIC queue and one lossless RoCE queue, as a RoCE-enabled Thor port has. */
-const QUEUES: readonly (readonly [id: number, profile: number, name: string])[] = [
-  [0, H.QUEUE_SERVICE_PROFILE.LOSSY, 'nic'],
-  [1, H.QUEUE_SERVICE_PROFILE.LOSSLESS_ROCE, 'roce'],
-];
-
-/** The port's CoS queues (QUEUE_QPORTCFG max_configurable_queues): context memory sizes TQM rings by them. */
-export const PORT_QUEUE_COUNT = QUEUES.length;
 
 /** The function's limits: FUNC_QCAPS's maxima and the MSI-X table the PCI function has. */
 const LIMITS = { msix: 64, rsscos: 64, cmpl: 128, tx: 128, rx: 128, l2: 128, vnics: 64, stat: 128 } as const;
