@@ -11,11 +11,21 @@ import { bringUp, tearDown, type BnxtFunction } from './bnxt/bringup.ts';
 import { DmaPool } from './bnxt/dma-pool.ts';
 import { bringUpRoce, tearDownRoce, type RoceDevice } from './bnxt/roce-device.ts';
 import type { Qp } from './qp.ts';
+import { TraceFile } from '../drivers/trace-file.ts';
 
 export interface NicOptions extends OpenOptions {
   /** Caps every firmware wait, in ms (for tests of a firmware that stops answering). */
   readonly firmwareTimeoutMs?: number;
+  /**
+   * Writes every HWRM request and response, RoCE command and CREQ answer to this file, one JSON
+   * record a line (firmware-hwrm/trace.ts); unset, RIG_BNXT_TRACE's file, if set. The data path
+   * (doorbells, WQEs) is not traced: it stays as fast as without.
+   */
+  readonly trace?: string;
 }
+
+/** The environment variable naming the trace file of NICs opened without one. */
+export const TRACE_ENV = 'RIG_BNXT_TRACE';
 
 export interface NicInfo {
   readonly name: string;
@@ -82,8 +92,18 @@ export class Nic {
     if (!dev.ok) return dev;
     const { device, defaultIpv4 } = dev.value;
     const pool = new DmaPool(device.dma);
-    const func = bringUp(device, { firmwareTimeoutMs: options.firmwareTimeoutMs, pool });
+    const tracePath = options.trace ?? (process.env[TRACE_ENV] || undefined);
+    if (tracePath !== undefined && typeof tracePath !== 'string') invalid('Nic.open: trace must be a file name');
+    let trace: TraceFile | undefined;
+    try {
+      trace = tracePath !== undefined ? new TraceFile(tracePath) : undefined;
+    } catch (e) {
+      device.close();
+      return err(`${name}: ${(e as Error).message}`);
+    }
+    const func = bringUp(device, { firmwareTimeoutMs: options.firmwareTimeoutMs, pool, trace });
     if (!func.ok) {
+      trace?.close();
       device.close();
       pool.releaseQuarantine(); // the device can no longer DMA: what a silent firmware might name goes back
       return err(`${name}: ${func.error}`);
@@ -94,6 +114,7 @@ export class Nic {
     const roce = bringUpRoce(func.value, address);
     if (!roce.ok) {
       tearDown(func.value);
+      trace?.close();
       device.close();
       pool.releaseQuarantine();
       return err(`${name}: ${roce.error}`);
@@ -136,6 +157,7 @@ export class Nic {
     for (const child of [...i.children]) child.closeWithNic();
     tearDownRoce(i.roce);
     tearDown(i.func);
+    (i.func.hwrm.trace as TraceFile | undefined)?.close(); // every command of the teardown is in it
     i.device.close();
     // The device can no longer DMA: what a silent firmware might have named is safe to release.
     i.func.pool.releaseQuarantine();

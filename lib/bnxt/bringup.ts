@@ -6,6 +6,7 @@
  * everything taken before it, in reverse, and teardown unwinds the same ledger; memory a
  * silent firmware may still name stays quarantined until close.
  */
+import type { TraceSink } from '../../firmware-hwrm/trace.ts';
 import type { Device } from '../../drivers/device.ts';
 import { Ledger } from '../../drivers/ledger.ts';
 import {
@@ -54,6 +55,8 @@ export interface BringUpOptions {
    * what a failed bring-up quarantined once it has closed the device.
    */
   readonly pool?: DmaPool;
+  /** Where the HWRM and RoCE channels trace every command and answer (firmware-hwrm/trace.ts). */
+  readonly trace?: TraceSink;
 }
 
 /**
@@ -65,6 +68,7 @@ export function bringUp(device: Device, options: BringUpOptions = {}): Result<Bn
   const opened = HwrmChannel.open(device, pool, options.firmwareTimeoutMs);
   if (!opened.ok) return opened;
   const hwrm = opened.value;
+  hwrm.trace = options.trace;
   const ledger = new Ledger(pool, [hwrm]);
   ledger.release('close the HWRM channel', () => { hwrm.close(); return undefined; });
   const fail = (step: string, why: string): Result<BnxtFunction> => {

@@ -4,6 +4,7 @@
  * DMA memory), ring the trigger, then poll the DMA'd response: resp_len and seq_id first,
  * then the valid byte at resp_len - 1. One request at a time, as both reference drivers do.
  */
+import { hwrmEvent, type TraceSink } from '../../firmware-hwrm/trace.ts';
 import type { Device, DmaBuffer, Mmio, Clock } from '../../drivers/device.ts';
 import type { FieldSpec, Layout, Values } from '../../firmware-hwrm/layout.ts';
 import {
@@ -81,6 +82,9 @@ export class HwrmChannel {
     return ok(new HwrmChannel(device, pool, resp.value, shortReq.value, timeoutCapMs));
   }
 
+  /** Where every request and response is traced (RIG_BNXT_TRACE, Nic.open's trace), if anywhere. */
+  trace: TraceSink | undefined;
+
   get stalled(): string | undefined {
     return this.stalledBecause;
   }
@@ -103,6 +107,7 @@ export class HwrmChannel {
       resp_addr: this.resp.iova,
     } as Partial<Values<Q>>);
     const request = options.lengthBytes ? full.subarray(0, options.lengthBytes) : full;
+    this.trace?.write(hwrmEvent('req', cmd.reqType, request));
 
     // The polling depends on resp_len and valid starting at zero (2.6).
     this.resp.bytes.fill(0);
@@ -142,6 +147,7 @@ export class HwrmChannel {
     const errorCode = view.getUint16(0, true);
     const echoedType = view.getUint16(2, true);
     const answer = this.resp.bytes.slice(0, respLen);
+    this.trace?.write(hwrmEvent('resp', echoedType, answer));
     // Clear the valid byte so a later, longer answer never sees a stale 1 (2.6 step 3).
     this.resp.bytes[respLen - 1] = 0;
     if (echoedType !== cmd.reqType) {

@@ -8,6 +8,7 @@
  *   CMDQ (host -> fw)  [ cmd0: n units ][ cmd1 ]...        producer: BAR0 + 0x60C, trigger 0x700
  *   CREQ (fw -> host)  [ 16-byte entry, v bit flips each pass ]   doorbell: NQ_ARM in BAR2
  */
+import { cmdqEvent, creqEvent, type TraceSink } from '../../firmware-hwrm/trace.ts';
 import type { Device, DmaBuffer, Mmio, Clock } from '../../drivers/device.ts';
 import type { FieldSpec, Layout, Values } from '../../firmware-hwrm/layout.ts';
 import {
@@ -17,7 +18,8 @@ import {
 import {
   CREQ_ENTRY_BYTES, CREQ_TYPE_MASK, CREQ_V, CreqQpErrorNotification, reqErrStateReasonName, resErrStateReasonName,
 } from '../../firmware-hwrm/roce/creq.ts';
-import { CreqType, CreqEvent, roceOpcodeName, roceStatusName } from '../../firmware-hwrm/roce/opcodes.ts';
+import { CreqType, CreqEvent, RoceOpcode, roceOpcodeName, roceStatusName } from '../../firmware-hwrm/roce/opcodes.ts';
+import { CreqQueryFuncRespSb } from '../../firmware-hwrm/roce/commands-fw.ts';
 import { DbType, doorbellHi, doorbellLo } from '../../firmware-hwrm/roce/doorbell.ts';
 import { ok, err, type Result } from '../result.ts';
 import type { DmaPool } from './dma-pool.ts';
@@ -60,6 +62,8 @@ export class RcfwChannel {
   /** Requests sent so far (tests count them: poll and wait must send none). */
   requests = 0;
   timeoutMs: number = LIMITS.roceCommandTimeoutMs;
+  /** Where every command and its answer are traced (RIG_BNXT_TRACE, Nic.open's trace), if anywhere. */
+  trace: TraceSink | undefined;
 
   constructor(
     device: Device,
@@ -116,6 +120,7 @@ export class RcfwChannel {
     }
     this.prod += units;
     this.requests++;
+    this.trace?.write(cmdqEvent(bytes));
     this.bar0.write32(CMDQ_PROD_OFFSET, cmdqProdWord(this.prod, this.first));
     this.first = false;
     this.bar0.write32(CMDQ_TRIGGER_OFFSET, CMDQ_TRIGGER_VALUE);
@@ -125,6 +130,11 @@ export class RcfwChannel {
       this.stalledBecause = `the firmware stopped answering (${name} had no answer within ${this.timeoutMs} ms)`;
       this.pool.quarantine(this.cmdq, this.creq, ...names);
       return err(`${name}: the firmware did not answer within ${this.timeoutMs} ms`);
+    }
+    if (this.trace) {
+      // QUERY_FUNC answers in its side buffer (the first buffer it names): traced with it.
+      const side = cmd.opcode === RoceOpcode.QUERY_FUNC ? names[0]?.bytes.subarray(0, CreqQueryFuncRespSb.size) : undefined;
+      this.trace.write(creqEvent(answer, side));
     }
     const status = answer[1]!;
     const event = answer[9]!;
