@@ -10,8 +10,13 @@
  *   - no frame a NIC sends carries a READ response or an atomic ACK (no queue pair across the
  *     NICs grants remote reads) or a byte of the secret regions; no region the relay knows the
  *     key of is written (the secret regions keep their marker);
- *   - with harmless kinds only (frames IBA has a NIC drop or answer), no queue pair fails and
- *     every message arrives: such frames never count toward a queue pair's retries.
+ *   - with harmless kinds only (frames IBA has a NIC drop or answer), such frames never count
+ *     toward a queue pair's retries: every retry a NIC made was an ACK timeout or a sequence NAK
+ *     its peer sent (countingProblems), and no queue pair fails but by running out of those
+ *     retries; with none failed, every message arrives. (The spec gives a send 7 retries of
+ *     67 ms: a host too loaded to carry a frame through the relay and back in that time fails
+ *     a queue pair by the rule, whatever the wire carried; seen at load 16 on 2 cores, with no
+ *     hostile frame at all.)
  *
  * The first stream's receiver posts each receive late, so its sender also waits on RNR NAKs
  * under the hostile wire (a send is retried without end while the peer has no receive).
@@ -242,12 +247,21 @@ export async function runHostileWire(o: HostileOptions): Promise<HostileResult> 
     counters.forEach((c, i) => { if (c['internalErrors']! > 0) problems.push(
       `NIC ${i === 0 ? 'A' : 'B'}: ${c['internalErrors']} internal errors`,
     ); });
-    if (plan.disruptive.length === 0 && failures.length > 0)
+    const harmless = plan.disruptive.length === 0;
+    const counting = harmless ? countingProblems(counters, plan) : [];
+    problems.push(...counting);
+    // On a harmless wire a queue pair may still fail one way: its retries, every one an ACK
+    // timeout or a sequence NAK its peer sent (checked above), ran out because the path did not
+    // answer within 7 x 67 ms (the spec's retry rule). The path is three processes' threads on
+    // a shared host: a loaded 2-core machine delays a frame through the relay by hundreds of ms.
+    const stalled = (f: string) => f.endsWith('(TRANSPORT_RETRY_CNT_ERR)');
+    const refused = harmless ? failures.filter((f) => counting.length > 0 || !stalled(f)) : [];
+    if (refused.length > 0)
       problems.push(
-        `queue pairs failed on a wire of harmless kinds only (${plan.harmless.join(', ')}): ${failures.join('; ')}`,
+        `queue pairs failed on a wire of harmless kinds only (${plan.harmless.join(', ')}): ${refused.join('; ')}`,
       );
     const delivered = streams.reduce((n, s) => n + s.received, 0);
-    if (plan.disruptive.length === 0 && delivered !== streams.length * o.messages && problems.length === 0)
+    if (harmless && failures.length === 0 && delivered !== streams.length * o.messages && problems.length === 0)
       problems.push(`${delivered} of ${streams.length * o.messages} messages arrived`);
     return {
       seed: o.seed, plan, delivered, expected: streams.length * o.messages, failures, problems, relay: stats, counters,
@@ -257,6 +271,37 @@ export async function runHostileWire(o: HostileOptions): Promise<HostileResult> 
     for (const nic of nics.reverse()) nic.close();
     relay.kill();
   }
+}
+
+/**
+ * What IBTA lets a requester count toward retry_cnt: its ACK timeouts and the sequence NAKs its
+ * responder sent (IBA 9.7.5.2.8, o9-37; rxe_comp.c). On a wire of harmless kinds, frames that
+ * fail the ICRC, name another QP, are garbage or lie outside the window must count for nothing:
+ *   - every go-back-N a NIC made (retransmitEvents) was an ACK timeout or a sequence NAK taken;
+ *   - no NAK but RNR and sequence NAKs was taken (the peer sends none; forged ones are outside
+ *     the window);
+ *   - without replays (a replayed real NAK may be taken again), no NIC took more sequence or RNR
+ *     NAKs than its peer sent.
+ */
+function countingProblems(counters: readonly Record<string, number>[], plan: HostilePlan): string[] {
+  const problems: string[] = [];
+  const name = (i: number) => `NIC ${i === 0 ? 'A' : 'B'}`;
+  counters.forEach((c, i) => {
+    const peer = counters[1 - i]!;
+    if (c['retransmitEvents']! > c['ackTimeouts']! + c['seqNaksReceived']!)
+      problems.push(
+        `${name(i)}: ${c['retransmitEvents']} retries, but only ${c['ackTimeouts']} ACK timeouts and ` +
+          `${c['seqNaksReceived']} sequence NAKs: something else counted toward retry_cnt`,
+      );
+    if (c['naksReceived']! > 0)
+      problems.push(`${name(i)}: took ${c['naksReceived']} NAKs its peer never sends on a harmless wire`);
+    if (plan.harmless.includes('replay')) return;
+    for (const [taken, sent] of [['seqNaksReceived', 'seqNaksSent'], ['rnrNaksReceived', 'rnrNaksSent']] as const) {
+      if (c[taken]! > peer[sent]!)
+        problems.push(`${name(i)}: took ${c[taken]} ${taken} but its peer sent ${peer[sent]}: a forged NAK counted`);
+    }
+  });
+  return problems;
 }
 
 /** The kernel's drop count of the 127.0.0.1 UDP socket bound to each port (Linux /proc/net/udp), -1 where not found. */
