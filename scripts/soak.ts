@@ -68,7 +68,8 @@ async function hostile(first: number, count: number, messages: number): Promise<
     console.log(
       `  seed ${seed}: ${(p.rate * 100).toFixed(0)} % ` +
         `[${p.harmless.join(' ')}${p.disruptive.length ? ` | forging ${p.disruptive.join(' ')}` : ''}]: ${injected} ` +
-        `hostile frames, ${r.delivered}/${r.expected} messages, ${r.failures.length} streams ended by forged frames, ` +
+        `hostile frames, ${r.delivered}/${r.expected} messages, ${r.failures.length} streams ended ` +
+        `(by forged frames, or out of retries on a slow host), ` +
         `${sum('ackTimeouts')} ACK timeouts, ${sum('rnrNaksReceived')} RNR NAKs, ${(r.wallMs / 1000).toFixed(1)} s`,
     );
     if (r.problems.length > 0) {
