@@ -23,7 +23,11 @@ const db = (type: number, xid: number, index: number, path = 1): [number, number
 ];
 const DBR = { CQ: 0x4, CQ_ARMALL: 0x6, NQ: 0xa, NQ_ARM: 0xb, SQ: 0x0 };
 
-function setup(length: number) {
+// bnxt_hsi.h RING_ALLOC_REQ_INT_MODE_MSIX 2, _POLL 3.
+const MSIX = 2;
+const POLL = 3;
+
+function setup(length: number, intMode = MSIX) {
   const bus = new NicBus(
     { mac: macFromNumber(1), ipv4: Uint8Array.from([10, 0, 0, 1]), mtu: 1500, cable: { kind: 'loop' },
       pcapPath: undefined, seed: 1, mode: 'stepped' },
@@ -35,7 +39,7 @@ function setup(length: number) {
   bus.iommu.map(NQ_BASE, nq.buffer as ArrayBuffer, nq.length);
   const fn = new FunctionResources();
   fn.rings.set(NQ_ID,
-    { id: NQ_ID, pageTblAddr: NQ_BASE, pageTblDepth: 0, pageSizeLog2: 12, length, logicalId: VECTOR });
+    { id: NQ_ID, pageTblAddr: NQ_BASE, pageTblDepth: 0, pageSizeLog2: 12, length, logicalId: VECTOR, intMode });
   l2Of(fn).rings.set(CQ_ID, {
     id: CQ_ID, type: 0, pageTblAddr: CQ_BASE, pageTblDepth: 0, pageSizeLog2: 12, length, logicalId: 0,
     peerRingId: NQ_ID, rxBufSize: 0, cqHandle: HANDLE,

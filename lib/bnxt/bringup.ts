@@ -10,9 +10,9 @@ import type { TraceSink } from '../../firmware-hwrm/trace.ts';
 import type { Device } from '../../drivers/device.ts';
 import { Ledger } from '../../drivers/ledger.ts';
 import {
-  FUNC_DRV_RGTR_REQ_ENABLES, FUNC_DRV_RGTR_REQ_OS_TYPE, FUNC_QCAPS_RESP_FLAGS, HWRM_FID_SELF, HWRM_VERSION_MAJOR,
-  HWRM_VERSION_MINOR, HWRM_VERSION_UPDATE, VER_GET_RESP_FLAGS, shortCommandRequired, linkSpeedMbps,
-  PORT_PHY_QCFG_RESP_LINK,
+  FUNC_DRV_RGTR_REQ_ENABLES, FUNC_DRV_RGTR_REQ_OS_TYPE, FUNC_DRV_RGTR_RESP_FLAGS, FUNC_DRV_IF_CHANGE_REQ_FLAGS,
+  FUNC_QCAPS_RESP_FLAGS, HWRM_FID_SELF, HWRM_VERSION_MAJOR, HWRM_VERSION_MINOR, HWRM_VERSION_UPDATE, VER_GET_RESP_FLAGS,
+  shortCommandRequired, linkSpeedMbps, PORT_PHY_QCFG_RESP_LINK,
 } from '../../firmware-hwrm/hwrm/index.ts';
 import { ok, err, type Result } from '../result.ts';
 import { chipProfile, chipSupported, type ChipProfile } from './chip.ts';
@@ -21,6 +21,7 @@ import { HwrmChannel } from './hwrm-channel.ts';
 import * as C from './hwrm-commands.ts';
 import { configureBackingStore, type BackingStore } from './backing-store.ts';
 import { LIMITS } from './limits.ts';
+import { HWRM_ERR_CODE, hwrmErrorName } from '../../firmware-hwrm/hwrm/errors.ts';
 
 export interface FunctionInfo {
   readonly chip: ChipProfile;
@@ -43,6 +44,11 @@ export interface BnxtFunction {
   readonly hwrm: HwrmChannel;
   readonly info: FunctionInfo;
   readonly backingStore: BackingStore;
+  /**
+   * The firmware runs the new resource manager (it answers FUNC_RESOURCE_QCAPS): rings,
+   * statistics contexts and MSI-X vectors are reserved with FUNC_CFG before they are taken.
+   */
+  readonly reservesResources: boolean;
   /** What bring-up took, in order: tearDown unwinds it. */
   readonly ledger: Ledger;
 }
@@ -130,6 +136,13 @@ export function bringUp(device: Device, options: BringUpOptions = {}): Result<Bn
   const bs = configureBackingStore(hwrm, pool, ledger);
   if (!bs.ok) return fail('HWRM_FUNC_BACKING_STORE_CFG', bs.error);
 
+  // HWRM_FUNC_RESOURCE_QCAPS: answered by firmware with the new resource manager, which hands
+  // out only what FUNC_CFG reserved (Linux bnxt.c bnxt_hwrm_func_resc_qcaps sets
+  // BNXT_FW_CAP_NEW_RM on success; older firmware answers CMD_NOT_SUPPORTED and needs none).
+  const resc = hwrm.send(C.FUNC_RESOURCE_QCAPS, { fid: HWRM_FID_SELF });
+  const oldFirmware = !resc.ok && resc.error.includes(hwrmErrorName(HWRM_ERR_CODE.CMD_NOT_SUPPORTED));
+  if (!resc.ok && !oldFirmware) return fail('HWRM_FUNC_RESOURCE_QCAPS', resc.error);
+
   // HWRM_FUNC_QCFG: MTU and the doorbell area (P5 uses the fixed PF doorbell offset).
   const qcfg = hwrm.send(C.FUNC_QCFG, { fid: HWRM_FID_SELF });
   if (!qcfg.ok) return fail('HWRM_FUNC_QCFG', qcfg.error);
@@ -138,10 +151,21 @@ export function bringUp(device: Device, options: BringUpOptions = {}): Result<Bn
   const phy = hwrm.send(C.PORT_PHY_QCFG, { port_id: caps.value.port_id });
   if (!phy.ok) return fail('HWRM_PORT_PHY_QCFG', phy.error);
 
+  // HWRM_FUNC_DRV_IF_CHANGE up: the interface opens (bnxt.c bnxt_open -> bnxt_hwrm_if_change,
+  // sent before __bnxt_open_nic allocates rings, and only when FUNC_DRV_RGTR answered
+  // IF_CHANGE_SUPPORTED). Down at close, before unregistering (bnxt_close). The answer's
+  // RESC_CHANGE and HOT_FW_RESET_DONE tell bnxt_en to reserve again or re-initialise after a
+  // firmware reset; this function was just reset and reserves after this (roce-device.ts).
+  if ((rgtr.value.flags & FUNC_DRV_RGTR_RESP_FLAGS.IF_CHANGE_SUPPORTED) !== 0) {
+    const up = hwrm.send(C.FUNC_DRV_IF_CHANGE, { flags: FUNC_DRV_IF_CHANGE_REQ_FLAGS.UP });
+    if (!up.ok) return fail('HWRM_FUNC_DRV_IF_CHANGE (up)', up.error);
+    ledger.undo(hwrm, 'HWRM_FUNC_DRV_IF_CHANGE (down)', () => hwrm.send(C.FUNC_DRV_IF_CHANGE, { flags: 0 }));
+  }
+
   const fwVersion = `${v.hwrm_fw_major || v.hwrm_fw_maj_8b}.${v.hwrm_fw_minor || v.hwrm_fw_min_8b}.` +
     `${v.hwrm_fw_build || v.hwrm_fw_bld_8b}.${v.hwrm_fw_patch || v.hwrm_fw_rsvd_8b}`;
   return ok({
-    device, pool, hwrm, backingStore: bs.value, ledger,
+    device, pool, hwrm, backingStore: bs.value, ledger, reservesResources: resc.ok,
     info: {
       chip, chipNum: v.chip_num, chipRev: v.chip_rev,
       firmwareVersion: fwVersion,

@@ -16,8 +16,15 @@ export const VER_GET = command(H.HWRM.VER_GET, H.VerGetInput, H.VerGetOutput);
 export const FUNC_RESET = command(H.HWRM.FUNC_RESET, H.FuncResetInput, H.FuncResetOutput);
 export const FUNC_QCAPS = command(H.HWRM.FUNC_QCAPS, H.FuncQcapsInput, H.FuncQcapsOutput);
 export const FUNC_QCFG = command(H.HWRM.FUNC_QCFG, H.FuncQcfgInput, H.FuncQcfgOutput);
+export const FUNC_CFG = command(H.HWRM.FUNC_CFG, H.FuncCfgInput, H.FuncCfgOutput);
+export const FUNC_RESOURCE_QCAPS = command(
+  H.HWRM.FUNC_RESOURCE_QCAPS, H.FuncResourceQcapsInput, H.FuncResourceQcapsOutput,
+);
 export const FUNC_DRV_RGTR = command(H.HWRM.FUNC_DRV_RGTR, H.FuncDrvRgtrInput, H.FuncDrvRgtrOutput);
 export const FUNC_DRV_UNRGTR = command(H.HWRM.FUNC_DRV_UNRGTR, H.FuncDrvUnrgtrInput, H.FuncDrvUnrgtrOutput);
+export const FUNC_DRV_IF_CHANGE = command(
+  H.HWRM.FUNC_DRV_IF_CHANGE, H.FuncDrvIfChangeInput, H.FuncDrvIfChangeOutput,
+);
 export const PORT_PHY_QCFG = command(H.HWRM.PORT_PHY_QCFG, H.PortPhyQcfgInput, H.PortPhyQcfgOutput);
 export const BACKING_STORE_QCAPS = command(
   H.HWRM.FUNC_BACKING_STORE_QCAPS, H.FuncBackingStoreQcapsInput, H.FuncBackingStoreQcapsOutput,

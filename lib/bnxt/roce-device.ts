@@ -9,6 +9,7 @@ import type { DmaBuffer } from '../../drivers/device.ts';
 import { Ledger } from '../../drivers/ledger.ts';
 import {
   RING_ALLOC_REQ_RING_TYPE, RING_ALLOC_REQ_INT_MODE, RING_ALLOC_REQ_PAGE_TBL_DEPTH, STAT_CTX_ALLOC_REQ_STAT_CTX_FLAGS,
+  FUNC_CFG_REQ_ENABLES, HWRM_FID_SELF,
 } from '../../firmware-hwrm/hwrm/index.ts';
 import {
   CreqQueryFuncRespSb, DevCapFlags, InitializeFwFlags, gidWords, macWords, cmdqUnits,
@@ -25,6 +26,9 @@ const CQ_NQ_ENTRIES = 256;
 const STATS_BYTES = 4096;
 /** RoCE statistics block length (ctx_hw_stats, 160 bytes; the kernel's default). */
 const STATS_DMA_LENGTH = 160;
+/** What RoCE takes from HWRM: two NQ-type rings (the CREQ, the CQs' NQ) and a statistics context. */
+const ROCE_NQ_RINGS = 2;
+const ROCE_STAT_CTXS = 1;
 
 export type FuncCaps = Values<(typeof CreqQueryFuncRespSb)['fields']>;
 
@@ -72,14 +76,37 @@ export function bringUpRoce(func: BnxtFunction, ipv4: Uint8Array): Result<RoceDe
     return b.ok ? ledger.take(b.value) : b.error;
   };
 
+  // HWRM_FUNC_CFG: reserve what RoCE takes before taking it, as bnxt_en (bnxt.c
+  // __bnxt_hwrm_reserve_pf_rings, with bnxt_re's share of MSI-X and statistics contexts) and
+  // iPXE (bnxt.c bnxt_hwrm_func_cfg_req) do on Thor: on P5 each NQ-type ring (the CREQ, the NQ)
+  // counts against the function's MSI-X vectors, whether or not it interrupts. Read back from
+  // FUNC_QCFG's alloc_* fields (bnxt_hwrm_get_rings): the firmware may grant less.
+  if (func.reservesResources) {
+    const cfg = hwrm.send(C.FUNC_CFG, {
+      fid: HWRM_FID_SELF, enables: FUNC_CFG_REQ_ENABLES.NUM_MSIX | FUNC_CFG_REQ_ENABLES.NUM_STAT_CTXS,
+      num_msix: ROCE_NQ_RINGS, num_stat_ctxs: ROCE_STAT_CTXS,
+    });
+    if (!cfg.ok) return fail('HWRM_FUNC_CFG (reservation)', cfg.error);
+    const granted = hwrm.send(C.FUNC_QCFG, { fid: HWRM_FID_SELF });
+    if (!granted.ok) return fail('HWRM_FUNC_QCFG (reservation)', granted.error);
+    const { alloc_msix: msix, alloc_stat_ctx: stats } = granted.value;
+    if (msix < ROCE_NQ_RINGS || stats < ROCE_STAT_CTXS) {
+      const what = `${msix} MSI-X vectors and ${stats} statistics contexts`;
+      const asked = `${ROCE_NQ_RINGS} and ${ROCE_STAT_CTXS}`;
+      return fail('HWRM_FUNC_CFG (reservation)', `the firmware reserved ${what} of the ${asked} asked for`);
+    }
+  }
+
   // CREQ memory: one contiguous block, given to the firmware at page-table depth 0.
   const creq = alloc(CREQ_ENTRIES * 16);
   if (typeof creq === 'string') return fail('CREQ memory', creq);
-  // HWRM_RING_ALLOC (type NQ): the CREQ, on MSI-X vector 0 of the RoCE driver.
+  // HWRM_RING_ALLOC (type NQ): the CREQ. POLL interrupt mode, as iPXE allocates the NQ it polls
+  // on Thor (bnxt.c bnxt_hwrm_ring_alloc: BNXT_CQ_INTR_MODE is POLL on a PF): this driver
+  // polls every ring and never enables MSI-X, so no NQ may ask for an interrupt.
   const creqRing = hwrm.send(C.RING_ALLOC, {
     ring_type: RING_ALLOC_REQ_RING_TYPE.NQ, page_tbl_addr: creq.iova,
     page_tbl_depth: RING_ALLOC_REQ_PAGE_TBL_DEPTH.DEPTH_0, page_size: 12, length: CREQ_ENTRIES, logical_id: 0,
-    int_mode: RING_ALLOC_REQ_INT_MODE.MSIX,
+    int_mode: RING_ALLOC_REQ_INT_MODE.POLL,
   }, { names: [creq] });
   if (!creqRing.ok) return fail('HWRM_RING_ALLOC (CREQ)', creqRing.error);
   const creqRingId = creqRing.value.ring_id;
@@ -131,7 +158,7 @@ export function bringUpRoce(func: BnxtFunction, ipv4: Uint8Array): Result<RoceDe
   const nqRing = hwrm.send(C.RING_ALLOC, {
     ring_type: RING_ALLOC_REQ_RING_TYPE.NQ, page_tbl_addr: nq.iova,
     page_tbl_depth: RING_ALLOC_REQ_PAGE_TBL_DEPTH.DEPTH_0, page_size: 12, length: CQ_NQ_ENTRIES, logical_id: 1,
-    int_mode: RING_ALLOC_REQ_INT_MODE.MSIX,
+    int_mode: RING_ALLOC_REQ_INT_MODE.POLL,
   }, { names: [nq] });
   if (!nqRing.ok) return fail('HWRM_RING_ALLOC (NQ)', nqRing.error);
   const cqNqId = nqRing.value.ring_id;

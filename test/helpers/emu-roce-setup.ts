@@ -151,6 +151,12 @@ export function bringUp(rig: EmuRig, o: BringUpOptions = {}): HwrmSetup {
   });
   rig.hwrm(H.FuncDrvRgtrInput, H.HWRM.FUNC_DRV_RGTR, { os_type: 0 });
   if (!o.noBackingStore) backingStore(rig, o);
+  // The new resource manager hands out only what FUNC_CFG reserved: the CREQ and NQ (MSI-X
+  // vectors on P5) and the statistics context, as bnxt_en reserves bnxt_re's share.
+  const EN = H.FUNC_CFG_REQ_ENABLES;
+  rig.hwrm(H.FuncCfgInput, H.HWRM.FUNC_CFG, {
+    fid: H.HWRM_FID_SELF, enables: EN.NUM_MSIX | EN.NUM_STAT_CTXS, num_msix: 4, num_stat_ctxs: 2,
+  });
   const creqDepth = o.creqDepth ?? 64;
   const creq = rig.alloc(creqDepth * 16);
   let creqTable = creq.iova;

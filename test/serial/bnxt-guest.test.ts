@@ -182,6 +182,20 @@ t.test('bnxt_en and bnxt_re bring up the software NIC over vfio-user and talk Ro
   t.equal(kernel.filter((x) => x.ch === 'cmdq').length,
     kernel.filter((x) => x.ch === 'creq' && x.name !== 'QP_ERROR_NOTIFICATION').length,
     'every RoCE command has its answer');
+  // The model hands out rings only within FUNC_CFG's reservation (issue 11 item 5): the kernel
+  // reserves first, and its NQ-type rings (its NQ, bnxt_re's CREQ and NQ) fill the MSI-X grant.
+  const hwrmReqs = kernel.filter((x) => x.ch === 'hwrm' && x.dir === 'req');
+  const firstReserve = hwrmReqs.findIndex((x) => x.name === 'HWRM_FUNC_CFG'
+    && ((x.fields['enables'] as number) & 0x200000) !== 0); // FUNC_CFG_REQ_ENABLES_NUM_MSIX
+  t.ok(firstReserve >= 0 && firstReserve < hwrmReqs.findIndex((x) => x.name === 'HWRM_RING_ALLOC'),
+    'the kernel reserved MSI-X (NQ-type rings) before its first RING_ALLOC');
+  const nqAllocs = hwrmReqs.filter((x) => x.name === 'HWRM_RING_ALLOC' && x.fields['ring_type'] === 5).length;
+  t.equal(nqAllocs, hwrmReqs[firstReserve]?.fields['num_msix'],
+    `its ${nqAllocs} NQ-type rings use every reserved vector, and were all granted`);
+  t.same(r.hwrm.filter((h) => /RING_ALLOC|STAT_CTX_ALLOC/.test(h.name) && h.errorCode !== 0).map((h) => h.name), [],
+    'no RING_ALLOC or STAT_CTX_ALLOC refused');
+  t.ok(hwrmReqs.some((x) => x.name === 'HWRM_FUNC_DRV_IF_CHANGE' && x.fields['flags'] === 1),
+    'bnxt_open said the interface is up (FUNC_DRV_IF_CHANGE)');
   const own = traceOwnDriver(join(mkdtempSync(join(tmpdir(), 'own-trace-')), 'trace.jsonl'));
   if (!own.ok) return void t.fail(own.error);
   const differences = compareTraces(kernel, own.value);

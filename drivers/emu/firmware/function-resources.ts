@@ -14,6 +14,11 @@ export interface NqRing {
   readonly pageSizeLog2: number;
   readonly length: number;
   readonly logicalId: number;
+  /**
+   * RING_ALLOC int_mode (bnxt_hsi.h RING_ALLOC_REQ_INT_MODE_*): a POLL ring raises no
+   * interrupt; its entries are written all the same (iPXE polls its Thor NQ so).
+   */
+  readonly intMode: number;
 }
 
 export interface StatCtx {
@@ -24,6 +29,8 @@ export interface StatCtx {
 
 export class FunctionResources {
   registered = false;
+  /** FUNC_DRV_IF_CHANGE: the driver said its interface is up (UP) and not down since. */
+  interfaceUp = false;
   backingStore: BackingStoreState | undefined;
   readonly rings = new Map<number, NqRing>();
   readonly statCtxs = new Map<number, StatCtx>();
@@ -33,6 +40,7 @@ export class FunctionResources {
     this.rings.clear();
     this.statCtxs.clear();
     this.registered = false;
+    this.interfaceUp = false;
     this.backingStore = undefined;
   }
 }

@@ -35,6 +35,33 @@ function reservationOf(fn: FunctionResources): Reservation {
   return r;
 }
 
+/**
+ * Whether the function may take one more of `what`: the new resource manager hands out only
+ * what FUNC_CFG reserved (a PF starts with nothing; Linux bnxt_en reserves before it allocates:
+ * bnxt.c __bnxt_hwrm_reserve_pf_rings, then bnxt_hwrm_get_rings reads the grant back). On P5
+ * NQ-type rings (bnxt_en's NQs, bnxt_re's CREQ and NQs) count against the MSI-X vectors,
+ * completion rings against num_cmpl_rings, RX and RX aggregation rings together against
+ * num_rx_rings (bnxt_en doubles its RX reservation for aggregation rings). Undefined when
+ * there is room, else why not.
+ */
+export function beyondReservation(fn: FunctionResources, what: 'nq' | 'stat' | number): string | undefined {
+  const r = reservationOf(fn);
+  const T = H.RING_ALLOC_REQ_RING_TYPE;
+  let used: number;
+  let reserved: number;
+  let name: string;
+  if (what === 'nq') [used, reserved, name] = [fn.rings.size, r.msix, 'NQ-type rings (MSI-X vectors)'];
+  else if (what === 'stat') [used, reserved, name] = [fn.statCtxs.size, r.stat, 'statistics contexts'];
+  else {
+    const rings = [...l2Of(fn).rings.values()];
+    const count = (...types: number[]) => rings.filter((ring) => types.includes(ring.type)).length;
+    if (what === T.TX) [used, reserved, name] = [count(T.TX), r.tx, 'TX rings'];
+    else if (what === T.L2_CMPL) [used, reserved, name] = [count(T.L2_CMPL), r.cmpl, 'completion rings'];
+    else [used, reserved, name] = [count(T.RX, T.RX_AGG), r.rx, 'RX and aggregation rings'];
+  }
+  return used < reserved ? undefined : `${used} of the ${reserved} ${name} FUNC_CFG reserved are in use`;
+}
+
 /** An L2 ring bnxt_en allocated (TX, RX, RX aggregation, completion). */
 export interface L2Ring {
   readonly id: number;
@@ -118,6 +145,7 @@ export function kernelRingAlloc(bus: ModelBus, fn: FunctionResources, req: Req, 
     if (l2.rings.get(peer)?.type !== T.RX) return { error: E.INVALID_PARAMS };
   }
   if (type !== T.L2_CMPL && !fn.statCtxs.has(req.stat_ctx_id as number)) return { error: E.INVALID_PARAMS };
+  if (beyondReservation(fn, type) !== undefined) return { error: E.RESOURCE_ALLOC_ERROR };
   const id = nextId();
   l2.rings.set(id, {
     id, type, pageTblAddr: addr, pageTblDepth: depth, pageSizeLog2, length, logicalId: req.logical_id as number,

@@ -6,7 +6,8 @@
  *
  * Rules this model enforces (beyond layouts): requests larger than the window need short
  * mode; rings and statistics contexts need a registered driver (context memory does not: the
- * kernel configures it before it registers); rings and
+ * kernel configures it before it registers) and a FUNC_CFG reservation with room (the new
+ * resource manager: hwrm-kernel.ts beyondReservation); rings and
  * contexts are freed by id and FUNC_RESET drops everything a previous owner left.
  */
 import * as H from '../../../firmware-hwrm/hwrm/index.ts';
@@ -17,7 +18,9 @@ import { BCM57508 } from '../config.ts';
 import { answerBackingStoreQcaps, checkBackingStoreCfg } from './hwrm-backing-store.ts';
 import { BackingStoreV2 } from './hwrm-backing-store-v2.ts';
 import type { FunctionResources, RoceOfFunction } from './function-resources.ts';
-import { answerKernelCommand, kernelRingAlloc, kernelRingFree, reservedQcfgFields, resetKernelState } from './hwrm-kernel.ts';
+import {
+  answerKernelCommand, beyondReservation, kernelRingAlloc, kernelRingFree, reservedQcfgFields, resetKernelState,
+} from './hwrm-kernel.ts';
 
 type Req = Record<string, number | bigint | Uint8Array>;
 type Answer = { error: number } | { values: Record<string, unknown> };
@@ -121,12 +124,17 @@ export class HwrmFirmware {
         return { values: this.funcQcfg() };
       case H.HWRM.FUNC_DRV_RGTR:
         this.fn.registered = true;
-        return { values: { flags: 0 } };
+        // Current Thor firmware takes FUNC_DRV_IF_CHANGE (bnxt.c bnxt_hwrm_func_drv_rgtr sets
+        // BNXT_FW_CAP_IF_CHANGE from this flag, and bnxt_open then sends it).
+        return { values: { flags: H.FUNC_DRV_RGTR_RESP_FLAGS.IF_CHANGE_SUPPORTED } };
       case H.HWRM.FUNC_DRV_UNRGTR:
         if (!this.fn.registered) return { error: E.INVALID_PARAMS };
         this.fn.registered = false;
         return { values: {} };
       case H.HWRM.FUNC_DRV_IF_CHANGE:
+        // Kept, not enforced: bnxt_re allocates its rings at probe, before any bnxt_open.
+        // No resource change or hot reset to report (RESC_CHANGE, HOT_FW_RESET_DONE stay 0).
+        this.fn.interfaceUp = ((req.flags as number) & H.FUNC_DRV_IF_CHANGE_REQ_FLAGS.UP) !== 0;
         return { values: { flags: 0 } };
       case H.HWRM.PORT_PHY_QCFG:
         return { values: this.portPhyQcfg() };
@@ -141,15 +149,8 @@ export class HwrmFirmware {
         this.fn.backingStore = state;
         return { values: {} };
       }
-      case H.HWRM.STAT_CTX_ALLOC: {
-        if (!this.fn.registered) return { error: E.RESOURCE_ACCESS_DENIED };
-        const addr = req.stats_dma_addr as number;
-        const len = req.stats_dma_length as number;
-        if (len < 8 || !this.bus.iommu.check(addr, len)) return { error: E.INVALID_PARAMS };
-        const id = this.nextStatId++;
-        this.fn.statCtxs.set(id, { dmaAddr: addr, roce: ((req.stat_ctx_flags as number) & 1) !== 0 });
-        return { values: { stat_ctx_id: id } };
-      }
+      case H.HWRM.STAT_CTX_ALLOC:
+        return this.statCtxAlloc(req);
       case H.HWRM.STAT_CTX_FREE: {
         const id = req.stat_ctx_id as number;
         if (!this.fn.statCtxs.delete(id)) return { error: E.INVALID_PARAMS };
@@ -179,6 +180,18 @@ export class HwrmFirmware {
     return 'error' in a ? a : { values: {} };
   }
 
+  private statCtxAlloc(req: Req): Answer {
+    const E = H.HWRM_ERR_CODE;
+    if (!this.fn.registered) return { error: E.RESOURCE_ACCESS_DENIED };
+    const addr = req.stats_dma_addr as number;
+    const len = req.stats_dma_length as number;
+    if (len < 8 || !this.bus.iommu.check(addr, len)) return { error: E.INVALID_PARAMS };
+    if (beyondReservation(this.fn, 'stat') !== undefined) return { error: E.RESOURCE_ALLOC_ERROR };
+    const id = this.nextStatId++;
+    this.fn.statCtxs.set(id, { dmaAddr: addr, roce: ((req.stat_ctx_flags as number) & 1) !== 0 });
+    return { values: { stat_ctx_id: id } };
+  }
+
   private ringAlloc(req: Req): Answer {
     const E = H.HWRM_ERR_CODE;
     if (!this.fn.registered) return { error: E.RESOURCE_ACCESS_DENIED };
@@ -195,8 +208,9 @@ export class HwrmFirmware {
       const pages = Math.ceil((length * 16) / 2 ** pageSizeLog2);
       if (pageSizeLog2 < 12 || pageSizeLog2 > 30 || !this.bus.iommu.check(addr, pages * 8)) return { error: E.INVALID_PARAMS };
     }
+    if (beyondReservation(this.fn, 'nq') !== undefined) return { error: E.RESOURCE_ALLOC_ERROR };
     const id = this.nextRingId++;
-    this.fn.rings.set(id, { id, pageTblAddr: addr, pageTblDepth: depth, pageSizeLog2, length, logicalId: req.logical_id as number });
+    this.fn.rings.set(id, { id, pageTblAddr: addr, pageTblDepth: depth, pageSizeLog2, length, logicalId: req.logical_id as number, intMode: req.int_mode as number });
     return { values: { ring_id: id, logical_ring_id: req.logical_id } };
   }
 
@@ -277,6 +291,9 @@ export class HwrmFirmware {
     internalErrors: () => this.internalErrors,
     lastInternalError: () => this.lastInternalError,
     backingStoreV2: () => ({ allDone: this.backingStoreV2.allDone, configured: this.backingStoreV2.configuredCount, lastRefusal: this.backingStoreV2.lastRefusal }),
-    resources: () => ({ registered: this.fn.registered, backingStore: this.fn.backingStore !== undefined, rings: this.fn.rings.size, statCtxs: this.fn.statCtxs.size }),
+    resources: () => ({
+      registered: this.fn.registered, interfaceUp: this.fn.interfaceUp, backingStore: this.fn.backingStore !== undefined,
+      rings: this.fn.rings.size, statCtxs: this.fn.statCtxs.size,
+    }),
   };
 }

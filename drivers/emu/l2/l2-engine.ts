@@ -13,7 +13,7 @@
 import type { ModelBus } from '../bus.ts';
 import type { FunctionResources } from '../firmware/function-resources.ts';
 import { l2Of } from '../firmware/hwrm-kernel.ts';
-import { RING_ALLOC_REQ_RING_TYPE } from '../../../firmware-hwrm/hwrm/ring.ts';
+import { RING_ALLOC_REQ_INT_MODE, RING_ALLOC_REQ_RING_TYPE } from '../../../firmware-hwrm/hwrm/ring.ts';
 import { elementAddress, type RingMemory } from './ring-address.ts';
 
 type L2RingView = RingMemory & { readonly id: number; readonly peerRingId: number };
@@ -331,7 +331,7 @@ export class L2Engine {
     const nq = this.fn.rings.get(nqId);
     if (!nq) return;
     this.cursor(nqId).armed = false;
-    if (this.raise(nq.logicalId)) this.counters.interrupts++;
+    if (nq.intMode !== RING_ALLOC_REQ_INT_MODE.POLL && this.raise(nq.logicalId)) this.counters.interrupts++;
   }
 
   /** FUNC_RESET or ring reuse: cursors start again. */

@@ -9,6 +9,7 @@
  */
 import type { Iommu } from '../iommu.ts';
 import type { FunctionResources } from '../firmware/function-resources.ts';
+import { RING_ALLOC_REQ_INT_MODE } from '../../../firmware-hwrm/hwrm/ring.ts';
 import { elementAddress } from '../l2/ring-address.ts';
 
 const DBC_PATH_ROCE = 0;
@@ -61,7 +62,7 @@ export class RoceInterrupts {
       const valid = (this.iommu.read8(at + 8) & 1) === ((pass & 1) === 0 ? 1 : 0);
       if (!valid) continue;
       w.armed = false;
-      if (this.raise(ring.logicalId)) this.fired++;
+      if (ring.intMode !== RING_ALLOC_REQ_INT_MODE.POLL && this.raise(ring.logicalId)) this.fired++;
     }
   }
 }
