@@ -66,7 +66,7 @@ const LEFT_OUT_NAMES = [
   'addr', 'address', 'pbl', 'page_dir', 'page_tbl_addr', 'page_tbl_depth',
   // objects and sequence
   'handle', 'cookie', 'seq_id', 'cmpl_ring', 'target_id', 'resp_size', 'cid', 'xid', 'id', 'ids', 'key', 'lkey',
-  'l_key', 'logical_id', 'nq_ring_id', 'cmpl_ring_id', 'cnq_hw_ring_id', 'stat_ctx_id', 'fid', 'ring_id', 'sgid_index',
+  'l_key', 'logical_id', 'nq_ring_id', 'cmpl_ring_id', 'stat_ctx_id', 'fid', 'ring_id', 'sgid_index',
   'dpi',
   // the peer
   'va', 'dgid', 'gid', 'mac', 'dest_mac', 'src_mac', 'psn', 'sq_psn', 'rq_psn', 'dest_qp_id',
@@ -86,7 +86,7 @@ export function commands(trace: readonly TraceRecord[]): Command[] {
     .filter((r) => r.ch === 'hwrm' && r.dir === 'resp' && r.name === name).map((r) => r.fields[field]);
   const ringIds = answers('HWRM_RING_ALLOC', 'ring_id');
   const statIds = answers('HWRM_STAT_CTX_ALLOC', 'stat_ctx_id');
-  const cqNqs = new Set(reqs.filter((r) => r.name === 'CREATE_CQ').map((r) => r.fields['cnq_hw_ring_id']));
+  const cqNqs = new Set(reqs.filter((r) => r.name === 'CREATE_CQ').map((r) => r.fields['cnq_id']));
   const qpTypes = new Map<unknown, string>();
   const gsiCqs = new Set<unknown>();
   const roceRings = new Set<unknown>();
