@@ -224,8 +224,22 @@ function progress(t: QpTransport): void {
   t.retryLeft = t.qp.retryCnt & 7;
   t.rnrLeft = t.qp.rnrRetry & 7;
   t.retryStarted = false;
-  t.rnrProbe = false;
+  if (t.recoveryEndPsn < 0) t.rnrProbe = false;
+  else if (psnDiff(t.ackPsn, t.recoveryEndPsn) >= 0) endRecovery(t);
+  else if (psnDiff(t.ackPsn, t.txPsn) > 0 && t.recoveryTxWqe >= t.compWqe) {
+    // Acknowledged beyond what was resent: the packets sent before the timeout are arriving, the
+    // timeout was only a late answer, and sending goes on where it stood, not through them again.
+    endRecovery(t);
+    t.txWqe = t.recoveryTxWqe;
+    t.txPsn = t.recoveryTxPsn;
+    return;
+  }
   if (psnDiff(t.txPsn, t.ackPsn) < 0) t.txPsn = t.ackPsn;
+}
+
+function endRecovery(t: QpTransport): void {
+  t.recoveryEndPsn = -1;
+  t.rnrProbe = false;
 }
 
 /** Read through a call so the compiler does not keep the state narrowed from before it. */
@@ -242,9 +256,24 @@ export function checkHead(core: EngineCore, t: QpTransport): void {
 }
 
 /**
- * ERROR_RETRY: go back to the oldest unacknowledged PSN and send everything again. A NAK or
- * a gap starts one retry per episode (until progress); every ACK timeout is one. After
- * retry_cnt of them, the oldest WQE fails.
+ * ERROR_RETRY: go back to the oldest unacknowledged PSN and send again. A NAK or a gap starts
+ * one retry per episode (until progress); every ACK timeout is one. After retry_cnt of them,
+ * the oldest WQE fails.
+ *
+ * A NAK (or a READ response past a gap) says what is missing: everything from its PSN is sent
+ * again at once (go-back-N). An ACK timeout says only that no answer came in time, which a
+ * slow responder causes as well as a loss: the requester resends the oldest packet alone
+ * (asking for an ACK) and, until everything sent before the timeout is acknowledged, one more
+ * each time an ACK arrives; an ACK for a PSN it has not resent yet shows the originals were
+ * only late, and it goes on after them (progress above). A responder slower than the timeout
+ * then gets one extra packet per timeout instead of the window again: resending the window
+ * queued up to 128 stale copies ahead of each resend at a soft-RoCE guest descheduled for
+ * 67 ms, until 7 timeouts passed with no progress and the send failed "retry exceeded"
+ * (docs/hardware.md, "After an ACK timeout"). IBA 9.7.6.1 fixes where a retransmission starts
+ * (the oldest unacknowledged PSN) and when (timeout or NAK), not how fast the rest follows.
+ *
+ * The ACK timer starts when the resent packet leaves (requester.ts sendPacket), not here: a
+ * timer started before the resend would expire that much less than a timeout after it.
  */
 export function errorRetry(core: EngineCore, t: QpTransport, fromTimeout: boolean): void {
   if (t.compWqe === t.fetchedWqe) return;
@@ -256,9 +285,18 @@ export function errorRetry(core: EngineCore, t: QpTransport, fromTimeout: boolea
   t.retryLeft--;
   t.retryStarted = true;
   core.counters.retransmitEvents++;
+  if (fromTimeout) {
+    if (t.recoveryEndPsn < 0) {
+      t.recoveryEndPsn = t.sentHighPsn;
+      t.recoveryTxWqe = t.txWqe;
+      t.recoveryTxPsn = t.txPsn;
+    }
+    t.rnrProbe = true;
+  } else if (t.recoveryEndPsn >= 0) {
+    endRecovery(t);
+  }
   if (!rewind(core, t, t.ackPsn)) return;
   t.ackDeadlineNs = Infinity;
-  restartAckTimer(core, t);
 }
 
 /**
@@ -286,6 +324,7 @@ function rnrRetry(core: EngineCore, t: QpTransport, timerCode: number): void {
   if (!forever) t.rnrLeft--;
   t.retryLeft = t.qp.retryCnt & 7;
   t.retryStarted = false;
+  t.recoveryEndPsn = -1;
   t.rnrProbe = true;
   if (!rewind(core, t, t.ackPsn)) return;
   if (t.reqState === ReqState.READY) t.setReqState(ReqState.RNR_WAIT);

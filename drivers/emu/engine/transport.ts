@@ -83,6 +83,16 @@ export class QpTransport {
    * timer, not the whole window again each time (completer.ts rnrRetry).
    */
   rnrProbe = false;
+  /**
+   * After an ACK timeout: one past the highest PSN sent before it (-1: not recovering). Until
+   * everything before it is acknowledged the requester resends one packet at a time; an ACK for a
+   * PSN it has not resent yet shows the originals were only late, and sending goes on after them
+   * (completer.ts errorRetry).
+   */
+  recoveryEndPsn = -1;
+  /** Where sending stood when the recovery began (the WQE and PSN it goes on from if the timeout was only late). */
+  recoveryTxWqe = 0;
+  recoveryTxPsn = 0;
   /** ACK timeout and RNR timer deadlines in ns (Infinity when stopped). */
   ackDeadlineNs = Infinity;
   rnrDeadlineNs = Infinity;
@@ -207,6 +217,7 @@ export class QpTransport {
     this.readsOutstanding = 0;
     this.retryStarted = false;
     this.rnrProbe = false;
+    this.recoveryEndPsn = -1;
     this.ackDeadlineNs = this.rnrDeadlineNs = Infinity;
     this.wqeStatus.fill(0);
     this.txLoaded = this.rdLoaded = -1;
