@@ -73,8 +73,6 @@ const LONG_FUNCTIONS = new Map<string, string>([
   ["test/roce-commands-qp.test.ts: t.test('MODIFY_QP: 144 bytes, qp_type in byte 7')", 'a hand fixture of 144 bytes'],
   ["test/roce-commands-qp.test.ts: t.test('QUERY_QP: command, response with side-buffer size, 104-byte ')",
     'a hand fixture of the command and its 104-byte side buffer'],
-  ["test/serial/interop-rxe.test.ts: t.test('the capture check finds echo errors, retransmissions, NAKs, ')",
-    'hand-built captures, one per fault'],
 ]);
 
 /**
@@ -132,16 +130,10 @@ const CITATIONS_PENDING = new Set<string>([
   'lib/bnxt/completion-queue.ts',
   'lib/bnxt/hwrm-channel.ts',
   'lib/bnxt/rcfw-channel.ts',
-  'scripts/interop/README.md',
-  'scripts/interop/build-guest.sh',
-  'scripts/interop/guest-config.ts',
-  'scripts/interop/guest-init.sh',
-  'scripts/interop/qemu-args.ts',
   'test/roce-cqe.test.ts',
   'test/roce-creq.test.ts',
   'test/roce-doorbell.test.ts',
   'test/roce-nqe.test.ts',
-  'test/serial/interop-rxe.test.ts',
 ]);
 
 /** The hot-path files -> their setup functions (dotted names, see helpers/tidy.ts) and why each is setup. */

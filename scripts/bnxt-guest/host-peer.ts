@@ -83,6 +83,8 @@ function hostArgv(
     hostIp: HOST_NIC.ip, hostMac: HOST_NIC.mac, guestIp: o.guestIp, guestMac: o.guestMac,
     mtu: HOST_NIC.mtu, pathMtu: HOST_NIC.pathMtu, size: step.sizeBytes, iters: step.iters,
     test: 'test' in step ? step.test : '',
+    // perftest's -q, and the host NIC's own capture of the step (interop's templates take both).
+    qps: 'qps' in step ? step.qps ?? 1 : 1, hostPcap: join(o.workDir, `host-${step.id}.pcap`),
   });
 }
 

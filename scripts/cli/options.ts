@@ -108,6 +108,8 @@ export interface PingpongCommand extends NicSettings {
   readonly server: string | undefined;
   /** -c: fill each message with a known pattern and check what arrives (both sides must use it). */
   readonly check: boolean;
+  /** --pcap: every frame the NIC sends or receives, to this file. */
+  readonly pcapFile: string | undefined;
 }
 
 export interface ProbeCommand {
@@ -180,6 +182,7 @@ Options (as ibv_rc_pingpong's):
   -m, --mtu=<size>       path MTU: ${PINGPONG_MTUS.join(', ')} (default ${DEFAULT_PINGPONG_MTU_BYTES})
       --mac=<mac>        the peer's MAC, aa:bb:cc:dd:ee:ff (when its GID does not carry it)
   -c, --chk              fill messages with a pattern and check them (both sides)
+      --pcap=<file>      write every frame to a pcap file
       --ipv4=<addr>      the NIC's IPv4 address (its GID is ::ffff:<addr>)
       --nic-mac=<mac>    software NIC: its MAC
       --eth-mtu=<bytes>  software NIC: its Ethernet MTU (1500 gives path MTU 1024)
@@ -352,6 +355,7 @@ const PINGPONG_OPTIONS = {
   mtu: { type: 'string', short: 'm' },
   mac: { type: 'string' },
   chk: { type: 'boolean', short: 'c' },
+  pcap: { type: 'string' },
   ipv4: { type: 'string' },
   'nic-mac': { type: 'string' },
   'eth-mtu': { type: 'string' },
@@ -383,6 +387,7 @@ function parsePingpong(args: readonly string[]): Result<CliCommand> {
   if (!mtu.ok) return mtu;
   const mac = parseOptional<Uint8Array | undefined>(where, '--mac', values.mac, undefined, parseMac);
   if (!mac.ok) return mac;
+  if (values.pcap !== undefined && values.pcap === '') return err(`${where}: --pcap needs a file name`);
 
   const nic = parseNicSettings(where, values);
   if (!nic.ok) return nic;
@@ -398,6 +403,7 @@ function parsePingpong(args: readonly string[]): Result<CliCommand> {
     mtuBytes: mtu.value,
     server: server.value,
     check: values.chk === true,
+    pcapFile: values.pcap,
   });
 }
 

@@ -26,7 +26,7 @@ function check(bytes: Uint8Array, at: number, size: number, i: number): boolean 
 }
 
 export async function runPingpong(cmd: PingpongCommand, log: (l: string) => void = (l) => console.log(l)): Promise<number> {
-  const nic = openNic(cmd.device, cmd);
+  const nic = openNic(cmd.device, cmd, cmd.pcapFile);
   if (!nic.ok) {
     console.error(`rig-bnxt pingpong: cannot open ${cmd.device}: ${nic.error}`);
     return 1;

@@ -8,7 +8,7 @@
 # The build is skipped when both images are newer than this script, guest-init.sh and every
 # downloaded .deb. Needs on the host: apt-get (with lists: run `apt-get update` once), dpkg,
 # kmod (depmod, modprobe), cpio, gzip, readelf (binutils). See README.md and install-host-deps.sh.
-# Facts behind every step: /work/shared/docs/rxe-interop.md ("Building the guest").
+# Facts behind every step: docs/interop.md ("The guest").
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)

@@ -1,7 +1,7 @@
 /**
  * The fixed facts of the soft-RoCE guest (addresses, paths) and every time limit the harness
  * uses, in one place. The addresses exist only inside QEMU's simulated segments; the host side
- * uses nothing but 127.0.0.1 (see /work/shared/docs/rxe-interop.md, "How it is wired").
+ * uses nothing but 127.0.0.1 (see docs/interop.md, "The wiring").
  */
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
@@ -30,8 +30,12 @@ export const GUESTFWD_IP = '10.0.2.100';
 
 /** Every wait the harness does has one of these bounds (TCG on 2 shared cores; measured values in README.md). */
 export const Limits = {
-  /** QEMU start -> RXE-READY (measured 6.5-7 s). */
-  readyMs: 90_000,
+  /**
+   * QEMU start -> RXE-READY: measured 6.5-7 s on a quiet machine, 85 s at load average 24 on 2
+   * cores (other suites beside this one), where 90 s was too little. A bound on a boot that
+   * hangs, not an expectation.
+   */
+  readyMs: 300_000,
   /** RXE-READY -> RXE-JOB-START. */
   jobStartMs: 15_000,
   /** A step's start -> its RXE-STEP-WAIT (the guest server listens). */

@@ -12,7 +12,7 @@
 #   RXE-COUNTERS-BEGIN id / RXE-COUNTER id name value / RXE-COUNTERS-END id   (inside a step)
 #   RXE-FAIL <reason>                bring-up failed; the guest powers off
 #
-# Facts: /work/shared/docs/rxe-interop.md ("Inside the guest").
+# Facts: docs/interop.md ("The guest").
 export PATH=/usr/local/bin:/bin:/sbin
 /bin/busybox --install -s /bin
 # Debian's busybox-static runs its own applets before anything on PATH (standalone shell), so
@@ -128,11 +128,13 @@ pp_client() {
   echo "RXE-STEP-END $1 status=$st"
 }
 
-# pt_server ID TOOL SIZE ITERS TIMEOUT_S: perftest's TOOL (ib_send_lat, ib_send_bw) as the server;
-# the host's rig-bnxt perf is the client (through hostfwd to PP_PORT).
+# pt_server ID TOOL SIZE ITERS QPS TIMEOUT_S: perftest's TOOL (ib_send_lat, ib_send_bw) as the
+# server, with QPS queue pairs (-q); the host's rig-bnxt perf is the client (through hostfwd to PP_PORT).
+# perftest 6.06 refuses -q in latency tests even for 1 QP, so -q is given only for more than one.
 pt_server() {
   echo "RXE-STEP-BEGIN $1"
-  timeout -s KILL "$5" "$2" -d rxe0 -x "$GID_INDEX" -F -s "$3" -n "$4" -p $PP_PORT > "/tmp/$1.out" 2>&1 &
+  qflag=""; [ "$5" != 1 ] && qflag="-q $5"
+  timeout -s KILL "$6" "$2" -d rxe0 -x "$GID_INDEX" -F -s "$3" -n "$4" $qflag -p $PP_PORT > "/tmp/$1.out" 2>&1 &
   pid=$!
   if wait_listen $PP_PORT $pid; then echo "RXE-STEP-WAIT $1"; else echo "RXE-OUT $1 (server did not listen)"; fi
   wait $pid
@@ -141,12 +143,13 @@ pt_server() {
   echo "RXE-STEP-END $1 status=$st"
 }
 
-# pt_client ID TOOL SIZE ITERS TIMEOUT_S SERVER: perftest's TOOL as the client of SERVER (the
-# host's rig-bnxt perf server, reached through guestfwd).
+# pt_client ID TOOL SIZE ITERS QPS TIMEOUT_S SERVER: perftest's TOOL as the client of SERVER (the
+# host's rig-bnxt perf server, reached through guestfwd), with QPS queue pairs.
 pt_client() {
   echo "RXE-STEP-BEGIN $1"
   echo "RXE-STEP-WAIT $1"
-  timeout -s KILL "$5" "$2" -d rxe0 -x "$GID_INDEX" -F -s "$3" -n "$4" -p $PP_PORT "$6" > "/tmp/$1.out" 2>&1
+  qflag=""; [ "$5" != 1 ] && qflag="-q $5"
+  timeout -s KILL "$6" "$2" -d rxe0 -x "$GID_INDEX" -F -s "$3" -n "$4" $qflag -p $PP_PORT "$7" > "/tmp/$1.out" 2>&1
   st=$?
   step_out "$1" "/tmp/$1.out"
   echo "RXE-STEP-END $1 status=$st"

@@ -7,7 +7,10 @@
  * command binds hostPort and sends to guestPort, where QEMU's -netdev dgram listens),
  * {hostIp} {hostMac} {guestIp} {guestMac} {mtu} {pathMtu} {size} {iters} {tcpPort}
  * (127.0.0.1:tcpPort is where the guest's ibv_rc_pingpong server is reached through slirp's
- * hostfwd, or where the host's server must listen for guestfwd).
+ * hostfwd, or where the host's server must listen for guestfwd), {test} and {qps} for perf, and
+ * {hostPcap}: the step's host-side capture, which the software NIC writes itself (--pcap), with
+ * each frame stamped when it left or arrived on the clock its timers use. The rig-bnxt templates
+ * take it; a template without it leaves the step with no host capture.
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -20,22 +23,22 @@ import { REPO_ROOT } from './guest-config.ts';
 /** The host is the ibv_rc_pingpong client; the guest's server is at 127.0.0.1:{tcpPort}. */
 export const HOST_PINGPONG_CLIENT_TEMPLATE =
   'node dist/rig-bnxt.mjs pingpong -d emu:{hostPort}:{guestPort} --ipv4 {hostIp} --nic-mac {hostMac} ' +
-  '--mac {guestMac} --eth-mtu {mtu} -m {pathMtu} -s {size} -n {iters} -p {tcpPort} 127.0.0.1';
+  '--mac {guestMac} --eth-mtu {mtu} -m {pathMtu} -s {size} -n {iters} -p {tcpPort} --pcap {hostPcap} 127.0.0.1';
 
 /** The host is the server (the guest connects through guestfwd); it listens on 127.0.0.1:{tcpPort}. */
 export const HOST_PINGPONG_SERVER_TEMPLATE =
   'node dist/rig-bnxt.mjs pingpong -d emu:{hostPort}:{guestPort} --ipv4 {hostIp} --nic-mac {hostMac} ' +
-  '--mac {guestMac} --eth-mtu {mtu} -m {pathMtu} -s {size} -n {iters} -p {tcpPort}';
+  '--mac {guestMac} --eth-mtu {mtu} -m {pathMtu} -s {size} -n {iters} -p {tcpPort} --pcap {hostPcap}';
 
 /** The host is perftest's client ({test}: send_lat, send_bw); the guest's perftest server is at 127.0.0.1:{tcpPort}. */
 export const HOST_PERF_CLIENT_TEMPLATE =
   'node dist/rig-bnxt.mjs perf {test} -d emu:{hostPort}:{guestPort} --ipv4 {hostIp} --nic-mac {hostMac} ' +
-  '--mac {guestMac} --eth-mtu {mtu} -s {size} -n {iters} -p {tcpPort} 127.0.0.1';
+  '--mac {guestMac} --eth-mtu {mtu} -s {size} -n {iters} -q {qps} -p {tcpPort} --pcap {hostPcap} 127.0.0.1';
 
 /** The host is perftest's server; the guest's perftest client connects through guestfwd to 127.0.0.1:{tcpPort}. */
 export const HOST_PERF_SERVER_TEMPLATE =
   'node dist/rig-bnxt.mjs perf {test} -d emu:{hostPort}:{guestPort} --ipv4 {hostIp} --nic-mac {hostMac} ' +
-  '--mac {guestMac} --eth-mtu {mtu} -s {size} -n {iters} -p {tcpPort}';
+  '--mac {guestMac} --eth-mtu {mtu} -s {size} -n {iters} -q {qps} -p {tcpPort} --pcap {hostPcap}';
 
 export interface HostTemplates {
   /** For steps where the guest is the pingpong server. */
@@ -109,8 +112,10 @@ function runForText(file: string, args: readonly string[], limitMs: number): Pro
  */
 export function standInTemplates(): HostTemplates {
   const standIn = `node --import ./scripts/register-ts.mjs scripts/interop/stand-in-peer.ts`;
+  // The stand-in writes no capture of its own.
+  const noPcap = (template: string) => template.replace(' --pcap {hostPcap}', '');
   return {
-    client: HOST_PINGPONG_CLIENT_TEMPLATE.replace('node dist/rig-bnxt.mjs', standIn),
-    server: HOST_PINGPONG_SERVER_TEMPLATE.replace('node dist/rig-bnxt.mjs', standIn),
+    client: noPcap(HOST_PINGPONG_CLIENT_TEMPLATE).replace('node dist/rig-bnxt.mjs', standIn),
+    server: noPcap(HOST_PINGPONG_SERVER_TEMPLATE).replace('node dist/rig-bnxt.mjs', standIn),
   };
 }

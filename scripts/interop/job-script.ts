@@ -11,10 +11,13 @@ export type GuestStep =
   | { readonly kind: 'pingpong-server'; readonly id: string; readonly sizeBytes: number; readonly iters: number }
   /** ibv_rc_pingpong client in the guest, connecting through guestfwd; the host command is the server. */
   | { readonly kind: 'pingpong-client'; readonly id: string; readonly sizeBytes: number; readonly iters: number }
-  /** perftest's ib_send_lat / ib_send_bw as the server in the guest; the host's rig-bnxt perf is the client. */
-  | { readonly kind: 'perftest-server'; readonly id: string; readonly test: PerftestTest; readonly sizeBytes: number; readonly iters: number }
+  /**
+   * perftest's ib_send_lat / ib_send_bw as the server in the guest; the host's rig-bnxt perf is the
+   * client. `qps` (send_bw only, default 1) is both sides' -q.
+   */
+  | { readonly kind: 'perftest-server'; readonly id: string; readonly test: PerftestTest; readonly sizeBytes: number; readonly iters: number; readonly qps?: number }
   /** perftest as the client in the guest (through guestfwd); the host's rig-bnxt perf is the server. */
-  | { readonly kind: 'perftest-client'; readonly id: string; readonly test: PerftestTest; readonly sizeBytes: number; readonly iters: number }
+  | { readonly kind: 'perftest-client'; readonly id: string; readonly test: PerftestTest; readonly sizeBytes: number; readonly iters: number; readonly qps?: number }
   /** Server and client both in the guest on rxe0 (no host side; rxe loops the packets back). */
   | { readonly kind: 'pingpong-loopback'; readonly id: string; readonly sizeBytes: number; readonly iters: number }
   /** Any guest command (e.g. ibv_devinfo), its output captured. */
@@ -67,6 +70,11 @@ export function checkSteps(steps: readonly GuestStep[]): void {
     if (!ID.test(step.id)) throw new Error(`step id "${step.id}": use letters, digits, _ . - (max 40)`);
     if (seen.has(step.id)) throw new Error(`step id "${step.id}" used twice`);
     seen.add(step.id);
+    if ('qps' in step && step.qps !== undefined) {
+      // perftest allows several QPs in bandwidth tests only ("Multiple QPs only available on bw tests").
+      if (!Number.isInteger(step.qps) || step.qps < 1 || step.qps > 64) throw new Error(`step ${step.id}: qps ${step.qps} not in 1..64`);
+      if (step.qps > 1 && step.test !== 'send_bw') throw new Error(`step ${step.id}: several QPs need send_bw`);
+    }
     if ('sizeBytes' in step) {
       if (!Number.isInteger(step.sizeBytes) || step.sizeBytes < 1 || step.sizeBytes > 1 << 20) throw new Error(`step ${step.id}: size ${step.sizeBytes} not in 1..1048576`);
       if (!Number.isInteger(step.iters) || step.iters < 1 || step.iters > 1_000_000) throw new Error(`step ${step.id}: iters ${step.iters} not in 1..1000000`);
@@ -108,7 +116,9 @@ export function jobScript(steps: readonly GuestStep[], options: JobOptions = {})
         if (step.test !== 'send_lat' && step.test !== 'send_bw') throw new Error(`step ${step.id}: perftest test ${String(step.test)}`);
         const limitS = Math.ceil(stepLimitMs(step.iters) / 1000);
         const fn = step.kind === 'perftest-server' ? 'pt_server' : 'pt_client';
-        lines.push(`${fn} ${step.id} ib_${step.test} ${step.sizeBytes} ${step.iters} ${limitS}${step.kind === 'perftest-client' ? ` ${server}` : ''}`);
+        const qps = step.qps ?? 1;
+        const at = step.kind === 'perftest-client' ? ` ${server}` : '';
+        lines.push(`${fn} ${step.id} ib_${step.test} ${step.sizeBytes} ${step.iters} ${qps} ${limitS}${at}`);
         break;
       }
       case 'command':

@@ -1,5 +1,5 @@
 /**
- * The QEMU command line of one guest run: /work/shared/docs/rxe-interop.md's, with this run's
+ * The QEMU command line of one guest run: docs/interop.md's, with this run's
  * ports. TCG only (no KVM), no tap: the control NIC is slirp with restrict=on (the guest reaches
  * nothing but the explicit forwards on 127.0.0.1) and the data NIC is one UDP datagram per
  * Ethernet frame between two 127.0.0.1 ports.
@@ -14,6 +14,12 @@ export interface QemuFiles {
   readonly serialLog: string;
   /** null: no capture of the data NIC. */
   readonly pcap: string | null;
+  /**
+   * The data NIC's UDP socket, made by the harness and passed to QEMU as this file descriptor
+   * (bound to the guest port, connected to the host port; data-socket.ts says why). Absent:
+   * QEMU makes its own socket on the guest port.
+   */
+  readonly dataFd?: number;
 }
 
 export const RELAY_SCRIPT = join(REPO_ROOT, 'scripts', 'interop', 'tcp-relay.mjs');
@@ -28,9 +34,12 @@ export function qemuArgs(files: QemuFiles, ports: RunPorts, guestfwd: boolean): 
   }
   let control = `user,id=ctl,restrict=on,hostfwd=tcp:127.0.0.1:${ports.tcpPort}-:${GUEST_PINGPONG_PORT}`;
   if (guestfwd) control += `,guestfwd=tcp:${GUESTFWD_IP}:${GUEST_PINGPONG_PORT}-cmd:${process.execPath} ${RELAY_SCRIPT} ${ports.serverPort}`;
-  const data =
-    `dgram,id=data,local.type=inet,local.host=127.0.0.1,local.port=${ports.guestPort},` +
-    `remote.type=inet,remote.host=127.0.0.1,remote.port=${ports.hostPort}`;
+  // QEMU 7.2's net/dgram.c takes a passed socket as local.type=fd with no remote and send()s
+  // on it, so it must be connected already.
+  const data = files.dataFd !== undefined
+    ? `dgram,id=data,local.type=fd,local.str=${files.dataFd}`
+    : `dgram,id=data,local.type=inet,local.host=127.0.0.1,local.port=${ports.guestPort},` +
+      `remote.type=inet,remote.host=127.0.0.1,remote.port=${ports.hostPort}`;
   const args = [
     '-accel', 'tcg', '-cpu', 'max', '-m', '512', '-smp', '1',
     '-nodefaults', '-no-user-config', '-display', 'none', '-no-reboot',

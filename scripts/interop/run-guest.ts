@@ -26,6 +26,7 @@ import { pickRunPorts, type RunPorts } from './free-ports.ts';
 import { fillTemplate, hostTemplates, standInTemplates, type HostTemplates } from './host-command.ts';
 import { hostSide, jobScript, type GuestStep, type JobOptions } from './job-script.ts';
 import { qemuArgs } from './qemu-args.ts';
+import { openDataSocket } from './data-socket.ts';
 import { checkPingpongCapture, readPcap, type PingpongPair } from './capture-check.ts';
 import { SerialFollower } from './serial-follow.ts';
 import { parsePerftestRow, parsePingpongOutput, type PerftestRow, type PingpongReport, type SerialTranscript } from './serial-transcript.ts';
@@ -68,6 +69,8 @@ export interface StepResult {
   /** The guest's perftest result row, for perftest steps. */
   readonly perftest: PerftestRow | null;
   readonly host: HostRun | null;
+  /** The host command's own capture of the step (its --pcap), when its template writes one. */
+  readonly hostPcap: string | null;
 }
 
 export interface GuestRunResult {
@@ -116,8 +119,15 @@ export async function runGuest(options: RunGuestOptions): Promise<GuestRunResult
   const ports = await pickRunPorts();
   const guestfwd = options.steps.some((s) => s.kind === 'pingpong-client' || s.kind === 'perftest-client');
   const extra = options.qemuExtraArgs ?? (process.env['RXE_QEMU_ARGS'] ?? '').split(/\s+/).filter((a) => a !== '');
-  const args = [...qemuArgs({ cacheDir, jobFile: files.job, serialLog: files.serialLog, pcap: files.pcap }, ports, guestfwd), ...extra];
+  // The data NIC's socket with a receive buffer that holds the host's window (data-socket.ts),
+  // passed to QEMU as its descriptor 3; else QEMU makes its own.
+  const data = await openDataSocket(ports.guestPort, ports.hostPort);
+  if ('error' in data) log(`data socket: ${data.error}; QEMU makes its own (default receive buffer)`);
+  else log(`data socket: receive buffer ${data.socket.receiveBufferBytes} bytes, passed to QEMU as fd 3`);
+  const dataSocket = 'socket' in data ? data.socket : null;
+  const args = [...qemuArgs({ cacheDir, jobFile: files.job, serialLog: files.serialLog, pcap: files.pcap, ...(dataSocket ? { dataFd: 3 } : {}) }, ports, guestfwd), ...extra];
   const hostRuns = new Map<string, HostRun>();
+  const hostPcaps = new Map<string, string>();
   const follower = new SerialFollower(files.serialLog);
   let failure: string | null = null;
   let readyMs: number | null = null;
@@ -132,13 +142,15 @@ export async function runGuest(options: RunGuestOptions): Promise<GuestRunResult
     if (failure === null) {
       log(`qemu: guest data port ${ports.guestPort}, host data port ${ports.hostPort}, hostfwd ${ports.tcpPort}, guestfwd target ${ports.serverPort}; logs in ${workDir}`);
       const qemuLogFd = openSync(files.qemuLog, 'w');
-      qemu = spawn('qemu-system-x86_64', args, { cwd: REPO_ROOT, stdio: ['ignore', qemuLogFd, qemuLogFd] });
+      qemu = spawn('qemu-system-x86_64', args, { cwd: REPO_ROOT, stdio: dataSocket ? ['ignore', qemuLogFd, qemuLogFd, dataSocket.fd] : ['ignore', qemuLogFd, qemuLogFd] });
       closeSync(qemuLogFd);
+      dataSocket?.close();
       qemu.on('exit', (code, signal) => { qemuExit = `QEMU exited (${signal ?? `code ${code}`}; see ${files.qemuLog})`; });
       qemu.on('error', (error) => { qemuExit = `QEMU did not start: ${error.message}`; });
       failure = await drive();
     }
   } finally {
+    dataSocket?.close();
     if (hostChild !== null) killTree(hostChild);
     if (qemu !== null && qemuExit === null) {
       if (failure === null && follower.transcript.jobStatus !== null) {
@@ -171,15 +183,14 @@ export async function runGuest(options: RunGuestOptions): Promise<GuestRunResult
         const perftest = step.kind === 'perftest-server' || step.kind === 'perftest-client';
         const template = perftest ? (side === 'client' ? templates.perfClient : templates.perfServer) : (side === 'client' ? templates.client : templates.server);
         if (template === undefined) return `step ${step.id}: the host peer has no perf command`;
+        const hostPcap = join(workDir, `host-${step.id}.pcap`);
         const argv = fillTemplate(template, {
           hostPort: ports.hostPort, guestPort: ports.guestPort, tcpPort: side === 'client' ? ports.tcpPort : ports.serverPort,
           hostIp: HOST_DATA_IP, hostMac: HOST_DATA_MAC, guestIp: GUEST_DATA_IP, guestMac: GUEST_DATA_MAC,
           mtu: DATA_MTU, pathMtu: PATH_MTU, size: step.sizeBytes, iters: step.iters, test: 'test' in step ? step.test : '',
+          qps: 'qps' in step ? step.qps ?? 1 : 1, hostPcap,
         });
-        // send_bw with rig-bnxt as the client: 16 sends outstanding, not perftest's 128. A TCG guest
-        // on a loaded host falls so far behind a 128-deep window of 4 KiB sends that the host's
-        // retries ran out in one run of two (retry exceeded); see docs/cli.md.
-        if (perftest && side === 'client' && 'test' in step && step.test === 'send_bw') argv.splice(argv.length - 1, 0, '-t', '16');
+        if (template.includes('{hostPcap}')) hostPcaps.set(step.id, hostPcap);
         log(`step ${step.id}: host ${argv.join(' ')}`);
         hostDone = runHost(argv, limitMs, join(workDir, `host-${step.id}.log`), (child) => { hostChild = child; });
       }
@@ -217,6 +228,7 @@ export async function runGuest(options: RunGuestOptions): Promise<GuestRunResult
       pingpong: 'iters' in step && !('test' in step) ? parsePingpongOutput(output) : null,
       perftest: 'test' in step ? parsePerftestRow(output) : null,
       host: hostRuns.get(step.id) ?? null,
+      hostPcap: hostPcaps.get(step.id) ?? null,
     };
   });
   if (failure === null && t.jobStatus !== 0) failure = `guest job ended with status ${t.jobStatus}`;

@@ -158,6 +158,28 @@ export function parsePerftestRow(lines: readonly string[]): PerftestRow | null {
   return null;
 }
 
+/** One queue pair's address as perftest prints it (" local address: LID 0000 QPN 0x0011 PSN 0x126501"). */
+export interface PerftestAddress {
+  readonly qpn: number;
+  readonly psn: number;
+}
+
+/**
+ * perftest's address lines, in the order printed: one local line per queue pair, then one
+ * remote line per queue pair (send_bw.c prints my_dest[i], then rem_dest[i]); QP i is
+ * connected to the peer's QP i.
+ */
+export function parsePerftestAddresses(lines: readonly string[]): { readonly local: PerftestAddress[]; readonly remote: PerftestAddress[] } {
+  const local: PerftestAddress[] = [];
+  const remote: PerftestAddress[] = [];
+  for (const line of lines) {
+    const m = /(local|remote) address: LID (?:0x)?[0-9a-f]+ QPN (0x[0-9a-f]+) PSN (0x[0-9a-f]+)/i.exec(line);
+    if (m === null) continue;
+    (m[1] === 'local' ? local : remote).push({ qpn: parseInt(m[2]!, 16), psn: parseInt(m[3]!, 16) });
+  }
+  return { local, remote };
+}
+
 export function parsePingpongOutput(lines: readonly string[]): PingpongReport | null {
   let local: [number, number] | null = null;
   let remote: [number, number] | null = null;

@@ -1,6 +1,6 @@
 /**
- * Interop with Linux soft-RoCE (rdma_rxe) in a QEMU TCG guest (scripts/interop/, facts in
- * /work/shared/docs/rxe-interop.md).
+ * Interop with Linux soft-RoCE (rdma_rxe) in a QEMU TCG guest (scripts/interop/; how it is
+ * built and wired, and what it has shown, in docs/interop.md).
  *
  * 1. The harness's own parts, without QEMU: serial markers, job scripts, host command templates,
  *    the capture check.
@@ -8,7 +8,10 @@
  *    scripts/interop/stand-in-peer.ts) and an in-guest loopback, checking the harness end to end.
  * 3. With qemu-system-x86_64 and `node dist/rig-bnxt.mjs pingpong`: the real interop run. 64 and
  *    4096 bytes, then RXE_LONG_ITERS (default 10000) messages of RXE_LONG_SIZE (default 4096)
- *    bytes each way with no retransmission caused by the host and no payload error.
+ *    bytes each way with no payload error, and no host retransmission before its timeout in
+ *    the host's own capture (--pcap).
+ * 4. Real perftest (ib_send_lat, ib_send_bw with perftest's default 128 outstanding, and
+ *    ib_send_bw -q 2) against `rig-bnxt perf`, both roles, with the same capture check.
  *
  * Parts 2 and 3 skip, saying why, when QEMU or the rig-bnxt command is missing. The guest image
  * is built (or reused) in build/interop by scripts/interop/build-guest.sh.
@@ -21,10 +24,12 @@ import { buildFrame } from '../../drivers/emu/wire/build.ts';
 import { Opcode } from '../../drivers/emu/wire/opcodes.ts';
 import { AETH_SYNDROME_ACK, NakCode, nakSyndrome } from '../../drivers/emu/wire/aeth.ts';
 import { checkPingpongCapture, readPcap, type CaptureCheck } from '../../scripts/interop/capture-check.ts';
-import { fillTemplate, HOST_PINGPONG_CLIENT_TEMPLATE, rigBnxtPingpongAvailable, standInTemplates } from '../../scripts/interop/host-command.ts';
+import { fillTemplate, HOST_PERF_SERVER_TEMPLATE, HOST_PINGPONG_CLIENT_TEMPLATE, rigBnxtPingpongAvailable, standInTemplates } from '../../scripts/interop/host-command.ts';
 import { checkSteps, jobScript, type GuestStep } from '../../scripts/interop/job-script.ts';
 import { ensureGuestImage, pingpongPair, qemuAvailable, runGuest, type GuestRunResult, type StepResult } from '../../scripts/interop/run-guest.ts';
-import { RETRANSMISSION_COUNTERS, SerialTranscript, parsePingpongOutput, parsePerftestRow } from '../../scripts/interop/serial-transcript.ts';
+import { RETRANSMISSION_COUNTERS, SerialTranscript, parsePingpongOutput, parsePerftestAddresses, parsePerftestRow } from '../../scripts/interop/serial-transcript.ts';
+import { checkRetransmissions, type RequesterFlow } from '../../scripts/interop/retransmission-check.ts';
+import { HOST_DATA_MAC } from '../../scripts/interop/guest-config.ts';
 
 // ---- 1. the harness's parts ---------------------------------------------------------------------
 
@@ -106,14 +111,23 @@ t.test('the job script calls the guest-init.sh helpers in step order', async (t)
   t.throws(() => checkSteps([{ kind: 'counters', id: 'x' }, { kind: 'kernel-log', id: 'x' }]), /used twice/);
   t.throws(() => checkSteps([{ kind: 'command', id: 'x', argv: ['echo', '$(reboot)'] }]), /does not quote/);
   t.throws(() => checkSteps([{ kind: 'pingpong-server', id: 'x', sizeBytes: 0, iters: 5 }]), /size 0/);
+  t.match(jobScript([{ kind: 'perftest-server', id: 'bw2', test: 'send_bw', sizeBytes: 4096, iters: 200, qps: 2 }]), /^pt_server bw2 ib_send_bw 4096 200 2 35$/m);
+  t.match(jobScript([{ kind: 'perftest-client', id: 'lat', test: 'send_lat', sizeBytes: 64, iters: 200 }]), /^pt_client lat ib_send_lat 64 200 1 35 10\.0\.2\.100$/m);
+  t.throws(() => checkSteps([{ kind: 'perftest-server', id: 'x', test: 'send_lat', sizeBytes: 64, iters: 5, qps: 2 }]), /several QPs need send_bw/);
 });
 
 t.test('host command templates fill every placeholder and refuse unknown ones', async (t) => {
-  const values = { hostPort: 40001, guestPort: 40002, tcpPort: 40003, hostIp: '10.77.0.2', hostMac: '02:62:6e:00:00:02', guestIp: '10.77.0.1', guestMac: '52:54:00:77:00:01', mtu: 1500, pathMtu: 1024, size: 4096, iters: 10000 };
+  const values = { hostPort: 40001, guestPort: 40002, tcpPort: 40003, hostIp: '10.77.0.2', hostMac: '02:62:6e:00:00:02', guestIp: '10.77.0.1', guestMac: '52:54:00:77:00:01', mtu: 1500, pathMtu: 1024, size: 4096, iters: 10000, hostPcap: '/tmp/run/host-pp.pcap', test: 'send_bw', qps: 2 };
   t.same(fillTemplate(HOST_PINGPONG_CLIENT_TEMPLATE, values), [
     'node', 'dist/rig-bnxt.mjs', 'pingpong', '-d', 'emu:40001:40002', '--ipv4', '10.77.0.2', '--nic-mac', '02:62:6e:00:00:02',
-    '--mac', '52:54:00:77:00:01', '--eth-mtu', '1500', '-m', '1024', '-s', '4096', '-n', '10000', '-p', '40003', '127.0.0.1',
+    '--mac', '52:54:00:77:00:01', '--eth-mtu', '1500', '-m', '1024', '-s', '4096', '-n', '10000', '-p', '40003', '--pcap', '/tmp/run/host-pp.pcap', '127.0.0.1',
   ]);
+  // perf: perftest's default -t (128), -q per step, and the host's own capture.
+  t.same(fillTemplate(HOST_PERF_SERVER_TEMPLATE, values), [
+    'node', 'dist/rig-bnxt.mjs', 'perf', 'send_bw', '-d', 'emu:40001:40002', '--ipv4', '10.77.0.2', '--nic-mac', '02:62:6e:00:00:02',
+    '--mac', '52:54:00:77:00:01', '--eth-mtu', '1500', '-s', '4096', '-n', '10000', '-q', '2', '-p', '40003', '--pcap', '/tmp/run/host-pp.pcap',
+  ]);
+  t.notMatch(standInTemplates().client, /--pcap/, 'the stand-in writes no capture');
   t.throws(() => fillTemplate('run {nope}', values), /unknown placeholder \{nope\}/);
   t.throws(() => fillTemplate('   ', values), /empty/);
   t.match(standInTemplates().client, /^node --import \.\/scripts\/register-ts\.mjs scripts\/interop\/stand-in-peer\.ts pingpong -d emu:\{hostPort\}:\{guestPort\} /);
@@ -147,23 +161,27 @@ t.test('perftest result rows are read under their header, -nan included', async 
   t.equal(parsePerftestRow([' 64 200 1.0 2.0']), null, 'no row without its header');
 });
 
+const GUEST_MAC = [0x52, 0x54, 0x00, 0x77, 0x00, 0x01];
+const HOST_MAC = [0x02, 0x62, 0x6e, 0x00, 0x00, 0x02];
+const GUEST_QPN = 0x11, HOST_QPN = 0x100;
+
+/** A RoCEv2 frame between the guest (10.77.0.1, GUEST_QPN) and the host (10.77.0.2, HOST_QPN). */
+function rcFrame(fromGuest: boolean, opcode: number, psn: number, payload: Uint8Array, syndrome = AETH_SYNDROME_ACK, destQp?: number): Uint8Array {
+  const f = new RoceFrame();
+  f.srcMac.set(fromGuest ? GUEST_MAC : HOST_MAC);
+  f.dstMac.set(fromGuest ? HOST_MAC : GUEST_MAC);
+  f.srcIp = fromGuest ? 0x0a4d0001 : 0x0a4d0002;
+  f.dstIp = fromGuest ? 0x0a4d0002 : 0x0a4d0001;
+  f.destQp = destQp ?? (fromGuest ? HOST_QPN : GUEST_QPN);
+  f.opcode = opcode; f.psn = psn; f.ackReq = opcode === Opcode.RC_ACKNOWLEDGE ? 0 : 1;
+  f.aethSyndrome = syndrome; f.aethMsn = 1;
+  f.payloadLength = payload.length;
+  const out = new Uint8Array(2048);
+  return out.slice(0, buildFrame(out, f, payload, 0));
+}
+
 t.test('the capture check finds echo errors, retransmissions, NAKs, bad frames and late ACKs', async (t) => {
-  const guestMac = [0x52, 0x54, 0x00, 0x77, 0x00, 0x01];
-  const hostMac = [0x02, 0x62, 0x6e, 0x00, 0x00, 0x02];
-  const GUEST_QPN = 0x11, HOST_QPN = 0x100;
-  const frame = (fromGuest: boolean, opcode: number, psn: number, payload: Uint8Array, syndrome = AETH_SYNDROME_ACK): Uint8Array => {
-    const f = new RoceFrame();
-    f.srcMac.set(fromGuest ? guestMac : hostMac);
-    f.dstMac.set(fromGuest ? hostMac : guestMac);
-    f.srcIp = fromGuest ? 0x0a4d0001 : 0x0a4d0002;
-    f.dstIp = fromGuest ? 0x0a4d0002 : 0x0a4d0001;
-    f.destQp = fromGuest ? HOST_QPN : GUEST_QPN;
-    f.opcode = opcode; f.psn = psn; f.ackReq = opcode === Opcode.RC_ACKNOWLEDGE ? 0 : 1;
-    f.aethSyndrome = syndrome; f.aethMsn = 1;
-    f.payloadLength = payload.length;
-    const out = new Uint8Array(2048);
-    return out.slice(0, buildFrame(out, f, payload, 0));
-  };
+  const frame = rcFrame;
   const a = Uint8Array.from({ length: 64 }, (_, i) => i);
   const b = Uint8Array.from({ length: 64 }, (_, i) => 255 - i);
   const bCorrupted = Uint8Array.from(b); bCorrupted[9] = 0;
@@ -230,6 +248,69 @@ t.test('the capture check finds echo errors, retransmissions, NAKs, bad frames a
   t.throws(() => readPcap(new Uint8Array(24)), /bad magic/);
 });
 
+t.test('the host-capture check: a retransmission is early unless its timer may have expired or a NAK asked for it', async (t) => {
+  const a = new Uint8Array(64);
+  const none = new Uint8Array(0);
+  const flow: RequesterFlow = { mac: Uint8Array.from(HOST_MAC), ownQpn: HOST_QPN, peerQpn: GUEST_QPN };
+  const send = (psn: number) => rcFrame(false, Opcode.RC_SEND_ONLY, psn, a);
+  const ack = (psn: number, syndrome = AETH_SYNDROME_ACK) => rcFrame(true, Opcode.RC_ACKNOWLEDGE, psn, none, syndrome);
+  const check = (records: { timeUs: number; frame: Uint8Array }[]) => checkRetransmissions(readPcap(pcapFile(records)), flow);
+  const ms = (n: number) => 1_000_000 + n * 1000;
+
+  // Legal: 68 ms after the send with nothing in between; then a burst of the two after it.
+  const legal = check([
+    { timeUs: ms(0), frame: send(10) }, { timeUs: ms(0.1), frame: send(11) }, { timeUs: ms(0.2), frame: send(12) },
+    { timeUs: ms(68), frame: send(10) }, { timeUs: ms(68.1), frame: send(11) }, { timeUs: ms(68.2), frame: send(12) },
+    { timeUs: ms(70), frame: ack(12) },
+  ]);
+  t.match(legal, { firstTransmissions: 3, retransmissions: 3, afterTimeout: 1, inBurst: 2, early: 0 });
+
+  // Early: 20 ms after the send, no NAK.
+  const early = check([{ timeUs: ms(0), frame: send(10) }, { timeUs: ms(20), frame: send(10) }]);
+  t.match(early, { retransmissions: 1, early: 1 });
+  t.match(early.earlyExamples[0], /PSN 10 resent 20\.000 ms after it was sent/);
+
+  // The timer restarts on an ACK that acknowledges something: 80 ms after its send but 50 ms
+  // after the ACK for the packet before it is early; 68 ms after that ACK is legal.
+  const restarted = [{ timeUs: ms(0), frame: send(10) }, { timeUs: ms(1), frame: send(11) }, { timeUs: ms(30), frame: ack(10) }];
+  t.match(check([...restarted, { timeUs: ms(80), frame: send(11) }]), { early: 1 });
+  t.match(check([...restarted, { timeUs: ms(98), frame: send(11) }]), { early: 0, afterTimeout: 1 });
+  // A duplicate ACK (nothing new acknowledged) does not restart it.
+  t.match(check([{ timeUs: ms(0), frame: send(10) }, { timeUs: ms(1), frame: send(11) }, { timeUs: ms(30), frame: ack(9) }, { timeUs: ms(68), frame: send(10) }]), { early: 0, afterTimeout: 1 });
+
+  // Each resend starts the timer: a second resend 67.05 ms after the first is early (the timer
+  // was started before the first resend left), 68 ms after it is legal.
+  const twice = (second: number) => check([{ timeUs: ms(0), frame: send(10) }, { timeUs: ms(68), frame: send(10) }, { timeUs: ms(68 + second), frame: send(10) }]);
+  t.match(twice(67.05), { afterTimeout: 1, early: 1 });
+  t.match(twice(68), { afterTimeout: 2, early: 0 });
+  // An ACK stamped after the timer expired may reach the requester after its resend: legal.
+  t.match(check([{ timeUs: ms(0), frame: send(10) }, { timeUs: ms(1), frame: send(11) }, { timeUs: ms(67.5), frame: ack(10) }, { timeUs: ms(67.6), frame: send(10) }]), { early: 0, afterTimeout: 1 });
+
+  // A sequence NAK asks for a resend at once; an RNR NAK after its delay (code 14: 1.28 ms).
+  t.match(check([{ timeUs: ms(0), frame: send(10) }, { timeUs: ms(1), frame: send(11) }, { timeUs: ms(2), frame: ack(10, nakSyndrome(NakCode.PSN_SEQUENCE_ERROR)) }, { timeUs: ms(2.1), frame: send(10) }, { timeUs: ms(2.2), frame: send(11) }]),
+    { afterNak: 1, inBurst: 1, early: 0, seqNaks: 1 });
+  const rnr = (after: number) => check([{ timeUs: ms(0), frame: send(10) }, { timeUs: ms(1), frame: ack(10, 0x20 | 14) }, { timeUs: ms(1 + after), frame: send(10) }]);
+  t.match(rnr(1.3), { afterNak: 1, early: 0, rnrNaks: 1 });
+  t.match(rnr(0.5), { afterNak: 0, early: 1 });
+
+  // Other queue pairs' frames are not this flow's.
+  t.match(check([{ timeUs: ms(0), frame: send(10) }, { timeUs: ms(5), frame: rcFrame(false, Opcode.RC_SEND_ONLY, 10, a, AETH_SYNDROME_ACK, GUEST_QPN + 1) }]), { retransmissions: 0 });
+});
+
+t.test("perftest's address lines: one local line per queue pair, then one remote line per queue pair", async (t) => {
+  const lines = [
+    ' local address: LID 0000 QPN 0x0002 PSN 0x2c22a8',
+    ' GID: 00:00:00:00:00:00:00:00:00:00:255:255:10:77:00:02',
+    ' local address: LID 0000 QPN 0x0003 PSN 0x1b',
+    ' remote address: LID 0000 QPN 0x0011 PSN 0x126501',
+    ' remote address: LID 0000 QPN 0x0012 PSN 0x069c',
+  ];
+  t.same(parsePerftestAddresses(lines), {
+    local: [{ qpn: 2, psn: 0x2c22a8 }, { qpn: 3, psn: 0x1b }],
+    remote: [{ qpn: 0x11, psn: 0x126501 }, { qpn: 0x12, psn: 0x69c }],
+  });
+});
+
 // ---- 2 and 3. a real guest ------------------------------------------------------------------------
 
 const qemuReady = qemuAvailable();
@@ -284,14 +365,37 @@ function checkPingpongStep(t: Test, result: GuestRunResult, frames: ReturnType<t
   // What RC requires of the host, not how fast it was: a host descheduled longer than its 67 ms ACK
   // timeout retransmits when it wakes, which is correct; a retransmission before the timeout (with
   // no NAK asking for it) is not.
-  // The capture is taken at QEMU's NIC, whose reading of the UDP socket a loaded machine delays, so
-  // the time between two transmissions seen there is not the sender's: reported, not asserted.
-  // What is asserted holds whatever the timing: every byte intact (above), nothing delivered twice
-  // and every duplicate rxe counted is one the wire shows (the counters, in the long run).
+  // This capture is taken at QEMU's NIC, whose reading of the UDP socket a loaded machine
+  // delays, so the time between two transmissions seen there is not the sender's: that is
+  // asserted on the host's own capture (checkHostCapture), when the host command writes one.
   if (check.repeatedPsnsToGuest > 0) {
     t.comment(`${id}: the host retransmitted ${check.repeatedPsnsToGuest} packets, ${check.earlyRetransmissionsToGuest} of them sooner than 67 ms after the original as QEMU saw it`);
   }
+  if (step.hostPcap !== null) checkHostCapture(t, step, [{ ownQpn: pair.hostQpn, peerQpn: pair.guestQpn }], iters);
   return check;
+}
+
+/**
+ * The host's own capture of a step (its --pcap) holds the step's traffic, and no host
+ * retransmission in it comes before its timeout without a NAK asking for it: what RC requires
+ * of a requester, whatever the load (retransmission-check.ts). `flows` are the host's queue
+ * pairs and the guest's each is connected to.
+ */
+function checkHostCapture(t: Test, step: StepResult, flows: readonly { ownQpn: number; peerQpn: number }[], minRequests: number): void {
+  const id = step.step.id;
+  if (step.hostPcap === null) { t.fail(`${id}: the host command wrote no capture`); return; }
+  const frames = readPcap(readFileSync(step.hostPcap));
+  t.ok(frames.length > 0, `${id}: the host capture holds the step's frames (${frames.length})`);
+  t.ok(flows.length > 0, `${id}: the host printed its queue pairs`);
+  for (const { ownQpn, peerQpn } of flows) {
+    const flow: RequesterFlow = { mac: Uint8Array.from(HOST_MAC), ownQpn, peerQpn };
+    const r = checkRetransmissions(frames, flow);
+    const name = `${id} QP 0x${ownQpn.toString(16)} -> 0x${peerQpn.toString(16)}`;
+    t.ok(r.firstTransmissions >= minRequests, `${name}: the host capture holds its ${r.firstTransmissions} request packets (at least ${minRequests})`);
+    t.same(r.earlyExamples, [], `${name}: no retransmission before its timeout (${r.retransmissions} resent: ${r.afterTimeout} bursts after a timeout, ${r.afterNak} after a NAK)`);
+    t.equal(r.early, 0, `${name}: no early burst`);
+    if (r.retransmissions > 0) t.comment(`${name}: ${r.retransmissions} packets resent, ${r.seqNaks} sequence NAKs, ${r.rnrNaks} RNR NAKs, shortest gap to a head's previous send ${(r.shortestHeadGapUs / 1000).toFixed(1)} ms`);
+  }
 }
 
 t.test('the harness boots an rxe guest and drives it with the stand-in host peer', { skip: guestSkip }, async (t) => {
@@ -393,27 +497,45 @@ t.test('rig-bnxt perf pairs with the guest\'s ib_send_lat and ib_send_bw in both
 }, async (t) => {
   if (imageFailure !== null) { t.fail(imageFailure); return; }
   const iters = 200;
+  // send_bw runs with perftest's default 128 sends outstanding (-t) on both sides; -q 2 gives
+  // each side two queue pairs, each running -n messages (perftest's num_of_qps).
   const steps: GuestStep[] = [
     { kind: 'perftest-server', id: 'lat-gs', test: 'send_lat', sizeBytes: 64, iters },
     { kind: 'perftest-client', id: 'lat-gc', test: 'send_lat', sizeBytes: 64, iters },
     { kind: 'perftest-server', id: 'bw-gs', test: 'send_bw', sizeBytes: 4096, iters },
     { kind: 'perftest-client', id: 'bw-gc', test: 'send_bw', sizeBytes: 4096, iters },
+    { kind: 'perftest-server', id: 'bw2-gs', test: 'send_bw', sizeBytes: 4096, iters, qps: 2 },
+    { kind: 'perftest-client', id: 'bw2-gc', test: 'send_bw', sizeBytes: 4096, iters, qps: 2 },
     { kind: 'kernel-log', id: 'kernel' },
   ];
   cpuHog(t);
   const result = await runGuest({ steps, log: (line) => t.comment(line) });
   if (!runSucceeded(t, result)) return;
-  for (const id of ['lat-gs', 'lat-gc', 'bw-gs', 'bw-gc']) {
+  for (const id of ['lat-gs', 'lat-gc', 'bw-gs', 'bw-gc', 'bw2-gs', 'bw2-gc']) {
     const step = stepOf(result, id);
     const size = id.startsWith('lat') ? 64 : 4096;
+    const qps = id.startsWith('bw2') ? 2 : 1;
     t.equal(step.status, 0, `${id}: perftest in the guest exits 0`);
     t.equal(step.host?.exitCode, 0, `${id}: rig-bnxt perf exits 0`);
+    const hostLines = (step.host?.output ?? '').split('\n');
     const guestRow = step.perftest;
-    const hostRow = parsePerftestRow((step.host?.output ?? '').split('\n'));
+    const hostRow = parsePerftestRow(hostLines);
     t.ok(guestRow !== null, `${id}: perftest printed its result row`);
     t.ok(hostRow !== null, `${id}: rig-bnxt perf printed its result row`);
+    // Both sides print one address line per queue pair, and agree on who is connected to whom.
+    const host = parsePerftestAddresses(hostLines);
+    const guest = parsePerftestAddresses(step.output);
+    t.equal(host.local.length, qps, `${id}: rig-bnxt perf used ${qps} queue pair(s)`);
+    t.same(guest.remote, host.local, `${id}: perftest's remote queue pairs are rig-bnxt's, in order`);
+    t.same(guest.local, host.remote, `${id}: rig-bnxt's remote queue pairs are perftest's, in order`);
+    // The host sends every latency message, and send_bw's messages when it is the client
+    // (the guest is the server): 4 packets of a 4096-byte message at path MTU 1024.
+    const hostRequests = id.startsWith('lat') ? iters : step.step.kind === 'perftest-server' ? iters * (size / 1024) : 0;
+    checkHostCapture(t, step, host.local.map((q, i) => ({ ownQpn: q.qpn, peerQpn: host.remote[i]?.qpn ?? -1 })), hostRequests);
     if (guestRow === null || hostRow === null) continue;
-    t.same([guestRow.sizeBytes, guestRow.iterations], [size, iters], `${id}: perftest counted ${iters} messages of ${size} B`);
+    // perftest's bandwidth row counts the messages of every queue pair (print_report_bw).
+    const messages = id.startsWith('lat') ? iters : iters * qps;
+    t.same([guestRow.sizeBytes, guestRow.iterations], [size, messages], `${id}: perftest counted ${messages} messages of ${size} B`);
     t.same([hostRow.sizeBytes, hostRow.iterations], [guestRow.sizeBytes, guestRow.iterations], `${id}: both sides counted the same messages`);
     // Every figure of rig-bnxt's row is a number; perftest's t_stdev may be "-nan" (its int accumulator).
     t.ok(hostRow.figures.length === guestRow.figures.length && hostRow.figures.every((f) => Number.isFinite(f)), `${id}: rig-bnxt's row has perftest's columns, all numbers`);
