@@ -74,6 +74,9 @@ t.test('pingpong defaults are ibv_rc_pingpong\'s', async (t) => {
     check: false, ipv4: undefined, nicMac: undefined, ethMtu: undefined,
   });
   t.match(parse('pingpong -c'), { check: true }, '-c checks a pattern, as rc_pingpong\'s -c validates buffers');
+  t.match(parse('pingpong --pcap run/host.pcap'), { pcapFile: 'run/host.pcap' }, '--pcap: the NIC writes every frame to the file');
+  t.match(parse('pingpong'), { pcapFile: undefined });
+  t.match(failure('pingpong --pcap='), /--pcap needs a file name/);
 });
 
 t.test('pingpong options', async (t) => {
