@@ -2,8 +2,10 @@
  * What Qp.waitAsync costs beside Qp.wait (issue 14 item 5): the same 64-byte send/receive round
  * trip between two queue pairs of one thread-mode software NIC, each side's receive taken with
  * waitAsync (the event loop runs between looks) and, as the reference measured in the same run,
- * with the busy-poll wait. The difference is the price of letting the event loop run.
+ * with the busy-poll wait. The difference is the price of letting the event loop run. The two
+ * are measured in alternating turns, so the machine's load changes land on both.
  */
+import { loadavg } from 'node:os';
 import { benchResult } from './helpers/result.ts';
 import { openBenchPair } from './helpers/qp-setup.ts';
 import { sampleEach, sampleEachAsync, summarize, type Summary } from './helpers/timing.ts';
@@ -14,6 +16,15 @@ export const name = 'qp-wait-async';
 
 const BYTES = 64;
 const LIMIT_US = 10e6;
+/** Turns of each kind, interleaved. */
+const SLICES = 10;
+
+function concat(parts: readonly Float64Array[]): Float64Array {
+  const out = new Float64Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) { out.set(p, at); at += p.length; }
+  return out;
+}
 
 export async function run(options: BenchOptions): Promise<BenchResult[]> {
   const p = openBenchPair({}, 1 << 16);
@@ -21,9 +32,22 @@ export async function run(options: BenchOptions): Promise<BenchResult[]> {
     const { a, b, ra, rb } = p;
     a.receive(ra, 4096, BYTES);
     b.receive(rb, 4096, BYTES);
-    const busy = summarize(sampleEach(() => tripWait(a, b, ra, rb), options.durations));
-    const asyncTrips = summarize(await sampleEachAsync(() => tripWaitAsync(a, b, ra, rb), options.durations));
-    const detail = `${asyncTrips.count} round trips with waitAsync (p99 ${us(asyncTrips.p99)}), ${busy.count} with wait (p99 ${us(busy.p99)}); thread-mode NIC, loop cable`;
+    // Interleaved: SLICES turns of each, alternating which goes first, so a change in the
+    // machine's load during the run lands on both alike.
+    const d = options.durations;
+    const slice = { ...d, warmupMs: 0, runMs: d.runMs / SLICES, maxSamples: Math.ceil(d.maxSamples / SLICES) };
+    const busyParts: Float64Array[] = [];
+    const asyncParts: Float64Array[] = [];
+    sampleEach(() => tripWait(a, b, ra, rb), { ...slice, warmupMs: d.warmupMs, runMs: 0 });
+    await sampleEachAsync(() => tripWaitAsync(a, b, ra, rb), { ...slice, warmupMs: d.warmupMs, runMs: 0 });
+    for (let i = 0; i < SLICES; i++) {
+      if (i % 2 === 0) busyParts.push(sampleEach(() => tripWait(a, b, ra, rb), slice));
+      asyncParts.push(await sampleEachAsync(() => tripWaitAsync(a, b, ra, rb), slice));
+      if (i % 2 === 1) busyParts.push(sampleEach(() => tripWait(a, b, ra, rb), slice));
+    }
+    const busy = summarize(concat(busyParts));
+    const asyncTrips = summarize(concat(asyncParts));
+    const detail = `${asyncTrips.count} round trips with waitAsync (p90 ${us(asyncTrips.p90)}, p99 ${us(asyncTrips.p99)}), ${busy.count} with wait (p90 ${us(busy.p90)}, p99 ${us(busy.p99)}), interleaved in ${SLICES} turns each; thread-mode NIC, loop cable; load average ${loadavg()[0]!.toFixed(1)} at the end`;
     return [
       benchResult({
         label: '64 B round trip, receives taken with waitAsync, median',
