@@ -79,7 +79,8 @@ pt_client() {
   echo "BNXT-STEP-BEGIN $1"
   echo "BNXT-STEP-WAIT $1"
   qflag=""; [ "$5" != 1 ] && qflag="-q $5"
-  timeout -s KILL "$6" "$2" -d $RDMA_DEV -x "$GID_INDEX" -F -s "$3" -n "$4" $qflag -p $PP_SERVER_PORT "$7" > "/tmp/$1.out" 2>&1
+  timeout -s KILL "$6" "$2" -d $RDMA_DEV -x "$GID_INDEX" -F -s "$3" -n "$4" $qflag -p $PP_SERVER_PORT "$7" \
+    > "/tmp/$1.out" 2>&1
   st=$?
   step_out "$1" "/tmp/$1.out"
   echo "BNXT-STEP-END $1 status=$st"
