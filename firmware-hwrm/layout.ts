@@ -9,8 +9,13 @@
  *   u64n              bigint (full 64-bit masks and sizes such as 0xFFFF_FFFF_FFFF_FFFF)
  *   bytes             Uint8Array of `length` bytes (MACs, GIDs as wire bytes)
  * A field may name a bit range inside its word (`shift`, `bits`); several such fields share
- * one offset and are OR-ed together on encode.
+ * one offset and are OR-ed together on encode. A u64 word's bit range (at most 32 bits wide)
+ * may cross its two 32-bit halves, as sq_msn_search's next_psn (bits 24-47) does.
+ *
+ * Hot paths do not use encode/decode: scripts/generate-accessors.ts turns the tables into
+ * word accessors (firmware-hwrm/roce/*.g.ts), so a table and its accessors cannot drift.
  */
+import { TWO_POW_32 } from './words.ts';
 
 export type FieldKind = 'u8' | 'u16' | 'u32' | 'u64' | 'u64n' | 'bytes';
 
@@ -19,7 +24,7 @@ export interface FieldSpec {
   readonly kind: FieldKind;
   /** For bytes. */
   readonly length?: number;
-  /** For a bit range inside a u8/u16/u32 word. */
+  /** For a bit range inside a u8/u16/u32 word, or (at most 32 bits wide) inside a u64 word. */
   readonly shift?: number;
   readonly bits?: number;
 }
@@ -40,7 +45,10 @@ export class Layout<S extends Record<string, FieldSpec>> {
     for (const [key, f] of Object.entries(fields)) {
       const width = f.kind === 'bytes' ? (f.length ?? 0) : WIDTH[f.kind];
       if (f.offset < 0 || f.offset + width > size) throw new Error(`${name}.${key}: field outside the ${size}-byte structure`);
-      if (f.bits !== undefined && (f.kind === 'u64' || f.kind === 'u64n' || f.kind === 'bytes')) throw new Error(`${name}.${key}: bit ranges only in u8/u16/u32`);
+      if (f.bits !== undefined && (f.kind === 'u64n' || f.kind === 'bytes')) throw new Error(`${name}.${key}: bit ranges only in u8/u16/u32/u64`);
+      if (f.bits !== undefined && !(f.bits >= 1 && f.bits <= 32 && (f.shift ?? 0) >= 0 && (f.shift ?? 0) + f.bits <= width * 8)) {
+        throw new Error(`${name}.${key}: bits ${f.shift ?? 0}+${f.bits} do not lie in a ${width * 8}-bit word`);
+      }
     }
   }
 
@@ -81,7 +89,7 @@ export function layout<S extends Record<string, FieldSpec>>(name: string, size: 
 export const u8 = (offset: number, shift?: number, bits?: number) => ({ offset, kind: 'u8' as const, shift, bits });
 export const u16 = (offset: number, shift?: number, bits?: number) => ({ offset, kind: 'u16' as const, shift, bits });
 export const u32 = (offset: number, shift?: number, bits?: number) => ({ offset, kind: 'u32' as const, shift, bits });
-export const u64 = (offset: number) => ({ offset, kind: 'u64' as const });
+export const u64 = (offset: number, shift?: number, bits?: number) => ({ offset, kind: 'u64' as const, shift, bits });
 export const u64n = (offset: number) => ({ offset, kind: 'u64n' as const });
 export const bytes = (offset: number, length: number) => ({ offset, kind: 'bytes' as const, length });
 
@@ -103,7 +111,9 @@ function writeWord(view: DataView, f: FieldSpec, v: number): void {
 
 function readField(view: DataView, f: FieldSpec): number | bigint | Uint8Array {
   switch (f.kind) {
-    case 'u64': return view.getUint32(f.offset, true) + view.getUint32(f.offset + 4, true) * 2 ** 32;
+    case 'u64':
+      if (f.bits !== undefined) return u64Bits(view, f);
+      return view.getUint32(f.offset, true) + view.getUint32(f.offset + 4, true) * TWO_POW_32;
     case 'u64n': return view.getBigUint64(f.offset, true);
     case 'bytes': return new Uint8Array(view.buffer.slice(view.byteOffset + f.offset, view.byteOffset + f.offset + (f.length ?? 0)));
     default: {
@@ -118,9 +128,10 @@ function writeField(view: DataView, f: FieldSpec, value: number | bigint | Uint8
   switch (f.kind) {
     case 'u64': {
       const v = value as number;
+      if (f.bits !== undefined) { writeU64Bits(view, f, v, name); return; }
       if (!Number.isSafeInteger(v) || v < 0) throw new RangeError(`${name}: ${v} is not a u64 below 2^53`);
-      view.setUint32(f.offset, v % 2 ** 32, true);
-      view.setUint32(f.offset + 4, Math.floor(v / 2 ** 32), true);
+      view.setUint32(f.offset, v % TWO_POW_32, true);
+      view.setUint32(f.offset + 4, Math.floor(v / TWO_POW_32), true);
       return;
     }
     case 'u64n': view.setBigUint64(f.offset, BigInt.asUintN(64, value as bigint), true); return;
@@ -141,5 +152,34 @@ function writeField(view: DataView, f: FieldSpec, value: number | bigint | Uint8
       const old = readWord(view, f);
       writeWord(view, f, ((old & ~mask) | (v * 2 ** shift)) >>> 0);
     }
+  }
+}
+
+/** A bit range of a u64 word read from its two 32-bit halves (exact: at most 32 bits). */
+function u64Bits(view: DataView, f: FieldSpec): number {
+  const lo = view.getUint32(f.offset, true);
+  const hi = view.getUint32(f.offset + 4, true);
+  const shift = f.shift ?? 0;
+  const bits = f.bits!;
+  if (shift >= 32) return Math.floor(hi / 2 ** (shift - 32)) % 2 ** bits;
+  if (shift + bits <= 32) return Math.floor(lo / 2 ** shift) % 2 ** bits;
+  const lowBits = 32 - shift;
+  return Math.floor(lo / 2 ** shift) + (hi % 2 ** (bits - lowBits)) * 2 ** lowBits;
+}
+
+function writeU64Bits(view: DataView, f: FieldSpec, v: number, name: string): void {
+  const bits = f.bits!;
+  if (!Number.isInteger(v) || v < 0 || v >= 2 ** bits) throw new RangeError(`${name}: ${v} does not fit in ${bits} bits`);
+  const shift = f.shift ?? 0;
+  // Each half takes the part of the range that lies in it.
+  for (const [at, base] of [[0, 0], [4, 32]] as const) {
+    const from = Math.max(shift, base);
+    const to = Math.min(shift + bits, base + 32);
+    if (from >= to) continue;
+    const width = to - from;
+    const part = Math.floor(v / 2 ** (from - shift)) % 2 ** width;
+    const mask = (2 ** width - 1) * 2 ** (from - base);
+    const old = view.getUint32(f.offset + at, true);
+    view.setUint32(f.offset + at, ((old & ~mask) | (part * 2 ** (from - base))) >>> 0, true);
   }
 }

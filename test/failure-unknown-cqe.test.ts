@@ -3,7 +3,8 @@
 // model) fails the queue pair. The NIC may go on running its entries until destroy; the
 // driver stays consistent while it does, and after destroy returns the NIC writes nothing.
 import t from 'tap';
-import { CQE_TYPE_SHIFT, CqeType } from '../firmware-hwrm/roce/cqe.ts';
+import { CqeType } from '../firmware-hwrm/roce/cqe.ts';
+import { CQ_BASE_CQE_TYPE_SHIFT as CQE_TYPE_SHIFT } from '../firmware-hwrm/roce/cqe.g.ts';
 import {
   openNic, openTwoNics, connectedPair, region, controls, counters, pollAll, waitAll, okBytes, error, pass, hw, ringMemory, overlaps, must,
 } from './failure-setup.ts';

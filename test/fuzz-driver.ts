@@ -21,7 +21,8 @@ import { bringUpRoce, tearDownRoce } from '../lib/bnxt/roce-device.ts';
 import { DmaPool } from '../lib/bnxt/dma-pool.ts';
 import type { BnxtQp } from '../lib/bnxt/queue-pair.ts';
 import { driverQpOf } from '../lib/qp.ts';
-import { CQE_TYPE_SHIFT, CQE_TRAILER_STATUS_SHIFT, CqeType } from '../firmware-hwrm/roce/cqe.ts';
+import { CqeType } from '../firmware-hwrm/roce/cqe.ts';
+import { CQ_BASE_CQE_TYPE_SHIFT as CQE_TYPE_SHIFT, CQ_BASE_STATUS_SHIFT as CQE_TRAILER_STATUS_SHIFT } from '../firmware-hwrm/roce/cqe.g.ts';
 import { seeded } from './helpers/seeded.ts';
 
 export interface DriverFuzzOptions {

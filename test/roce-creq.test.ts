@@ -2,12 +2,15 @@ import t from 'tap';
 import {
   CreqBase, CreqQpEvent, CreqQpErrorNotification, CreqCqErrorNotification, CreqFuncEvent,
   reqErrStateReasonName, resErrStateReasonName, cqErrReasonName, funcEventName, ReqErrStateReason, ResErrStateReason,
-  CREQ_ENTRY_BYTES, CREQ_TYPE_OFFSET, CREQ_TYPE_MASK, CREQ_STATUS_OFFSET, CREQ_COOKIE_OFFSET, CREQ_XID_OFFSET,
-  CREQ_V_OFFSET, CREQ_V, CREQ_EVENT_OFFSET,
+  CREQ_ENTRY_BYTES,
 } from '../firmware-hwrm/roce/creq.ts';
+import {
+  creqQpEventType, creqQpEventStatus, creqQpEventCookie, creqQpEventXid, creqQpEventV, creqQpEventEvent, creqBaseVOf,
+  CREQ_BASE_V_WORD,
+} from '../firmware-hwrm/roce/creq.g.ts';
 import { wire } from './helpers/roce-fixtures.ts';
 
-// Expected bytes are written by hand from bnxt-roce-interface.md §2.7 and §4.
+// Expected bytes are written by hand from the offsets of roce_hsi.h's creq_* structs.
 
 t.test('creq_qp_event: type, status, cookie, xid, v, event', async (t) => {
   const values = { type: 0x38, status: 0x05, cookie: 0x8007, xid: 0x0001_2345, v: 1, event: 0x01 };
@@ -16,16 +19,16 @@ t.test('creq_qp_event: type, status, cookie, xid, v, event', async (t) => {
   t.strictSame(CreqQpEvent.decode(Uint8Array.from(fixture)), values);
   t.strictSame(CreqBase.decode(Uint8Array.from(fixture)), { type: 0x38, v: 1, event: 0x01 });
 
-  // the consumer's numeric offsets read the same fixture
-  const e = Uint8Array.from(fixture);
-  const v = new DataView(e.buffer);
+  // the consumer's word accessors read the same fixture
+  const e = new Uint32Array(Uint8Array.from(fixture).buffer);
   t.equal(CREQ_ENTRY_BYTES, 16);
-  t.equal(e[CREQ_TYPE_OFFSET]! & CREQ_TYPE_MASK, 0x38);
-  t.equal(e[CREQ_STATUS_OFFSET], 0x05);
-  t.equal(v.getUint16(CREQ_COOKIE_OFFSET, true), 0x8007);
-  t.equal(v.getUint32(CREQ_XID_OFFSET, true), 0x12345);
-  t.equal(e[CREQ_V_OFFSET]! & CREQ_V, 1);
-  t.equal(e[CREQ_EVENT_OFFSET], 0x01);
+  t.equal(creqQpEventType(e, 0), 0x38);
+  t.equal(creqQpEventStatus(e, 0), 0x05);
+  t.equal(creqQpEventCookie(e, 0), 0x8007);
+  t.equal(creqQpEventXid(e, 0), 0x12345);
+  t.equal(creqQpEventV(e, 0), 1);
+  t.equal(creqBaseVOf(e[CREQ_BASE_V_WORD]!), 1, 'v is bit 0 of byte 8');
+  t.equal(creqQpEventEvent(e, 0), 0x01);
 });
 
 t.test('the type field keeps only bits 0-5', async (t) => {

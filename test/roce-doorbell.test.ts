@@ -1,15 +1,17 @@
 import t from 'tap';
+import { doorbellLo, doorbellHi, DbcType, DbType, dbcTypeName, DbcPath, DbcDbc } from '../firmware-hwrm/roce/doorbell.ts';
 import {
-  doorbellLo, doorbellHi, doorbellIndex, doorbellEpoch, doorbellToggle, doorbellXid, doorbellPath, doorbellValid, doorbellType,
-  DbcType, DbType, dbcTypeName, DbcPath, DbcDbc, DBC_VALID,
-} from '../firmware-hwrm/roce/doorbell.ts';
+  dbcDbcIndexOf as doorbellIndex, dbcDbcEpochOf as doorbellEpoch, dbcDbcToggleOf as doorbellToggle, dbcDbcXidOf as doorbellXid,
+  dbcDbcPathOf as doorbellPath, dbcDbcValidOf as doorbellValid, dbcDbcTypeOf as doorbellType, DBC_DBC_VALID_SHIFT, dbcDbcWord0,
+  dbcDbcWord1,
+} from '../firmware-hwrm/roce/doorbell.g.ts';
 
-// Expected values are computed by hand from bnxt-roce-interface.md §5.2 (bit table and the
-// three worked examples).
+// Expected values are computed by hand from bnxt_hsi.h's dbc_dbc bit table (DBC_DBC_*_SFT and
+// _MASK), with three worked examples.
 
 const u64 = (hi: number, lo: number) => (BigInt(hi) << 32n) | BigInt(lo);
 
-t.test('the three worked examples of the facts document', async (t) => {
+t.test('three worked examples', async (t) => {
   // SQ doorbell for QP 0x45, index 3, epoch 0
   t.equal(u64(doorbellHi(0x45, DbcType.SQ), doorbellLo(3, 0)), 0x0400_0045_0000_0003n);
   // CQ ARMALL for CQ 7 with consumer 10
@@ -26,7 +28,9 @@ t.test('bit positions: index 0-23, epoch 24, toggle 25-26; xid 0-19, valid 26, t
   t.equal(doorbellHi(0xf_ffff, DbcType.NULL), 0xf40f_ffff);
   t.equal(doorbellHi(0, DbcType.RQ), 0x1400_0000);
   t.equal(doorbellHi(0x1_2345, DbcType.CQ_ARMENA), 0x7401_2345);
-  t.equal(DBC_VALID, 2 ** 26);
+  t.equal(2 ** DBC_DBC_VALID_SHIFT, 2 ** 26);
+  t.equal(dbcDbcWord0(0x12_3456, 1, 2), 0x0512_3456, 'the hot path packer agrees');
+  t.equal(dbcDbcWord1(0x1_2345, DbcPath.ROCE, 1, 0, DbcType.CQ_ARMENA), 0x7401_2345);
   t.ok(doorbellLo(0xff_ffff, 1, 3) >= 0 && doorbellHi(0xf_ffff, 0xf) >= 0, 'halves are unsigned');
 });
 

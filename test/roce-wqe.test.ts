@@ -1,14 +1,18 @@
 import t from 'tap';
 import {
-  SqSendHdr, SqRdmaHdr, SqSge, RqWqeHdr, SqPsnSearchExt, WqeType, WqeFlags, RQ_WQE_TYPE_RCV, wqeTypeName,
-  SLOT_BYTES, WQE_HEADER_BYTES, STATIC_WQE_BYTES, STATIC_WQE_SLOTS, STATIC_MAX_SGE, STATIC_MAX_INLINE_BYTES,
-  SQ_WQE_TYPE_OFFSET, SQ_WQE_FLAGS_OFFSET, SQ_WQE_SIZE_OFFSET, SQ_SEND_INV_KEY_OR_IMM_DATA_OFFSET, SQ_WQE_LENGTH_OFFSET,
-  SQ_RDMA_IMM_DATA_OFFSET, SQ_RDMA_REMOTE_VA_OFFSET, SQ_RDMA_REMOTE_KEY_OFFSET, WQE_SGE_OFFSET,
-  SGE_BYTES, SGE_VA_OFFSET, SGE_L_KEY_OFFSET, SGE_SIZE_OFFSET, RQ_WQE_WR_ID_OFFSET, RQ_WQE_WR_ID_MASK,
-  PSN_SEARCH_EXT_BYTES, PSN_SEARCH_OPCODE_START_PSN_OFFSET, PSN_SEARCH_FLAGS_NEXT_PSN_OFFSET, PSN_SEARCH_START_SLOT_IDX_OFFSET,
-  PSN_SEARCH_OPCODE_SHIFT,
-  sqWqeWord0, rqWqeWord0, psnSearchWord0, psnSearchWord1, sqWqeSizeForSges, sqWqeSizeForInline,
+  SqSendHdr, SqRdmaHdr, SqSge, RqWqeHdr, SqPsnSearchExt, SqMsnSearch, WqeType, WqeFlags, RQ_WQE_TYPE_RCV, wqeTypeName,
+  SLOT_BYTES, WQE_HEADER_BYTES, STATIC_WQE_BYTES, STATIC_WQE_SLOTS, STATIC_MAX_SGE, STATIC_MAX_INLINE_BYTES, SGE_BYTES,
+  sqWqeWord0, rqWqeWord0, sqWqeSizeForSges, sqWqeSizeForInline,
 } from '../firmware-hwrm/roce/wqe.ts';
+import {
+  SQ_SEND_HDR_FLAGS_SHIFT, SQ_SEND_HDR_FLAGS_WORD, SQ_SEND_HDR_WQE_SIZE_SHIFT, SQ_SEND_HDR_WQE_SIZE_WORD,
+  SQ_SEND_HDR_INV_KEY_OR_IMM_DATA_WORD, SQ_RDMA_HDR_IMM_DATA_WORD, SQ_PSN_SEARCH_EXT_OPCODE_SHIFT, SQ_PSN_SEARCH_EXT_WORDS,
+  SQ_MSN_SEARCH_WORDS, SQ_SGE_WORDS,
+  setSqRdmaHdrWord0, setSqRdmaHdrLength, setSqRdmaHdrRemoteVa, setSqRdmaHdrRemoteKey, setSqSgeVaOrPa, setSqSgeLKey, setSqSgeSize,
+  setSqPsnSearchExtWord0, setSqPsnSearchExtWord1, setSqPsnSearchExtWord2, sqPsnSearchExtWord0, sqPsnSearchExtWord1,
+  sqPsnSearchExtWord2, setRqWqeHdrWord0, setRqWqeHdrWord2, rqWqeHdrWord2, rqWqeHdrWrId, sqMsnSearchStartPsn,
+  sqMsnSearchNextPsn, sqMsnSearchStartIdx, sqMsnSearchWord0, sqMsnSearchWord1, setSqMsnSearchNextPsn,
+} from '../firmware-hwrm/roce/wqe.g.ts';
 import { PSN_MASK, psnPackets, psnAdd } from '../firmware-hwrm/roce/ib-transport.ts';
 import { wire, seq } from './helpers/roce-fixtures.ts';
 
@@ -68,30 +72,47 @@ t.test('psn_search_ext: opcode/start_psn, flags/next_psn, start_slot_idx', async
   t.strictSame(SqPsnSearchExt.decode(Uint8Array.from(fixture)), values);
 });
 
-t.test('hot path: a static-mode READ WQE + PSN entry written with the numeric constants matches the hand fixture', async (t) => {
+t.test('sq_msn_search (P7): start_psn bits 0-23, next_psn 24-47, start_idx 48-63 of one u64', async (t) => {
+  // rdma-core bnxt_re_update_msn_tbl / the kernel's SQ_MSN_SEARCH_* masks: 0xFFFFFF,
+  // 0xFFFFFF000000 (shift 24), 0xFFFF000000000000 (shift 48).
+  const values = { start_psn: 0x12_3456, next_psn: 0xab_cdef, start_idx: 0x0f18 };
+  const fixture = wire(8, [0, 0x56, 0x34, 0x12, 0xef, 0xcd, 0xab, 0x18, 0x0f]);
+  t.equal(SqMsnSearch.size, 8);
+  t.equal(SQ_MSN_SEARCH_WORDS, 2);
+  t.strictSame([...SqMsnSearch.encode(values)], fixture);
+  t.strictSame(SqMsnSearch.decode(Uint8Array.from(fixture)), values);
+  const u = new Uint32Array(Uint8Array.from(fixture).buffer);
+  t.equal(sqMsnSearchStartPsn(u, 0), 0x12_3456);
+  t.equal(sqMsnSearchNextPsn(u, 0), 0xab_cdef, 'next_psn crosses the two 32-bit halves');
+  t.equal(sqMsnSearchStartIdx(u, 0), 0x0f18);
+  const packed = new Uint32Array([sqMsnSearchWord0(0x12_3456, 0xab_cdef), sqMsnSearchWord1(0xab_cdef, 0x0f18)]);
+  t.strictSame([...new Uint8Array(packed.buffer)], fixture, 'the word packers write the same bytes');
+  setSqMsnSearchNextPsn(u, 0, 0x00_0001);
+  t.strictSame([...new Uint8Array(u.buffer)], wire(8, [0, 0x56, 0x34, 0x12, 0x01, 0x00, 0x00, 0x18, 0x0f]), 'set next_psn keeps its neighbours');
+});
+
+t.test('hot path: a static-mode READ WQE + PSN entry written with the word accessors matches the hand fixture', async (t) => {
   // ring of 4 WQEs followed by its PSN area; WQE 1, 2 SGEs
-  const ring = new ArrayBuffer(4 * STATIC_WQE_BYTES + 4 * PSN_SEARCH_EXT_BYTES);
+  const ring = new ArrayBuffer(4 * STATIC_WQE_BYTES + 4 * SqPsnSearchExt.size);
   const u32 = new Uint32Array(ring);
-  const view = new DataView(ring);
-  const wqe = 1 * STATIC_WQE_BYTES;
-  u32[(wqe + SQ_WQE_TYPE_OFFSET) / 4] = sqWqeWord0(WqeType.READ_WQE, WqeFlags.SIGNAL_COMP, sqWqeSizeForSges(2));
-  u32[(wqe + SQ_WQE_LENGTH_OFFSET) / 4] = 0x3000;
-  u32[(wqe + SQ_RDMA_REMOTE_VA_OFFSET) / 4] = 0x8765_4000;
-  u32[(wqe + SQ_RDMA_REMOTE_VA_OFFSET) / 4 + 1] = 0x7f;
-  u32[(wqe + SQ_RDMA_REMOTE_KEY_OFFSET) / 4] = 0x0000_1234;
+  const wqe = (1 * STATIC_WQE_BYTES) / 4;
+  setSqRdmaHdrWord0(u32, wqe, sqWqeWord0(WqeType.READ_WQE, WqeFlags.SIGNAL_COMP, sqWqeSizeForSges(2)));
+  setSqRdmaHdrLength(u32, wqe, 0x3000);
+  setSqRdmaHdrRemoteVa(u32, wqe, 0x8765_4000, 0x7f);
+  setSqRdmaHdrRemoteKey(u32, wqe, 0x0000_1234);
   for (let s = 0; s < 2; s++) {
-    const sge = wqe + WQE_SGE_OFFSET + s * SGE_BYTES;
-    u32[(sge + SGE_VA_OFFSET) / 4] = 0x1000_0000 + s * 0x2000;
-    u32[(sge + SGE_L_KEY_OFFSET) / 4] = 0x0000_0201;
-    u32[(sge + SGE_SIZE_OFFSET) / 4] = s === 0 ? 0x2000 : 0x1000;
+    const sge = wqe + WQE_HEADER_BYTES / 4 + s * SQ_SGE_WORDS;
+    setSqSgeVaOrPa(u32, sge, 0x1000_0000 + s * 0x2000, 0);
+    setSqSgeLKey(u32, sge, 0x0000_0201);
+    setSqSgeSize(u32, sge, s === 0 ? 0x2000 : 0x1000);
   }
-  const psn = 4 * STATIC_WQE_BYTES + 1 * PSN_SEARCH_EXT_BYTES;
-  u32[(psn + PSN_SEARCH_OPCODE_START_PSN_OFFSET) / 4] = psnSearchWord0(WqeType.READ_WQE, 0xff_fffe);
-  u32[(psn + PSN_SEARCH_FLAGS_NEXT_PSN_OFFSET) / 4] = psnSearchWord1(0, psnAdd(0xff_fffe, psnPackets(0x3000, 4096)));
-  view.setUint16(psn + PSN_SEARCH_START_SLOT_IDX_OFFSET, 1 * STATIC_WQE_SLOTS, true);
+  const psn = (4 * STATIC_WQE_BYTES) / 4 + 1 * SQ_PSN_SEARCH_EXT_WORDS;
+  setSqPsnSearchExtWord0(u32, psn, sqPsnSearchExtWord0(0xff_fffe, WqeType.READ_WQE));
+  setSqPsnSearchExtWord1(u32, psn, sqPsnSearchExtWord1(psnAdd(0xff_fffe, psnPackets(0x3000, 4096)), 0));
+  setSqPsnSearchExtWord2(u32, psn, sqPsnSearchExtWord2(1 * STATIC_WQE_SLOTS));
 
   const bytes = new Uint8Array(ring);
-  t.strictSame([...bytes.subarray(wqe, wqe + 64)], wire(64,
+  t.strictSame([...bytes.subarray(wqe * 4, wqe * 4 + 64)], wire(64,
     [0, 0x06, 0x01, 0x04],                  // READ, SIGNAL_COMP, 4 slots
     [8, 0x00, 0x30, 0x00, 0x00],            // length 0x3000
     [16, 0x00, 0x40, 0x65, 0x87, 0x7f, 0, 0, 0], // remote va 0x7F_8765_4000
@@ -99,27 +120,28 @@ t.test('hot path: a static-mode READ WQE + PSN entry written with the numeric co
     [32, 0x00, 0x00, 0x00, 0x10, 0, 0, 0, 0, 0x01, 0x02, 0, 0, 0x00, 0x20, 0, 0],
     [48, 0x00, 0x20, 0x00, 0x10, 0, 0, 0, 0, 0x01, 0x02, 0, 0, 0x00, 0x10, 0, 0],
   ));
-  t.strictSame([...bytes.subarray(psn, psn + 16)], wire(16,
+  t.strictSame([...bytes.subarray(psn * 4, psn * 4 + 16)], wire(16,
     [0, 0xfe, 0xff, 0xff, 0x06], // start PSN 0xFFFFFE, opcode READ
     [4, 0x01, 0x00, 0x00, 0x00], // 3 packets later, wrapped: 0x000001
     [8, 0x08, 0x00],             // slot 8 = WQE 1
   ));
-  t.same(bytes.subarray(0, wqe).every((b) => b === 0), true, 'WQE 0 untouched');
+  t.same(bytes.subarray(0, wqe * 4).every((b) => b === 0), true, 'WQE 0 untouched');
 });
 
 t.test('hot path: RQ WQE word 0 and wr_id', async (t) => {
   const w = new Uint32Array(8);
-  w[0] = rqWqeWord0(3);
-  w[RQ_WQE_WR_ID_OFFSET / 4] = 0xa_bcde & RQ_WQE_WR_ID_MASK;
+  setRqWqeHdrWord0(w, 0, rqWqeWord0(3));
+  setRqWqeHdrWord2(w, 0, rqWqeHdrWord2(0xa_bcde));
   t.strictSame([...new Uint8Array(w.buffer)], wire(32, [0, 0x80, 0x00, 0x03], [8, 0xde, 0xbc, 0x0a]));
+  t.equal(rqWqeHdrWrId(w, 0), 0xa_bcde);
 });
 
 t.test('word helpers refuse values that do not fit', async (t) => {
   t.throws(() => sqWqeWord0(0x100, 0, 2), RangeError);
   t.throws(() => sqWqeWord0(0, 0, -1), RangeError);
   t.throws(() => rqWqeWord0(256), RangeError);
-  t.throws(() => psnSearchWord0(6, 0x100_0000), RangeError);
-  t.throws(() => psnSearchWord1(0, 1.5), RangeError);
+  t.throws(() => SqPsnSearchExt.encode({ opcode: 6, start_psn: 0x100_0000 }), RangeError);
+  t.throws(() => SqPsnSearchExt.encode({ flags: 0, next_psn: 1.5 }), RangeError);
 });
 
 t.test('static-mode sizes, type values and PSN arithmetic', async (t) => {
@@ -129,10 +151,11 @@ t.test('static-mode sizes, type values and PSN arithmetic', async (t) => {
   t.equal(STATIC_WQE_SLOTS, 8);
   t.equal(STATIC_MAX_SGE, 6);
   t.equal(STATIC_MAX_INLINE_BYTES, 96);
-  t.equal(SQ_WQE_FLAGS_OFFSET, 1);
-  t.equal(SQ_WQE_SIZE_OFFSET, 2);
-  t.equal(SQ_SEND_INV_KEY_OR_IMM_DATA_OFFSET, 4);
-  t.equal(SQ_RDMA_IMM_DATA_OFFSET, 4);
+  t.equal(SQ_SEND_HDR_FLAGS_WORD * 4 + SQ_SEND_HDR_FLAGS_SHIFT / 8, 1, 'flags at byte 1');
+  t.equal(SQ_SEND_HDR_WQE_SIZE_WORD * 4 + SQ_SEND_HDR_WQE_SIZE_SHIFT / 8, 2, 'wqe_size at byte 2');
+  t.equal(SQ_SEND_HDR_INV_KEY_OR_IMM_DATA_WORD * 4, 4);
+  t.equal(SQ_RDMA_HDR_IMM_DATA_WORD * 4, 4);
+  t.equal(SGE_BYTES, 16);
   t.strictSame(WqeType, {
     SEND: 0x00, SEND_W_IMMEAD: 0x01, SEND_W_INVALID: 0x02, WRITE_WQE: 0x04, WRITE_W_IMMEAD: 0x05, READ_WQE: 0x06,
     ATOMIC_CS: 0x08, ATOMIC_FA: 0x0b, LOCAL_INVALID: 0x0c, FR_PMR: 0x0d, BIND: 0x0e, FR_PPMR: 0x0f,
@@ -148,5 +171,5 @@ t.test('static-mode sizes, type values and PSN arithmetic', async (t) => {
   t.equal(psnPackets(4097, 1024), 5);
   t.equal(psnAdd(0xff_ffff, 1), 0);
   t.equal(PSN_MASK, 0xff_ffff);
-  t.equal(PSN_SEARCH_OPCODE_SHIFT, 24);
+  t.equal(SQ_PSN_SEARCH_EXT_OPCODE_SHIFT, 24);
 });

@@ -158,6 +158,20 @@ export class Iommu {
     return m.u8.subarray(off, off + length);
   }
 
+  /**
+   * The mapping's 32-bit words for a structure at a 4-byte aligned `iova` (WQEs, SGE lists,
+   * entries the accessors of firmware-hwrm read), with `wordOffset` set to its first word;
+   * allocation-free. Undefined (an IOMMU fault) if unmapped or not aligned.
+   */
+  wordOffset = 0;
+  wordsOf(iova: number, length: number): Uint32Array | undefined {
+    const m = this.find(iova, length);
+    const off = m === undefined ? 1 : iova - m.iova;
+    if (m === undefined || (off & 3) !== 0) { this.faults++; return undefined; }
+    this.wordOffset = off >>> 2;
+    return m.u32;
+  }
+
   /** Like view() but returns the whole mapping and sets `viewOffset`; allocation-free. */
   viewOffset = 0;
   mappingOf(iova: number, length: number): Uint8Array | undefined {

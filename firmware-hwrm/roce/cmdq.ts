@@ -1,7 +1,8 @@
 /**
  * The RCFW command channel from the host side: the cmdq_init mailbox in BAR0, the producer
  * and trigger registers, the 16-byte header every command starts with, and the 8-byte header
- * firmware repeats at the start of a side buffer. Facts §1, §2.1–§2.5.
+ * firmware repeats at the start of a side buffer (roce_hsi.h; the kernel's qplib_rcfw.c,
+ * __send_message and bnxt_qplib_enable_rcfw_channel).
  *
  *   BAR0 + 0x600  cmdq_pbl (lo, hi)        written once, after the CREQ exists
  *   BAR0 + 0x608  cmdq_size_cmdq_lvl | creq_ring_id << 16
@@ -74,7 +75,7 @@ export const CmdqBase = layout('cmdq_base', 16, {
   reserved8: u8(7),
 });
 
-/** The header firmware writes at the start of every side buffer (facts §2.5). */
+/** The header firmware writes at the start of every side buffer (creq_*_resp_sb). */
 export const CREQ_RESP_SB_FIELDS = {
   opcode: u8(0),
   status: u8(1),

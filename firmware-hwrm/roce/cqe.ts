@@ -1,5 +1,6 @@
 /**
- * Completion-queue entries (32 bytes). Facts §6. Every CQE ends with the same trailer:
+ * Completion-queue entries (32 bytes; roce_hsi.h, read as the kernel's bnxt_qplib_poll_cq and
+ * rdma-core's bnxt_re_poll_one read them). Every CQE ends with the same trailer:
  *
  *   byte 24  cqe_type_toggle: bit 0 toggle (phase), bits 1–4 cqe_type,
  *            bit 5 PUSH (REQ) / bits 5–6 resize toggle (CUT_OFF)
@@ -8,47 +9,15 @@
  *   28..31   srq_or_rq_wr_id (responder: bits 0–19 = RQE wr_id[0])
  *
  * The consumer expects toggle = 1 on the first lap and flips it each time its index wraps;
- * it reads byte 24 first, then (after a read barrier) the rest. Hot-path readers use the
- * numeric constants; every *_MASK applies after its *_SHIFT.
+ * it reads byte 24 first, then (after a read barrier) the rest. Hot paths use the word
+ * accessors generated from these tables (cqe.g.ts).
  */
 import { layout, u8, u16, u32, u64n } from '../layout.ts';
 import { namer } from './names.ts';
 
 export const CQE_BYTES = 32;
-export const CQE_TYPE_TOGGLE_OFFSET = 24;
-export const CQE_TOGGLE_MASK = 0x1;
-export const CQE_TYPE_SHIFT = 1;
-export const CQE_TYPE_MASK = 0xf;
-export const CQE_STATUS_OFFSET = 25;
-export const CQE_FLAGS_OFFSET = 26;
-export const CQE_WR_ID_OFFSET = 28;
-export const CQE_WR_ID_MASK = 0xfffff;
-/** The trailer as one u32 (index 6 of the CQE's Uint32Array words): toggle | type << 1 | status << 8 | flags << 16. */
-export const CQE_TRAILER_WORD = 6;
-export const CQE_TRAILER_STATUS_SHIFT = 8;
-export const CQE_TRAILER_STATUS_MASK = 0xff;
-export const CQE_TRAILER_FLAGS_SHIFT = 16;
-export const CQE_TRAILER_FLAGS_MASK = 0xffff;
-
-// cq_req
-export const CQ_REQ_QP_HANDLE_OFFSET = 0;
-export const CQ_REQ_SQ_CONS_IDX_OFFSET = 8;
-/** Bit 5 of byte 24 in a requester CQE. */
-export const CQ_REQ_PUSH = 0x20;
-// cq_res_rc
-export const CQ_RES_RC_LENGTH_OFFSET = 0;
-export const CQ_RES_RC_IMM_DATA_OR_INV_R_KEY_OFFSET = 4;
-export const CQ_RES_RC_QP_HANDLE_OFFSET = 8;
-export const CQ_RES_RC_MR_HANDLE_OFFSET = 16;
-// cq_terminal
-export const CQ_TERMINAL_QP_HANDLE_OFFSET = 0;
-export const CQ_TERMINAL_SQ_CONS_IDX_OFFSET = 8;
-export const CQ_TERMINAL_RQ_CONS_IDX_OFFSET = 10;
-/** sq_cons_idx / rq_cons_idx value meaning "no information for that queue". */
+/** cq_terminal's sq_cons_idx / rq_cons_idx value meaning "no information for that queue". */
 export const CQ_TERMINAL_NO_INDEX = 0xffff;
-// cq_cutoff
-export const CQ_CUTOFF_RESIZE_TOGGLE_SHIFT = 5;
-export const CQ_CUTOFF_RESIZE_TOGGLE_MASK = 0x3;
 
 // roce_hsi.h: CQ_BASE_CQE_TYPE_* (values before the << 1)
 export const CqeType = {
@@ -126,7 +95,7 @@ export const CqBase = layout('cq_base', 32, CQE_TRAILER);
 // roce_hsi.h: struct cq_req
 export const CqReq = layout('cq_req', 32, {
   qp_handle: u64n(0),
-  /** Static mode: index of the WQE after the last one this CQE covers (inferred; facts §6.7). */
+  /** Static mode: index of the WQE after the last one this CQE covers (as bnxt_qplib_cq_process_req reads it). */
   sq_cons_idx: u16(8),
   ...CQE_TRAILER,
   push: u8(24, 5, 1),

@@ -1,7 +1,7 @@
 /**
  * CREQ entries (16 bytes each): command responses, QP/CQ error notifications and function
- * events. Facts §2.6, §2.7, §4. The consumer polls these, so besides the layouts the common
- * offsets are exported as plain numbers for DataView/Uint8Array reads.
+ * events (roce_hsi.h; the kernel's bnxt_qplib_service_creq). The consumer polls these through
+ * the word accessors generated from the tables (creq.g.ts).
  *
  *   byte 0  type (bits 0–5)     byte 8  v (bit 0: valid, phase starts at 1)
  *   byte 1  status              byte 9  event (= opcode for responses)
@@ -12,14 +12,6 @@ import { layout, u8, u16, u32 } from '../layout.ts';
 import { namer } from './names.ts';
 
 export const CREQ_ENTRY_BYTES = 16;
-export const CREQ_TYPE_OFFSET = 0;
-export const CREQ_TYPE_MASK = 0x3f;
-export const CREQ_STATUS_OFFSET = 1;
-export const CREQ_COOKIE_OFFSET = 2;
-export const CREQ_XID_OFFSET = 4;
-export const CREQ_V_OFFSET = 8;
-export const CREQ_V = 0x1;
-export const CREQ_EVENT_OFFSET = 9;
 
 /** Fields shared by every creq_*_resp (the creq_qp_event shape without bytes 4–7 and 10–15). */
 export const CREQ_RESP_FIELDS = {

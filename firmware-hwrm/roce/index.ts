@@ -3,6 +3,10 @@
  * and their CREQ answers and events, WQEs, PSN-search entries, CQEs, NQEs, doorbells and page
  * tables. Pure codecs shared by the driver and the software NIC; field names follow
  * roce_hsi.h (Linux drivers/infiniband/hw/bnxt_re) and bnxt_hsi.h.
+ *
+ * The word accessors generated from the tables (*.g.ts) are imported from their own modules,
+ * by name: re-exported here they would make this namespace too large for V8 to keep its
+ * property loads fast (thousands of exports turn a namespace object into a dictionary).
  */
 export * from './opcodes.ts';
 export * from './cmdq.ts';

@@ -1,5 +1,5 @@
 /**
- * Notification-queue entries (16 bytes). Facts §5.7, §6.6. An NQ is created through HWRM and
+ * Notification-queue entries (16 bytes; roce_hsi.h, bnxt_qplib_service_nq). An NQ is created through HWRM and
  * consumed like the CREQ: valid bit 0 of the u32 at offset 8, expected 1 on the first lap and
  * flipped on each wrap; re-arm with an NQ_ARM doorbell.
  *
@@ -10,14 +10,6 @@ import { layout, u8, u16, u32 } from '../layout.ts';
 import { namer } from './names.ts';
 
 export const NQE_BYTES = 16;
-export const NQ_TYPE_OFFSET = 0;
-export const NQ_TYPE_MASK = 0x3f;
-export const NQ_TOGGLE_SHIFT = 6;
-export const NQ_TOGGLE_MASK = 0x3;
-export const NQ_V_OFFSET = 8;
-export const NQ_V = 0x1;
-export const NQ_CN_CQ_HANDLE_LOW_OFFSET = 4;
-export const NQ_CN_CQ_HANDLE_HIGH_OFFSET = 12;
 
 // roce_hsi.h: NQ_BASE_TYPE_*
 export const NqType = {

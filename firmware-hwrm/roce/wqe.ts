@@ -1,6 +1,7 @@
 /**
  * Send- and receive-queue entries in static WQE mode (P5 default), and the 16-byte PSN-search
- * entries kept after the SQ ring. Facts §5.1, §5.3–§5.5.
+ * entries kept after the SQ ring (roce_hsi.h; the kernel's bnxt_qplib_post_send, rdma-core's
+ * bnxt_re_post_send).
  *
  *   SQ/RQ ring = 16-byte slots; static mode: every WQE occupies 8 slots (128 bytes)
  *   ┌──────── slot 0–1: 32-byte header ────────┬── slot 2..7: SGEs (16 B) or ≤ 96 B inline ──┐
@@ -8,11 +9,11 @@
  *   └──────────────────────────────────────────┴─────────────────────────────────────────────┘
  *   SQ memory = ring (sq_size × 128 B) immediately followed by sq_size × 16-byte psn_search_ext
  *
- * The layouts document and test the formats; the hot path uses the numeric offsets and the
- * word helpers below on a Uint32Array/DataView over the ring (little-endian host).
+ * The tables below are the one description of each format: the hot paths of the driver and
+ * the software NIC use the word accessors generated from them (wqe.g.ts) on a Uint32Array
+ * over the ring (little-endian host).
  */
 import { layout, u8, u16, u32, u64, u64n } from '../layout.ts';
-import { checkBits } from './bits.ts';
 import { namer } from './names.ts';
 
 export const SLOT_BYTES = 16;
@@ -56,72 +57,18 @@ export const WqeFlags = {
 // roce_hsi.h: RQ_WQE_WQE_TYPE_RCV
 export const RQ_WQE_TYPE_RCV = 0x80;
 
-// Byte offsets inside an SQ WQE header (sq_send_hdr / sq_rdma_hdr).
-export const SQ_WQE_TYPE_OFFSET = 0;
-export const SQ_WQE_FLAGS_OFFSET = 1;
-/** Slots actually used: 2 + SGEs, or 2 + ceil(inline bytes / 16). */
-export const SQ_WQE_SIZE_OFFSET = 2;
-/** SEND_W_IMMEAD: immediate as a LE number equal to the big-endian wire value; SEND_W_INVALID: rkey. */
-export const SQ_SEND_INV_KEY_OR_IMM_DATA_OFFSET = 4;
-export const SQ_RDMA_IMM_DATA_OFFSET = 4;
-/** Total payload bytes (sum of SGE sizes or inline byte count; READ: bytes to read). */
-export const SQ_WQE_LENGTH_OFFSET = 8;
-export const SQ_SEND_Q_KEY_OFFSET = 12;
-export const SQ_SEND_DST_QP_OFFSET = 16;
-export const SQ_SEND_AVID_OFFSET = 20;
-export const SQ_RDMA_REMOTE_VA_OFFSET = 16;
-export const SQ_RDMA_REMOTE_KEY_OFFSET = 24;
-export const SQ_WQE_TIMESTAMP_OFFSET = 28;
-/** First SGE (or first inline byte) of a WQE. */
-export const WQE_SGE_OFFSET = 32;
-
-// Byte offsets inside an SGE.
-export const SGE_BYTES = 16;
-export const SGE_VA_OFFSET = 0;
-export const SGE_L_KEY_OFFSET = 8;
-export const SGE_SIZE_OFFSET = 12;
-
-// Byte offsets inside an RQ WQE header.
-export const RQ_WQE_TYPE_OFFSET = 0;
-export const RQ_WQE_SIZE_OFFSET = 2;
-/** wr_id[0]: bits 0–19 = the driver's tag, echoed in the receive CQE. */
-export const RQ_WQE_WR_ID_OFFSET = 8;
-export const RQ_WQE_WR_ID_MASK = 0xfffff;
-
-// sq_psn_search_ext (16 bytes per SQ WQE index, P5).
-export const PSN_SEARCH_EXT_BYTES = 16;
-export const PSN_SEARCH_OPCODE_START_PSN_OFFSET = 0;
-export const PSN_SEARCH_FLAGS_NEXT_PSN_OFFSET = 4;
-export const PSN_SEARCH_START_SLOT_IDX_OFFSET = 8;
-export const PSN_SEARCH_OPCODE_SHIFT = 24;
-export const PSN_SEARCH_FLAGS_SHIFT = 24;
-
-/** First 32-bit word of an SQ WQE: wqe_type | flags << 8 | wqe_size << 16. */
+/** First 32-bit word of an SQ WQE (sq_send_hdr / sq_rdma_hdr word 0); a value that does not fit throws. */
 export function sqWqeWord0(wqeType: number, flags: number, wqeSizeSlots: number): number {
-  checkBits('wqe_type', wqeType, 8);
-  checkBits('flags', flags, 8);
-  checkBits('wqe_size', wqeSizeSlots, 8);
-  return (wqeType | (flags << 8) | (wqeSizeSlots << 16)) >>> 0;
+  return firstWord(SqSendHdr.encode({ wqe_type: wqeType, flags, wqe_size: wqeSizeSlots }));
 }
 
-/** First 32-bit word of an RQ WQE: RCV | wqe_size << 16 (flags 0). */
+/** First 32-bit word of an RQ WQE: RCV, flags 0, `wqeSizeSlots`. */
 export function rqWqeWord0(wqeSizeSlots: number): number {
-  checkBits('wqe_size', wqeSizeSlots, 8);
-  return (RQ_WQE_TYPE_RCV | (wqeSizeSlots << 16)) >>> 0;
+  return firstWord(RqWqeHdr.encode({ wqe_type: RQ_WQE_TYPE_RCV, wqe_size: wqeSizeSlots }));
 }
 
-/** psn_search_ext word 0: start_psn | opcode << 24. */
-export function psnSearchWord0(opcode: number, startPsn: number): number {
-  checkBits('opcode', opcode, 8);
-  checkBits('start_psn', startPsn, 24);
-  return ((opcode << PSN_SEARCH_OPCODE_SHIFT) | startPsn) >>> 0;
-}
-
-/** psn_search_ext word 1: next_psn | flags << 24 (both drivers write flags 0). */
-export function psnSearchWord1(flags: number, nextPsn: number): number {
-  checkBits('flags', flags, 8);
-  checkBits('next_psn', nextPsn, 24);
-  return ((flags << PSN_SEARCH_FLAGS_SHIFT) | nextPsn) >>> 0;
+function firstWord(b: Uint8Array): number {
+  return new DataView(b.buffer, b.byteOffset).getUint32(0, true);
 }
 
 /** Slots an SQ WQE uses (the wqe_size byte): 2 header slots + one per SGE. */
@@ -167,6 +114,7 @@ export const SqSge = layout('sq_sge', 16, {
   l_key: u32(8),
   size: u32(12),
 });
+export const SGE_BYTES = SqSge.size;
 
 // roce_hsi.h: struct rq_wqe_hdr
 export const RqWqeHdr = layout('rq_wqe_hdr', 32, {
@@ -176,7 +124,7 @@ export const RqWqeHdr = layout('rq_wqe_hdr', 32, {
   wr_id: u32(8, 0, 20),
 });
 
-// roce_hsi.h: struct sq_psn_search_ext
+// roce_hsi.h: struct sq_psn_search_ext (P5: 16 bytes per SQ WQE after the SQ ring)
 export const SqPsnSearchExt = layout('sq_psn_search_ext', 16, {
   start_psn: u32(0, 0, 24),
   /** Kernel writes the SQ wqe_type here (rdma-core the verbs opcode). */
@@ -185,4 +133,15 @@ export const SqPsnSearchExt = layout('sq_psn_search_ext', 16, {
   flags: u32(4, 24, 8),
   /** Kernel writes the WQE's slot index (rdma-core the WQE index). */
   start_slot_idx: u16(8),
+});
+
+// roce_hsi.h: struct sq_msn_search (P7's MSN table entry, 8 bytes per entry after the SQ; one
+// little-endian u64 start_idx_next_psn_start_psn with SQ_MSN_SEARCH_START_PSN (bits 0-23),
+// SQ_MSN_SEARCH_NEXT_PSN (24-47) and SQ_MSN_SEARCH_START_IDX (48-63); the kernel fills it in
+// bnxt_qplib_fill_msn_search, rdma-core in bnxt_re_update_msn_tbl).
+export const SqMsnSearch = layout('sq_msn_search', 8, {
+  start_psn: u64(0, 0, 24),
+  next_psn: u64(0, 24, 24),
+  /** The WQE's first slot (kernel: swq->slot_idx). */
+  start_idx: u64(0, 48, 16),
 });

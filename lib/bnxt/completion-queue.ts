@@ -7,21 +7,23 @@
  * serves one ring of 4095 entries and holds 4096 CQEs, so the hot path tells the consumer
  * lazily: a post rings the CQ doorbell only when the NIC, not told since, could otherwise
  * find the CQ full before it completes that entry (see tellBeforePost). A poll then costs no
- * doorbell (rdma-core's bnxt_re defers its CQ doorbell too, until half the ring is consumed:
- * bnxt-roce-interface.md 6.1). Each doorbell moves the consumer by at most the ring's size.
+ * doorbell (rdma-core's bnxt_re defers its CQ doorbell too in deferred-doorbell mode, until
+ * half the ring is consumed: bnxt_re_check_and_ring_cq_db). Each doorbell moves the consumer by
+ * at most the ring's size.
  *
  *   [cqe 0][cqe 1]...[cqe 4095]   toggle of pass k = 1 - (k & 1)
  *     ^cons
  */
 import type { Mmio } from '../../drivers/device.ts';
-import { DbcType, doorbellHi, DBC_EPOCH_SHIFT } from '../../firmware-hwrm/roce/doorbell.ts';
-import { CQE_TRAILER_WORD, CQE_TOGGLE_MASK } from '../../firmware-hwrm/roce/cqe.ts';
+import { DbcType, doorbellHi } from '../../firmware-hwrm/roce/doorbell.ts';
+import * as D from '../../firmware-hwrm/roce/doorbell.g.ts';
+import * as C from '../../firmware-hwrm/roce/cqe.g.ts';
 import type { RingMemory } from './ring-memory.ts';
 
 export const CQ_ENTRIES = 4096; // a power of two: index = count & mask, pass = count >>> 12
 const CQ_MASK = CQ_ENTRIES - 1;
 const CQ_SHIFT = 12;
-const CQE_WORDS = 8;
+const CQE_WORDS = C.CQ_BASE_WORDS;
 
 export class CompletionQueue {
   readonly u32: Uint32Array;
@@ -48,15 +50,15 @@ export class CompletionQueue {
 
   /** True if the NIC wrote the CQE at the consumer (its toggle matches this pass). */
   ready(): boolean {
-    const trailer = Atomics.load(this.u32, this.at() + CQE_TRAILER_WORD);
-    return (trailer & CQE_TOGGLE_MASK) === (((this.cons >>> CQ_SHIFT) & 1) ^ 1);
+    const trailer = Atomics.load(this.u32, this.at() + C.CQ_BASE_TOGGLE_WORD);
+    return C.cqBaseToggleOf(trailer) === (((this.cons >>> CQ_SHIFT) & 1) ^ 1);
   }
 
   /** True if the CQE `ahead` entries past the consumer is ready (for counting, never consuming). */
   readyAhead(ahead: number): boolean {
     const c = this.cons + ahead;
-    const trailer = Atomics.load(this.u32, (c & CQ_MASK) * CQE_WORDS + CQE_TRAILER_WORD);
-    return (trailer & CQE_TOGGLE_MASK) === (((c >>> CQ_SHIFT) & 1) ^ 1);
+    const trailer = Atomics.load(this.u32, (c & CQ_MASK) * CQE_WORDS + C.CQ_BASE_TOGGLE_WORD);
+    return C.cqBaseToggleOf(trailer) === (((c >>> CQ_SHIFT) & 1) ^ 1);
   }
 
   /** Consumes the current CQE and tells the NIC (one 64-bit doorbell). */
@@ -82,6 +84,6 @@ export class CompletionQueue {
 
   private tell(): void {
     this.told = this.cons;
-    this.doorbells.doorbell64(this.doorbellOffset, (this.cons & CQ_MASK) | (((this.cons >>> CQ_SHIFT) & 1) << DBC_EPOCH_SHIFT), this.dbHi);
+    this.doorbells.doorbell64(this.doorbellOffset, D.dbcDbcWord0(this.cons & CQ_MASK, (this.cons >>> CQ_SHIFT) & 1, 0), this.dbHi);
   }
 }

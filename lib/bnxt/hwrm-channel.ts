@@ -1,5 +1,5 @@
 /**
- * The HWRM channel to the function's management firmware (bnxt-hwrm-vfio.md 2.4-2.7):
+ * The HWRM channel to the function's management firmware (bnxt_en's bnxt_hwrm.c, hwrm_req_send):
  * write the request into the BAR0 window (or a short-command descriptor pointing at it in
  * DMA memory), ring the trigger, then poll the DMA'd response: resp_len and seq_id first,
  * then the valid byte at resp_len - 1. One request at a time, as both reference drivers do.
@@ -12,6 +12,9 @@ import {
   SHORT_REQ_SIGNATURE_SHORT_CMD, SHORT_REQ_TARGET_ID,
 } from '../../firmware-hwrm/hwrm/header.ts';
 import { hwrmErrorName } from '../../firmware-hwrm/hwrm/errors.ts';
+import {
+  OUTPUT_RESP_LEN_WORD, hwrmErrOutputCmdErr, outputErrorCode, outputReqType, outputRespLenOf, outputSeqIdOf,
+} from '../../firmware-hwrm/hwrm/header.g.ts';
 import { ok, err, type Result } from '../result.ts';
 import type { DmaPool } from './dma-pool.ts';
 import { LIMITS } from './limits.ts';
@@ -109,7 +112,7 @@ export class HwrmChannel {
     const request = options.lengthBytes ? full.subarray(0, options.lengthBytes) : full;
     this.trace?.write(hwrmEvent('req', cmd.reqType, request));
 
-    // The polling depends on resp_len and valid starting at zero (2.6).
+    // The polling depends on resp_len and valid starting at zero (bnxt_en clears both before each request).
     this.resp.bytes.fill(0);
     const direct = !this.caps.shortCmd && request.length <= this.caps.maxReqWinLen;
     if (!direct && request.length > Math.max(this.caps.maxExtReqLen, HWRM_MAX_REQ_LEN) && cmd.reqType !== 0) {
@@ -143,18 +146,18 @@ export class HwrmChannel {
     if (respLen < 8 || respLen > RESP_BUFFER_BYTES) {
       return err(`${cmd.name}: malformed firmware answer (resp_len ${respLen} outside 8..${RESP_BUFFER_BYTES})`);
     }
-    const view = this.resp.view;
-    const errorCode = view.getUint16(0, true);
-    const echoedType = view.getUint16(2, true);
+    const words = this.resp.u32;
+    const errorCode = outputErrorCode(words, 0);
+    const echoedType = outputReqType(words, 0);
+    const cmdErr = respLen >= 16 ? hwrmErrOutputCmdErr(words, 0) : 0;
     const answer = this.resp.bytes.slice(0, respLen);
     this.trace?.write(hwrmEvent('resp', echoedType, answer));
-    // Clear the valid byte so a later, longer answer never sees a stale 1 (2.6 step 3).
+    // Clear the valid byte so a later, longer answer never sees a stale 1 (as __hwrm_send does).
     this.resp.bytes[respLen - 1] = 0;
     if (echoedType !== cmd.reqType) {
       return err(`${cmd.name}: malformed firmware answer (it answers request type 0x${echoedType.toString(16)})`);
     }
     if (errorCode !== 0) {
-      const cmdErr = respLen >= 16 ? answer[14]! : 0;
       return err(`${cmd.name} refused by the firmware: ${hwrmErrorName(errorCode)}${cmdErr ? ` (cmd_err ${cmdErr})` : ''}`);
     }
     return ok(cmd.response.decode(answer));
@@ -169,10 +172,10 @@ export class HwrmChannel {
     let looks = 0;
     let respLen = 0;
     for (;;) {
-      const w1 = Atomics.load(words, 1); // seq_id (bytes 4-5) and resp_len (bytes 6-7)
-      respLen = w1 >>> 16;
-      // A non-zero resp_len with another seq_id is a stale answer: ignore it (2.6).
-      if (respLen !== 0 && (w1 & 0xffff) === seq) break;
+      const w1 = Atomics.load(words, OUTPUT_RESP_LEN_WORD); // seq_id and resp_len share a word
+      respLen = outputRespLenOf(w1);
+      // A non-zero resp_len with another seq_id is a stale answer: ignore it.
+      if (respLen !== 0 && outputSeqIdOf(w1) === seq) break;
       if (this.clock.nowNs() > deadline) return -1;
       this.pause(looks++);
     }
@@ -191,7 +194,7 @@ export class HwrmChannel {
     else this.clock.sleep(LIMITS.pollSleepUs);
   }
 
-  /** Writes `bytes` as 32-bit words into the window and zeroes the rest of it (2.4 steps 4-5). */
+  /** Writes `bytes` as 32-bit words into the window and zeroes the rest of it (as bnxt_en's __hwrm_send does). */
   private writeWindow(bytes: Uint8Array, windowLen: number): void {
     const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
     const words = Math.ceil(bytes.length / 4);

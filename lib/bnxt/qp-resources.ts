@@ -9,6 +9,7 @@
 import type { DmaBuffer } from '../../drivers/device.ts';
 import { Ledger } from '../../drivers/ledger.ts';
 import * as R from '../../firmware-hwrm/roce/index.ts';
+import { DBC_DBC_XID_MASK } from '../../firmware-hwrm/roce/doorbell.g.ts';
 import { ok, err, type Result } from '../result.ts';
 import type { BnxtFunction } from './bringup.ts';
 import type { RoceDevice } from './roce-device.ts';
@@ -62,7 +63,7 @@ function createSteps(func: BnxtFunction, roce: RoceDevice, handle: number, ledge
     }, ringBuffers(mem.value));
     if (!cq.ok) return err(`CREATE_CQ (${which}): ${cq.error}`);
     const id = cq.value.xid;
-    if (id > R.DBC_XID_MASK) {
+    if (id > DBC_DBC_XID_MASK) {
       // A CQ the driver cannot name in a doorbell: the firmware holds it under an id we cannot trust.
       ledger.hold(...ringBuffers(mem.value));
       return err(`CREATE_CQ (${which}): malformed firmware answer (CQ id ${id} does not fit a doorbell)`);
@@ -101,7 +102,7 @@ function createSteps(func: BnxtFunction, roce: RoceDevice, handle: number, ledge
   }, named);
   if (!created.ok) return err(`CREATE_QP: ${created.error}`);
   const qpn = created.value.xid;
-  if (qpn > R.DBC_XID_MASK) {
+  if (qpn > DBC_DBC_XID_MASK) {
     ledger.hold(...named);
     return err(`CREATE_QP: malformed firmware answer (QP number ${qpn} does not fit a doorbell)`);
   }

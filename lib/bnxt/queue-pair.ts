@@ -3,14 +3,21 @@
  * commands that create, connect and destroy it, and the hot path that builds WQEs, rings
  * doorbells and reads CQEs. Argument checks live in lib/qp.ts; this module trusts them.
  *
- *   SQ: [wqe 0 .. wqe 4095] 128 B each, then [psn 0 .. psn 4095] 16 B each (psn_search_ext)
+ *   SQ: [wqe 0 .. wqe 4095] 128 B each, then [psn 0 .. psn 4095] 16 B each (sq_psn_search_ext)
  *   RQ: [wqe 0 .. wqe 4095] 128 B each
  *   SCQ / RCQ: 4096 CQEs of 32 B
  * Each ring holds 4095 entries: one slot stays empty so a full ring never looks empty.
  */
 import type { DmaBuffer, Mmio } from '../../drivers/device.ts';
+// Hot paths reach the generated accessors and constants through namespace imports of their
+// small modules: V8 folds such a load into the function itself, where a named import costs a
+// check per call (firmware-hwrm/roce/index.ts says why the accessors are not re-exported).
 import * as R from '../../firmware-hwrm/roce/index.ts';
+import * as W from '../../firmware-hwrm/roce/wqe.g.ts';
+import * as C from '../../firmware-hwrm/roce/cqe.g.ts';
+import * as D from '../../firmware-hwrm/roce/doorbell.g.ts';
 import type { Values } from '../../firmware-hwrm/layout.ts';
+import * as Words from '../../firmware-hwrm/words.ts';
 import { ok, err, type Result } from '../result.ts';
 import type { BnxtFunction } from './bringup.ts';
 import type { RoceDevice } from './roce-device.ts';
@@ -27,9 +34,8 @@ const MASK = RING_ENTRIES - 1;
 const RING_SHIFT = 12;
 const WQE_WORDS = R.STATIC_WQE_BYTES / 4;
 const PSN_AREA_WORD = (RING_ENTRIES * R.STATIC_WQE_BYTES) / 4;
-const PSN_WORDS = R.PSN_SEARCH_EXT_BYTES / 4;
-/** Words per sq_msn_search entry (8 bytes, roce_hsi.h). */
-const MSN_WORDS = 2;
+const PSN_WORDS = W.SQ_PSN_SEARCH_EXT_WORDS;
+const MSN_WORDS = W.SQ_MSN_SEARCH_WORDS;
 /** Outstanding RDMA reads each way (ORD / IRD). */
 export const READ_DEPTH = 16;
 /** Local ACK timeout 14: 4.096 us x 2^14 = 67 ms; retries 7; RNR retries 7 = forever. */
@@ -49,17 +55,21 @@ const WQE_SIZE_ONE_SGE = R.sqWqeSizeForSges(1);
 const SEND_WORD0 = R.sqWqeWord0(R.WqeType.SEND, R.WqeFlags.SIGNAL_COMP, WQE_SIZE_ONE_SGE);
 const READ_WORD0 = R.sqWqeWord0(R.WqeType.READ_WQE, R.WqeFlags.SIGNAL_COMP, WQE_SIZE_ONE_SGE);
 const RECV_WORD0 = R.rqWqeWord0(WQE_SIZE_ONE_SGE);
-const TRAILER = R.CQE_TRAILER_WORD;
-const SGE_WORD = R.WQE_SGE_OFFSET / 4;
+const SEND_OPCODE = R.WqeType.SEND;
+const READ_OPCODE = R.WqeType.READ_WQE;
+const WQE_SLOTS = R.STATIC_WQE_SLOTS;
+/** The CQE word holding toggle, type and status (cq_base's trailer). */
+const TRAILER = C.CQ_BASE_TOGGLE_WORD;
+const SGE_WORD = R.WQE_HEADER_BYTES / 4;
 
-/** The WQE's one SGE (va = region base + at, as 32-bit halves with the carry; lkey; size). */
+/**
+ * The WQE's one SGE (roce_hsi.h: struct sq_sge): va = region base + at, as 32-bit halves; the
+ * low half wrapped (at < 2^31) exactly when it came out below the base's, which carries one.
+ */
 function writeSge(u: Uint32Array, w: number, key: number, vaLo: number, vaHi: number, at: number, n: number): void {
   const lo = vaLo + at;
-  const carry = lo >= 4294967296 ? 1 : 0;
-  u[w] = lo - carry * 4294967296;
-  u[w + 1] = vaHi + carry;
-  u[w + 2] = key;
-  u[w + 3] = n;
+  const carry = lo >= Words.TWO_POW_32 ? 1 : 0;
+  W.setSqSgeWords(u, w, lo - carry * Words.TWO_POW_32, vaHi + carry, key, n); // va_or_pa (lo, hi), l_key, size
 }
 
 export const enum Side { Send = 0, Receive = 1 }
@@ -271,14 +281,14 @@ export class BnxtQp {
 
   /** Writes a SEND WQE of one SGE and its PSN-search entry, then rings the SQ doorbell. */
   postSend(key: number, vaLo: number, vaHi: number, at: number, n: number): void {
-    this.writeSqWqe(SEND_WORD0, key, vaLo, vaHi, at, n, 0, 0, 0, R.WqeType.SEND);
+    this.writeSqWqe(SEND_WORD0, key, vaLo, vaHi, at, n, 0, 0, 0, SEND_OPCODE);
   }
 
   /** Writes an RDMA READ WQE (remote va/key; the local SGE is the destination). */
   postRead(key: number, vaLo: number, vaHi: number, at: number, n: number, rKey: number, rVaLo: number, rVaHi: number, rAt: number): void {
     const lo = rVaLo + rAt;
-    const carry = lo >= 4294967296 ? 1 : 0;
-    this.writeSqWqe(READ_WORD0, key, vaLo, vaHi, at, n, lo - carry * 4294967296, rVaHi + carry, rKey, R.WqeType.READ_WQE);
+    const carry = lo >= Words.TWO_POW_32 ? 1 : 0;
+    this.writeSqWqe(READ_WORD0, key, vaLo, vaHi, at, n, lo - carry * Words.TWO_POW_32, rVaHi + carry, rKey, READ_OPCODE);
   }
 
   private writeSqWqe(word0: number, key: number, vaLo: number, vaHi: number, at: number, n: number, w4: number, w5: number, w6: number, opcode: number): void {
@@ -292,14 +302,8 @@ export class BnxtQp {
     }
     const u = this.sq32;
     const w = idx * WQE_WORDS;
-    u[w] = word0;
-    u[w + 1] = 0;
-    u[w + 2] = n;
-    u[w + 3] = 0;
-    u[w + 4] = w4; // SEND: dst_qp/avid (0 on RC); READ: remote_va lo
-    u[w + 5] = w5; // READ: remote_va hi
-    u[w + 6] = w6; // READ: remote_key
-    u[w + 7] = 0;
+    // wqe_type/flags/wqe_size, immediate 0, length, q_key 0, words 4-6, timestamp 0
+    W.setSqSendHdrWords(u, w, word0, 0, n, 0, w4, w5, w6, 0);
     writeSge(u, w + SGE_WORD, key, vaLo, vaHi, at, n);
     const start = this.nextPsn;
     const next = R.psnAdd(start, R.psnPackets(n, this.mtu));
@@ -309,20 +313,16 @@ export class BnxtQp {
       // table has RING_ENTRIES entries): start PSN 0-23, next PSN 24-47, start slot 48-63
       // (qplib_fp.c bnxt_qplib_pull_psn_buff, bnxt_qplib_fill_msn_search).
       const m = PSN_AREA_WORD + idx * MSN_WORDS;
-      u[m] = (start | (next << 24)) >>> 0;
-      u[m + 1] = ((next >>> 8) | ((idx * R.STATIC_WQE_SLOTS) << 16)) >>> 0;
+      W.setSqMsnSearchWords(u, m, W.sqMsnSearchWord0(start, next), W.sqMsnSearchWord1(next, idx * WQE_SLOTS));
     } else {
-      // psn_search_ext: opcode | start PSN, next PSN, start slot index.
+      // psn_search_ext: opcode | start PSN, next PSN (flags 0), start slot index.
       const p = PSN_AREA_WORD + idx * PSN_WORDS;
-      u[p] = ((opcode << R.PSN_SEARCH_OPCODE_SHIFT) | start) >>> 0;
-      u[p + 1] = next;
-      u[p + 2] = idx * R.STATIC_WQE_SLOTS;
-      u[p + 3] = 0;
+      W.setSqPsnSearchExtWords(u, p, W.sqPsnSearchExtWord0(start, opcode), next, idx * WQE_SLOTS, 0);
     }
     const np = prod + 1;
     this.sqProd = np;
     this.scq.tellBeforePost(np); // the CQ's consumer, if the NIC must hear it before this entry's CQE
-    this.doorbells.doorbell64(this.dbOffset, (np & MASK) | (((np >>> RING_SHIFT) & 1) << R.DBC_EPOCH_SHIFT), this.sqDbHi);
+    this.doorbells.doorbell64(this.dbOffset, D.dbcDbcWord0(np & MASK, (np >>> RING_SHIFT) & 1, 0), this.sqDbHi);
   }
 
   /** Writes an RQ WQE of one SGE (wr_id = its ring index), then rings the RQ doorbell. */
@@ -336,16 +336,13 @@ export class BnxtQp {
     }
     const u = this.rq32;
     const w = idx * WQE_WORDS;
-    u[w] = RECV_WORD0;
-    u[w + 1] = 0;
-    u[w + 2] = idx; // wr_id: the CQE names the entry it completes
-    u[w + 3] = 0;
-    u[w + 4] = 0; u[w + 5] = 0; u[w + 6] = 0; u[w + 7] = 0;
+    // RCV/wqe_size, reserved, wr_id (the CQE names the entry it completes), reserved
+    W.setRqWqeHdrWords(u, w, RECV_WORD0, 0, W.rqWqeHdrWord2(idx), 0, 0, 0, 0, 0);
     writeSge(u, w + SGE_WORD, key, vaLo, vaHi, at, n);
     const np = prod + 1;
     this.rqProd = np;
     this.rcq.tellBeforePost(np);
-    this.doorbells.doorbell64(this.dbOffset, (np & MASK) | (((np >>> RING_SHIFT) & 1) << R.DBC_EPOCH_SHIFT), this.rqDbHi);
+    this.doorbells.doorbell64(this.dbOffset, D.dbcDbcWord0(np & MASK, (np >>> RING_SHIFT) & 1, 0), this.rqDbHi);
   }
 
   /**
@@ -380,8 +377,8 @@ export class BnxtQp {
     const u = cq.u32;
     const w = cq.at();
     const trailer = u[w + TRAILER]!;
-    const type = (trailer >>> R.CQE_TYPE_SHIFT) & R.CQE_TYPE_MASK;
-    const status = (trailer >>> R.CQE_TRAILER_STATUS_SHIFT) & R.CQE_TRAILER_STATUS_MASK;
+    const type = C.cqBaseCqeTypeOf(trailer);
+    const status = C.cqBaseStatusOf(trailer);
     const send = side === Side.Send;
     const expected = send ? R.CqeType.REQ : R.CqeType.RES_RC;
     let bytes: number;
@@ -395,7 +392,7 @@ export class BnxtQp {
       // the last, which takes its status (Linux bnxt_re qplib_fp.c bnxt_qplib_cq_process_req;
       // rdma-core providers/bnxt_re verbs.c bnxt_re_poll_success_scqe). An index outside the due
       // entries is malformed.
-      const covered = ((u[w + 2]! & 0xffff) - idx) & MASK;
+      const covered = (C.cqReqSqConsIdx(u, w) - idx) & MASK;
       if (covered === 0 || covered > this.sqProd - this.sqTaken) {
         const named = (idx + covered - 1) & MASK;
         return this.failAtCqe(side, cq, `the NIC completed send entry ${named} out of order (expected ${idx})`);
@@ -407,11 +404,11 @@ export class BnxtQp {
       bytes = this.sqLength[idx]!;
     } else {
       const idx = this.rqTaken & MASK;
-      const wrId = u[w + 7]! & R.RQ_WQE_WR_ID_MASK;
+      const wrId = C.cqResRcSrqOrRqWrId(u, w);
       if (wrId !== idx) {
         return this.failAtCqe(side, cq, `the NIC completed receive entry ${wrId} out of order (expected ${idx})`);
       }
-      bytes = u[w]!; // cq_res_rc.length
+      bytes = C.cqResRcLength(u, w);
       if (bytes > this.rqLength[idx]! && status === 0) {
         return this.failAtCqe(side, cq, `the NIC completed receive entry ${idx} with ${bytes} bytes, more than its ${this.rqLength[idx]!}`);
       }
@@ -446,9 +443,9 @@ export class BnxtQp {
     const due = send ? this.sqProd - this.sqTaken : this.rqProd - this.rqTaken;
     const kind = send ? R.CqeType.REQ : R.CqeType.RES_RC;
     for (let n = 0; n < due && cq.readyAhead(n); n++) {
-      const trailer = cq.u32[((cq.cons + n) & (CQ_ENTRIES - 1)) * 8 + TRAILER]!;
-      const status = (trailer >>> R.CQE_TRAILER_STATUS_SHIFT) & R.CQE_TRAILER_STATUS_MASK;
-      if (((trailer >>> R.CQE_TYPE_SHIFT) & R.CQE_TYPE_MASK) !== kind || status === 0) continue;
+      const trailer = cq.u32[((cq.cons + n) & (CQ_ENTRIES - 1)) * C.CQ_BASE_WORDS + TRAILER]!;
+      const status = C.cqBaseStatusOf(trailer);
+      if (C.cqBaseCqeTypeOf(trailer) !== kind || status === 0) continue;
       if (!isFlush(send, status)) return send ? requesterStatusMessage(status) : responderStatusMessage(status);
     }
     return undefined;
@@ -483,11 +480,11 @@ export class BnxtQp {
       const u = cq.u32;
       const w = cq.at();
       const trailer = u[w + TRAILER]!;
-      const status = (trailer >>> R.CQE_TRAILER_STATUS_SHIFT) & R.CQE_TRAILER_STATUS_MASK;
-      const type = (trailer >>> R.CQE_TYPE_SHIFT) & R.CQE_TYPE_MASK;
+      const status = C.cqBaseStatusOf(trailer);
+      const type = C.cqBaseCqeTypeOf(trailer);
       const idx = (send ? this.sqTaken : this.rqTaken) & MASK;
-      const bytes = send ? this.sqLength[idx]! : u[w]!;
-      const covered = ((u[w + 2]! & 0xffff) - idx) & MASK;
+      const bytes = send ? this.sqLength[idx]! : C.cqResRcLength(u, w);
+      const covered = (C.cqReqSqConsIdx(u, w) - idx) & MASK;
       if (send && type === R.CqeType.REQ && covered > 1 && covered <= this.sqProd - this.sqTaken) {
         // An aggregated CQE the NIC wrote before the failure: this entry, before its last, succeeded.
         this.keepAfterFailure[side]!++;
@@ -495,7 +492,7 @@ export class BnxtQp {
         return bytes;
       }
       // A kept CQE keeps its result only if it is one this ring takes, for this entry.
-      const inOrder = send ? covered === 1 : (u[w + 7]! & R.RQ_WQE_WR_ID_MASK) === idx && bytes <= this.rqLength[idx]!;
+      const inOrder = send ? covered === 1 : C.cqResRcSrqOrRqWrId(u, w) === idx && bytes <= this.rqLength[idx]!;
       cq.advance();
       if (send) this.sqTaken++;
       else this.rqTaken++;

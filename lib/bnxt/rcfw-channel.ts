@@ -1,5 +1,5 @@
 /**
- * The RoCE command channel ("RCFW", bnxt-roce-interface.md 2): commands go into the CMDQ
+ * The RoCE command channel ("RCFW", the kernel's qplib_rcfw.c): commands go into the CMDQ
  * ring in 16-byte units, the producer register and trigger in BAR0 tell the firmware, and
  * answers come back on the CREQ ring, which HWRM allocated as an NQ. The CREQ also carries
  * asynchronous QP/CQ error notifications: they are kept for the data path, never dropped
@@ -15,9 +15,11 @@ import {
   CMDQE_BYTES, CMDQ_COOKIE_MASK, CMDQ_PROD_OFFSET, CMDQ_TRIGGER_OFFSET, CMDQ_TRIGGER_VALUE, CMDQ_MAILBOX_OFFSET,
   CmdqInit, cmdqProdWord, cmdqUnits,
 } from '../../firmware-hwrm/roce/cmdq.ts';
+import { CreqQpErrorNotification, reqErrStateReasonName, resErrStateReasonName } from '../../firmware-hwrm/roce/creq.ts';
 import {
-  CREQ_ENTRY_BYTES, CREQ_TYPE_MASK, CREQ_V, CreqQpErrorNotification, reqErrStateReasonName, resErrStateReasonName,
-} from '../../firmware-hwrm/roce/creq.ts';
+  CREQ_BASE_V_WORD, CREQ_BASE_WORDS, creqBaseVOf, creqQpEventCookie, creqQpEventEvent, creqQpEventStatus, creqQpEventType,
+  creqQpEventXid,
+} from '../../firmware-hwrm/roce/creq.g.ts';
 import { CreqType, CreqEvent, RoceOpcode, roceOpcodeName, roceStatusName } from '../../firmware-hwrm/roce/opcodes.ts';
 import { CreqQueryFuncRespSb } from '../../firmware-hwrm/roce/commands-fw.ts';
 import { DbType, doorbellHi, doorbellLo } from '../../firmware-hwrm/roce/doorbell.ts';
@@ -83,7 +85,7 @@ export class RcfwChannel {
     return this.stalledBecause;
   }
 
-  /** Arms the CREQ and hands the CMDQ to the firmware through the BAR0 mailbox (2.2). */
+  /** Arms the CREQ and hands the CMDQ to the firmware through the BAR0 mailbox (bnxt_qplib_enable_rcfw_channel). */
   start(): void {
     this.ringCreqDoorbell();
     const init = CmdqInit.encode({
@@ -112,7 +114,7 @@ export class RcfwChannel {
     this.seq = (this.seq + 1) & 0xffff;
     const bytes = cmd.layout.encode({ ...body, opcode: cmd.opcode, cmd_size: cmdqUnits(cmd.layout.size), cookie } as Partial<Values<Q>>);
     const units = cmdqUnits(bytes.length);
-    // Copy unit by unit: a command may wrap at the ring's end (2.1).
+    // Copy unit by unit: a command may wrap at the ring's end (as the kernel's __send_message copies it).
     for (let u = 0; u < units; u++) {
       const slot = ((this.prod + u) % CMDQ_ENTRIES) * CMDQE_BYTES;
       this.cmdq.bytes.fill(0, slot, slot + CMDQE_BYTES);
@@ -134,34 +136,32 @@ export class RcfwChannel {
     if (this.trace) {
       // QUERY_FUNC answers in its side buffer (the first buffer it names): traced with it.
       const side = cmd.opcode === RoceOpcode.QUERY_FUNC ? names[0]?.bytes.subarray(0, CreqQueryFuncRespSb.size) : undefined;
-      this.trace.write(creqEvent(answer, side));
+      this.trace.write(creqEvent(new Uint8Array(answer.buffer, answer.byteOffset, answer.byteLength), side));
     }
-    const status = answer[1]!;
-    const event = answer[9]!;
+    const status = creqQpEventStatus(answer, 0);
+    const event = creqQpEventEvent(answer, 0);
     if (event !== cmd.opcode) {
       // What the firmware did with the command is unknown: it may name the memory it was told of.
       this.pool.quarantine(...names);
       return err(`${name}: malformed firmware answer (it answers opcode 0x${event.toString(16)})`);
     }
     if (status !== 0) return err(`${name} refused by the firmware: ${roceStatusName(status)}`);
-    const xid = new DataView(answer.buffer).getUint32(4, true);
-    return ok({ xid, entry: answer });
+    return ok({ xid: creqQpEventXid(answer, 0), entry: new Uint8Array(answer.buffer) });
   }
 
   /**
    * Reads the CREQ until the answer with `cookie`; QP error notifications met on the way
    * are kept. Undefined if none came within the timeout.
    */
-  private awaitAnswer(cookie: number): Uint8Array | undefined {
+  private awaitAnswer(cookie: number): Uint32Array | undefined {
     const deadline = this.clock.nowNs() + this.timeoutMs * 1e6;
     let looks = 0;
     for (;;) {
       const entry = this.takeCreqEntry();
       if (entry) {
-        const type = entry[0]! & CREQ_TYPE_MASK;
-        const event = entry[9]!;
-        const gotCookie = entry[2]! | (entry[3]! << 8);
-        if (type === CreqType.QP_EVENT && event < CreqEvent.QP_ERROR_NOTIFICATION && gotCookie === cookie) return entry;
+        const type = creqQpEventType(entry, 0);
+        const event = creqQpEventEvent(entry, 0);
+        if (type === CreqType.QP_EVENT && event < CreqEvent.QP_ERROR_NOTIFICATION && creqQpEventCookie(entry, 0) === cookie) return entry;
         this.keepEvent(entry); // an async event, or a stale answer: never lost, never mistaken
         continue;
       }
@@ -171,22 +171,22 @@ export class RcfwChannel {
     }
   }
 
-  /** Takes the next CREQ entry if the firmware wrote it (valid bit = this pass's phase). */
-  private takeCreqEntry(): Uint8Array | undefined {
+  /** Takes (a copy of) the next CREQ entry if the firmware wrote it (valid bit = this pass's phase). */
+  private takeCreqEntry(): Uint32Array | undefined {
     const index = this.creqCons & (CREQ_ENTRIES - 1);
     const phase = (this.creqCons / CREQ_ENTRIES) & 1 ? 0 : 1; // expected v starts at 1, flips per wrap
-    const w = index * (CREQ_ENTRY_BYTES / 4);
-    if ((Atomics.load(this.creqWords, w + 2) & CREQ_V) !== phase) return undefined;
-    const entry = this.creq.bytes.slice(index * CREQ_ENTRY_BYTES, (index + 1) * CREQ_ENTRY_BYTES);
+    const w = index * CREQ_BASE_WORDS;
+    if (creqBaseVOf(Atomics.load(this.creqWords, w + CREQ_BASE_V_WORD)) !== phase) return undefined;
+    const entry = this.creqWords.slice(w, w + CREQ_BASE_WORDS);
     this.creqCons++;
     this.ringCreqDoorbell();
     return entry;
   }
 
-  private keepEvent(entry: Uint8Array): void {
-    const type = entry[0]! & CREQ_TYPE_MASK;
-    if (type !== CreqType.QP_EVENT || entry[9] !== CreqEvent.QP_ERROR_NOTIFICATION) return; // func events, stale answers
-    const e = CreqQpErrorNotification.decode(entry);
+  private keepEvent(entry: Uint32Array): void {
+    // Function events and stale answers are dropped.
+    if (creqQpEventType(entry, 0) !== CreqType.QP_EVENT || creqQpEventEvent(entry, 0) !== CreqEvent.QP_ERROR_NOTIFICATION) return;
+    const e = CreqQpErrorNotification.decode(new Uint8Array(entry.buffer));
     const parts: string[] = [];
     if (e.req_err_state_reason) parts.push(`requester: ${reqErrStateReasonName(e.req_err_state_reason)}`);
     if (e.res_err_state_reason) parts.push(`responder: ${resErrStateReasonName(e.res_err_state_reason)}`);

@@ -21,12 +21,12 @@ import { ParseStatus } from '../../drivers/emu/wire/parse-status.ts';
 import { Opcode } from '../../drivers/emu/wire/opcodes.ts';
 import { AETH_SYNDROME_ACK, AethKind, NakCode, aethKind, aethSyndromeName, nakSyndrome } from '../../drivers/emu/wire/aeth.ts';
 import { parseIpv4, parseMac } from '../../drivers/emu/wire/addresses.ts';
+import { PSN_MASK } from '../../firmware-hwrm/roce/ib-transport.ts';
 import { pingpongClientExchange, pingpongServerExchange, type PingpongDest } from '../cli/exchange.ts';
 
 const PATH_MTU = 1024;
 const RETRY_MS = 1_000;
 const LOCAL_QPN = 0x000100;
-const PSN_MASK = 0xffffff;
 
 interface Options { hostPort: number; guestPort: number; ip: number; mac: Uint8Array; peerMac: Uint8Array; size: number; iters: number; tcpPort: number; server: string | null }
 

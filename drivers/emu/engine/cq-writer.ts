@@ -10,16 +10,17 @@
  * full CQ refuses the write and the caller fails the QP, as a CQ overflow does on hardware.
  * CQ_ARMALL / CQ_ARMSE doorbells ask for one NQ notification on the next (solicited) CQE.
  */
-import {
-  CQE_BYTES, CQE_TRAILER_STATUS_SHIFT, CQE_TRAILER_WORD, CQE_TYPE_SHIFT, CQE_TOGGLE_MASK, CqeType,
-} from '../../../firmware-hwrm/roce/cqe.ts';
+import { CQE_BYTES, CqeType } from '../../../firmware-hwrm/roce/cqe.ts';
+import * as Cqe from '../../../firmware-hwrm/roce/cqe.g.ts';
 import type { EngineCore } from './core.ts';
 import { putLe32 } from './host.ts';
 import type { EmuCq } from '../objects.ts';
 import type { QpTransport } from './transport.ts';
 
-const WORDS = CQE_BYTES / 4;
-/** The CQE being written, as little-endian words (index 6 is the trailer). */
+const WORDS = Cqe.CQ_BASE_WORDS;
+/** The word with the toggle bit (cq_base's trailer), written last. */
+const TRAILER = Cqe.CQ_BASE_TOGGLE_WORD;
+/** The CQE being written, as little-endian words. */
 const cqe = new Uint32Array(WORDS);
 
 /** Free CQE slots: ring entries minus CQEs written and not yet consumed. */
@@ -83,9 +84,10 @@ function writeCqe(core: EngineCore, cq: EmuCq, solicited: boolean): boolean {
   }
   const at = iommu.viewOffset;
   iommu.onWrite?.(iova, CQE_BYTES);
-  for (let i = 0; i < WORDS; i++) if (i !== CQE_TRAILER_WORD) putLe32(b, at + i * 4, cqe[i]!);
+  for (let i = 0; i < WORDS; i++) if (i !== TRAILER) putLe32(b, at + i * 4, cqe[i]!);
   // The word with the toggle last, with a release store: a reader that sees it sees the rest.
-  iommu.write32Release(iova + CQE_TRAILER_WORD * 4, ((cqe[CQE_TRAILER_WORD]! & ~CQE_TOGGLE_MASK) | toggle) >>> 0);
+  Cqe.setCqBaseToggle(cqe, 0, toggle);
+  iommu.write32Release(iova + TRAILER * 4, cqe[TRAILER]!);
   cq.producer++;
   core.counters.cqesWritten++;
   core.bus.notifyDriver();
@@ -100,11 +102,13 @@ function writeCqe(core: EngineCore, cq: EmuCq, solicited: boolean): boolean {
 export function writeReqCqe(core: EngineCore, t: QpTransport, sqConsIdx: number, status: number): boolean {
   if (!core.mayWrite(t)) return false;
   const qp = t.qp;
-  cqe[0] = qp.handleLo;
-  cqe[1] = qp.handleHi;
-  cqe[2] = sqConsIdx & 0xffff;
-  cqe[3] = cqe[4] = cqe[5] = cqe[7] = 0;
-  cqe[6] = ((CqeType.REQ << CQE_TYPE_SHIFT) | (status << CQE_TRAILER_STATUS_SHIFT)) >>> 0;
+  Cqe.setCqReqQpHandle(cqe, 0, qp.handleLo, qp.handleHi);
+  Cqe.setCqReqWord2(cqe, 0, Cqe.cqReqWord2(sqConsIdx & 0xffff));
+  Cqe.setCqReqWord3(cqe, 0, 0);
+  Cqe.setCqReqWord4(cqe, 0, 0);
+  Cqe.setCqReqWord5(cqe, 0, 0);
+  Cqe.setCqReqWord6(cqe, 0, Cqe.cqReqWord6(0, CqeType.REQ, 0, status));
+  Cqe.setCqReqWord7(cqe, 0, 0);
   return writeCqe(core, qp.scq, status !== 0);
 }
 
@@ -114,20 +118,19 @@ export function writeResCqe(
 ): boolean {
   if (!core.mayWrite(t)) return false;
   const qp = t.qp;
-  cqe[0] = length >>> 0;
-  cqe[1] = imm >>> 0;
-  cqe[2] = qp.handleLo;
-  cqe[3] = qp.handleHi;
-  cqe[4] = cqe[5] = 0;
-  cqe[6] = ((CqeType.RES_RC << CQE_TYPE_SHIFT) | (status << CQE_TRAILER_STATUS_SHIFT) | (flags << 16)) >>> 0;
-  cqe[7] = wrId & 0xfffff;
+  Cqe.setCqResRcLength(cqe, 0, length);
+  Cqe.setCqResRcImmDataOrInvRKey(cqe, 0, imm);
+  Cqe.setCqResRcQpHandle(cqe, 0, qp.handleLo, qp.handleHi);
+  Cqe.setCqResRcMrHandle(cqe, 0, 0, 0);
+  Cqe.setCqResRcWord6(cqe, 0, Cqe.cqResRcWord6(0, CqeType.RES_RC, status, flags));
+  Cqe.setCqResRcWord7(cqe, 0, Cqe.cqResRcWord7(wrId & 0xfffff));
   return writeCqe(core, qp.rcq, solicited || status !== 0);
 }
 
 /** Fault hook: a CQE of a type no driver takes (type 7 is undefined in cq_base). */
 export function writeUnknownCqe(core: EngineCore, cq: EmuCq): boolean {
   cqe.fill(0);
-  cqe[6] = (0x7 << CQE_TYPE_SHIFT) >>> 0;
+  Cqe.setCqBaseWord6(cqe, 0, Cqe.cqBaseWord6(0, 0x7, 0));
   return writeCqe(core, cq, true);
 }
 

@@ -12,9 +12,8 @@
  * A doorbell naming no object, an index outside its ring, or a producer that would post more
  * WQEs than the ring holds is refused and counted; nothing else happens.
  */
-import {
-  DbcPath, DbcType, doorbellEpoch, doorbellIndex, doorbellPath, doorbellType, doorbellXid,
-} from '../../../firmware-hwrm/roce/doorbell.ts';
+import { DbcPath, DbcType } from '../../../firmware-hwrm/roce/doorbell.ts';
+import * as Db from '../../../firmware-hwrm/roce/doorbell.g.ts';
 import { EmuQpState } from '../objects.ts';
 import { ReqState, RespState } from './states.ts';
 import { armCq, cqConsumerDoorbell } from './cq-writer.ts';
@@ -24,14 +23,14 @@ import type { QpTransport } from './transport.ts';
 export function handleDoorbell(core: EngineCore, lo: number, hi: number): void {
   const counters = core.counters;
   counters.doorbells++;
-  if (doorbellPath(hi) !== DbcPath.ROCE) {
+  if (Db.dbcDbcPathOf(hi) !== DbcPath.ROCE) {
     counters.doorbellsIgnored++;
     return;
   }
-  const type = doorbellType(hi);
-  const xid = doorbellXid(hi);
-  const index = doorbellIndex(lo);
-  const epoch = doorbellEpoch(lo);
+  const type = Db.dbcDbcTypeOf(hi);
+  const xid = Db.dbcDbcXidOf(hi);
+  const index = Db.dbcDbcIndexOf(lo);
+  const epoch = Db.dbcDbcEpochOf(lo);
   switch (type) {
     case DbcType.SQ:
     case DbcType.RQ: {

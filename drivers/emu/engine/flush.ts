@@ -11,7 +11,7 @@
  * as the driver consumes.
  */
 import { CqReqStatus, CqResRcStatus } from '../../../firmware-hwrm/roce/cqe.ts';
-import { RQ_WQE_WR_ID_MASK, RQ_WQE_WR_ID_OFFSET } from '../../../firmware-hwrm/roce/wqe.ts';
+import * as Wqe from '../../../firmware-hwrm/roce/wqe.g.ts';
 import { EmuQpState } from '../objects.ts';
 import { ReqState, RespState } from './states.ts';
 import { writeReqCqe, writeResCqe } from './cq-writer.ts';
@@ -102,7 +102,9 @@ export function flushStep(core: EngineCore, t: QpTransport): boolean {
 function writeFailedReceive(core: EngineCore, t: QpTransport): boolean {
   // The receive's tag from its WQE (0 if its memory is gone: the CQE still keeps the order).
   const base = t.qp.rq.entryIova(t.rqConsumer % t.rqEntries);
-  const wrId = core.iommu.check(base + RQ_WQE_WR_ID_OFFSET, 4) ? core.iommu.read32(base + RQ_WQE_WR_ID_OFFSET) & RQ_WQE_WR_ID_MASK : 0;
+  const iommu = core.iommu;
+  const u = iommu.check(base, Wqe.RQ_WQE_HDR_WORDS * 4) ? iommu.wordsOf(base, Wqe.RQ_WQE_HDR_WORDS * 4) : undefined;
+  const wrId = u === undefined ? 0 : Wqe.rqWqeHdrWrId(u, iommu.wordOffset);
   const failed = t.rqFailStatus !== 0;
   const status = failed ? t.rqFailStatus : CqResRcStatus.WORK_REQUEST_FLUSHED_ERR;
   if (!writeResCqe(core, t, failed ? t.rqFailLength : 0, 0, status, 0, wrId, true)) return false;

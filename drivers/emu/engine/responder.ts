@@ -22,10 +22,9 @@ import { CqResRcFlags, CqResRcStatus } from '../../../firmware-hwrm/roce/cqe.ts'
 import { ResErrStateReason } from '../../../firmware-hwrm/roce/creq.ts';
 import { MrAccess } from '../../../firmware-hwrm/roce/commands-mr.ts';
 import { QpAccess } from '../../../firmware-hwrm/roce/commands-qp.ts';
-import {
-  RQ_WQE_SIZE_OFFSET, RQ_WQE_TYPE_OFFSET, RQ_WQE_TYPE_RCV, RQ_WQE_WR_ID_MASK, RQ_WQE_WR_ID_OFFSET, STATIC_WQE_BYTES,
-  WQE_HEADER_SLOTS, WQE_SGE_OFFSET,
-} from '../../../firmware-hwrm/roce/wqe.ts';
+import { RQ_WQE_TYPE_RCV, STATIC_WQE_BYTES, WQE_HEADER_BYTES, WQE_HEADER_SLOTS } from '../../../firmware-hwrm/roce/wqe.ts';
+import * as Wqe from '../../../firmware-hwrm/roce/wqe.g.ts';
+import { TWO_POW_32 } from '../../../firmware-hwrm/words.ts';
 import {
   AETH_SYNDROME_ACK, NakCode, Opcode, OpFlag, OPCODE_FLAGS, nakSyndrome, payloadOffsetFor, rnrNakSyndrome,
 } from '../wire/index.ts';
@@ -34,12 +33,10 @@ import { MAX_MESSAGE_BYTES, psnAdd, psnDiff, psnPackets } from '../../../firmwar
 import { SglError, checkRange, copyRegion, copySgl, loadSgl, regionOffset, stillRegistered } from './sgl.ts';
 import { writeResCqe } from './cq-writer.ts';
 import { enterError, failReceive, failResponder } from './flush.ts';
-import { le32 } from './host.ts';
 import { MAX_SGE, READ_CONTEXTS, type QpTransport } from './transport.ts';
 import type { EngineCore } from './core.ts';
 
 const OUT_QUEUE = READ_CONTEXTS * 2;
-const TWO_32 = 4294967296;
 
 /** A request for QP `t`'s responder, parsed into core.port.rxf; its payload is in `frame`. */
 export function responderReceive(core: EngineCore, t: QpTransport, frame: Uint8Array): void {
@@ -132,21 +129,21 @@ function payloadFits(flags: number, payload: number, mtu: number): boolean {
 function loadReceive(core: EngineCore, t: QpTransport): boolean {
   const iommu = core.iommu;
   const base = t.qp.rq.entryIova(t.rqConsumer % t.rqEntries);
-  const b = iommu.mappingOf(base, STATIC_WQE_BYTES);
-  if (b === undefined) {
+  const u = iommu.wordsOf(base, STATIC_WQE_BYTES);
+  if (u === undefined) {
     core.counters.dmaFaults++;
     classError(core, t, NakCode.REMOTE_OPERATIONAL_ERROR, CqResRcStatus.LOCAL_QP_OPERATION_ERR, ResErrStateReason.RES_RX_PCI_ERROR, true);
     return false;
   }
-  const at = iommu.viewOffset;
-  const wrId = le32(b, at + RQ_WQE_WR_ID_OFFSET) & RQ_WQE_WR_ID_MASK;
-  const sges = b[at + RQ_WQE_SIZE_OFFSET]! - WQE_HEADER_SLOTS;
+  const w = iommu.wordOffset;
+  const wrId = Wqe.rqWqeHdrWrId(u, w);
+  const sges = Wqe.rqWqeHdrWqeSize(u, w) - WQE_HEADER_SLOTS;
   const limit = t.qp.rqSge > 0 && t.qp.rqSge < MAX_SGE ? t.qp.rqSge : MAX_SGE;
-  if (b[at + RQ_WQE_TYPE_OFFSET] !== RQ_WQE_TYPE_RCV || sges < 0 || sges > limit) {
+  if (Wqe.rqWqeHdrWqeType(u, w) !== RQ_WQE_TYPE_RCV || sges < 0 || sges > limit) {
     classError(core, t, NakCode.REMOTE_OPERATIONAL_ERROR, CqResRcStatus.LOCAL_QP_OPERATION_ERR, ResErrStateReason.RES_WQE_FORMAT_ERROR, true);
     return false;
   }
-  const status = loadSgl(iommu, core.tables, t.qp.pd, t.recvSgl, base + WQE_SGE_OFFSET, sges, true, true);
+  const status = loadSgl(iommu, core.tables, t.qp.pd, t.recvSgl, base + WQE_HEADER_BYTES, sges, true, true);
   if (status !== SglError.OK) {
     classError(core, t, NakCode.REMOTE_OPERATIONAL_ERROR, CqResRcStatus.LOCAL_PROTECTION_ERR, ResErrStateReason.RES_WQE_FORMAT_ERROR, true);
     return false;
@@ -189,7 +186,7 @@ function executeWrite(core: EngineCore, t: QpTransport, frame: Uint8Array, flags
   const n = f.payloadLength;
   if ((flags & OpFlag.FIRST) !== 0) {
     const length = f.rethDmaLength;
-    const va = f.rethVaHi * TWO_32 + f.rethVaLo;
+    const va = f.rethVaHi * TWO_POW_32 + f.rethVaLo;
     t.writeMr = null;
     t.writeLength = t.writeResid = length;
     if (length > 0) {
@@ -232,7 +229,7 @@ function executeWrite(core: EngineCore, t: QpTransport, frame: Uint8Array, flags
 function executeRead(core: EngineCore, t: QpTransport): void {
   const f = core.port.rxf;
   const length = f.rethDmaLength;
-  const va = f.rethVaHi * TWO_32 + f.rethVaLo;
+  const va = f.rethVaHi * TWO_POW_32 + f.rethVaLo;
   if (length > 0) {
     const status = checkRange(core.tables.mr(f.rethRkey), t.qp.pd, va, length, MrAccess.REMOTE_READ);
     if (status !== SglError.OK) {
@@ -325,7 +322,7 @@ function duplicateRequest(core: EngineCore, t: QpTransport): void {
     const first = t.rdFirstPsn[c]!;
     if (psnDiff(f.psn, first) < 0 || psnDiff(f.psn, psnAdd(first, t.rdPackets[c]! - 1)) > 0) continue;
     // The same request or its tail: same key, a range inside the original (rxe duplicate_request).
-    const va = f.rethVaHi * TWO_32 + f.rethVaLo;
+    const va = f.rethVaHi * TWO_POW_32 + f.rethVaLo;
     const length = f.rethDmaLength;
     if (f.rethRkey !== t.rdRkey[c] || va < t.rdVa[c]! || va + length > t.rdVa[c]! + t.rdLength[c]!) return;
     startReadResponses(core, t, c, f.psn, va, length);

@@ -6,8 +6,10 @@
  */
 import type { Iommu } from '../iommu.ts';
 import { MrAccess } from '../../../firmware-hwrm/roce/commands-mr.ts';
-import { SGE_BYTES, SGE_L_KEY_OFFSET, SGE_SIZE_OFFSET, SGE_VA_OFFSET } from '../../../firmware-hwrm/roce/wqe.ts';
-import { le32, le64, readHost, writeHost } from './host.ts';
+import { SGE_BYTES } from '../../../firmware-hwrm/roce/wqe.ts';
+import * as Wqe from '../../../firmware-hwrm/roce/wqe.g.ts';
+import { TWO_POW_32 } from '../../../firmware-hwrm/words.ts';
+import { readHost, writeHost } from './host.ts';
 import type { EmuMr, RoceTables } from '../objects.ts';
 import type { SgList } from './transport.ts';
 
@@ -61,17 +63,17 @@ export function loadSgl(
 ): number {
   sgl.clear();
   if (count === 0) return SglError.OK;
-  const b = iommu.mappingOf(sgeIova, count * SGE_BYTES);
-  if (b === undefined) return SglError.FAULT;
-  const base = iommu.viewOffset;
+  const u = iommu.wordsOf(sgeIova, count * SGE_BYTES);
+  if (u === undefined) return SglError.FAULT;
+  const base = iommu.wordOffset;
   const access = needLocalWrite ? MrAccess.LOCAL_WRITE : 0;
   let n = 0;
   for (let i = 0; i < count; i++) {
-    const at = base + i * SGE_BYTES;
-    const size = le32(b, at + SGE_SIZE_OFFSET);
+    const w = base + i * Wqe.SQ_SGE_WORDS;
+    const size = Wqe.sqSgeSize(u, w);
     if (size === 0 && emptyReceive && count === 1) continue;
-    const va = le64(b, at + SGE_VA_OFFSET);
-    const mr = tables.mr(le32(b, at + SGE_L_KEY_OFFSET));
+    const va = Wqe.sqSgeVaOrPaLo(u, w) + Wqe.sqSgeVaOrPaHi(u, w) * TWO_POW_32;
+    const mr = tables.mr(Wqe.sqSgeLKey(u, w));
     const status = checkRange(mr, pd, va, size, access);
     if (status !== SglError.OK) return status;
     if (size === 0) continue; // checked, carries nothing

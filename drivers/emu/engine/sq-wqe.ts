@@ -7,13 +7,11 @@
 import { CqReqStatus } from '../../../firmware-hwrm/roce/cqe.ts';
 import { ReqErrStateReason } from '../../../firmware-hwrm/roce/creq.ts';
 import {
-  STATIC_MAX_INLINE_BYTES, SQ_RDMA_REMOTE_KEY_OFFSET, SQ_RDMA_REMOTE_VA_OFFSET, SQ_SEND_INV_KEY_OR_IMM_DATA_OFFSET,
-  SQ_WQE_FLAGS_OFFSET, SQ_WQE_LENGTH_OFFSET, SQ_WQE_SIZE_OFFSET, SQ_WQE_TYPE_OFFSET, STATIC_WQE_BYTES, WQE_HEADER_SLOTS,
-  WQE_SGE_OFFSET, WqeFlags, WqeType,
+  STATIC_MAX_INLINE_BYTES, STATIC_WQE_BYTES, WQE_HEADER_BYTES, WQE_HEADER_SLOTS, WqeFlags, WqeType,
 } from '../../../firmware-hwrm/roce/wqe.ts';
+import * as Wqe from '../../../firmware-hwrm/roce/wqe.g.ts';
 import { MAX_MESSAGE_BYTES } from '../../../firmware-hwrm/roce/ib-transport.ts';
 import { SglError, loadSgl } from './sgl.ts';
-import { le32 } from './host.ts';
 import { MAX_SGE, WqeKind, type QpTransport, type SgList } from './transport.ts';
 import type { EngineCore } from './core.ts';
 
@@ -37,28 +35,28 @@ export function wqeKindOf(wqeType: number): number {
 /** Reads the fixed header fields of WQE `slot` into the transport's per-slot arrays. */
 export function readWqeHeader(core: EngineCore, t: QpTransport, slot: number): boolean {
   const iommu = core.iommu;
-  const b = iommu.mappingOf(t.qp.sq.entryIova(slot), STATIC_WQE_BYTES);
-  if (b === undefined) return false;
-  const at = iommu.viewOffset;
-  const type = b[at + SQ_WQE_TYPE_OFFSET]!;
+  const u = iommu.wordsOf(t.qp.sq.entryIova(slot), STATIC_WQE_BYTES);
+  if (u === undefined) return false;
+  const w = iommu.wordOffset;
+  const type = Wqe.sqSendHdrWqeType(u, w);
   t.wqeType[slot] = type;
-  t.wqeFlags[slot] = b[at + SQ_WQE_FLAGS_OFFSET]!;
+  t.wqeFlags[slot] = Wqe.sqSendHdrFlags(u, w);
   t.wqeKind[slot] = wqeKindOf(type);
-  t.wqeLength[slot] = le32(b, at + SQ_WQE_LENGTH_OFFSET);
+  t.wqeLength[slot] = Wqe.sqSendHdrLength(u, w);
   t.wqeStatus[slot] = 0;
   return true;
 }
 
-/** Loads WQE `slot`'s remote address, key and immediate for the requester. */
+/** Loads WQE `slot`'s remote address, key (sq_rdma_hdr) and immediate for the requester. */
 export function loadTxHeader(core: EngineCore, t: QpTransport, slot: number): void {
   const iommu = core.iommu;
-  const b = iommu.mappingOf(t.qp.sq.entryIova(slot), STATIC_WQE_BYTES);
-  if (b === undefined) return;
-  const at = iommu.viewOffset;
-  t.txImm = le32(b, at + SQ_SEND_INV_KEY_OR_IMM_DATA_OFFSET);
-  t.txRemoteVaLo = le32(b, at + SQ_RDMA_REMOTE_VA_OFFSET);
-  t.txRemoteVaHi = le32(b, at + SQ_RDMA_REMOTE_VA_OFFSET + 4);
-  t.txRkey = le32(b, at + SQ_RDMA_REMOTE_KEY_OFFSET);
+  const u = iommu.wordsOf(t.qp.sq.entryIova(slot), STATIC_WQE_BYTES);
+  if (u === undefined) return;
+  const w = iommu.wordOffset;
+  t.txImm = Wqe.sqSendHdrInvKeyOrImmData(u, w); // the same word as sq_rdma_hdr's imm_data
+  t.txRemoteVaLo = Wqe.sqRdmaHdrRemoteVaLo(u, w);
+  t.txRemoteVaHi = Wqe.sqRdmaHdrRemoteVaHi(u, w);
+  t.txRkey = Wqe.sqRdmaHdrRemoteKey(u, w);
 }
 
 /**
@@ -69,9 +67,9 @@ export function loadTxHeader(core: EngineCore, t: QpTransport, slot: number): vo
 export function loadWqeSgl(core: EngineCore, t: QpTransport, slot: number, sgl: SgList): number {
   const base = t.qp.sq.entryIova(slot);
   const iommu = core.iommu;
-  const b = iommu.mappingOf(base, STATIC_WQE_BYTES);
-  if (b === undefined) return fail(t, CqReqStatus.LOCAL_QP_OPERATION_ERR, ReqErrStateReason.REQ_TX_PCI_ERROR);
-  const sizeByte = b[iommu.viewOffset + SQ_WQE_SIZE_OFFSET]!;
+  const u = iommu.wordsOf(base, STATIC_WQE_BYTES);
+  if (u === undefined) return fail(t, CqReqStatus.LOCAL_QP_OPERATION_ERR, ReqErrStateReason.REQ_TX_PCI_ERROR);
+  const sizeSlots = Wqe.sqSendHdrWqeSize(u, iommu.wordOffset);
   const kind = t.wqeKind[slot]!;
   const flags = t.wqeFlags[slot]!;
   const length = t.wqeLength[slot]!;
@@ -80,14 +78,14 @@ export function loadWqeSgl(core: EngineCore, t: QpTransport, slot: number, sgl: 
   if ((flags & WqeFlags.INLINE) !== 0 && kind !== WqeKind.READ) {
     if (length > STATIC_MAX_INLINE_BYTES) return fail(t, CqReqStatus.LOCAL_LENGTH_ERR, ReqErrStateReason.REQ_WQE_FORMAT_ERROR);
     sgl.clear();
-    sgl.inlineIova = base + WQE_SGE_OFFSET;
+    sgl.inlineIova = base + WQE_HEADER_BYTES;
     sgl.total = length;
     return 0;
   }
-  const sges = sizeByte - WQE_HEADER_SLOTS;
+  const sges = sizeSlots - WQE_HEADER_SLOTS;
   const limit = t.qp.sqSge > 0 && t.qp.sqSge < MAX_SGE ? t.qp.sqSge : MAX_SGE;
   if (sges < 0 || sges > limit) return fail(t, CqReqStatus.LOCAL_QP_OPERATION_ERR, ReqErrStateReason.REQ_WQE_FORMAT_ERROR);
-  const status = loadSgl(iommu, core.tables, t.qp.pd, sgl, base + WQE_SGE_OFFSET, sges, kind === WqeKind.READ);
+  const status = loadSgl(iommu, core.tables, t.qp.pd, sgl, base + WQE_HEADER_BYTES, sges, kind === WqeKind.READ);
   if (status === SglError.FAULT) return fail(t, CqReqStatus.LOCAL_PROTECTION_ERR, ReqErrStateReason.REQ_TX_PCI_ERROR);
   if (status !== SglError.OK) {
     return fail(t, CqReqStatus.LOCAL_PROTECTION_ERR, kind === WqeKind.READ ? ReqErrStateReason.REQ_RX_MEMORY_ERROR : ReqErrStateReason.REQ_TX_MEMORY_ERROR);

@@ -12,6 +12,9 @@
  */
 import * as H from '../../../firmware-hwrm/hwrm/index.ts';
 import { hwrmEvent } from '../../../firmware-hwrm/trace.ts';
+import {
+  HWRM_SHORT_INPUT_WORDS, OUTPUT_WORDS, hwrmShortInputSignature, setOutputReqType, setOutputRespLen, setOutputSeqId,
+} from '../../../firmware-hwrm/hwrm/header.g.ts';
 import type { ModelBus } from '../bus.ts';
 import { HwrmFaults, type HwrmRandomFaults, type MalformedKind } from './hwrm-faults.ts';
 import { BCM57508 } from '../config.ts';
@@ -70,9 +73,8 @@ export class HwrmFirmware {
   trigger(value: number): void {
     if (value !== 1) return;
     const window = this.bus.bar0Bytes(0, WINDOW_BYTES);
-    const dv = new DataView(window.buffer);
     let request: Uint8Array = window;
-    if (dv.getUint16(2, true) === H.SHORT_REQ_SIGNATURE_SHORT_CMD) {
+    if (hwrmShortInputSignature(new Uint32Array(window.buffer, window.byteOffset, HWRM_SHORT_INPUT_WORDS), 0) === H.SHORT_REQ_SIGNATURE_SHORT_CMD) {
       const short = H.HwrmShortInput.decode(window);
       if (short.req_addr % 16 !== 0 || short.size < 16 || short.size > MAX_EXT_REQ_LEN) return; // nothing sane to answer to
       const body = new Uint8Array(short.size);
@@ -266,10 +268,10 @@ export class HwrmFirmware {
       const layout = spec!.response;
       bytes = layout.encode({ ...answer.values, error_code: 0, req_type: hdr.req_type, seq_id: hdr.seq_id, resp_len: layout.size, valid: 1 } as never);
     }
-    const dv = new DataView(bytes.buffer);
-    if (malformed === 'seq') dv.setUint16(4, (hdr.seq_id + 1) & 0xffff, true);
-    if (malformed === 'wrong_type') dv.setUint16(2, (hdr.req_type + 1) & 0xffff, true);
-    if (malformed === 'resp_len') dv.setUint16(6, 5000, true);
+    const head = new Uint32Array(bytes.buffer, bytes.byteOffset, OUTPUT_WORDS);
+    if (malformed === 'seq') setOutputSeqId(head, 0, (hdr.seq_id + 1) & 0xffff);
+    if (malformed === 'wrong_type') setOutputReqType(head, 0, (hdr.req_type + 1) & 0xffff);
+    if (malformed === 'resp_len') setOutputRespLen(head, 0, 5000);
     const iommu = this.bus.iommu;
     if (!iommu.writeFrom(hdr.resp_addr, bytes, 0, bytes.length - 1)) return;
     if (malformed !== 'no_valid') iommu.write8Release(hdr.resp_addr + bytes.length - 1, 1);

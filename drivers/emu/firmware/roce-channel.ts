@@ -14,7 +14,13 @@
  */
 import type { Iommu } from '../iommu.ts';
 import { walkPageList, type PagedMemory } from '../objects.ts';
-import { CMDQE_BYTES, CMDQ_FIRST_COMMAND_FLAG, CMDQ_MAILBOX_OFFSET, CMDQ_PROD_IDX_MASK, CMDQ_PROD_OFFSET } from '../../../firmware-hwrm/roce/index.ts';
+import {
+  CMDQE_BYTES, CMDQ_FIRST_COMMAND_FLAG, CMDQ_MAILBOX_OFFSET, CMDQ_PROD_IDX_MASK, CMDQ_PROD_OFFSET,
+} from '../../../firmware-hwrm/roce/index.ts';
+import {
+  cmdqBaseCmdSize, cmdqBaseCookie, cmdqBaseOpcode, cmdqInitCmdqLvl, cmdqInitCmdqPblHi, cmdqInitCmdqPblLo, cmdqInitCmdqSize, cmdqInitCreqRingId,
+} from '../../../firmware-hwrm/roce/cmdq.g.ts';
+import { TWO_POW_32 } from '../../../firmware-hwrm/words.ts';
 
 const PAGE_BYTES = 4096;
 /** cmd_size is a u8: no command is longer than 255 units. */
@@ -45,6 +51,7 @@ export class CmdqChannel {
   private prod16 = 0;
   /** The command last taken (Take.Command / Take.Malformed): header fields and its bytes. */
   readonly scratch = new Uint8Array(MAX_COMMAND_BYTES);
+  private readonly scratchWords = new Uint32Array(this.scratch.buffer);
   length = 0;
   opcode = 0;
   cookie = 0;
@@ -92,20 +99,20 @@ export class CmdqChannel {
     // its size in 16-byte units as total_size at 8, the command itself from byte 16). bnxt_re
     // sends MODIFY_ROCE_CC this way on P5 and P7 (qplib_sp.c bnxt_qplib_modify_cc).
     const tlv = (this.scratch[0]! | (this.scratch[1]! << 8)) === CMD_DISCR_TLV_ENCAP;
-    const units = tlv ? this.scratch[8]! : this.scratch[1]!;
+    const units = tlv ? this.scratch[8]! : cmdqBaseCmdSize(this.scratchWords, 0);
     this.encapsulated = false;
     if (tlv && units >= 2 && units <= pending) {
       for (let u = 1; u < units; u++) this.readUnit(u);
       this.consumed += units;
       this.scratch.copyWithin(0, CMDQE_BYTES, units * CMDQE_BYTES);
       this.length = (units - 1) * CMDQE_BYTES;
-      this.opcode = this.scratch[0]!;
-      this.cookie = this.scratch[4]! | (this.scratch[5]! << 8);
+      this.opcode = cmdqBaseOpcode(this.scratchWords, 0);
+      this.cookie = cmdqBaseCookie(this.scratchWords, 0);
       this.encapsulated = true;
       return Take.Command;
     }
-    this.opcode = this.scratch[0]!;
-    this.cookie = this.scratch[4]! | (this.scratch[5]! << 8);
+    this.opcode = cmdqBaseOpcode(this.scratchWords, 0);
+    this.cookie = cmdqBaseCookie(this.scratchWords, 0);
     if (units === 0 || units > pending) {
       // No way to find where the next command starts: skip what the producer published.
       this.consumed += units === 0 ? 1 : pending;
@@ -127,11 +134,10 @@ export class CmdqChannel {
 
   private readMailbox(bar0Written: Uint32Array): void {
     const base = CMDQ_MAILBOX_OFFSET >>> 2;
-    const pbl = bar0Written[base]! + bar0Written[base + 1]! * 2 ** 32;
-    const sizeLvl = bar0Written[base + 2]! & 0xffff;
-    const level = sizeLvl & 0x3;
-    const depth = sizeLvl >>> 2;
-    this.creqRingId = bar0Written[base + 2]! >>> 16;
+    const pbl = cmdqInitCmdqPblLo(bar0Written, base) + cmdqInitCmdqPblHi(bar0Written, base) * TWO_POW_32;
+    const level = cmdqInitCmdqLvl(bar0Written, base);
+    const depth = cmdqInitCmdqSize(bar0Written, base);
+    this.creqRingId = cmdqInitCreqRingId(bar0Written, base);
     this.open = false;
     this.memory = undefined;
     if (depth === 0 || level > 2) {

@@ -15,8 +15,15 @@
 import type { Iommu } from '../iommu.ts';
 import { walkPageList, type PagedMemory } from '../objects.ts';
 import type { NqRing } from './function-resources.ts';
+import { NQE_BYTES } from '../../../firmware-hwrm/roce/nqe.ts';
+import * as Nqe from '../../../firmware-hwrm/roce/nqe.g.ts';
+import * as Creq from '../../../firmware-hwrm/roce/creq.g.ts';
 
-const ENTRY_BYTES = 16;
+const ENTRY_BYTES = NQE_BYTES;
+// One writer serves both kinds of entry: they must agree on their size and where v lies.
+if (Creq.CREQ_BASE_WORDS !== Nqe.NQ_BASE_WORDS || Creq.CREQ_BASE_V_WORD !== Nqe.NQ_BASE_V_WORD || Creq.CREQ_BASE_V_SHIFT !== Nqe.NQ_BASE_V_SHIFT) {
+  throw new Error('creq_base and nq_base disagree on their valid bit');
+}
 const PAGE_BYTES = 4096;
 /** Entries held while the ring is full; beyond this they are dropped (and counted). */
 export const HELD_ENTRIES = 1024;
@@ -31,6 +38,8 @@ export class NotifyRing {
   /** Doorbells whose index/epoch named no position between the consumer and the producer. */
   badDoorbells = 0;
   private readonly held = new Uint32Array(HELD_ENTRIES * 4);
+  /** The entry being written, as words. */
+  private readonly entry = new Uint32Array(Nqe.NQ_BASE_WORDS);
   private heldHead = 0;
   private heldCount = 0;
 
@@ -124,11 +133,15 @@ export class NotifyRing {
     const v = (pass & 1) === 0 ? 1 : 0;
     const iova = this.memory.iova(slot * ENTRY_BYTES);
     const io = this.iommu;
-    io.write32(iova, w0);
-    io.write32(iova + 4, w1);
-    io.write32(iova + 12, w3);
+    const e = this.entry;
+    e[0] = w0;
+    e[1] = w1;
+    e[2] = w2;
+    e[3] = w3;
+    Nqe.setNqBaseV(e, 0, v);
+    for (let k = 0; k < Nqe.NQ_BASE_WORDS; k++) if (k !== Nqe.NQ_BASE_V_WORD) io.write32(iova + k * 4, e[k]!);
     // The valid bit goes last: the driver reads nothing of an entry before it sees v.
-    io.write32Release(iova + 8, ((w2 & ~1) | v) >>> 0);
+    io.write32Release(iova + Nqe.NQ_BASE_V_WORD * 4, e[Nqe.NQ_BASE_V_WORD]!);
     this.producer++;
   }
 }

@@ -16,9 +16,14 @@
 import type { ModelBus } from '../bus.ts';
 import type { EmuCq, EmuGid, EmuMr, EmuQp, EngineHooks, RoceTables } from '../objects.ts';
 import {
-  CMDQ_TRIGGER_VALUE, CmdqBase, CreqQpErrorNotification, CreqRespSbHeader, CreqEvent, CreqType, QpState, RoceStatus,
-  NQ_CN_CQ_HANDLE_HIGH_OFFSET, NQ_CN_CQ_HANDLE_LOW_OFFSET, NQ_TYPE_OFFSET, NqType, roceOpcodeName,
+  CMDQ_TRIGGER_VALUE, CmdqBase, CreqQpErrorNotification, CreqRespSbHeader, CreqEvent, CreqType, QpState, RoceStatus, NqType, roceOpcodeName, CREQ_ENTRY_BYTES, NQE_BYTES,
 } from '../../../firmware-hwrm/roce/index.ts';
+import {
+  CREQ_QP_EVENT_V_WORD, creqQpEventCookie, creqQpEventWord0, setCreqQpEventCookie, setCreqQpEventEvent, setCreqQpEventType, setCreqQpEventWord0, setCreqQpEventXid,
+} from '../../../firmware-hwrm/roce/creq.g.ts';
+import {
+  nqCnWord0, setNqCnCqHandleHigh, setNqCnCqHandleLow, setNqCnWord0,
+} from '../../../firmware-hwrm/roce/nqe.g.ts';
 import { CmdqChannel, Take } from './roce-channel.ts';
 import { NotifyRing } from './roce-notify-ring.ts';
 import { RoceFaults, type RoceMalformKind, type RoceRandomFaults } from './roce-faults.ts';
@@ -30,7 +35,7 @@ import { runCommand } from './roce-commands.ts';
 import { cmdqEvent, creqEvent } from '../../../firmware-hwrm/trace.ts';
 import type { FunctionResources, RoceOfFunction } from './function-resources.ts';
 
-const ENTRY_BYTES = 16;
+const ENTRY_BYTES = CREQ_ENTRY_BYTES;
 const SB_UNIT_BYTES = 16;
 /** sq/rq_cons_idx of a QP error notification when the caller knows none (as TERMINAL CQEs say "no information"). */
 const NO_CONS_IDX = 0xffff;
@@ -53,7 +58,7 @@ export class RoceFirmware implements RoceTables, RoceOfFunction {
   private readonly ctx: RoceContext;
   private readonly entry = new Uint8Array(ENTRY_BYTES);
   private readonly entryWords = new Uint32Array(this.entry.buffer);
-  private readonly nqe = new Uint32Array(ENTRY_BYTES / 4);
+  private readonly nqe = new Uint32Array(NQE_BYTES / 4);
   readonly stats = {
     /** Commands taken from the CMDQ. */
     commands: 0,
@@ -208,9 +213,9 @@ export class RoceFirmware implements RoceTables, RoceOfFunction {
     cq.armed = false;
     const w = this.nqe;
     w.fill(0);
-    w[NQ_TYPE_OFFSET >>> 2] = NqType.CQ_NOTIFICATION;
-    w[NQ_CN_CQ_HANDLE_LOW_OFFSET >>> 2] = cq.handleLo;
-    w[NQ_CN_CQ_HANDLE_HIGH_OFFSET >>> 2] = cq.handleHi;
+    setNqCnWord0(w, 0, nqCnWord0(NqType.CQ_NOTIFICATION, 0)); // toggle 0: P5 has none
+    setNqCnCqHandleLow(w, 0, cq.handleLo);
+    setNqCnCqHandleHigh(w, 0, cq.handleHi);
     if (!nq || !nq.post(w[0]!, w[1]!, w[2]!, w[3]!)) {
       this.stats.lostEvents++;
       return;
@@ -272,7 +277,7 @@ export class RoceFirmware implements RoceTables, RoceOfFunction {
         status = RoceStatus.INVALID_PARAMETER;
         why = 'the side buffer (resp_addr, resp_size) is not mapped host memory';
       } else {
-        new DataView(e.buffer).setUint32(4, units, true); // creq_query_*_resp.size
+        setCreqQpEventXid(this.entryWords, 0, units); // creq_query_*_resp.size shares the xid word
       }
     }
     if (status !== RoceStatus.SUCCESS) {
@@ -280,11 +285,9 @@ export class RoceFirmware implements RoceTables, RoceOfFunction {
       this.stats.refused++;
       this.lastRefusal = `${roceOpcodeName(opcode)} (cookie ${cookie}): ${why ?? 'refused'}`;
     }
-    e[0] = CreqType.QP_EVENT;
-    e[1] = status;
-    e[2] = cookie & 0xff;
-    e[3] = cookie >>> 8;
-    e[9] = opcode;
+    const w = this.entryWords;
+    setCreqQpEventWord0(w, 0, creqQpEventWord0(CreqType.QP_EVENT, status, cookie & 0xffff));
+    setCreqQpEventEvent(w, 0, opcode);
     if (malform !== undefined) this.malform(malform, opcode);
     this.postEntry(creq, status === RoceStatus.SUCCESS ? answer.sideBuffer : undefined, status === RoceStatus.SUCCESS ? undefined : why);
   }
@@ -292,14 +295,16 @@ export class RoceFirmware implements RoceTables, RoceOfFunction {
   /** Fault hook: spoils the answer in `entry` (its valid bit stays the ring's to set). */
   private malform(kind: RoceMalformKind, opcode: number): void {
     const e = this.entry;
+    const w = this.entryWords;
     const f = this.faults;
     switch (kind) {
-      case 'opcode': e[9] = ((opcode + (f.draw() % 0x3e)) % 0x3f) + 1; break; // another command's opcode (0x01..0x3f)
-      case 'cookie': e[2] ^= 1 + (f.draw() & 0xfe); break;
-      case 'type': e[0] = (e[0]! & ~0x3f) | ((CreqType.QP_EVENT + 1 + (f.draw() % 0x3e)) & 0x3f); break;
-      case 'xid': new DataView(e.buffer).setUint32(4, f.draw(), true); break;
+      case 'opcode': setCreqQpEventEvent(w, 0, ((opcode + (f.draw() % 0x3e)) % 0x3f) + 1); break; // another command's opcode (0x01..0x3f)
+      case 'cookie': setCreqQpEventCookie(w, 0, creqQpEventCookie(w, 0) ^ (1 + (f.draw() & 0xfe))); break;
+      case 'type': setCreqQpEventType(w, 0, (CreqType.QP_EVENT + 1 + (f.draw() % 0x3e)) & 0x3f); break;
+      case 'xid': setCreqQpEventXid(w, 0, f.draw()); break;
       case 'bytes':
-        for (let i = 0; i < ENTRY_BYTES; i++) if (i !== 8) e[i] = f.draw() & 0xff;
+        // Every byte but the valid byte's (the ring sets v).
+        for (let i = 0; i < ENTRY_BYTES; i++) if (i !== CREQ_QP_EVENT_V_WORD * 4) e[i] = f.draw() & 0xff;
         break;
     }
   }
