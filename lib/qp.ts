@@ -98,12 +98,21 @@ export class Qp {
   }
 
   private checkRegion(what: string, r: Region, at: number, n: number): void {
+    // One test on the hot path; the messages are built apart (refuseRegion), so that Qp.send
+    // and Qp.receive stay small enough for V8 to inline the ring work they call.
+    if (isRegion(r) && r.nic === this.nic && !r.deregistered && Number.isInteger(n) && n >= 0 && n <= MAX_MESSAGE_BYTES &&
+      Number.isInteger(at) && at >= 0 && at + n <= r.length) return;
+    this.refuseRegion(what, r, at, n);
+  }
+
+  /** Throws the InvalidArgument of the first check `checkRegion` found failing. */
+  private refuseRegion(what: string, r: Region, at: number, n: number): never {
     if (!isRegion(r)) invalid(`${what}: not a region`);
     if (r.nic !== this.nic) invalid(`${what}: the region belongs to another NIC`);
     if (r.deregistered) invalid(`${what}: the region is deregistered`);
     if (!Number.isInteger(n) || n < 0) invalid(`${what}: length ${n} is not a natural number`);
     if (n > MAX_MESSAGE_BYTES) invalid(`${what}: length ${n} is over 2^31`);
-    if (!Number.isInteger(at) || at < 0 || at + n > r.length) invalid(`${what}: bytes ${at}..${at + n} do not lie in the region (${r.length} bytes)`);
+    invalid(`${what}: bytes ${at}..${at + n} do not lie in the region (${r.length} bytes)`);
   }
 
   /** Posts the send of the n bytes at offset at of r to the peer. */

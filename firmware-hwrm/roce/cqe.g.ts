@@ -58,7 +58,7 @@ export function setCqBaseWord5(u: Uint32Array, w: number, value: number): void {
   u[w + 5] = value;
 }
 export function cqBaseWord6(toggle: number, cqeType: number, status: number): number {
-  return (toggle | (cqeType << 1) | (status << 8)) >>> 0;
+  return (toggle | (cqeType << 1) | (status << 8));
 }
 export function setCqBaseWord6(u: Uint32Array, w: number, value: number): void {
   u[w + 6] = value;
@@ -168,7 +168,7 @@ export function setCqReqWord1(u: Uint32Array, w: number, value: number): void {
   u[w + 1] = value;
 }
 export function cqReqWord2(sqConsIdx: number): number {
-  return sqConsIdx >>> 0;
+  return sqConsIdx;
 }
 export function setCqReqWord2(u: Uint32Array, w: number, value: number): void {
   u[w + 2] = value;
@@ -183,7 +183,7 @@ export function setCqReqWord5(u: Uint32Array, w: number, value: number): void {
   u[w + 5] = value;
 }
 export function cqReqWord6(toggle: number, cqeType: number, push: number, status: number): number {
-  return (toggle | (cqeType << 1) | (push << 5) | (status << 8)) >>> 0;
+  return (toggle | (cqeType << 1) | (push << 5) | (status << 8));
 }
 export function setCqReqWord6(u: Uint32Array, w: number, value: number): void {
   u[w + 6] = value;
@@ -346,7 +346,7 @@ export function setCqResRcWord6(u: Uint32Array, w: number, value: number): void 
   u[w + 6] = value;
 }
 export function cqResRcWord7(srqOrRqWrId: number): number {
-  return srqOrRqWrId >>> 0;
+  return srqOrRqWrId;
 }
 export function setCqResRcWord7(u: Uint32Array, w: number, value: number): void {
   u[w + 7] = value;
@@ -468,7 +468,7 @@ export function setCqTerminalWord5(u: Uint32Array, w: number, value: number): vo
   u[w + 5] = value;
 }
 export function cqTerminalWord6(toggle: number, cqeType: number, status: number): number {
-  return (toggle | (cqeType << 1) | (status << 8)) >>> 0;
+  return (toggle | (cqeType << 1) | (status << 8));
 }
 export function setCqTerminalWord6(u: Uint32Array, w: number, value: number): void {
   u[w + 6] = value;
@@ -567,7 +567,7 @@ export function setCqCutoffWord5(u: Uint32Array, w: number, value: number): void
   u[w + 5] = value;
 }
 export function cqCutoffWord6(toggle: number, cqeType: number, resizeToggle: number, status: number): number {
-  return (toggle | (cqeType << 1) | (resizeToggle << 5) | (status << 8)) >>> 0;
+  return (toggle | (cqeType << 1) | (resizeToggle << 5) | (status << 8));
 }
 export function setCqCutoffWord6(u: Uint32Array, w: number, value: number): void {
   u[w + 6] = value;

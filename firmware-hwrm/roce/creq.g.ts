@@ -40,7 +40,7 @@ export function setCreqBaseEvent(u: Uint32Array, w: number, value: number): void
   u[w + 2] = (u[w + 2]! & 0xffff00ff) | ((value & 0xff) << 8);
 }
 export function creqBaseWord0(type: number): number {
-  return type >>> 0;
+  return type;
 }
 export function setCreqBaseWord0(u: Uint32Array, w: number, value: number): void {
   u[w] = value;
@@ -49,7 +49,7 @@ export function setCreqBaseWord1(u: Uint32Array, w: number, value: number): void
   u[w + 1] = value;
 }
 export function creqBaseWord2(v: number, event: number): number {
-  return (v | (event << 8)) >>> 0;
+  return (v | (event << 8));
 }
 export function setCreqBaseWord2(u: Uint32Array, w: number, value: number): void {
   u[w + 2] = value;
@@ -155,7 +155,7 @@ export function setCreqQpEventWord1(u: Uint32Array, w: number, value: number): v
   u[w + 1] = value;
 }
 export function creqQpEventWord2(v: number, event: number): number {
-  return (v | (event << 8)) >>> 0;
+  return (v | (event << 8));
 }
 export function setCreqQpEventWord2(u: Uint32Array, w: number, value: number): void {
   u[w + 2] = value;
@@ -431,7 +431,7 @@ export function setCreqCqErrorNotificationEvent(u: Uint32Array, w: number, value
   u[w + 2] = (u[w + 2]! & 0xffff00ff) | ((value & 0xff) << 8);
 }
 export function creqCqErrorNotificationWord0(type: number, status: number, cqErrReason: number): number {
-  return (type | (status << 8) | (cqErrReason << 16)) >>> 0;
+  return (type | (status << 8) | (cqErrReason << 16));
 }
 export function setCreqCqErrorNotificationWord0(u: Uint32Array, w: number, value: number): void {
   u[w] = value;
@@ -440,7 +440,7 @@ export function setCreqCqErrorNotificationWord1(u: Uint32Array, w: number, value
   u[w + 1] = value;
 }
 export function creqCqErrorNotificationWord2(v: number, event: number): number {
-  return (v | (event << 8)) >>> 0;
+  return (v | (event << 8));
 }
 export function setCreqCqErrorNotificationWord2(u: Uint32Array, w: number, value: number): void {
   u[w + 2] = value;
@@ -501,7 +501,7 @@ export function setCreqFuncEventEvent(u: Uint32Array, w: number, value: number):
   u[w + 2] = (u[w + 2]! & 0xffff00ff) | ((value & 0xff) << 8);
 }
 export function creqFuncEventWord0(type: number): number {
-  return type >>> 0;
+  return type;
 }
 export function setCreqFuncEventWord0(u: Uint32Array, w: number, value: number): void {
   u[w] = value;
@@ -510,7 +510,7 @@ export function setCreqFuncEventWord1(u: Uint32Array, w: number, value: number):
   u[w + 1] = value;
 }
 export function creqFuncEventWord2(v: number, event: number): number {
-  return (v | (event << 8)) >>> 0;
+  return (v | (event << 8));
 }
 export function setCreqFuncEventWord2(u: Uint32Array, w: number, value: number): void {
   u[w + 2] = value;

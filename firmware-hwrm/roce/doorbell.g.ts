@@ -100,7 +100,7 @@ export function setDbcDbcType(u: Uint32Array, w: number, value: number): void {
   u[w + 1] = (u[w + 1]! & 0xfffffff) | ((value & 0xf) << 28);
 }
 export function dbcDbcWord0(index: number, epoch: number, toggle: number): number {
-  return (index | (epoch << 24) | (toggle << 25)) >>> 0;
+  return (index | (epoch << 24) | (toggle << 25));
 }
 export function setDbcDbcWord0(u: Uint32Array, w: number, value: number): void {
   u[w] = value;

@@ -182,7 +182,7 @@ export function setNqCnCqHandleHigh(u: Uint32Array, w: number, value: number): v
   u[w + 3] = value;
 }
 export function nqCnWord0(type: number, toggle: number): number {
-  return (type | (toggle << 6)) >>> 0;
+  return (type | (toggle << 6));
 }
 export function setNqCnWord0(u: Uint32Array, w: number, value: number): void {
   u[w] = value;
@@ -191,7 +191,7 @@ export function setNqCnWord1(u: Uint32Array, w: number, value: number): void {
   u[w + 1] = value;
 }
 export function nqCnWord2(v: number): number {
-  return v >>> 0;
+  return v;
 }
 export function setNqCnWord2(u: Uint32Array, w: number, value: number): void {
   u[w + 2] = value;
@@ -288,7 +288,7 @@ export function setNqSrqEventSrqHandleHigh(u: Uint32Array, w: number, value: num
   u[w + 3] = value;
 }
 export function nqSrqEventWord0(type: number, toggle: number, event: number): number {
-  return (type | (toggle << 6) | (event << 8)) >>> 0;
+  return (type | (toggle << 6) | (event << 8));
 }
 export function setNqSrqEventWord0(u: Uint32Array, w: number, value: number): void {
   u[w] = value;
@@ -297,7 +297,7 @@ export function setNqSrqEventWord1(u: Uint32Array, w: number, value: number): vo
   u[w + 1] = value;
 }
 export function nqSrqEventWord2(v: number): number {
-  return v >>> 0;
+  return v;
 }
 export function setNqSrqEventWord2(u: Uint32Array, w: number, value: number): void {
   u[w + 2] = value;

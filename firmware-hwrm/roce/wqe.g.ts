@@ -112,7 +112,7 @@ export function setSqSendHdrTimestamp(u: Uint32Array, w: number, value: number):
   u[w + 7] = (u[w + 7]! & 0xff000000) | (value & 0xffffff);
 }
 export function sqSendHdrWord0(wqeType: number, flags: number, wqeSize: number): number {
-  return (wqeType | (flags << 8) | (wqeSize << 16)) >>> 0;
+  return (wqeType | (flags << 8) | (wqeSize << 16));
 }
 export function setSqSendHdrWord0(u: Uint32Array, w: number, value: number): void {
   u[w] = value;
@@ -127,13 +127,13 @@ export function setSqSendHdrWord3(u: Uint32Array, w: number, value: number): voi
   u[w + 3] = value;
 }
 export function sqSendHdrWord4(dstQp: number): number {
-  return dstQp >>> 0;
+  return dstQp;
 }
 export function setSqSendHdrWord4(u: Uint32Array, w: number, value: number): void {
   u[w + 4] = value;
 }
 export function sqSendHdrWord5(avid: number): number {
-  return avid >>> 0;
+  return avid;
 }
 export function setSqSendHdrWord5(u: Uint32Array, w: number, value: number): void {
   u[w + 5] = value;
@@ -142,7 +142,7 @@ export function setSqSendHdrWord6(u: Uint32Array, w: number, value: number): voi
   u[w + 6] = value;
 }
 export function sqSendHdrWord7(timestamp: number): number {
-  return timestamp >>> 0;
+  return timestamp;
 }
 export function setSqSendHdrWord7(u: Uint32Array, w: number, value: number): void {
   u[w + 7] = value;
@@ -267,7 +267,7 @@ export function setSqRdmaHdrTimestamp(u: Uint32Array, w: number, value: number):
   u[w + 7] = (u[w + 7]! & 0xff000000) | (value & 0xffffff);
 }
 export function sqRdmaHdrWord0(wqeType: number, flags: number, wqeSize: number): number {
-  return (wqeType | (flags << 8) | (wqeSize << 16)) >>> 0;
+  return (wqeType | (flags << 8) | (wqeSize << 16));
 }
 export function setSqRdmaHdrWord0(u: Uint32Array, w: number, value: number): void {
   u[w] = value;
@@ -291,7 +291,7 @@ export function setSqRdmaHdrWord6(u: Uint32Array, w: number, value: number): voi
   u[w + 6] = value;
 }
 export function sqRdmaHdrWord7(timestamp: number): number {
-  return timestamp >>> 0;
+  return timestamp;
 }
 export function setSqRdmaHdrWord7(u: Uint32Array, w: number, value: number): void {
   u[w + 7] = value;
@@ -432,7 +432,7 @@ export function setRqWqeHdrWrId(u: Uint32Array, w: number, value: number): void 
   u[w + 2] = (u[w + 2]! & 0xfff00000) | (value & 0xfffff);
 }
 export function rqWqeHdrWord0(wqeType: number, flags: number, wqeSize: number): number {
-  return (wqeType | (flags << 8) | (wqeSize << 16)) >>> 0;
+  return (wqeType | (flags << 8) | (wqeSize << 16));
 }
 export function setRqWqeHdrWord0(u: Uint32Array, w: number, value: number): void {
   u[w] = value;
@@ -441,7 +441,7 @@ export function setRqWqeHdrWord1(u: Uint32Array, w: number, value: number): void
   u[w + 1] = value;
 }
 export function rqWqeHdrWord2(wrId: number): number {
-  return wrId >>> 0;
+  return wrId;
 }
 export function setRqWqeHdrWord2(u: Uint32Array, w: number, value: number): void {
   u[w + 2] = value;
@@ -558,7 +558,7 @@ export function setSqPsnSearchExtWord1(u: Uint32Array, w: number, value: number)
   u[w + 1] = value;
 }
 export function sqPsnSearchExtWord2(startSlotIdx: number): number {
-  return startSlotIdx >>> 0;
+  return startSlotIdx;
 }
 export function setSqPsnSearchExtWord2(u: Uint32Array, w: number, value: number): void {
   u[w + 2] = value;

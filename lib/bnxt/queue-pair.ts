@@ -337,7 +337,7 @@ export class BnxtQp {
     const u = this.rq32;
     const w = idx * WQE_WORDS;
     // RCV/wqe_size, reserved, wr_id (the CQE names the entry it completes), reserved
-    W.setRqWqeHdrWords(u, w, RECV_WORD0, 0, W.rqWqeHdrWord2(idx), 0, 0, 0, 0, 0);
+    W.setRqWqeHdrWords(u, w, RECV_WORD0, 0, idx, 0, 0, 0, 0, 0);
     writeSge(u, w + SGE_WORD, key, vaLo, vaHi, at, n);
     const np = prod + 1;
     this.rqProd = np;

@@ -162,14 +162,17 @@ function wordAccessors(prefix: string, words: number, ps: readonly Placement[], 
       if (p.word === k) {
         parts.push({ shift: p.shift, param, expr: p.shift === 0 ? param : `(${param} << ${p.shift})`, bits: p.bits });
       } else if (p.crossing && p.word + 1 === k) {
-        parts.push({ shift: 0, param, expr: `(${param} >>> ${32 - p.shift})`, bits: p.bits });
+        parts.push({ shift: 0, param, expr: `(${param} >>> ${32 - p.shift})`, bits: p.bits - (32 - p.shift) });
       }
     }
     parts.sort((a, b) => a.shift - b.shift);
     if (parts.length > 1 || (parts.length === 1 && parts[0]!.bits < 32)) {
       const params = parts.map((x) => `${x.param}: number`).join(', ');
       const body = parts.length === 1 ? parts[0]!.expr : `(${parts.map((x) => x.expr).join(' | ')})`;
-      lines.push(fn(`${prefix}Word${k}`, params, 'number', [`return ${body} >>> 0;`]));
+      // `>>> 0` only when a field reaches bit 31: below it the word is already a non-negative
+      // int32, which V8 keeps untagged; an unsigned result costs a check wherever it is passed on.
+      const reachesBit31 = parts.some((x) => x.shift + x.bits > 31);
+      lines.push(fn(`${prefix}Word${k}`, params, 'number', [`return ${reachesBit31 ? `${body} >>> 0` : body};`]));
     }
     lines.push(fn(`set${Prefix}Word${k}`, `${U}, value: number`, 'void', [`${at(k)} = value;`]));
   }
