@@ -58,14 +58,18 @@ function structBytes(u: Uint32Array, size: number): Uint8Array {
 function randomBytes(l: Layout<Record<string, FieldSpec>>): Uint8Array {
   const b = new Uint8Array(l.size);
   for (let i = 0; i < l.size; i++) b[i] = random() & 0xff;
-  for (const f of Object.values(l.fields)) if (f.kind === 'u64' && f.bits === undefined) b[f.offset + 7] = 0, b[f.offset + 6]! &= 0x1f;
+  for (const f of Object.values(l.fields)) {
+    if (f.kind === 'u64' && f.bits === undefined) b[f.offset + 7] = 0, b[f.offset + 6]! &= 0x1f;
+  }
   return b;
 }
 
 t.comment(`seed ${seed} (SEED=${seed} replays it)`);
 
 t.test('every generated accessor file is what its tables generate', async (t) => {
-  for (const { path, text } of generatedFiles()) t.equal(readFileSync(root + path, 'utf8'), text, `${path} is fresh (npm run generate)`);
+  for (const { path, text } of generatedFiles()) {
+    t.equal(readFileSync(root + path, 'utf8'), text, `${path} is fresh (npm run generate)`);
+  }
 });
 
 t.test('getters, setters and word packers read and write exactly the bits their table names', async (t) => {
@@ -89,7 +93,8 @@ async function checkLayout(t: Test, m: Module, l: Layout<Record<string, FieldSpe
       const wide = bitsOf(f) === 64;
       if (wide) {
         const want = BigInt(decoded[name] as number | bigint);
-        const got = (BigInt(fn(m, `${prefix}${F}Hi`)(u as never, AT)) << 32n) | BigInt(fn(m, `${prefix}${F}Lo`)(u as never, AT));
+        const hi = BigInt(fn(m, `${prefix}${F}Hi`)(u as never, AT));
+        const got = (hi << 32n) | BigInt(fn(m, `${prefix}${F}Lo`)(u as never, AT));
         if (got !== want) t.fail(`${l.name}.${name}: read 0x${got.toString(16)}, table says 0x${want.toString(16)}`);
         const v = BigInt(valueFor(f));
         fn(m, `set${Prefix}${F}`)(u as never, AT, Number(v & 0xffffffffn), Number(v >> 32n));
@@ -107,7 +112,9 @@ async function checkLayout(t: Test, m: Module, l: Layout<Record<string, FieldSpe
       const of = m[`${prefix}${F}Of`] as Fn | undefined;
       if (of) {
         if (of(u[AT + word]!) !== decoded[name]) t.fail(`${l.name}.${name}: ...Of reads other bits`);
-        if (((u[AT + word]! >>> shift) & mask) >>> 0 !== decoded[name]) t.fail(`${l.name}.${name}: WORD/SHIFT/MASK name other bits`);
+        if (((u[AT + word]! >>> shift) & mask) >>> 0 !== decoded[name]) {
+          t.fail(`${l.name}.${name}: WORD/SHIFT/MASK name other bits`);
+        }
       }
       const v = valueFor(f) as number;
       fn(m, `set${Prefix}${F}`)(u as never, AT, v);
@@ -120,9 +127,13 @@ async function checkLayout(t: Test, m: Module, l: Layout<Record<string, FieldSpe
   t.pass(`${l.name}: ${Object.keys(l.fields).length} fields`);
 }
 
-function checkOthersKept(t: Test, l: Layout<Record<string, FieldSpec>>, name: string, before: Record<string, unknown>, after: Record<string, unknown>): void {
+function checkOthersKept(
+  t: Test, l: Layout<Record<string, FieldSpec>>, name: string, before: Record<string, unknown>, after: Record<string, unknown>,
+): void {
   for (const other of Object.keys(l.fields)) {
-    if (other !== name && String(after[other]) !== String(before[other])) t.fail(`${l.name}: setting ${name} changed ${other}`);
+    if (other !== name && String(after[other]) !== String(before[other])) {
+      t.fail(`${l.name}: setting ${name} changed ${other}`);
+    }
   }
 }
 
@@ -133,11 +144,15 @@ function checkPackers(t: Test, m: Module, l: Layout<Record<string, FieldSpec>>):
     const pack = m[`${prefix}Word${k}`] as Fn | undefined;
     const params = pack ? paramNames(pack) : [];
     const values: Record<string, number> = {};
-    for (const [name, f] of Object.entries(l.fields)) if (params.includes(camel(name))) values[name] = valueFor(f) as number;
+    for (const [name, f] of Object.entries(l.fields)) {
+      if (params.includes(camel(name))) values[name] = valueFor(f) as number;
+    }
     const u = words(l.encode(values as never));
     if (pack) {
       const got = pack(...params.map((p) => values[Object.keys(values).find((n) => camel(n) === p)!]!));
-      if (got !== u[AT + k]) t.fail(`${l.name}: word ${k} packs 0x${got.toString(16)}, table encodes 0x${u[AT + k]!.toString(16)}`);
+      if (got !== u[AT + k]) {
+        t.fail(`${l.name}: word ${k} packs 0x${got.toString(16)}, table encodes 0x${u[AT + k]!.toString(16)}`);
+      }
     }
     const set = fn(m, `set${pascal(l.name)}Word${k}`);
     const v = random();
@@ -148,7 +163,8 @@ function checkPackers(t: Test, m: Module, l: Layout<Record<string, FieldSpec>>):
 
 function paramNames(f: Fn): string[] {
   const src = f.toString();
-  return src.slice(src.indexOf('(') + 1, src.indexOf(')')).split(',').map((s) => s.trim().split(':')[0]!.trim()).filter(Boolean);
+  const list = src.slice(src.indexOf('(') + 1, src.indexOf(')')).split(',');
+  return list.map((s) => s.trim().split(':')[0]!.trim()).filter(Boolean);
 }
 
 t.test('the generator refuses tables it cannot give honest accessors', async (t) => {

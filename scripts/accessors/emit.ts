@@ -178,7 +178,8 @@ function wordAccessors(prefix: string, words: number, ps: readonly Placement[], 
   }
   // Every word at once (one inlined call instead of one per word keeps hot code small).
   const params = Array.from({ length: words }, (_, k) => `word${k}: number`).join(', ');
-  lines.push(fn(`set${Prefix}Words`, `${U}, ${params}`, 'void', Array.from({ length: words }, (_, k) => `${at(k)} = word${k};`)));
+  const stores = Array.from({ length: words }, (_, k) => `${at(k)} = word${k};`);
+  lines.push(fn(`set${Prefix}Words`, `${U}, ${params}`, 'void', stores));
 }
 
 /** The accessor block of one layout; `source` names the public header struct it follows. */

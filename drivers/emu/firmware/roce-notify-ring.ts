@@ -21,7 +21,10 @@ import * as Creq from '../../../firmware-hwrm/roce/creq.g.ts';
 
 const ENTRY_BYTES = NQE_BYTES;
 // One writer serves both kinds of entry: they must agree on their size and where v lies.
-if (Creq.CREQ_BASE_WORDS !== Nqe.NQ_BASE_WORDS || Creq.CREQ_BASE_V_WORD !== Nqe.NQ_BASE_V_WORD || Creq.CREQ_BASE_V_SHIFT !== Nqe.NQ_BASE_V_SHIFT) {
+if (
+  Creq.CREQ_BASE_WORDS !== Nqe.NQ_BASE_WORDS || Creq.CREQ_BASE_V_WORD !== Nqe.NQ_BASE_V_WORD ||
+  Creq.CREQ_BASE_V_SHIFT !== Nqe.NQ_BASE_V_SHIFT
+) {
   throw new Error('creq_base and nq_base disagree on their valid bit');
 }
 const PAGE_BYTES = 4096;
