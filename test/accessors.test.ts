@@ -128,7 +128,8 @@ async function checkLayout(t: Test, m: Module, l: Layout<Record<string, FieldSpe
 }
 
 function checkOthersKept(
-  t: Test, l: Layout<Record<string, FieldSpec>>, name: string, before: Record<string, unknown>, after: Record<string, unknown>,
+  t: Test, l: Layout<Record<string, FieldSpec>>, name: string,
+  before: Record<string, unknown>, after: Record<string, unknown>,
 ): void {
   for (const other of Object.keys(l.fields)) {
     if (other !== name && String(after[other]) !== String(before[other])) {
