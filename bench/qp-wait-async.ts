@@ -47,13 +47,18 @@ export async function run(options: BenchOptions): Promise<BenchResult[]> {
     }
     const busy = summarize(concat(busyParts));
     const asyncTrips = summarize(concat(asyncParts));
-    const detail = `${asyncTrips.count} round trips with waitAsync (p90 ${us(asyncTrips.p90)}, p99 ${us(asyncTrips.p99)}), ${busy.count} with wait (p90 ${us(busy.p90)}, p99 ${us(busy.p99)}), interleaved in ${SLICES} turns each; thread-mode NIC, loop cable; load average ${loadavg()[0]!.toFixed(1)} at the end`;
+    const detail =
+      `${asyncTrips.count} round trips with waitAsync (p90 ${us(asyncTrips.p90)}, p99 ${us(asyncTrips.p99)}), ` +
+      `${busy.count} with wait (p90 ${us(busy.p90)}, p99 ${us(busy.p99)}), interleaved in ${SLICES} turns each; ` +
+      `thread-mode NIC, loop cable; load average ${loadavg()[0]!.toFixed(1)} at the end`;
     return [
       benchResult({
         label: '64 B round trip, receives taken with waitAsync, median',
         figure: asyncTrips.median / 1e3,
         unit: 'us',
-        reference: { name: 'the same round trip with Qp.wait (busy poll), median', figure: busy.median / 1e3, unit: 'us' },
+        reference: {
+          name: 'the same round trip with Qp.wait (busy poll), median', figure: busy.median / 1e3, unit: 'us',
+        },
         detail,
       }),
     ];

@@ -1,5 +1,7 @@
 import t from 'tap';
-import { parseCommandLine, parseSize, parseMac, ALL_SIZES, USAGE, PERF_USAGE, PINGPONG_USAGE, PROBE_USAGE } from '../scripts/cli/options.ts';
+import {
+  parseCommandLine, parseSize, parseMac, ALL_SIZES, USAGE, PERF_USAGE, PINGPONG_USAGE, PROBE_USAGE,
+} from '../scripts/cli/options.ts';
 import type { CliCommand } from '../scripts/cli/options.ts';
 
 const parse = (line: string): CliCommand => {
@@ -15,19 +17,22 @@ const failure = (line: string): string => {
 
 t.test("perf defaults are perftest's", async (t) => {
   t.same(parse('perf send_lat'), {
-    command: 'perf', test: 'send_lat', verb: 'send', kind: 'latency', device: 'emu', deviceGiven: false, sizes: [2], all: false,
-    iterations: 1000, durationSeconds: undefined, port: 18515, pcapFile: undefined, json: false, server: undefined,
-    ipv4: undefined, nicMac: undefined, ethMtu: undefined, peerMac: undefined, reportGbits: false, txDepth: 1, output: 'full', gidIndex: undefined, histogram: false, qps: 1,
+    command: 'perf', test: 'send_lat', verb: 'send', kind: 'latency', device: 'emu', deviceGiven: false, sizes: [2],
+    all: false, iterations: 1000, durationSeconds: undefined, port: 18515, pcapFile: undefined, json: false,
+    server: undefined, ipv4: undefined, nicMac: undefined, ethMtu: undefined, peerMac: undefined, reportGbits: false,
+    txDepth: 1, output: 'full', gidIndex: undefined, histogram: false, qps: 1,
   });
   const bw = parse('perf send_bw');
-  t.match(bw, { test: 'send_bw', verb: 'send', kind: 'bandwidth', sizes: [65536], iterations: 1000 }, 'DEF_ITERS_WB (5000) is for write_bw only');
+  t.match(bw, { test: 'send_bw', verb: 'send', kind: 'bandwidth', sizes: [65536], iterations: 1000 },
+    'DEF_ITERS_WB (5000) is for write_bw only');
   t.match(parse('perf read_lat'), { verb: 'read', kind: 'latency', sizes: [2] });
   t.match(parse('perf read_bw'), { verb: 'read', kind: 'bandwidth', sizes: [65536], iterations: 1000 });
 });
 
 t.test('perf options, short and long', async (t) => {
   t.match(parse('perf send_bw -d 0000:3b:00.0 -s 4096 -n 200 -p 9000 --pcap out.pcap --json 10.0.0.2'), {
-    device: '0000:3b:00.0', sizes: [4096], iterations: 200, port: 9000, pcapFile: 'out.pcap', json: true, server: '10.0.0.2',
+    device: '0000:3b:00.0', sizes: [4096], iterations: 200, port: 9000, pcapFile: 'out.pcap', json: true,
+    server: '10.0.0.2',
   });
   t.match(parse('perf read_lat --ib-dev=emu:5000:5001 --size=64K --iters=5 --port=1 127.0.0.1'), {
     device: 'emu:5000:5001', sizes: [65536], iterations: 5, port: 1, server: '127.0.0.1',
@@ -39,7 +44,9 @@ t.test('perf options, short and long', async (t) => {
 
 t.test('NIC settings: -d marks the run as one side of a pair; address, MAC and MTU of the NIC', async (t) => {
   t.match(parse('perf send_lat -d emu:5000:5001'), { deviceGiven: true });
-  t.match(parse('pingpong --ipv4 10.77.0.2 --nic-mac 02:00:00:00:00:02 --eth-mtu 1500'), { ipv4: '10.77.0.2', nicMac: '02:00:00:00:00:02', ethMtu: 1500 });
+  t.match(parse('pingpong --ipv4 10.77.0.2 --nic-mac 02:00:00:00:00:02 --eth-mtu 1500'), {
+    ipv4: '10.77.0.2', nicMac: '02:00:00:00:00:02', ethMtu: 1500,
+  });
   t.match(failure('perf send_bw --ipv4 300.1.1.1'), /--ipv4 '300.1.1.1' is not an IPv4 address/);
   t.match(failure('perf send_bw --nic-mac zz'), /--nic-mac 'zz' is not a MAC address/);
   t.match(failure('perf send_bw --eth-mtu 100'), /--eth-mtu/);
@@ -70,26 +77,33 @@ t.test("sizes accept perftest's forms: decimal, 0x hex, leading-0 octal, K and M
 
 t.test('pingpong defaults are ibv_rc_pingpong\'s', async (t) => {
   t.same(parse('pingpong'), {
-    command: 'pingpong', device: 'emu', sizeBytes: 4096, iterations: 1000, gidIndex: undefined, port: 18515, peerMac: undefined, mtuBytes: 1024, server: undefined,
-    check: false, ipv4: undefined, nicMac: undefined, ethMtu: undefined,
+    command: 'pingpong', device: 'emu', sizeBytes: 4096, iterations: 1000, gidIndex: undefined, port: 18515,
+    peerMac: undefined, mtuBytes: 1024, server: undefined, check: false, ipv4: undefined, nicMac: undefined,
+    ethMtu: undefined,
   });
   t.match(parse('pingpong -c'), { check: true }, '-c checks a pattern, as rc_pingpong\'s -c validates buffers');
-  t.match(parse('pingpong --pcap run/host.pcap'), { pcapFile: 'run/host.pcap' }, '--pcap: the NIC writes every frame to the file');
+  t.match(parse('pingpong --pcap run/host.pcap'), { pcapFile: 'run/host.pcap' },
+    '--pcap: the NIC writes every frame to the file');
   t.match(parse('pingpong'), { pcapFile: undefined });
   t.match(failure('pingpong --pcap='), /--pcap needs a file name/);
 });
 
 t.test('pingpong options', async (t) => {
   const cmd = parse('pingpong -d emu:1:2 -s 512 -n 10 -g 3 -p 20000 --mac 02:00:00:aa:bb:0C -m 4096 host.example');
-  t.match(cmd, { device: 'emu:1:2', sizeBytes: 512, iterations: 10, gidIndex: 3, port: 20000, mtuBytes: 4096, server: 'host.example' });
+  t.match(cmd, {
+    device: 'emu:1:2', sizeBytes: 512, iterations: 10, gidIndex: 3, port: 20000, mtuBytes: 4096, server: 'host.example',
+  });
   t.same([...(cmd as { peerMac?: Uint8Array }).peerMac!], [0x02, 0x00, 0x00, 0xaa, 0xbb, 0x0c]);
-  t.match(parse('pingpong --gid-idx=0 --mtu=256 --iters=1 --size=1'), { gidIndex: 0, mtuBytes: 256, iterations: 1, sizeBytes: 1 });
+  t.match(parse('pingpong --gid-idx=0 --mtu=256 --iters=1 --size=1'), {
+    gidIndex: 0, mtuBytes: 256, iterations: 1, sizeBytes: 1,
+  });
   t.same([...(parseMac('02-11-22-33-44-55') as { value: Uint8Array }).value], [2, 0x11, 0x22, 0x33, 0x44, 0x55]);
 });
 
 t.test('probe and help', async (t) => {
   t.same(parse('probe 0000:3b:00.0'), { command: 'probe', device: '0000:3b:00.0', verbose: false, json: false });
-  t.same(parse('probe'), { command: 'probe', device: undefined, verbose: false, json: false }, 'no device: list the functions');
+  t.same(parse('probe'), { command: 'probe', device: undefined, verbose: false, json: false },
+    'no device: list the functions');
   t.same(parse('probe emu -v --json'), { command: 'probe', device: 'emu', verbose: true, json: true });
   t.same(parse('--help'), { command: 'help', text: USAGE });
   t.same(parse('-h'), { command: 'help', text: USAGE });
@@ -138,5 +152,6 @@ t.test('mistakes come back as clear error values', async (t) => {
 
 t.test('options errors name the command and point at its help', async (t) => {
   t.equal(failure('perf send_lat -j'), "rig-bnxt perf: unknown option '-j' (see rig-bnxt perf --help)");
-  t.equal(failure('pingpong -s 0x'), "rig-bnxt pingpong: -s/--size: '0x' is not a size (examples: 4096, 0x1000, 64K, 1M)");
+  t.equal(failure('pingpong -s 0x'),
+    "rig-bnxt pingpong: -s/--size: '0x' is not a size (examples: 4096, 0x1000, 64K, 1M)");
 });

@@ -83,8 +83,6 @@ const LONG_FUNCTIONS = new Map<string, string>([
  * Empty when the work is done.
  */
 const WIDTH_PENDING = new Set<string>([
-  'bench/qp-wait-async.ts',
-  'drivers/emu/engine/completer.ts',
   'drivers/emu/engine/cq-writer.ts',
   'drivers/emu/engine/flush.ts',
   'drivers/emu/engine/responder.ts',
@@ -101,16 +99,12 @@ const WIDTH_PENDING = new Set<string>([
   'lib/bnxt/rcfw-channel.ts',
   'lib/qp.ts',
   'scripts/cli/options.ts',
-  'scripts/cli/run-pingpong.ts',
   'scripts/interop/build-guest.sh',
   'scripts/interop/guest-init.sh',
-  'scripts/interop/host-command.ts',
   'scripts/interop/job-script.ts',
   'scripts/interop/qemu-args.ts',
   'scripts/interop/run-guest.ts',
-  'scripts/interop/serial-transcript.ts',
   'scripts/interop/stand-in-peer.ts',
-  'test/cli-options.test.ts',
   'test/failure-injector.test.ts',
   'test/failure-unknown-cqe.test.ts',
   'test/fuzz-driver.test.ts',

@@ -254,7 +254,8 @@ function parsePerf(args: readonly string[]): Result<CliCommand> {
   const where = 'rig-bnxt perf';
   const parsed = parseOptions(where, args, { ...PERF_OPTIONS, ...refusedOptionConfig() });
   if (!parsed.ok) return parsed;
-  const { values, positionals } = parsed.value as { values: ParsedValues<typeof PERF_OPTIONS> & Record<string, unknown>; positionals: string[] };
+  const { values, positionals } =
+    parsed.value as { values: ParsedValues<typeof PERF_OPTIONS> & Record<string, unknown>; positionals: string[] };
   if (values.help) return ok({ command: 'help', text: PERF_USAGE });
   if (values.version) return ok({ command: 'version' });
   const refused = refusal(where, values);
@@ -290,30 +291,45 @@ function parsePerf(args: readonly string[]): Result<CliCommand> {
   // perftest refuses -a with -D ("Duration mode currently doesn't support running on all sizes").
   if (all && duration.value !== undefined) return err(`${where}: -D cannot be combined with -a`);
   // perftest silently ignores -n under -D; saying so is kinder.
-  if (duration.value !== undefined && values.iters !== undefined) return err(`${where}: -D runs for a time; it cannot be combined with -n`);
+  if (duration.value !== undefined && values.iters !== undefined)
+    return err(`${where}: -D runs for a time; it cannot be combined with -n`);
 
   const mac = parseOptional<Uint8Array | undefined>(where, '--mac', values.mac, undefined, parseMac);
   if (!mac.ok) return mac;
   if (values.connection !== undefined && values.connection !== 'RC') {
-    return err(`${where}: -c/--connection ${values.connection} is not supported: the spec's queue pairs are reliable-connected (RC)`);
+    return err(
+      `${where}: -c/--connection ${values.connection} is not supported: the spec's queue pairs are ` +
+        `reliable-connected (RC)`,
+    );
   }
   const qps = parseOptional(where, '-q/--qp', values.qp, 1, (t) => parseIntegerIn(t, MIN_QPS, MAX_QPS));
   if (!qps.ok) return qps;
   // perftest's parser: "Multiple QPs only available on bw tests" (perftest_parameters.c, case 'q').
-  if (qps.value > 1 && kind === 'latency') return err(`${where}: -q/--qp ${qps.value}: multiple QPs only available on bw tests (as perftest's)`);
-  const gidIndex = parseOptional<number | undefined>(where, '-x/--gid-index', values['gid-index'], undefined, (t) => parseIntegerIn(t, 0, 255));
+  if (qps.value > 1 && kind === 'latency')
+    return err(`${where}: -q/--qp ${qps.value}: multiple QPs only available on bw tests (as perftest's)`);
+  const gidIndex = parseOptional<number | undefined>(
+    where, '-x/--gid-index', values['gid-index'], undefined, (t) => parseIntegerIn(t, 0, 255),
+  );
   if (!gidIndex.ok) return gidIndex;
   if (gidIndex.value !== undefined && gidIndex.value !== 0) {
-    return err(`${where}: -x/--gid-index ${gidIndex.value}: the NIC has one GID, index 0, its RoCEv2 GID ::ffff:<its IPv4>`);
+    return err(
+      `${where}: -x/--gid-index ${gidIndex.value}: the NIC has one GID, index 0, its RoCEv2 GID ::ffff:<its IPv4>`,
+    );
   }
-  const txDepth = parseOptional(where, '-t/--tx-depth', values['tx-depth'], kind === 'latency' ? 1 : DEFAULT_TX_DEPTH, (t) => parseIntegerIn(t, 1, MAX_TX_DEPTH));
+  const txDepth = parseOptional(
+    where, '-t/--tx-depth', values['tx-depth'], kind === 'latency' ? 1 : DEFAULT_TX_DEPTH,
+    (t) => parseIntegerIn(t, 1, MAX_TX_DEPTH),
+  );
   if (!txDepth.ok) return txDepth;
-  if (kind === 'latency' && txDepth.value !== 1) return err(`${where}: -t/--tx-depth: a latency test keeps one message outstanding (perftest's as well)`);
+  if (kind === 'latency' && txDepth.value !== 1)
+    return err(`${where}: -t/--tx-depth: a latency test keeps one message outstanding (perftest's as well)`);
   let output: PerfCommand['output'] = 'full';
   if (values.output !== undefined) {
-    if (!(OUTPUTS as readonly string[]).includes(values.output)) return err(`${where}: --output '${values.output}': use bandwidth, latency or message_rate`);
+    if (!(OUTPUTS as readonly string[]).includes(values.output))
+      return err(`${where}: --output '${values.output}': use bandwidth, latency or message_rate`);
     output = values.output as PerfCommand['output'];
-    if (kind === 'bandwidth' && output === 'latency') return err(`${where}: --output for a bandwidth test can be: bandwidth, message_rate`);
+    if (kind === 'bandwidth' && output === 'latency')
+      return err(`${where}: --output for a bandwidth test can be: bandwidth, message_rate`);
     if (kind === 'latency' && output !== 'latency') return err(`${where}: --output for a latency test can be: latency`);
   }
   const nic = parseNicSettings(where, values);
@@ -407,13 +423,19 @@ function parsePingpong(args: readonly string[]): Result<CliCommand> {
   });
 }
 
-function parseNicSettings(where: string, values: { ipv4?: string; 'nic-mac'?: string; 'eth-mtu'?: string }): Result<NicSettings> {
+function parseNicSettings(
+  where: string, values: { ipv4?: string; 'nic-mac'?: string; 'eth-mtu'?: string },
+): Result<NicSettings> {
   if (values.ipv4 !== undefined && !/^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.test(values.ipv4)) {
     return err(`${where}: --ipv4 '${values.ipv4}' is not an IPv4 address`);
   }
-  if (values.ipv4 !== undefined && values.ipv4.split('.').some((p) => Number(p) > 255)) return err(`${where}: --ipv4 '${values.ipv4}' is not an IPv4 address`);
-  if (values['nic-mac'] !== undefined && !parseMac(values['nic-mac']).ok) return err(`${where}: --nic-mac '${values['nic-mac']}' is not a MAC address`);
-  const ethMtu = parseOptional<number | undefined>(where, '--eth-mtu', values['eth-mtu'], undefined, (t) => parseIntegerIn(t, 576, 9216));
+  if (values.ipv4 !== undefined && values.ipv4.split('.').some((p) => Number(p) > 255))
+    return err(`${where}: --ipv4 '${values.ipv4}' is not an IPv4 address`);
+  if (values['nic-mac'] !== undefined && !parseMac(values['nic-mac']).ok)
+    return err(`${where}: --nic-mac '${values['nic-mac']}' is not a MAC address`);
+  const ethMtu = parseOptional<number | undefined>(
+    where, '--eth-mtu', values['eth-mtu'], undefined, (t) => parseIntegerIn(t, 576, 9216),
+  );
   if (!ethMtu.ok) return ethMtu;
   return ok({ ipv4: values.ipv4, nicMac: values['nic-mac'], ethMtu: ethMtu.value });
 }
@@ -422,13 +444,16 @@ function parseNicSettings(where: string, values: { ipv4?: string; 'nic-mac'?: st
 
 function parseProbe(args: readonly string[]): Result<CliCommand> {
   const where = 'rig-bnxt probe';
-  const parsed = parseOptions(where, args, { help: { type: 'boolean', short: 'h' }, verbose: { type: 'boolean', short: 'v' }, json: { type: 'boolean' } } as const);
+  const parsed = parseOptions(where, args, {
+    help: { type: 'boolean', short: 'h' }, verbose: { type: 'boolean', short: 'v' }, json: { type: 'boolean' },
+  } as const);
   if (!parsed.ok) return parsed;
   const { values, positionals } = parsed.value;
   if (values.help) return ok({ command: 'help', text: PROBE_USAGE });
   const flags = { verbose: values.verbose === true, json: values.json === true };
   if (positionals.length === 0) return ok({ command: 'probe', device: undefined, ...flags });
-  if (positionals.length > 1) return err(`${where}: expected one device, got ${positionals.length}: ${positionals.join(' ')}`);
+  if (positionals.length > 1)
+    return err(`${where}: expected one device, got ${positionals.length}: ${positionals.join(' ')}`);
   const device = parseDevice(where, positionals[0]);
   if (!device.ok) return device;
   return ok({ command: 'probe', device: device.value, ...flags });
@@ -449,13 +474,15 @@ export function parseSize(text: string): Result<number> {
   const n = parseCInteger(digits);
   if (n === undefined) return err(`'${text}' is not a size (examples: 4096, 0x1000, 64K, 1M)`);
   const bytes = n * factor;
-  if (bytes < 1 || bytes > MAX_SIZE_BYTES) return err(`size ${text} is out of range: it must be between 1 and ${MAX_SIZE_BYTES} bytes`);
+  if (bytes < 1 || bytes > MAX_SIZE_BYTES)
+    return err(`size ${text} is out of range: it must be between 1 and ${MAX_SIZE_BYTES} bytes`);
   return ok(bytes);
 }
 
 /** A MAC address written as six hex pairs separated by ':' or '-'. */
 export function parseMac(text: string): Result<Uint8Array> {
-  const m = /^([0-9a-fA-F]{2})([:-])([0-9a-fA-F]{2})\2([0-9a-fA-F]{2})\2([0-9a-fA-F]{2})\2([0-9a-fA-F]{2})\2([0-9a-fA-F]{2})$/.exec(text);
+  const m =
+    /^([0-9a-fA-F]{2})([:-])([0-9a-fA-F]{2})\2([0-9a-fA-F]{2})\2([0-9a-fA-F]{2})\2([0-9a-fA-F]{2})\2([0-9a-fA-F]{2})$/.exec(text);
   if (!m) return err(`'${text}' is not a MAC address (expected six hex pairs, e.g. 02:00:00:00:00:01)`);
   return ok(Uint8Array.from([m[1], m[3], m[4], m[5], m[6], m[7]], (pair) => parseInt(pair!, 16)));
 }
@@ -466,7 +493,8 @@ function parsePort(text: string): Result<number> {
 
 function parseMtu(text: string): Result<number> {
   const n = parseCInteger(text);
-  if (n === undefined || !PINGPONG_MTUS.includes(n)) return err(`'${text}' is not a path MTU: expected one of ${PINGPONG_MTUS.join(', ')}`);
+  if (n === undefined || !PINGPONG_MTUS.includes(n))
+    return err(`'${text}' is not a path MTU: expected one of ${PINGPONG_MTUS.join(', ')}`);
   return ok(n);
 }
 
@@ -494,13 +522,16 @@ function parseDevice(where: string, text: string | undefined): Result<string> {
 }
 
 function parseServer(where: string, positionals: readonly string[]): Result<string | undefined> {
-  if (positionals.length > 1) return err(`${where}: expected at most one SERVER, got ${positionals.length}: ${positionals.join(' ')}`);
+  if (positionals.length > 1)
+    return err(`${where}: expected at most one SERVER, got ${positionals.length}: ${positionals.join(' ')}`);
   const server = positionals[0];
   if (server !== undefined && server.trim() === '') return err(`${where}: the server name is empty`);
   return ok(server);
 }
 
-function parseOptional<A>(where: string, name: string, text: string | undefined, fallback: A, parse: (t: string) => Result<A>): Result<A> {
+function parseOptional<A>(
+  where: string, name: string, text: string | undefined, fallback: A, parse: (t: string) => Result<A>,
+): Result<A> {
   if (text === undefined) return ok(fallback);
   const r = parse(text);
   return r.ok ? r : err(`${where}: ${name}: ${r.error}`);

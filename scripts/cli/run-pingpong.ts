@@ -25,7 +25,9 @@ function check(bytes: Uint8Array, at: number, size: number, i: number): boolean 
   return true;
 }
 
-export async function runPingpong(cmd: PingpongCommand, log: (l: string) => void = (l) => console.log(l)): Promise<number> {
+export async function runPingpong(
+  cmd: PingpongCommand, log: (l: string) => void = (l) => console.log(l),
+): Promise<number> {
   const nic = openNic(cmd.device, cmd, cmd.pcapFile);
   if (!nic.ok) {
     console.error(`rig-bnxt pingpong: cannot open ${cmd.device}: ${nic.error}`);

@@ -87,9 +87,11 @@ export type Availability = { readonly ok: true } | { readonly ok: false; readonl
 export async function rigBnxtPingpongAvailable(env: NodeJS.ProcessEnv = process.env): Promise<Availability> {
   if (env['RXE_HOST_CLIENT']) return { ok: true };
   const cli = join(REPO_ROOT, 'dist', 'rig-bnxt.mjs');
-  if (!existsSync(cli)) return { ok: false, reason: 'dist/rig-bnxt.mjs does not exist (npm run build; the CLI is not wired up yet)' };
+  if (!existsSync(cli))
+    return { ok: false, reason: 'dist/rig-bnxt.mjs does not exist (npm run build; the CLI is not wired up yet)' };
   const help = await runForText(process.execPath, [cli, '--help'], 15_000);
-  if (!/\bpingpong\b/.test(help)) return { ok: false, reason: 'node dist/rig-bnxt.mjs --help names no pingpong command yet' };
+  if (!/\bpingpong\b/.test(help))
+    return { ok: false, reason: 'node dist/rig-bnxt.mjs --help names no pingpong command yet' };
   return { ok: true };
 }
 

@@ -72,16 +72,21 @@ export function checkSteps(steps: readonly GuestStep[]): void {
     seen.add(step.id);
     if ('qps' in step && step.qps !== undefined) {
       // perftest allows several QPs in bandwidth tests only ("Multiple QPs only available on bw tests").
-      if (!Number.isInteger(step.qps) || step.qps < 1 || step.qps > 64) throw new Error(`step ${step.id}: qps ${step.qps} not in 1..64`);
+      if (!Number.isInteger(step.qps) || step.qps < 1 || step.qps > 64)
+        throw new Error(`step ${step.id}: qps ${step.qps} not in 1..64`);
       if (step.qps > 1 && step.test !== 'send_bw') throw new Error(`step ${step.id}: several QPs need send_bw`);
     }
     if ('sizeBytes' in step) {
-      if (!Number.isInteger(step.sizeBytes) || step.sizeBytes < 1 || step.sizeBytes > 1 << 20) throw new Error(`step ${step.id}: size ${step.sizeBytes} not in 1..1048576`);
-      if (!Number.isInteger(step.iters) || step.iters < 1 || step.iters > 1_000_000) throw new Error(`step ${step.id}: iters ${step.iters} not in 1..1000000`);
+      if (!Number.isInteger(step.sizeBytes) || step.sizeBytes < 1 || step.sizeBytes > 1 << 20)
+        throw new Error(`step ${step.id}: size ${step.sizeBytes} not in 1..1048576`);
+      if (!Number.isInteger(step.iters) || step.iters < 1 || step.iters > 1_000_000)
+        throw new Error(`step ${step.id}: iters ${step.iters} not in 1..1000000`);
     }
     if (step.kind === 'command') {
       if (step.argv.length === 0) throw new Error(`step ${step.id}: empty command`);
-      for (const word of step.argv) if (!SAFE_WORD.test(word)) throw new Error(`step ${step.id}: argument "${word}" has characters the job script does not quote`);
+      for (const word of step.argv)
+        if (!SAFE_WORD.test(word))
+          throw new Error(`step ${step.id}: argument "${word}" has characters the job script does not quote`);
     }
   }
 }
@@ -92,9 +97,13 @@ export function jobScript(steps: readonly GuestStep[], options: JobOptions = {})
   const peerIp = options.peerIp ?? HOST_DATA_IP;
   const peerMac = options.peerMac ?? HOST_DATA_MAC;
   const server = options.serverAddress ?? GUESTFWD_IP;
-  if (!SAFE_WORD.test(peerIp) || !SAFE_WORD.test(peerMac) || !SAFE_WORD.test(server)) throw new Error('peer address has unexpected characters');
-  if (options.serverPort !== undefined && (!Number.isInteger(options.serverPort) || options.serverPort < 1 || options.serverPort > 65535)) throw new Error(`server port ${options.serverPort} is not 1..65535`);
-  const flags = [options.events === false ? '' : '-e', options.checkBuffer === true ? '-c' : ''].filter((f) => f !== '').join(' ');
+  if (!SAFE_WORD.test(peerIp) || !SAFE_WORD.test(peerMac) || !SAFE_WORD.test(server))
+    throw new Error('peer address has unexpected characters');
+  if (options.serverPort !== undefined &&
+    (!Number.isInteger(options.serverPort) || options.serverPort < 1 || options.serverPort > 65535))
+      throw new Error(`server port ${options.serverPort} is not 1..65535`);
+  const flags =
+    [options.events === false ? '' : '-e', options.checkBuffer === true ? '-c' : ''].filter((f) => f !== '').join(' ');
   const lines = [
     '# written by scripts/interop/job-script.ts; sourced by guest-init.sh',
     `PP_FLAGS="${flags}"`,
@@ -106,14 +115,20 @@ export function jobScript(steps: readonly GuestStep[], options: JobOptions = {})
       case 'pingpong-server':
       case 'pingpong-loopback':
       case 'pingpong-client': {
-        const fn = { 'pingpong-server': 'pp_server', 'pingpong-client': 'pp_client', 'pingpong-loopback': 'pp_loopback' }[step.kind];
+        const fn =
+          { 'pingpong-server': 'pp_server', 'pingpong-client': 'pp_client',
+          'pingpong-loopback': 'pp_loopback' }[step.kind];
         const limitS = Math.ceil(stepLimitMs(step.iters) / 1000);
-        lines.push(`${fn} ${step.id} ${step.sizeBytes} ${step.iters} ${limitS}${step.kind === 'pingpong-client' ? ` ${server}` : ''}`);
+        lines.push(
+          `${fn} ${step.id} ${step.sizeBytes} ${step.iters} ` +
+            `${limitS}${step.kind === 'pingpong-client' ? ` ${server}` : ''}`,
+        );
         break;
       }
       case 'perftest-server':
       case 'perftest-client': {
-        if (step.test !== 'send_lat' && step.test !== 'send_bw') throw new Error(`step ${step.id}: perftest test ${String(step.test)}`);
+        if (step.test !== 'send_lat' && step.test !== 'send_bw')
+          throw new Error(`step ${step.id}: perftest test ${String(step.test)}`);
         const limitS = Math.ceil(stepLimitMs(step.iters) / 1000);
         const fn = step.kind === 'perftest-server' ? 'pt_server' : 'pt_client';
         const qps = step.qps ?? 1;

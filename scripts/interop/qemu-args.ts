@@ -5,7 +5,9 @@
  * Ethernet frame between two 127.0.0.1 ports.
  */
 import { join } from 'node:path';
-import { GUEST_CONTROL_MAC, GUEST_DATA_MAC, GUEST_PINGPONG_PORT, GUESTFWD_IP, INITRD_FILE, KERNEL_FILE, REPO_ROOT } from './guest-config.ts';
+import {
+  GUEST_CONTROL_MAC, GUEST_DATA_MAC, GUEST_PINGPONG_PORT, GUESTFWD_IP, INITRD_FILE, KERNEL_FILE, REPO_ROOT,
+} from './guest-config.ts';
 import type { RunPorts } from './free-ports.ts';
 
 export interface QemuFiles {
@@ -33,7 +35,8 @@ export function qemuArgs(files: QemuFiles, ports: RunPorts, guestfwd: boolean): 
     if (path.includes(',')) throw new Error(`QEMU option values cannot hold a comma: ${path}`);
   }
   let control = `user,id=ctl,restrict=on,hostfwd=tcp:127.0.0.1:${ports.tcpPort}-:${GUEST_PINGPONG_PORT}`;
-  if (guestfwd) control += `,guestfwd=tcp:${GUESTFWD_IP}:${GUEST_PINGPONG_PORT}-cmd:${process.execPath} ${RELAY_SCRIPT} ${ports.serverPort}`;
+  if (guestfwd)
+    control += `,guestfwd=tcp:${GUESTFWD_IP}:${GUEST_PINGPONG_PORT}-cmd:${process.execPath} ${RELAY_SCRIPT} ${ports.serverPort}`;
   // QEMU 7.2's net/dgram.c takes a passed socket as local.type=fd with no remote and send()s
   // on it, so it must be connected already.
   const data = files.dataFd !== undefined
@@ -52,6 +55,7 @@ export function qemuArgs(files: QemuFiles, ports: RunPorts, guestfwd: boolean): 
     '-device', `virtio-net-pci,netdev=data,mac=${GUEST_DATA_MAC}`,
   ];
   if (files.pcap !== null) args.push('-object', `filter-dump,id=dump,netdev=data,file=${files.pcap}`);
-  args.push('-fw_cfg', `name=opt/rxe/job,file=${files.jobFile}`, '-monitor', 'none', '-serial', `file:${files.serialLog}`);
+  args.push('-fw_cfg', `name=opt/rxe/job,file=${files.jobFile}`, '-monitor', 'none', '-serial',
+    `file:${files.serialLog}`);
   return args;
 }

@@ -153,7 +153,11 @@ export function parsePerftestRow(lines: readonly string[]): PerftestRow | null {
     if (!underHeader) continue;
     // perftest prints "-nan" for a t_stdev its int accumulator overflowed (perftest_parameters.c).
     const m = /^\s*(\d+)\s+(\d+)\s+((?:-?(?:[\d.]+|nan|inf)\s*)+)$/.exec(line);
-    if (m !== null) return { sizeBytes: Number(m[1]), iterations: Number(m[2]), figures: m[3]!.trim().split(/\s+/).map((f) => (/nan/.test(f) ? Number.NaN : Number(f))) };
+    if (m !== null)
+      return {
+        sizeBytes: Number(m[1]), iterations: Number(m[2]),
+        figures: m[3]!.trim().split(/\s+/).map((f) => (/nan/.test(f) ? Number.NaN : Number(f))),
+      };
   }
   return null;
 }
@@ -169,7 +173,9 @@ export interface PerftestAddress {
  * remote line per queue pair (send_bw.c prints my_dest[i], then rem_dest[i]); QP i is
  * connected to the peer's QP i.
  */
-export function parsePerftestAddresses(lines: readonly string[]): { readonly local: PerftestAddress[]; readonly remote: PerftestAddress[] } {
+export function parsePerftestAddresses(
+  lines: readonly string[],
+): { readonly local: PerftestAddress[]; readonly remote: PerftestAddress[] } {
   const local: PerftestAddress[] = [];
   const remote: PerftestAddress[] = [];
   for (const line of lines) {

@@ -120,7 +120,8 @@ function acknowledge(core: EngineCore, t: QpTransport, slot: number): void {
       core.counters.naksReceived++;
       if (psnDiff(psn, t.ackPsn) > 0) t.ackPsn = psn;
       // The WQE the NAK names completes in error and the QP goes to ERR (rxe: COMPST_ERROR).
-      failSendHead(core, t, nakStatus(code), ReqErrStateReason.REQ_NAK_ARRIVAL_1 + (code > 0 && code <= 4 ? code - 1 : 2));
+      failSendHead(core, t, nakStatus(code),
+        ReqErrStateReason.REQ_NAK_ARRIVAL_1 + (code > 0 && code <= 4 ? code - 1 : 2));
       return;
     }
     default:
@@ -181,7 +182,8 @@ function readResponse(core: EngineCore, t: QpTransport, slot: number, frame: Uin
   if (copied !== SglError.OK) {
     // The READ's destination region was deregistered (checked on every response) or its memory went away.
     if (copied === SglError.FAULT) core.counters.dmaFaults++;
-    failSendHead(core, t, CqReqStatus.LOCAL_PROTECTION_ERR, copied === SglError.FAULT ? ReqErrStateReason.REQ_RX_PCI_ERROR : ReqErrStateReason.REQ_RX_MEMORY_ERROR);
+    failSendHead(core, t, CqReqStatus.LOCAL_PROTECTION_ERR,
+      copied === SglError.FAULT ? ReqErrStateReason.REQ_RX_PCI_ERROR : ReqErrStateReason.REQ_RX_MEMORY_ERROR);
     return;
   }
   t.ackPsn = psnAdd(f.psn, 1);
@@ -192,8 +194,8 @@ function readResponse(core: EngineCore, t: QpTransport, slot: number, frame: Uin
 
 /**
  * COMPLETE: the head WQE is done with `status`. A CQE is written for a signalled WQE or a
- * failure; sq_cons_idx names the WQE after it (read as bnxt_qplib_cq_process_req in qplib_fp.c reads it). False if the CQ
- * overflowed (the QP then fails).
+ * failure; sq_cons_idx names the WQE after it (read as bnxt_qplib_cq_process_req in qplib_fp.c reads it). False if the
+ * CQ overflowed (the QP then fails).
  */
 function completeWqe(core: EngineCore, t: QpTransport, slot: number, status: number): boolean {
   if ((t.wqeFlags[slot]! & WqeFlags.SIGNAL_COMP) !== 0 || status !== CqReqStatus.OK) {
