@@ -129,6 +129,16 @@ export const ReqRetransmissionSupport = {
   IQM_MSN_TABLE: 0x2,
 } as const;
 
+/**
+ * True where dev_cap_ext_flags_2 says the SQ keeps the host MSN table (8-byte sq_msn_search
+ * entries) instead of PSN search: the kernel's test (qplib_res.h `_is_host_msn_table`, read by
+ * bnxt_qplib_create_qp into qp->is_host_msn_tbl). Hardware retransmission alone does not say it.
+ */
+export function isHostMsnTable(devCapExtFlags2: number): boolean {
+  return ((devCapExtFlags2 >> REQ_RETRANSMISSION_SUPPORT_SHIFT) & REQ_RETRANSMISSION_SUPPORT_MASK)
+    === ReqRetransmissionSupport.HOST_MSN_TABLE;
+}
+
 // roce_hsi.h: struct creq_query_func_resp_sb (160 bytes, newest HSI)
 export const CreqQueryFuncRespSb = layout('creq_query_func_resp_sb', 160, {
   ...CREQ_RESP_SB_FIELDS,

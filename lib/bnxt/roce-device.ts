@@ -12,7 +12,7 @@ import {
   FUNC_CFG_REQ_ENABLES, HWRM_FID_SELF,
 } from '../../firmware-hwrm/hwrm/index.ts';
 import {
-  CreqQueryFuncRespSb, DevCapFlags, InitializeFwFlags, gidWords, macWords, cmdqUnits,
+  CreqQueryFuncRespSb, DevCapFlags, InitializeFwFlags, gidWords, macWords, cmdqUnits, isHostMsnTable,
 } from '../../firmware-hwrm/roce/index.ts';
 import type { Values } from '../../firmware-hwrm/layout.ts';
 import { ok, err, type Result } from '../result.ts';
@@ -179,7 +179,9 @@ export function bringUpRoce(func: BnxtFunction, ipv4: Uint8Array): Result<RoceDe
 
   return ok({
     rcfw: ch, caps, gid, gidIndex, cqNqId, doorbellOffset, pdId: 1, buffers: ledger.buffers(), creqRingId, statCtxId,
-    ledger, msnTable: (caps.dev_cap_flags & DevCapFlags.HW_REQUESTER_RETX_ENABLED) !== 0,
+    // The SQ keeps the MSN table where dev_cap_ext_flags_2 names it (qplib_res.h
+    // _is_host_msn_table -> qp->is_host_msn_tbl in bnxt_qplib_create_qp), else PSN search.
+    ledger, msnTable: isHostMsnTable(caps.dev_cap_ext_flags_2),
   });
 }
 

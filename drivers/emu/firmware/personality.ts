@@ -5,17 +5,26 @@
  *
  *   current    unified MR registration (REGISTER_MR with ALLOC_MR, dev_cap_flags
  *              MR_REGISTER_ALLOC) and hardware requester retransmission (HW_REQUESTER_RETX_ENABLED)
+ *              with the PSN-search table in host memory (dev_cap_ext_flags_2
+ *              REQ_RETRANSMISSION_SUPPORT HOST_PSN_TABLE): what the real Linux 6.12 bnxt_re was
+ *              run against in the bnxt guest test
+ *   current-msn  the same, with the host MSN table instead (REQ_RETRANSMISSION_SUPPORT
+ *              HOST_MSN_TABLE, the way Thor2 firmware keeps it). Offered on the P5 model so the
+ *              MSN path is exercised before the P7 profile exists; whether a P5 firmware ever
+ *              reports it is unverified (docs/hardware.md)
  *   p5-legacy  an older P5 firmware: neither flag. REGISTER_MR takes only a key from
  *              ALLOCATE_MRW, and INITIALIZE_FW may not claim hardware retransmission.
  *
  * The flags are what Linux bnxt_re reads (qplib_res.h `_is_alloc_mr_unified`,
- * `_is_hw_retx_supported`); the unified flow is new in 2024 ("RDMA/bnxt_re: Avoid an extra hwrm
+ * `_is_hw_retx_supported`, `_is_host_msn_table`); the unified flow is new in 2024 ("RDMA/bnxt_re: Avoid an extra hwrm
  * per MR creation": firmware without the flag has only the classic flow). A software NIC
  * opened without a choice plays RIG_BNXT_EMU_FIRMWARE's personality, else `current`: the
  * test helpers and .ci/run set the variable to run the suite on each.
  */
 import { invalid } from '../../../firmware-hwrm/errors.ts';
-import { DevCapFlags } from '../../../firmware-hwrm/roce/commands-fw.ts';
+import {
+  DevCapFlags, REQ_RETRANSMISSION_SUPPORT_SHIFT, ReqRetransmissionSupport,
+} from '../../../firmware-hwrm/roce/commands-fw.ts';
 
 export interface FirmwarePersonality {
   readonly name: FirmwareName;
@@ -23,20 +32,30 @@ export interface FirmwarePersonality {
   readonly roceVersion: { readonly maj: number; readonly minor: number; readonly bld: number; readonly rsvd: number };
   /** QUERY_FUNC dev_cap_flags. */
   readonly devCapFlags: number;
+  /** QUERY_FUNC dev_cap_ext_flags_2 (its REQ_RETRANSMISSION_SUPPORT field names the SQ's table). */
+  readonly devCapExtFlags2: number;
 }
 
-export type FirmwareName = 'current' | 'p5-legacy';
+export type FirmwareName = 'current' | 'current-msn' | 'p5-legacy';
 
 export const FIRMWARE_PERSONALITIES: Readonly<Record<FirmwareName, FirmwarePersonality>> = {
   current: {
     name: 'current',
     roceVersion: { maj: 230, minor: 2, bld: 52, rsvd: 0 },
     devCapFlags: DevCapFlags.MR_REGISTER_ALLOC | DevCapFlags.HW_REQUESTER_RETX_ENABLED,
+    devCapExtFlags2: ReqRetransmissionSupport.HOST_PSN_TABLE << REQ_RETRANSMISSION_SUPPORT_SHIFT,
+  },
+  'current-msn': {
+    name: 'current-msn',
+    roceVersion: { maj: 230, minor: 2, bld: 52, rsvd: 0 },
+    devCapFlags: DevCapFlags.MR_REGISTER_ALLOC | DevCapFlags.HW_REQUESTER_RETX_ENABLED,
+    devCapExtFlags2: ReqRetransmissionSupport.HOST_MSN_TABLE << REQ_RETRANSMISSION_SUPPORT_SHIFT,
   },
   'p5-legacy': {
     name: 'p5-legacy',
     roceVersion: { maj: 218, minor: 1, bld: 77, rsvd: 0 },
     devCapFlags: 0,
+    devCapExtFlags2: 0,
   },
 };
 

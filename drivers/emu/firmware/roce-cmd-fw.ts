@@ -5,6 +5,7 @@
  */
 import {
   CmdqInitializeFw, CreqQueryFuncRespSb, CreqQueryVersionResp, DevCapFlags, InitializeFwFlags, RoceStatus,
+  isHostMsnTable,
 } from '../../../firmware-hwrm/roce/index.ts';
 import { refuse, success, type Answer, type RoceContext } from './roce-answer.ts';
 import { queryFuncValues, ROCE_INTF_VERSION } from './roce-limits.ts';
@@ -37,7 +38,11 @@ export function initializeFw(ctx: RoceContext, cmd: Uint8Array): Answer {
   state.initialized = true;
   state.statCtxId = c.stat_ctx_id;
   state.hwRetx = (c.flags & InitializeFwFlags.HW_REQUESTER_RETX_SUPPORTED) !== 0
-    && (ctx.firmware.devCapFlags & DevCapFlags.HW_REQUESTER_RETX_ENABLED) !== 0;
+    && (ctx.firmware.devCapFlags & DevCapFlags.HW_REQUESTER_RETX_ENABLED) !== 0
+    // The SQ's table is the MSN table only where dev_cap_ext_flags_2 says so, as the kernel and
+    // rdma-core read it (qplib_res.h _is_host_msn_table): with hardware retransmission but
+    // HOST_PSN_TABLE the driver keeps PSN search, and the model retransmits from its own record.
+    && isHostMsnTable(ctx.firmware.devCapExtFlags2);
   return success();
 }
 
@@ -58,7 +63,9 @@ export function deinitializeFw(ctx: RoceContext): Answer {
 }
 
 export function queryFunc(ctx: RoceContext): Answer {
-  return success(undefined, CreqQueryFuncRespSb.encode(queryFuncValues(ctx.limits(), ctx.firmware.devCapFlags)));
+  const f = ctx.firmware;
+  const sideBuffer = CreqQueryFuncRespSb.encode(queryFuncValues(ctx.limits(), f.devCapFlags, f.devCapExtFlags2));
+  return success(undefined, sideBuffer);
 }
 
 export function queryVersion(ctx: RoceContext): Answer {

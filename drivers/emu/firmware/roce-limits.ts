@@ -75,7 +75,7 @@ export function roceLimits(store: BackingStoreState | undefined): RoceLimits {
 
 /** The body of the QUERY_FUNC side buffer (creq_query_func_resp_sb past its 8-byte header). */
 export function queryFuncValues(
-  l: RoceLimits, devCapFlags: number,
+  l: RoceLimits, devCapFlags: number, devCapExtFlags2: number,
 ): Partial<Values<typeof CreqQueryFuncRespSb.fields>> {
   return {
     max_mr_size: BigInt(l.maxMrSizeBytes),
@@ -110,7 +110,8 @@ export function queryFuncValues(
     dev_cap_ext_flags: DevCapExtFlags.ATOMIC_OPS_NOT_SUPPORTED,
     max_inline_data_var_wqe: 0,
     start_qid: 0,
-    dev_cap_ext_flags_2: 0,
+    // The personality's: which table the SQ keeps after its WQEs (PSN search or MSN).
+    dev_cap_ext_flags_2: devCapExtFlags2,
   };
 }
 

@@ -113,7 +113,8 @@ export class RoceState {
   statCtxId = 0;
   /**
    * The requester retransmits from the driver's MSN table: INITIALIZE_FW claimed hardware
-   * retransmission where QUERY_FUNC offered HW_REQUESTER_RETX_ENABLED (engine/msn-table.ts).
+   * retransmission where QUERY_FUNC offered HW_REQUESTER_RETX_ENABLED and dev_cap_ext_flags_2
+   * HOST_MSN_TABLE (engine/msn-table.ts).
    */
   hwRetx = false;
   readonly qps = new Map<number, FwQp>();
