@@ -113,10 +113,11 @@ t.test('QP, TQM, MRAV and trace CFG_V2s carry what bnxt_alloc_ctx_mem computes, 
   // hwrm_func_backing_store_cfg_v2_input: type @16 u16, instance @18 u16, flags @20 u32, page_dir @24 u64,
   // num_entries @32 u32, entry_size @36 u16, page_size_pbl_level @38 u8, subtype_valid_cnt @39 u8,
   // split_entry_0..3 @40/44/48/52 u32, enables @56 u32, next_bs_offset @60 u32; 64 bytes.
+  const le32 = (v: number) => [v & 0xff, (v >> 8) & 0xff, (v >> 16) & 0xff, (v >>> 24) & 0xff];
   const fixture = (type: number, instance: number, entries: number, size: number, pgLvl: number, splits: number[]) => [
     0xa3, 0x01, type, 0, instance, 0, 0, 0, 0, 0, // req_type; type, instance, flags
     entries & 0xff, (entries >> 8) & 0xff, (entries >> 16) & 0xff, 0, size & 0xff, size >> 8, pgLvl, splits.length,
-    ...[0, 1, 2, 3].flatMap((i) => [splits[i] ?? 0, 0, 0, 0]), 0, 0, 0, 0, 0, 0, 0, 0,
+    ...[0, 1, 2, 3].flatMap((i) => le32(splits[i] ?? 0)), 0, 0, 0, 0, 0, 0, 0, 0,
   ];
   const pick = (b: Uint8Array) => [b[0]!, b[1]!, ...b.subarray(16, 24), ...b.subarray(32, 64)];
   const find = (type: number, instance = 0) => all.find((b) => u16(b, 16) === type && u16(b, 18) === instance)!;
@@ -127,8 +128,10 @@ t.test('QP, TQM, MRAV and trace CFG_V2s carry what bnxt_alloc_ctx_mem computes, 
   t.same(pick(find(6, 3)), fixture(6, 3, 2120, 16, 0x02, []));
   // Slow-path TQM: VNIC split 64 + 2116 + min 64 = 2244, rounded up to 2248.
   t.same(pick(find(5)), fixture(5, 0, 2248, 16, 0x02, []));
-  // MRAV: min(16384 / 2, 4096 MRs) + 0 AHs, with the AV split (0) sent as one split entry.
-  t.same(pick(find(0xe)), fixture(0xe, 0, 4096, 128, 0x02, [0]));
+  // MRAV: num_mr = min(16384 / 2, 4096 MRs) and as many AH entries (num_ah = min(num_mr, 128 K)),
+  // 8192 in all, the AV split (num_ah: the firmware offered none) as the one split entry
+  // (bnxt.c bnxt_alloc_ctx_mem, mrav_av_entries).
+  t.same(pick(find(0xe)), fixture(0xe, 0, 8192, 128, 0x02, [4096]));
   // A trace buffer: max_num_entries of 1-byte entries, depth 1.
   t.same(pick(find(0x20)), fixture(0x20, 0, 16384, 1, 0x01, []));
   // page_dir (@24) leads to the memory the driver initialised.
