@@ -17,7 +17,7 @@ function must<T>(r: { ok: true; value: T } | { ok: false; error: string }): T {
   return r.value;
 }
 
-t.test('30 NICs opened and closed (a fresh process, after 10 to warm up): RSS stays within 48 MiB of where it ' +
+t.test('30 NICs opened and closed (a fresh process, after 40 to warm up): RSS stays within 48 MiB of where it ' +
   'was', async (t) => {
   const child = spawnLineChild('test/helpers/nic-churn-child.ts', ['30']);
   t.teardown(() => child.kill());
