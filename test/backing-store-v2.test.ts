@@ -12,7 +12,7 @@ import { DmaPool } from '../lib/bnxt/dma-pool.ts';
 import { HwrmChannel } from '../lib/bnxt/hwrm-channel.ts';
 import * as C from '../lib/bnxt/hwrm-commands.ts';
 import { emuDevice } from './helpers/emu-device.ts';
-import { capturing, type CapturedRequest } from './helpers/hwrm-capture.ts';
+import { recordHwrmRequests, type RecordedRequest } from './helpers/hwrm-request-recorder.ts';
 import type { DmaBuffer } from '../drivers/device.ts';
 
 const QCAPS_V2 = 0x1a8;
@@ -48,7 +48,7 @@ class HostMemory extends DmaPool {
 
 function setUp() {
   const emu = emuDevice();
-  const { device, requests } = capturing(emu);
+  const { device, requests } = recordHwrmRequests(emu);
   const pool = new HostMemory(emu.dma);
   const opened = HwrmChannel.open(device, pool);
   if (!opened.ok) throw new Error(opened.error);
@@ -62,7 +62,7 @@ function setUp() {
 
 const u16 = (b: Uint8Array, at: number) => b[at]! | (b[at + 1]! << 8);
 const u32 = (b: Uint8Array, at: number) => (b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16) | (b[at + 3]! << 24)) >>> 0;
-const cfgs = (requests: CapturedRequest[]) => requests.filter((r) => r.reqType === CFG_V2).map((r) => r.bytes);
+const cfgs = (requests: RecordedRequest[]) => requests.filter((r) => r.reqType === CFG_V2).map((r) => r.bytes);
 
 t.test('QCAPS_V2: type 0 first, then each next_valid_type, to the 0xffff end marker', async (t) => {
   const s = setUp();
