@@ -100,8 +100,11 @@ export function bringUp(device: Device, options: BringUpOptions = {}): Result<Bn
   if (v.hwrm_intf_maj_8b !== HWRM_VERSION_MAJOR)
     return fail('HWRM_VER_GET', `HWRM interface ${v.hwrm_intf_maj_8b}.x is not supported (1.x is)`);
   const chip = chipProfile(v.chip_num);
-  if (!chip || !chipSupported(chip))
-    return fail('HWRM_VER_GET', `chip 0x${v.chip_num.toString(16)} is not a supported Thor (P5) chip`);
+  if (!chip) return fail('HWRM_VER_GET', `chip 0x${v.chip_num.toString(16)} is not a Thor (P5) or Thor2 (P7) chip`);
+  if (!chipSupported(chip)) {
+    return fail('HWRM_VER_GET', `chip 0x${v.chip_num.toString(16)} is a ${chip.name} (${chip.family}), which this ` +
+      'driver recognises but does not drive yet (only Thor, P5, chips)');
+  }
   hwrm.caps = {
     maxReqWinLen: Math.max(v.max_req_win_len, 128),
     maxExtReqLen: Math.max(v.max_ext_req_len, 128),
@@ -175,7 +178,7 @@ export function bringUp(device: Device, options: BringUpOptions = {}): Result<Bn
       mtu: qcfg.value.admin_mtu || qcfg.value.mru || 1500,
       linkUp: phy.value.link === PORT_PHY_QCFG_RESP_LINK.LINK,
       linkSpeedMbps: linkSpeedMbps(phy.value.link_speed),
-      doorbellBase: chip.doorbellBase(qcfg.value.legacy_l2_db_size_kb),
+      doorbellBase: chip.dpiDoorbellOffset(qcfg.value.legacy_l2_db_size_kb),
     },
   });
 }

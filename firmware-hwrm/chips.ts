@@ -1,0 +1,196 @@
+/**
+ * The bnxt chips this project knows, one profile row each: what differs between Thor (P5) and
+ * Thor2 (P7) at the host/device interface, in one place that both the driver (lib/bnxt picks a
+ * row from VER_GET's chip_num, as bnxt_en does) and the software NIC (drivers/emu is built from
+ * a row) read. Pure data and pure functions, no I/O. docs/hardware.md "Chip profiles" gives the
+ * sources in prose; each value names its public source beside it.
+ *
+ * Adding a chip: a row here (with the facts of its family), then the codecs and handlers its
+ * family needs (docs/architecture.md "How to add a chip").
+ */
+
+export type ChipFamily = 'P5' | 'P7';
+
+/** The table an SQ keeps after its WQEs for hardware retransmission (roce_hsi.h). */
+export type SqPsnTable = 'psn_search_ext' | 'msn';
+
+/** What the software NIC answers when it plays this chip: the model's choices within the facts. */
+export interface ChipModelFacts {
+  /** PCI revision id of config space and VER_GET chip_rev / chip_metal. */
+  readonly chipRev: number;
+  readonly chipMetal: number;
+  /**
+   * FUNC_QCFG legacy_l2_db_size_kb: the L2 doorbell region below the RoCE doorbells. 64 KiB is
+   * the P5 PF offset DB_PF_OFFSET_P5 (bnxt.h) expressed in the P7 field.
+   */
+  readonly legacyL2DbSizeKb: number;
+  /** FUNC_QCFG l2_doorbell_bar_size_kb. */
+  readonly l2DoorbellBarSizeKb: number;
+  /** The HWRM interface version VER_GET reports (hwrm_intf_maj/min/upd/rsvd_8b): the HSI our layouts follow. */
+  readonly hwrmInterface: { readonly maj: number; readonly min: number; readonly upd: number; readonly rsvd: number };
+  /** RoCE ceilings before context memory is counted (firmware/roce-limits.ts; QUERY_FUNC answers). */
+  readonly roce: {
+    readonly maxQp: number;
+    readonly maxQpWqes: number;
+    readonly maxCq: number;
+    /** QUERY_FUNC max_cqe: CQEs per CQ. */
+    readonly maxCqe: number;
+    readonly maxMr: number;
+    readonly maxGid: number;
+    /** SGEs per WQE in static WQE mode. */
+    readonly maxSge: number;
+    readonly maxRdAtom: number;
+    readonly maxInlineData: number;
+  };
+}
+
+export interface ChipProfile {
+  /** Part name (bnxt.c board_info names; the PCI id table bnxt_pci_tbl). */
+  readonly name: string;
+  readonly family: ChipFamily;
+  /** VER_GET chip_num (bnxt.h CHIP_NUM_*): the driver picks its profile from this, not from the PCI id. */
+  readonly chipNum: number;
+  /** PCI ids of the physical function (bnxt.c bnxt_pci_tbl; DPDK bnxt_ethdev.c bnxt_pci_id_map). */
+  readonly pciVendorId: number;
+  readonly pciDeviceId: number;
+  /** Context memory commands: V1 (FUNC_BACKING_STORE_QCAPS/CFG) or V2 per type (QCAPS_V2/CFG_V2). */
+  readonly backingStore: 'v1' | 'v2';
+  /**
+   * The WQE mode the kernel's bnxt_re uses by default (main.c bnxt_re_set_drv_mode: the requested
+   * mode on P7, always static on P5; bnxt_re asks for variable on P7).
+   */
+  readonly wqeMode: 'static' | 'variable';
+  /**
+   * The SQ table this chip's firmware keeps with hardware retransmission (QUERY_FUNC
+   * dev_cap_ext_flags_2 REQ_RETRANSMISSION_SUPPORT): PSN search on P5, the MSN table on P7.
+   */
+  readonly sqPsnTable: SqPsnTable;
+  /**
+   * Bytes per sq_psn_search_ext entry where the SQ keeps PSN search (qplib_fp.c
+   * bnxt_qplib_create_qp: psn_sz is the _ext size on P5 and P7).
+   */
+  readonly psnSearchEntryBytes: number;
+  /** Bytes per sq_msn_search entry where it keeps the MSN table (roce_hsi.h). */
+  readonly msnEntryBytes: number;
+  /**
+   * Bytes of a ring statistics context as bnxt_en sizes it and bnxt_re allocates and sends it
+   * (bnxt.h BNXT_RING_STATS_SIZE_P5 / _P7, set in bnxt.c bnxt_hwrm_vnic_qcaps; qplib_res.c
+   * bnxt_qplib_alloc_stat_mem takes hw_ring_stats_size): 21 counters on P5, 22 on P7.
+   */
+  readonly ringStatsBytes: number;
+  /**
+   * BAR0 offset of the firmware status register the kernel reads when the firmware offers no
+   * health registers (bnxt.h BNXT_GRC_REG_STATUS_P5, used for P5 and later).
+   */
+  readonly grcStatusOffset: number;
+  /**
+   * Timeout of the first VER_GET, before the firmware has named its own (DPDK bnxt_hwrm.c: P7
+   * waits PCI_FUNC_RESET_WAIT_TIMEOUT, 1.5 s, then retries once with the 500 ms default; the
+   * kernel's DFLT_HWRM_CMD_TIMEOUT is 500 ms).
+   */
+  readonly firstVerGetTimeoutMs: number;
+  /**
+   * Where the NQ and CREQ doorbells are in BAR2, given FUNC_QCFG legacy_l2_db_size_kb: P5 fixes
+   * it at DB_PF_OFFSET_P5 0x10000 for a PF; P7 puts it right after the L2 region, not page
+   * aligned (bnxt.c bnxt_hwrm_func_qcfg db_offset; bnxt_ulp.c hands it to bnxt_re as the MSI-X
+   * entries' db_offset).
+   */
+  nqDoorbellOffset(legacyL2DbSizeKb: number): number;
+  /**
+   * Where the RoCE doorbell pages (DPI 0 and up) start in BAR2: 0x10000 on a P5 PF
+   * (BNXT_QPLIB_DBR_PF_DB_OFFSET); on P7 the page-aligned legacy_l2_db_size_kb x 1024 (bnxt_re
+   * main.c bnxt_re_hwrm_qcfg PAGE_ALIGN, bnxt_re_set_db_offset).
+   */
+  dpiDoorbellOffset(legacyL2DbSizeKb: number): number;
+  /** What the software NIC answers as this chip. */
+  readonly model: ChipModelFacts;
+}
+
+/** PCI vendor id of Broadcom (pci_ids.h PCI_VENDOR_ID_BROADCOM). */
+export const BROADCOM_VENDOR_ID = 0x14e4;
+/** bnxt.h DB_PF_OFFSET_P5; bnxt_re qplib_res.h BNXT_QPLIB_DBR_PF_DB_OFFSET. */
+const DB_PF_OFFSET_P5 = 0x10000;
+/** Host page size the drivers align doorbell pages to (PAGE_ALIGN on 4 KiB pages). */
+const DOORBELL_PAGE_BYTES = 4096;
+
+const MODEL_COMMON: Omit<ChipModelFacts, 'roce'> = {
+  chipRev: 1,
+  chipMetal: 1,
+  legacyL2DbSizeKb: DB_PF_OFFSET_P5 / 1024,
+  l2DoorbellBarSizeKb: 64,
+  // hsi.h HWRM_VERSION_MAJOR/MINOR/UPDATE/RSVD of the header our layouts follow (hwrm/header.ts).
+  hwrmInterface: { maj: 1, min: 10, upd: 3, rsvd: 133 },
+};
+
+/** The model's RoCE ceilings; P5 max_cqe 0xFFFFF is the cap qplib_sp.c applies except on P7. */
+const ROCE_CEILINGS = {
+  maxQp: 1024, maxQpWqes: 65535, maxCq: 4096, maxCqe: 0xfffff, maxMr: 65536, maxGid: 256, maxSge: 6,
+  maxRdAtom: 126, maxInlineData: 96,
+} as const;
+
+type FamilyFacts = Omit<ChipProfile, 'name' | 'chipNum' | 'pciVendorId' | 'pciDeviceId'>;
+
+const P5: FamilyFacts = {
+  family: 'P5',
+  backingStore: 'v1',
+  wqeMode: 'static',
+  sqPsnTable: 'psn_search_ext',
+  psnSearchEntryBytes: 16,
+  msnEntryBytes: 8,
+  ringStatsBytes: 168,
+  grcStatusOffset: 0x520,
+  firstVerGetTimeoutMs: 500,
+  nqDoorbellOffset: () => DB_PF_OFFSET_P5,
+  dpiDoorbellOffset: () => DB_PF_OFFSET_P5,
+  model: { ...MODEL_COMMON, roce: ROCE_CEILINGS },
+};
+
+const P7: FamilyFacts = {
+  family: 'P7',
+  backingStore: 'v2',
+  wqeMode: 'variable',
+  sqPsnTable: 'msn',
+  psnSearchEntryBytes: 16,
+  msnEntryBytes: 8,
+  ringStatsBytes: 176,
+  grcStatusOffset: 0x520,
+  firstVerGetTimeoutMs: 1500,
+  nqDoorbellOffset: (kb) => kb * 1024,
+  dpiDoorbellOffset: (kb) => Math.ceil((kb * 1024) / DOORBELL_PAGE_BYTES) * DOORBELL_PAGE_BYTES,
+  // P7 limits are the P5 ones until the Thor2 work gives them their own (docs/hardware.md).
+  model: { ...MODEL_COMMON, roce: ROCE_CEILINGS },
+};
+
+function row(name: string, chipNum: number, pciDeviceId: number, family: FamilyFacts): ChipProfile {
+  return Object.freeze({ ...family, name, chipNum, pciVendorId: BROADCOM_VENDOR_ID, pciDeviceId });
+}
+
+/**
+ * Every chip with a profile: chip numbers from bnxt.h CHIP_NUM_57508/57504/57502 (P5) and
+ * CHIP_NUM_57608/58818 (P7, BNXT_CHIP_P7), PCI device ids from bnxt.c bnxt_pci_tbl.
+ */
+export const CHIP_PROFILES: readonly ChipProfile[] = Object.freeze([
+  row('BCM57508', 0x1750, 0x1750, P5),
+  row('BCM57504', 0x1751, 0x1751, P5),
+  row('BCM57502', 0x1752, 0x1752, P5),
+  row('BCM57608', 0x1760, 0x1760, P7),
+  row('BCM58818', 0xd818, 0xd818, P7),
+]);
+
+const BY_CHIP_NUM = new Map(CHIP_PROFILES.map((p) => [p.chipNum, p]));
+const BY_NAME = new Map(CHIP_PROFILES.map((p) => [p.name, p]));
+
+/** The profile of the chip VER_GET names by `chipNum`, or undefined (P3/P4 and unknown chips). */
+export function chipByNumber(chipNum: number): ChipProfile | undefined {
+  return BY_CHIP_NUM.get(chipNum);
+}
+
+/** The profile of the chip called `name` (e.g. BCM57508), or undefined. */
+export function chipByName(name: string): ChipProfile | undefined {
+  return BY_NAME.get(name);
+}
+
+/** The names of every chip with a profile, for messages ("one of ..."). */
+export function chipNames(): readonly string[] {
+  return CHIP_PROFILES.map((p) => p.name);
+}
