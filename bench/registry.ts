@@ -15,6 +15,7 @@ import * as cmdqRoundtrip from './cmdq-roundtrip.ts';
 import * as qpCycles from './qp-cycles.ts';
 import * as qpWaitAsync from './qp-wait-async.ts';
 import * as cliSendLat from './cli-send-lat.ts';
+import * as traceOff from './trace-off.ts';
 
 export const BENCHMARKS: readonly Benchmark[] = [
   hwrmRoundtrip,
@@ -29,4 +30,5 @@ export const BENCHMARKS: readonly Benchmark[] = [
   qpUdpPingpong,
   qpZeroGc,
   cliSendLat,
+  traceOff,
 ];

@@ -6,6 +6,7 @@
 import type { Device } from './device.ts';
 import { isEmuName, openEmuNamed, type EmuOpenOptions } from './emu/open.ts';
 import { openVfio } from './vfio/index.ts';
+import type { WqeTraceTarget } from './emu/config.ts';
 import { invalid } from '../firmware-hwrm/errors.ts';
 import { ok, type Result } from '../firmware-hwrm/result.ts';
 
@@ -22,12 +23,16 @@ export interface OpenedDevice {
   readonly defaultIpv4: Uint8Array | undefined;
 }
 
-export function openDevice(name: string, options: OpenOptions): Result<OpenedDevice> {
+/**
+ * `trace`: the driver's trace file, if it writes one; a software NIC appends a record of every
+ * WQE it fetches to it (hardware fetches WQEs where nobody can watch).
+ */
+export function openDevice(name: string, options: OpenOptions, trace?: WqeTraceTarget): Result<OpenedDevice> {
   if (typeof name !== 'string') invalid('Nic.open: the name must be a string');
   if (PCI_ADDRESS.test(name)) {
     const d = openVfio(name);
     return d.ok ? ok({ device: d.value, defaultIpv4: undefined }) : d;
   }
-  if (isEmuName(name)) return openEmuNamed(name, options);
+  if (isEmuName(name)) return openEmuNamed(name, options, trace);
   invalid(`Nic.open: "${name}" is neither a PCI address (0000:3b:00.0) nor emu / emu:LOCAL:REMOTE`);
 }

@@ -2,21 +2,31 @@
  * A command trace written to a file, one JSON record a line (firmware-hwrm/trace.ts: the
  * records and their decoders). Each record is written when it happens, with the nanoseconds
  * since the file was opened, so a trace stops at the last command even if the process dies.
- * Used for the control path only (HWRM, CMDQ, CREQ), where a system call per record is cheap.
+ * A system call per record: a traced run is slower, an untraced one runs no trace code at all.
+ * Two writers may share one file: the driver creates it, the software NIC appends its "wqe"
+ * records to it (O_APPEND: each record lands whole) with the driver's epoch, so the times of
+ * both read on one clock (process.hrtime is the same monotonic clock in every thread).
  */
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, constants, openSync, writeSync } from 'node:fs';
 import type { TraceEvent, TraceSink } from '../firmware-hwrm/trace.ts';
 
 export class TraceFile implements TraceSink {
   /** Records written so far. */
   lines = 0;
   private fd: number | undefined;
-  private readonly start = process.hrtime.bigint();
+  /** process.hrtime.bigint() when the trace began: its records' `t` counts from here. */
+  readonly epochNs: bigint;
 
-  /** Creates (or truncates) `path`; throws an Error naming the path if it cannot be written. */
-  constructor(readonly path: string) {
+  /**
+   * Creates (or truncates) `path`, or with `append` adds to it (times from `epochNs`, the first
+   * writer's); throws an Error naming the path if it cannot be written.
+   */
+  constructor(readonly path: string, options: { readonly append?: boolean; readonly epochNs?: bigint } = {}) {
+    this.epochNs = options.epochNs ?? process.hrtime.bigint();
     try {
-      this.fd = openSync(path, 'w');
+      // Both writers append (O_APPEND), or one's records would overwrite the other's.
+      const { O_APPEND, O_CREAT, O_TRUNC, O_WRONLY } = constants;
+      this.fd = openSync(path, O_WRONLY | O_CREAT | O_APPEND | (options.append ? 0 : O_TRUNC));
     } catch (e) {
       throw new Error(`cannot write the trace ${path}: ${(e as Error).message}`);
     }
@@ -24,7 +34,7 @@ export class TraceFile implements TraceSink {
 
   write(event: TraceEvent): void {
     if (this.fd === undefined) return;
-    const t = Number(process.hrtime.bigint() - this.start);
+    const t = Number(process.hrtime.bigint() - this.epochNs);
     writeSync(this.fd, JSON.stringify({ t, ...event }) + '\n');
     this.lines++;
   }
@@ -33,4 +43,11 @@ export class TraceFile implements TraceSink {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
   }
+}
+
+/** Sends each event to both sinks (the software NIC's own trace and the driver's). */
+export function teeTrace(a: TraceSink | undefined, b: TraceSink | undefined): TraceSink | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return { write: (event) => { a.write(event); b.write(event); } };
 }

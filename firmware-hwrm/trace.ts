@@ -12,6 +12,14 @@
  * `tlv` marks a command that came TLV-encapsulated (qplib_tlv.h). A command or answer without a
  * layout here is traced with its header fields (cmdq_base, creq_base, input, output) only.
  * A CREQ entry is traced as the firmware composed it: its `v` bit is the ring's to set (0 here).
+ *
+ * The data path: a "db" record per 64-bit doorbell (bnxt_hsi.h struct dbc_dbc: index, epoch,
+ * toggle, xid, path, valid, debug_trace, type; named by its DBC_DBC_TYPE_*), and, on the
+ * software NIC, a "wqe" record per WQE it fetched (roce_hsi.h struct sq_send_hdr or sq_rdma_hdr
+ * by wqe_type, or rq_wqe_hdr; named by SQ_BASE_WQE_TYPE_* or RCV), with its SGEs as
+ * `sge<i>.va_or_pa`, `sge<i>.l_key`, `sge<i>.size` (struct sq_sge) for the 16-byte units its
+ * wqe_size gives beyond the 32-byte header. Both carry `qp` (a WQE's QP number) or nothing else:
+ * a doorbell names its queue in xid.
  */
 import type { FieldSpec, Layout } from './layout.ts';
 import { hwrmCommand, hwrmRequestName, HwrmInput, HwrmOutput } from './hwrm/index.ts';
@@ -23,7 +31,8 @@ import {
   CreqDeinitializeFwResp, CreqDeleteGidResp, CreqDeregisterMrResp, CreqDestroyCqResp, CreqDestroyQpResp,
   CreqEvent, CreqFuncEvent, CreqInitializeFwResp, CreqModifyQpResp, CreqQpErrorNotification, CreqQpEvent,
   CreqQueryFuncResp, CreqQueryFuncRespSb, CreqQueryQpResp, CreqQueryQpRespSb, CreqQueryVersionResp,
-  CreqRegisterMrResp, CreqType, RoceOpcode as O, roceOpcodeName,
+  CreqRegisterMrResp, CreqType, DbcDbc, dbcTypeName, RQ_WQE_TYPE_RCV, RoceOpcode as O, roceOpcodeName,
+  RqWqeHdr, SqRdmaHdr, SqSendHdr, SqSge, WqeFlags, WqeType, wqeTypeName,
 } from './roce/index.ts';
 
 export type TraceChannel = 'hwrm' | 'cmdq' | 'creq' | 'db' | 'wqe';
@@ -38,6 +47,8 @@ export interface TraceEvent {
   readonly side?: TraceFields;
   readonly why?: string;
   readonly tlv?: boolean;
+  /** A WQE's queue pair. */
+  readonly qp?: number;
 }
 
 /** A record as written: `t` is nanoseconds since the trace was opened. */
@@ -144,6 +155,47 @@ export function creqEvent(entry: Uint8Array, sideBuffer?: Uint8Array, why?: stri
   if (side !== undefined) e.side = side;
   if (why !== undefined) e.why = why;
   return e;
+}
+
+/** A 64-bit doorbell as written (lo = bytes 0-3, hi = bytes 4-7 of struct dbc_dbc). */
+export function dbEvent(lo: number, hi: number): TraceEvent {
+  const b = new Uint8Array(8);
+  const v = new DataView(b.buffer);
+  v.setUint32(0, lo >>> 0, true);
+  v.setUint32(4, hi >>> 0, true);
+  const fields = traceFields(any(DbcDbc), b);
+  return { ch: 'db', dir: 'req', name: dbcTypeName(fields['type'] as number), fields };
+}
+
+const SGE_AT = 32;
+const SGE_UNIT = 16;
+
+/** The SGEs a WQE's wqe_size (16-byte units, header included) says follow its 32-byte header. */
+function sgeFields(out: TraceFields, wqe: Uint8Array, wqeSize: number): void {
+  const count = Math.max(0, Math.min(wqeSize - SGE_AT / SGE_UNIT, (wqe.length - SGE_AT) / SGE_UNIT));
+  for (let i = 0; i < count; i++) {
+    const sge = traceFields(any(SqSge), wqe.subarray(SGE_AT + i * SGE_UNIT));
+    for (const [k, v] of Object.entries(sge)) out[`sge${i}.${k}`] = v;
+  }
+}
+
+const RDMA_TYPES: ReadonlySet<number> = new Set([WqeType.WRITE_WQE, WqeType.WRITE_W_IMMEAD, WqeType.READ_WQE]);
+
+/** A send-queue WQE as the NIC fetched it: sq_rdma_hdr for RDMA WRITE / READ, else sq_send_hdr. */
+export function sqWqeEvent(qp: number, wqe: Uint8Array): TraceEvent {
+  const type = wqe[0] ?? 0;
+  const fields = traceFields(RDMA_TYPES.has(type) ? any(SqRdmaHdr) : any(SqSendHdr), wqe);
+  if (((fields['flags'] as number) & WqeFlags.INLINE) === 0) sgeFields(fields, wqe, fields['wqe_size'] as number);
+  return { ch: 'wqe', dir: 'req', name: wqeTypeName(type), fields, qp };
+}
+
+/** A receive-queue WQE as the NIC fetched it (rq_wqe_hdr and its SGEs). */
+export function rqWqeEvent(qp: number, wqe: Uint8Array): TraceEvent {
+  const fields = traceFields(any(RqWqeHdr), wqe);
+  sgeFields(fields, wqe, fields['wqe_size'] as number);
+  const type = fields['wqe_type'] as number;
+  const name = type === RQ_WQE_TYPE_RCV ? 'RCV' : `UNKNOWN(0x${type.toString(16)})`;
+  return { ch: 'wqe', dir: 'req', name, fields, qp };
 }
 
 /** Parses trace text (JSON lines) back into records; a line that is not a record is an error naming it. */

@@ -18,8 +18,9 @@ export interface NicOptions extends OpenOptions {
   readonly firmwareTimeoutMs?: number;
   /**
    * Writes every HWRM request and response, RoCE command and CREQ answer to this file, one JSON
-   * record a line (firmware-hwrm/trace.ts); unset, RIG_BNXT_TRACE's file, if set. The data path
-   * (doorbells, WQEs) is not traced: it stays as fast as without.
+   * record a line (firmware-hwrm/trace.ts), with every doorbell and, on the software NIC, every
+   * WQE it fetched; unset, RIG_BNXT_TRACE's file, if set. Untraced, the data path runs no trace
+   * code at all.
    */
   readonly trace?: string;
 }
@@ -88,19 +89,28 @@ export class Nic {
    */
   static open(name: string, options: NicOptions = {}): Result<Nic> {
     const ipv4 = options.ipv4 !== undefined ? parseIpv4(options.ipv4) : undefined;
-    const dev = openDevice(name, options);
-    if (!dev.ok) return dev;
-    const { device, defaultIpv4 } = dev.value;
-    const pool = new DmaPool(device.dma);
     const tracePath = options.trace ?? (process.env[TRACE_ENV] || undefined);
     if (tracePath !== undefined && typeof tracePath !== 'string') invalid('Nic.open: trace must be a file name');
+    // The trace is created first: a software NIC appends the WQEs it fetches to the same file.
     let trace: TraceFile | undefined;
     try {
       trace = tracePath !== undefined ? new TraceFile(tracePath) : undefined;
     } catch (e) {
-      device.close();
       return err(`${name}: ${(e as Error).message}`);
     }
+    let dev: ReturnType<typeof openDevice>;
+    try {
+      dev = openDevice(name, options, trace && { path: trace.path, epochNs: trace.epochNs });
+    } catch (e) {
+      trace?.close(); // a misuse (InvalidArgument) leaves no file handle behind
+      throw e;
+    }
+    if (!dev.ok) {
+      trace?.close();
+      return dev;
+    }
+    const { device, defaultIpv4 } = dev.value;
+    const pool = new DmaPool(device.dma);
     const func = bringUp(device, { firmwareTimeoutMs: options.firmwareTimeoutMs, pool, trace });
     if (!func.ok) {
       trace?.close();

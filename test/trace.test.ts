@@ -6,7 +6,9 @@ import t from 'tap';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cmdqEvent, creqEvent, hwrmEvent, parseTrace } from '../firmware-hwrm/trace.ts';
+import {
+  cmdqEvent, creqEvent, dbEvent, hwrmEvent, parseTrace, rqWqeEvent, sqWqeEvent,
+} from '../firmware-hwrm/trace.ts';
 import { TraceFile } from '../drivers/trace-file.ts';
 import { Nic, Qp, Region } from '../lib/index.ts';
 
@@ -134,4 +136,50 @@ t.test('a software NIC with a device trace records what the driver sent it, comm
   t.equal(hwrmResp, names('hwrm').length, 'every HWRM request has its response');
   const qf = recs.find((x) => x.ch === 'creq' && x.name === 'QUERY_FUNC');
   t.equal(typeof qf?.side?.max_qp, 'number', 'QUERY_FUNC\'s side buffer is decoded');
+});
+
+t.test('a doorbell: every dbc_dbc field by its bnxt_hsi.h name, named by DBC_DBC_TYPE', async (t) => {
+  // SQ doorbell of QP 0x45, index 3, epoch 1: lo = 3 | 1 << 24; hi = xid 0x45 | valid (bit 26) | type SQ (0) << 28.
+  const sq = dbEvent(0x0100_0003, 0x0400_0045);
+  t.same([sq.ch, sq.dir, sq.name], ['db', 'req', 'SQ']);
+  t.same(sq.fields, { index: 3, epoch: 1, toggle: 0, xid: 0x45, path: 0, valid: 1, debug_trace: 0, type: 0 });
+  // NQ_ARM (0xb) of ring 2, index 0x1ff: hi = 0xb << 28 | valid | 2, as an unsigned word or a signed int.
+  const arm = dbEvent(0x1ff, (0xb << 28) | (1 << 26) | 2);
+  t.same([arm.name, arm.fields.type, arm.fields.xid, arm.fields.index], ['NQ_ARM', 0xb, 2, 0x1ff]);
+});
+
+t.test('fetched WQEs: sq_send_hdr / sq_rdma_hdr by wqe_type, rq_wqe_hdr, SGEs as wqe_size counts them', async (t) => {
+  const send = bytes(128, (v) => {
+    v.setUint8(0, 0x00); // wqe_type SEND
+    v.setUint8(1, 0x01); // flags SIGNAL_COMP
+    v.setUint8(2, 3); // wqe_size: 32-byte header + one 16-byte SGE
+    v.setUint32(8, 4096, true); // length
+    v.setBigUint64(32, 0x1_2345_6000n, true); // sge 0 va_or_pa
+    v.setUint32(40, 0x0102, true); // l_key
+    v.setUint32(44, 4096, true); // size
+    v.setUint32(60, 0xdead, true); // a second SGE's size, beyond wqe_size: not a field
+  });
+  const e = sqWqeEvent(0x45, send);
+  t.same([e.ch, e.dir, e.name, e.qp], ['wqe', 'req', 'SEND', 0x45]);
+  t.same([e.fields.wqe_type, e.fields.flags, e.fields.wqe_size, e.fields.length], [0, 1, 3, 4096]);
+  t.same([e.fields['sge0.va_or_pa'], e.fields['sge0.l_key'], e.fields['sge0.size']], ['0x123456000', 0x102, 4096]);
+  t.notOk('sge1.size' in e.fields, 'only the SGEs wqe_size covers');
+  const read = sqWqeEvent(7, bytes(128, (v) => {
+    v.setUint8(0, 0x06); // READ_WQE
+    v.setUint8(2, 3);
+    v.setBigUint64(16, 0xffff_8000_0000_1000n, true); // remote_va: a full 64-bit address
+    v.setUint32(24, 0x0203, true); // remote_key
+  }));
+  t.same([read.name, read.fields.remote_va, read.fields.remote_key], ['READ_WQE', '0xffff800000001000', 0x203]);
+  t.notOk('q_key' in read.fields, 'sq_rdma_hdr, not sq_send_hdr');
+  const inline = sqWqeEvent(7, bytes(128, (v) => { v.setUint8(0, 0x00); v.setUint8(1, 0x10); v.setUint8(2, 4); }));
+  t.notOk('sge0.size' in inline.fields, 'an INLINE WQE carries data, not SGEs');
+  const recv = rqWqeEvent(9, bytes(128, (v) => {
+    v.setUint8(0, 0x80); // RCV
+    v.setUint8(2, 3);
+    v.setUint32(8, 0x00005, true); // wr_id (20 bits)
+    v.setUint32(44, 2048, true); // sge 0 size
+  }));
+  t.same([recv.name, recv.qp, recv.fields.wqe_type, recv.fields.wqe_size, recv.fields.wr_id, recv.fields['sge0.size']],
+    ['RCV', 9, 0x80, 3, 5, 2048]);
 });

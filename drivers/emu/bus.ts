@@ -24,6 +24,8 @@ export interface ModelBus {
   readonly random: Random;
   /** Where the firmware records the commands it takes and its answers (config.tracePath), if anywhere. */
   readonly trace: TraceSink | undefined;
+  /** Where the engine records every WQE it fetches (config.wqeTrace and tracePath), if anywhere. */
+  readonly wqeTrace: TraceSink | undefined;
   /** What the driver last wrote to each BAR0 word. */
   readonly bar0Written: Uint32Array;
   /** Copies `length` bytes the driver wrote into BAR0 from `offset`. */
@@ -70,6 +72,7 @@ export class NicBus implements ModelBus {
   readonly random: Random;
   readonly bar0Written: Uint32Array;
   trace: TraceSink | undefined;
+  wqeTrace: TraceSink | undefined;
   /** Set by the host (the worker): called when a frame arrives from outside a run. */
   onExternalWork: () => void = () => {};
   nowNs = 0;

@@ -43,6 +43,18 @@ export interface EmuConfig {
    * what a driver sent, as the device saw it.
    */
   readonly tracePath?: string;
+  /**
+   * Append a "wqe" record for every WQE the NIC fetches to this trace, which the driver writes
+   * (its doorbells, commands): one file for a run, times from the driver's epoch.
+   */
+  readonly wqeTrace?: WqeTraceTarget;
+}
+
+/** Where the software NIC appends its WQE records: the driver's trace file and its epoch. */
+export interface WqeTraceTarget {
+  readonly path: string;
+  /** process.hrtime.bigint() when the driver's trace began. */
+  readonly epochNs: bigint;
 }
 
 /** The environment variable that makes software NICs strict unless their config says otherwise. */

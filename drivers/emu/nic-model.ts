@@ -26,7 +26,7 @@ import { HwrmFirmware } from './firmware/hwrm.ts';
 import { RoceFirmware } from './firmware/roce.ts';
 import { FunctionResources } from './firmware/function-resources.ts';
 import { RoceEngine } from './engine/engine.ts';
-import { TraceFile } from '../trace-file.ts';
+import { teeTrace, TraceFile } from '../trace-file.ts';
 
 export const BAR0_BYTES = 64 * 1024;
 export const BAR2_BYTES = 16 * 1024 * 1024;
@@ -71,6 +71,7 @@ export class NicModel {
   private readonly queue: WriteQueueConsumer;
   private readonly wake: Int32Array;
   private readonly traceFile: TraceFile | undefined;
+  private readonly wqeTraceFile: TraceFile | undefined;
   /** Set by the worker: drains the control port (DMA maps, test calls). */
   onControl: () => void = () => {};
   /**
@@ -92,6 +93,9 @@ export class NicModel {
     this.bus = bus;
     // Throws (an open error for the host) when the file cannot be written.
     if (init.config.tracePath !== undefined) bus.trace = this.traceFile = new TraceFile(init.config.tracePath);
+    const wqe = init.config.wqeTrace;
+    if (wqe !== undefined) this.wqeTraceFile = new TraceFile(wqe.path, { append: true, epochNs: wqe.epochNs });
+    bus.wqeTrace = teeTrace(this.wqeTraceFile, bus.trace);
     this.engine = new RoceEngine(bus);
     this.roce = new RoceFirmware(bus, this.resources, this.engine);
     this.hwrm = new HwrmFirmware(bus, this.resources, this.roce);
@@ -237,6 +241,7 @@ export class NicModel {
   close(): void {
     this.engine.close();
     this.traceFile?.close();
+    this.wqeTraceFile?.close();
   }
 
   /** Settles once the port's cable can carry frames (a UDP socket bound), or with why it cannot. */

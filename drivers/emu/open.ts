@@ -29,7 +29,7 @@ import { invalid } from '../../firmware-hwrm/errors.ts';
 import { ok, type Result } from '../../firmware-hwrm/result.ts';
 import { parseIpv4, parseMac } from '../address-text.ts';
 import { openEmu } from './device.ts';
-import { ipv4FromNumber, macFromNumber, type CableSpec } from './config.ts';
+import { ipv4FromNumber, macFromNumber, type CableSpec, type WqeTraceTarget } from './config.ts';
 import { firmwarePersonality } from './firmware/personality.ts';
 
 /** What a user may say about a NIC when opening it (drivers/open-device.ts OpenOptions). */
@@ -95,7 +95,7 @@ export interface OpenedEmu {
   readonly defaultIpv4: Uint8Array;
 }
 
-export function openEmuNamed(name: string, options: EmuOpenOptions): Result<OpenedEmu> {
+export function openEmuNamed(name: string, options: EmuOpenOptions, wqeTrace?: WqeTraceTarget): Result<OpenedEmu> {
   const m = EMU.exec(name);
   if (!m) invalid(`Nic.open: "${name}" is not emu / emu:LOCAL:REMOTE`);
   if (options.stepped !== undefined && typeof options.stepped !== 'boolean')
@@ -148,7 +148,7 @@ export function openEmuNamed(name: string, options: EmuOpenOptions): Result<Open
   const firmware = firmwarePersonality(options.firmware).name;
   const d = openEmu({
     mac, ipv4, mtu, cable, pcapPath: options.pcap ?? process.env.RIG_BNXT_PCAP, seed: options.seed ?? 1,
-    mode, firmware, tracePath: options.deviceTrace,
+    mode, firmware, tracePath: options.deviceTrace, wqeTrace,
   });
   return d.ok ? ok({ device: d.value, defaultIpv4: ipv4 }) : d;
 }

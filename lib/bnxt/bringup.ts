@@ -7,7 +7,7 @@
  * silent firmware may still name stays quarantined until close.
  */
 import type { TraceSink } from '../../firmware-hwrm/trace.ts';
-import type { Device } from '../../drivers/device.ts';
+import type { Device, Mmio } from '../../drivers/device.ts';
 import { Ledger } from '../../drivers/ledger.ts';
 import {
   FUNC_DRV_RGTR_REQ_ENABLES, FUNC_DRV_RGTR_REQ_OS_TYPE, FUNC_DRV_RGTR_RESP_FLAGS, FUNC_DRV_IF_CHANGE_REQ_FLAGS,
@@ -17,6 +17,7 @@ import {
 import { ok, err, type Result } from '../result.ts';
 import { chipProfile, chipSupported, type ChipProfile } from './chip.ts';
 import { DmaPool } from './dma-pool.ts';
+import { doorbellBar } from './traced-doorbells.ts';
 import { HwrmChannel } from './hwrm-channel.ts';
 import * as C from './hwrm-commands.ts';
 import { configureBackingStore, type BackingStore } from './backing-store.ts';
@@ -42,6 +43,8 @@ export interface BnxtFunction {
   readonly device: Device;
   readonly pool: DmaPool;
   readonly hwrm: HwrmChannel;
+  /** BAR2 as every doorbell of the function is rung: traced when bring-up was given a trace (traced-doorbells.ts). */
+  readonly doorbells: Mmio;
   readonly info: FunctionInfo;
   readonly backingStore: BackingStore;
   /**
@@ -168,7 +171,8 @@ export function bringUp(device: Device, options: BringUpOptions = {}): Result<Bn
   const fwVersion = `${v.hwrm_fw_major || v.hwrm_fw_maj_8b}.${v.hwrm_fw_minor || v.hwrm_fw_min_8b}.` +
     `${v.hwrm_fw_build || v.hwrm_fw_bld_8b}.${v.hwrm_fw_patch || v.hwrm_fw_rsvd_8b}`;
   return ok({
-    device, pool, hwrm, backingStore: bs.value, ledger, reservesResources: resc.ok,
+    device, pool, hwrm, doorbells: doorbellBar(device.bar(2), options.trace), backingStore: bs.value, ledger,
+    reservesResources: resc.ok,
     info: {
       chip, chipNum: v.chip_num, chipRev: v.chip_rev,
       firmwareVersion: fwVersion,

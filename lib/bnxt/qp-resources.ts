@@ -50,7 +50,7 @@ export function createQpResources(func: BnxtFunction, roce: RoceDevice, handle: 
 function createSteps(func: BnxtFunction, roce: RoceDevice, handle: number, ledger: Ledger): Result<QpResources> {
   const { pool } = func;
   const rcfw = roce.rcfw;
-  const doorbells = func.device.bar(2);
+  const doorbells = func.doorbells;
 
   // CREATE_CQ: the send CQ, then the receive CQ.
   const cqs: CompletionQueue[] = [];

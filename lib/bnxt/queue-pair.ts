@@ -181,7 +181,7 @@ export class BnxtQp {
     const { ledger } = held.value;
     return ledger.guard(() => {
       // The first PSN is the device's random draw: crypto-random on hardware, replayable from a seed on a stepped software NIC.
-      const qp = new BnxtQp(roce, held.value, func.device.bar(2), func.device.random.u32() & R.PSN_MASK);
+      const qp = new BnxtQp(roce, held.value, func.doorbells, func.device.random.u32() & R.PSN_MASK);
       // MODIFY_QP RESET -> INIT.
       const init = qp.modify('INIT', {});
       if (init.ok) return ok(qp);

@@ -131,7 +131,7 @@ export function bringUpRoce(func: BnxtFunction, ipv4: Uint8Array): Result<RoceDe
   const side = alloc(4096);
   if (typeof side === 'string') return fail('side buffer memory', side);
   const doorbellOffset = func.info.doorbellBase; // DPI 0: CREQ, NQ and the driver's ring doorbells
-  const ch = new RcfwChannel(device, pool, cmdq, creq, creqRingId, device.bar(2), doorbellOffset);
+  const ch = new RcfwChannel(device, pool, cmdq, creq, creqRingId, func.doorbells, doorbellOffset);
   ch.trace = hwrm.trace;
   ledger.watch(ch);
   // RoCE commands are bounded like HWRM ones: VER_GET's max_req_timeout (and a test's cap).

@@ -12,6 +12,7 @@ import {
 import * as Wqe from '../../../firmware-hwrm/roce/wqe.g.ts';
 import { MAX_MESSAGE_BYTES } from '../../../firmware-hwrm/roce/ib-transport.ts';
 import { SglError, loadSgl } from './sgl.ts';
+import { sqWqeEvent } from '../../../firmware-hwrm/trace.ts';
 import { MAX_SGE, WqeKind, type QpTransport, type SgList } from './transport.ts';
 import type { EngineCore } from './core.ts';
 
@@ -44,7 +45,13 @@ export function readWqeHeader(core: EngineCore, t: QpTransport, slot: number): b
   t.wqeKind[slot] = wqeKindOf(type);
   t.wqeLength[slot] = Wqe.sqSendHdrLength(u, w);
   t.wqeStatus[slot] = 0;
+  if (core.bus.wqeTrace !== undefined) core.bus.wqeTrace.write(sqWqeEvent(t.qp.qpn, wqeBytes(u, w)));
   return true;
+}
+
+/** A copy of the static-mode WQE at word `w` of `u`, for its trace record (tracing on only). */
+export function wqeBytes(u: Uint32Array, w: number): Uint8Array {
+  return new Uint8Array(u.buffer, u.byteOffset + w * 4, STATIC_WQE_BYTES).slice();
 }
 
 /** Loads WQE `slot`'s remote address, key (sq_rdma_hdr) and immediate for the requester. */
