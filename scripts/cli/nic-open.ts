@@ -9,6 +9,7 @@ export function openNic(device: string, settings: NicSettings, pcap?: string): R
     ...(settings.nicMac !== undefined ? { mac: settings.nicMac } : {}),
     ...(settings.ethMtu !== undefined ? { mtu: settings.ethMtu } : {}),
     ...(pcap !== undefined ? { pcap } : {}),
+    ...(settings.trace !== undefined ? { trace: settings.trace } : {}),
   };
   try {
     return Nic.open(device, options);

@@ -46,6 +46,8 @@ export interface NicSettings {
   readonly nicMac: string | undefined;
   /** Software NIC: its Ethernet MTU (1500 gives path MTU 1024). */
   readonly ethMtu: number | undefined;
+  /** --trace: the driver's command trace (every command, doorbell and software NIC WQE fetch) to this file. */
+  readonly trace?: string;
 }
 
 export interface PerfCommand extends NicSettings {
@@ -114,6 +116,8 @@ export interface PingpongCommand extends NicSettings {
 
 export interface ProbeCommand {
   readonly command: 'probe';
+  /** --trace: the bring-up and teardown's commands and doorbells, decoded, to this file. */
+  readonly trace?: string;
   /** undefined: list the bnxt functions in sysfs instead of opening one. */
   readonly device: string | undefined;
   /** -v: also the NIC's capabilities (as ibv_devinfo -v). */
@@ -136,7 +140,7 @@ export type CliCommand = PerfCommand | PingpongCommand | ProbeCommand | HelpComm
 export const USAGE = `Usage:
   rig-bnxt perf send_lat|send_bw|read_lat|read_bw [options] [SERVER]
   rig-bnxt pingpong [options] [SERVER]
-  rig-bnxt probe [DEV] [-v] [--json]
+  rig-bnxt probe [DEV] [-v] [--json] [--trace FILE]
   rig-bnxt --help | --version
 
 perf without SERVER and without -d runs both sides in this process on one software NIC;
@@ -170,6 +174,7 @@ Options (as perftest's; docs/cli.md lists every perftest option and why some are
       --ipv4=<addr>      the NIC's IPv4 address (its GID is ::ffff:<addr>)
       --nic-mac=<mac>    software NIC: its MAC
       --eth-mtu=<bytes>  software NIC: its Ethernet MTU (1500 gives path MTU 1024)
+      --trace=<file>     write every command, doorbell and fetched WQE, decoded, one JSON line each
   -h, --help             show this text`;
 
 export const PINGPONG_USAGE = `Usage: rig-bnxt pingpong [options] [SERVER]
@@ -186,13 +191,15 @@ Options (as ibv_rc_pingpong's):
       --ipv4=<addr>      the NIC's IPv4 address (its GID is ::ffff:<addr>)
       --nic-mac=<mac>    software NIC: its MAC
       --eth-mtu=<bytes>  software NIC: its Ethernet MTU (1500 gives path MTU 1024)
+      --trace=<file>     write every command, doorbell and fetched WQE, decoded, one JSON line each
   -h, --help             show this text`;
 
-export const PROBE_USAGE = `Usage: rig-bnxt probe [DEV] [-v] [--json]
+export const PROBE_USAGE = `Usage: rig-bnxt probe [DEV] [-v] [--json] [--trace FILE]
 Without DEV: lists the bnxt functions in sysfs with their driver binding (as ibv_devices lists
 devices; a function bound to vfio-pci is one rig-bnxt can open).
 With DEV: opens it and prints what the NIC reports (chip, firmware, MAC, link); -v adds its
-capabilities (as ibv_devinfo -v); --json prints the same as data.`;
+capabilities (as ibv_devinfo -v); --json prints the same as data; --trace FILE writes every
+command of the bring-up and teardown (HWRM, RoCE, doorbells), decoded, one JSON line each.`;
 
 /** Parses the arguments after the program name (process.argv.slice(2)). */
 export function parseCommandLine(argv: readonly string[]): Result<CliCommand> {
@@ -234,6 +241,7 @@ export const PERF_OPTIONS = {
   ipv4: { type: 'string' },
   'nic-mac': { type: 'string' },
   'eth-mtu': { type: 'string' },
+  trace: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   // perftest's options that work here (docs/cli.md).
   version: { type: 'boolean', short: 'V' },
@@ -375,6 +383,7 @@ const PINGPONG_OPTIONS = {
   ipv4: { type: 'string' },
   'nic-mac': { type: 'string' },
   'eth-mtu': { type: 'string' },
+  trace: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -424,8 +433,9 @@ function parsePingpong(args: readonly string[]): Result<CliCommand> {
 }
 
 function parseNicSettings(
-  where: string, values: { ipv4?: string; 'nic-mac'?: string; 'eth-mtu'?: string },
+  where: string, values: { ipv4?: string; 'nic-mac'?: string; 'eth-mtu'?: string; trace?: string },
 ): Result<NicSettings> {
+  if (values.trace === '') return err(`${where}: --trace needs a file name`);
   if (values.ipv4 !== undefined && !/^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.test(values.ipv4)) {
     return err(`${where}: --ipv4 '${values.ipv4}' is not an IPv4 address`);
   }
@@ -437,7 +447,7 @@ function parseNicSettings(
     where, '--eth-mtu', values['eth-mtu'], undefined, (t) => parseIntegerIn(t, 576, 9216),
   );
   if (!ethMtu.ok) return ethMtu;
-  return ok({ ipv4: values.ipv4, nicMac: values['nic-mac'], ethMtu: ethMtu.value });
+  return ok({ ipv4: values.ipv4, nicMac: values['nic-mac'], ethMtu: ethMtu.value, trace: values.trace });
 }
 
 // ---- probe ---------------------------------------------------------------------------------
@@ -446,11 +456,15 @@ function parseProbe(args: readonly string[]): Result<CliCommand> {
   const where = 'rig-bnxt probe';
   const parsed = parseOptions(where, args, {
     help: { type: 'boolean', short: 'h' }, verbose: { type: 'boolean', short: 'v' }, json: { type: 'boolean' },
+    trace: { type: 'string' },
   } as const);
   if (!parsed.ok) return parsed;
   const { values, positionals } = parsed.value;
   if (values.help) return ok({ command: 'help', text: PROBE_USAGE });
-  const flags = { verbose: values.verbose === true, json: values.json === true };
+  if (values.trace === '') return err(`${where}: --trace needs a file name`);
+  if (values.trace !== undefined && positionals.length === 0)
+    return err(`${where}: --trace traces a NIC's bring-up: name the device (e.g. rig-bnxt probe emu --trace FILE)`);
+  const flags = { verbose: values.verbose === true, json: values.json === true, trace: values.trace };
   if (positionals.length === 0) return ok({ command: 'probe', device: undefined, ...flags });
   if (positionals.length > 1)
     return err(`${where}: expected one device, got ${positionals.length}: ${positionals.join(' ')}`);
