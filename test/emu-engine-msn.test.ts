@@ -46,8 +46,9 @@ function sendThree(entry: (msn: number) => [number, number, number] | undefined,
 /** The entries the driver should write: WQE i starts at PSN 0x1000 + 3i, slot 8i (static mode). */
 const right = (msn: number): [number, number, number] => [SQ_PSN + 3 * msn, SQ_PSN + 3 * msn + 3, 8 * msn];
 
-t.test('the table has roundup_pow_of_two(SQ size) entries', async (t) => {
-  t.same([1, 2, 3, 64, 100, 4095, 4096].map(msnTableEntries), [1, 2, 4, 64, 128, 4096, 4096]);
+t.test('the table has roundup_pow_of_two(SQ size) entries, half that for an SQ in variable-mode slots', async (t) => {
+  t.same([1, 2, 3, 64, 100, 4095, 4096].map((n) => msnTableEntries(n)), [1, 2, 4, 64, 128, 4096, 4096]);
+  t.same([256, 12288, 32768].map((n) => msnTableEntries(n, true)), [128, 8192, 16384]);
 });
 
 t.test('a lost MIDDLE of the second WQE: resent from the WQE and PSN the MSN table names, bytes intact', async (t) => {

@@ -116,8 +116,11 @@ export class EmuQp {
    * (hardware retransmission, engine/msn-table.ts); 0: it keeps its own record (PSN search).
    */
   msnEntries = 0;
-  /** 16-byte slots one WQE takes: 8 in static mode (128-byte WQEs). */
-  wqeSlots = 8;
+  /**
+   * CREATE_QP asked for variable-size WQEs (VARIABLE_SIZED_WQE_ENABLED): the SQ ring is
+   * `sq.entries` 16-byte slots and its doorbell names a slot; otherwise 128-byte WQEs.
+   */
+  variableWqe = false;
   /** The engine's per-QP transport state (requester, responder, completer); owned by the engine. */
   transport: unknown = undefined;
 

@@ -8,9 +8,12 @@
 /** Bytes per sq_msn_search entry. */
 export const MSN_ENTRY_BYTES = 8;
 
-/** Entries of the MSN table of an SQ of `sqSize` WQEs (static mode). */
-export function msnTableEntries(sqSize: number): number {
+/**
+ * Entries of the MSN table of an SQ of `sqSize` WQEs (static mode) or `sqSize` 16-byte slots
+ * (variable mode: half the power of two, qplib_fp.c bnxt_qplib_create_qp).
+ */
+export function msnTableEntries(sqSize: number, variable = false): number {
   let n = 1;
   while (n < sqSize) n *= 2;
-  return n;
+  return variable && n > 1 ? n / 2 : n;
 }

@@ -23,6 +23,11 @@ export const STATIC_WQE_BYTES = 128;
 export const STATIC_WQE_SLOTS = 8;
 export const STATIC_MAX_SGE = 6;
 export const STATIC_MAX_INLINE_BYTES = 96;
+/**
+ * Variable-size WQE mode (Thor2): an SQ's depth in slots is a multiple of this (Linux
+ * qplib_fp.h BNXT_VAR_MAX_SLOT_ALIGN, bnxt_qplib_get_depth).
+ */
+export const VAR_SQ_SLOT_ALIGN = 256;
 
 // roce_hsi.h: SQ_BASE_WQE_TYPE_* (header spelling)
 export const WqeType = {

@@ -138,6 +138,10 @@ export interface SendOptions {
   readonly rkey?: number;
   readonly imm?: number;
   readonly inline?: Uint8Array;
+  /** Variable mode: the wqe_size byte to write (default: the slots the WQE uses). */
+  readonly wqeSize?: number;
+  /** Variable mode: slots to move the producer by (default: wqe_size). */
+  readonly advance?: number;
 }
 
 /** A QP and the driver's side of its rings (producers, epochs). */
@@ -156,6 +160,7 @@ export class TestQp {
    * false leaves the doorbell for later.
    */
   post(o: SendOptions, ring = true): number {
+    if (this.qp.variableWqe) return this.postSlots(o, ring);
     const n = this.qp.sq.entries;
     const at = (this.sqProd % n) * 128;
     const b = this.sq.bytes;
@@ -185,6 +190,46 @@ export class TestQp {
     const index = this.sqProd++;
     if (ring) this.ringSq();
     return index;
+  }
+
+  /**
+   * A variable-size WQE (the same bytes) written slot by slot from the slot producer, wrapping
+   * at the ring's end as Linux qplib_fp.c bnxt_qplib_post_send does; sqProd counts slots and
+   * the doorbell names the slot after it. Returns the WQE's first slot.
+   */
+  private postSlots(o: SendOptions, ring: boolean): number {
+    const wqe = new Uint8Array(128);
+    const v = new DataView(wqe.buffer);
+    const sges = o.sges ?? [];
+    const inline = o.inline;
+    const length = o.length ?? (inline ? inline.length : sges.reduce((s, g) => s + g.size, 0));
+    const slots = o.wqeSize ?? (inline ? 2 + Math.ceil(inline.length / 16) : 2 + sges.length);
+    wqe[0] = o.type ?? WQE.SEND;
+    wqe[1] = (o.flags ?? FLAG.SIGNAL) | (inline ? FLAG.INLINE : 0);
+    wqe[2] = slots;
+    v.setUint32(4, o.imm ?? 0, true);
+    v.setUint32(8, length, true);
+    if (o.remoteVa !== undefined) {
+      v.setUint32(16, o.remoteVa % 2 ** 32, true);
+      v.setUint32(20, Math.floor(o.remoteVa / 2 ** 32), true);
+    }
+    v.setUint32(24, o.rkey ?? 0, true);
+    if (inline) wqe.set(inline, 32);
+    else sges.forEach((g, i) => {
+      v.setUint32(32 + 16 * i, g.va % 2 ** 32, true);
+      v.setUint32(36 + 16 * i, Math.floor(g.va / 2 ** 32), true);
+      v.setUint32(40 + 16 * i, g.lkey, true);
+      v.setUint32(44 + 16 * i, g.size, true);
+    });
+    const n = this.qp.sq.entries;
+    const first = this.sqProd;
+    for (let k = 0; k < Math.max(slots, 2); k++) {
+      const at = ((first + k) % n) * 16;
+      this.sq.bytes.set(wqe.subarray(k * 16, k * 16 + 16), at);
+    }
+    this.sqProd += o.advance ?? slots;
+    if (ring) this.ringSq();
+    return first % n;
   }
 
   ringSq(): void {
@@ -252,6 +297,17 @@ export interface ConnectOptions {
   readonly rqPsn?: number;
 }
 
+export interface QpOptions {
+  readonly sqEntries?: number;
+  /** A variable-size WQE SQ of this many slots. */
+  readonly sqSlots?: number;
+  readonly rqEntries?: number;
+  readonly cqEntries?: number;
+  readonly scq?: TestCq;
+  readonly rcq?: TestCq;
+  readonly pd?: number;
+}
+
 let nextIova = 2 ** 32;
 
 export class TestNic {
@@ -312,22 +368,29 @@ export class TestNic {
     return mr;
   }
 
-  qp(
-    o: { sqEntries?: number; rqEntries?: number; cqEntries?: number; scq?: TestCq; rcq?: TestCq; pd?: number } = {},
-  ): TestQp {
-    const sqEntries = o.sqEntries ?? 64;
+  /**
+   * A QP in RESET. `sqSlots`: a variable-size WQE QP whose SQ is that many 16-byte slots
+   * (CREATE_QP VARIABLE_SIZED_WQE_ENABLED), followed by room for an MSN table of half the power
+   * of two; otherwise `sqEntries` static 128-byte WQEs.
+   */
+  qp(o: QpOptions = {}): TestQp {
+    const variable = o.sqSlots !== undefined;
+    const sqEntries = o.sqSlots ?? o.sqEntries ?? 64;
+    const sqEntryBytes = variable ? 16 : 128;
     const rqEntries = o.rqEntries ?? 64;
     const scq = o.scq ?? this.cq(o.cqEntries ?? 256);
     const rcq = o.rcq ?? this.cq(o.cqEntries ?? 256);
-    const sq = this.alloc(sqEntries * (128 + 16));
+    const sqBytes = sqEntries * (sqEntryBytes + 16);
+    const sq = this.alloc(sqBytes);
     const rq = this.alloc(rqEntries * 128);
     const qpn = this.nextQpn++;
     const qp = new EmuQp(
       qpn, o.pd ?? 1, 0xa0 + qpn, 0,
-      new Ring(this.paged(sq, sqEntries * 144), sqEntries, 128),
+      new Ring(this.paged(sq, sqBytes), sqEntries, sqEntryBytes),
       new Ring(this.paged(rq, rqEntries * 128), rqEntries, 128),
       scq.cq, rcq.cq, 6, 6,
     );
+    qp.variableWqe = variable;
     this.tables.qps.set(qpn, qp);
     return new TestQp(this, qp, sq, rq, scq, rcq);
   }
@@ -357,7 +420,7 @@ export class TestNic {
   }
 
   /** Two QPs of this NIC connected to each other (PSNs agree: each side's sq_psn is the other's rq_psn). */
-  pair(o: ConnectOptions & { sqEntries?: number; rqEntries?: number; cqEntries?: number } = {}): [TestQp, TestQp] {
+  pair(o: ConnectOptions & QpOptions = {}): [TestQp, TestQp] {
     const a = this.qp(o);
     const b = this.qp(o);
     this.connect(a, b.qpn, { ...o, sqPsn: 0x1000, rqPsn: 0x2000 });

@@ -194,12 +194,12 @@ function readResponse(core: EngineCore, t: QpTransport, slot: number, frame: Uin
 
 /**
  * COMPLETE: the head WQE is done with `status`. A CQE is written for a signalled WQE or a
- * failure; sq_cons_idx names the WQE after it (read as bnxt_qplib_cq_process_req in qplib_fp.c reads it). False if the
- * CQ overflowed (the QP then fails).
+ * failure; sq_cons_idx as QpTransport.reqConsIdx says (read as qplib_fp.c bnxt_qplib_cq_process_req
+ * reads it). False if the CQ overflowed (the QP then fails).
  */
 function completeWqe(core: EngineCore, t: QpTransport, slot: number, status: number): boolean {
   if ((t.wqeFlags[slot]! & WqeFlags.SIGNAL_COMP) !== 0 || status !== CqReqStatus.OK) {
-    if (!writeReqCqe(core, t, (slot + 1) % t.sqEntries, status)) {
+    if (!writeReqCqe(core, t, t.reqConsIdx(t.compWqe, status), status)) {
       core.counters.cqOverflows++;
       enterError(core, t, ReqErrStateReason.REQ_CMP_ERROR, 0, true);
       return false;

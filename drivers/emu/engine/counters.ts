@@ -35,6 +35,11 @@ export class EngineCounters {
   packetsRetransmitted = 0;
   /** Go-back-N episodes: ACK timeouts, sequence NAKs, implied NAKs. */
   retransmitEvents = 0;
+  /**
+   * Variable-size WQE SQ doorbells that ended inside a WQE (a wqe_size past the slots posted,
+   * or below its 2 header slots): the WQE failed with a format error (doorbells.ts).
+   */
+  sqFormatErrors = 0;
   /** Go-back-N rewinds found in the driver's MSN table (engine/msn-table.ts). */
   msnRetransmissions = 0;
   /** Rewinds the MSN table named no WQE for (the QP failed: REQ_RETX_SETUP_ERROR). */

@@ -4,7 +4,10 @@
  * index (QEMU style: work is queued, run() does it):
  *
  *   SQ / RQ            producer: "WQEs up to index - 1 are posted"; the epoch bit is the wrap
- *                      parity, so with it the index names a position modulo 2 x ring size
+ *                      parity, so with it the index names a position modulo 2 x ring size.
+ *                      A variable-size WQE QP's SQ doorbell names a 16-byte slot instead
+ *                      (Linux qplib_fp.c: max_slot 1, bnxt_qplib_ring_prod_db sends prod /
+ *                      max_slot), and must end on the end of a WQE (sqSlotDoorbell)
  *   CQ                 consumer: the driver has read the CQEs before index
  *   CQ_ARMALL/ARMSE    consumer, and arm one NQ notification
  *   NQ / NQ_ARM        the firmware's rings (the CREQ and the CQ notification queues)
@@ -14,6 +17,8 @@
  */
 import { DbcPath, DbcType } from '../../../firmware-hwrm/roce/doorbell.ts';
 import * as Db from '../../../firmware-hwrm/roce/doorbell.g.ts';
+import { SLOT_BYTES, WQE_HEADER_SLOTS } from '../../../firmware-hwrm/roce/wqe.ts';
+import * as Wqe from '../../../firmware-hwrm/roce/wqe.g.ts';
 import { EmuQpState } from '../objects.ts';
 import { ReqState, RespState } from './states.ts';
 import { armCq, cqConsumerDoorbell } from './cq-writer.ts';
@@ -51,7 +56,9 @@ export function handleDoorbell(core: EngineCore, lo: number, hi: number): void {
         counters.doorbellsIgnored++;
         return;
       }
-      const ok = type === DbcType.SQ ? sqDoorbell(t, index, epoch) : rqDoorbell(t, index, epoch);
+      const ok = type === DbcType.RQ
+        ? rqDoorbell(t, index, epoch)
+        : t.variable ? sqSlotDoorbell(core, t, index, epoch) : sqDoorbell(t, index, epoch);
       if (!ok) counters.doorbellsRejected++;
       return;
     }
@@ -98,6 +105,44 @@ function sqDoorbell(t: QpTransport, index: number, epoch: number): boolean {
   t.qp.sqProducer = index;
   if (t.reqState === ReqState.ERROR) t.flushPending = true;
   return true;
+}
+
+/**
+ * A variable-size WQE QP's SQ doorbell: `index` is the slot after the last one posted. The
+ * handler walks the headers from where the last walk ended, each WQE wqe_size slots (at least
+ * its 2 header slots), to count the WQEs posted. A doorbell that ends inside a WQE (a static-
+ * mode producer, counting WQEs where the ring counts slots, ends inside the first 3-slot WQE)
+ * makes that WQE malformed: the requester fails it with a WQE format error and the QP errs.
+ * What Thor2 does then is not public; this is the stricter reading (docs/hardware.md).
+ */
+function sqSlotDoorbell(core: EngineCore, t: QpTransport, index: number, epoch: number): boolean {
+  const slots = t.qp.sq.entries;
+  const next = producerCount(t.sqSlotProducer, slots, index, epoch);
+  const oldest = t.compWqe < t.sqProducer ? t.wqeSlot[t.sqSlot(t.compWqe)]! : t.parsedSlot;
+  if (next < 0 || next - oldest > slots) return false;
+  t.sqSlotProducer = next;
+  t.qp.sqProducer = index;
+  walkPostedWqes(core, t);
+  if (t.reqState === ReqState.ERROR) t.flushPending = true;
+  return true;
+}
+
+/** Counts the WQEs between parsedSlot and the slot producer (sqSlotDoorbell). */
+function walkPostedWqes(core: EngineCore, t: QpTransport): void {
+  const sq = t.qp.sq;
+  const iommu = core.iommu;
+  while (t.parsedSlot < t.sqSlotProducer && t.sqProducer - t.compWqe < t.sqEntries) {
+    const at = t.parsedSlot;
+    const u = iommu.wordsOf(sq.entryIova(at % sq.entries), SLOT_BYTES);
+    const size = u === undefined ? 0 : Wqe.sqSendHdrWqeSize(u, iommu.wordOffset);
+    const i = t.sqSlot(t.sqProducer);
+    t.wqeSlot[i] = at;
+    const fits = size >= WQE_HEADER_SLOTS && at + size <= t.sqSlotProducer;
+    t.wqeMalformed[i] = fits ? 0 : 1;
+    if (!fits) core.counters.sqFormatErrors++;
+    t.parsedSlot = fits ? at + size : t.sqSlotProducer;
+    t.sqProducer++;
+  }
 }
 
 function rqDoorbell(t: QpTransport, index: number, epoch: number): boolean {

@@ -70,7 +70,7 @@ export function flushStep(core: EngineCore, t: QpTransport): boolean {
   let progress = false;
   if (t.notifyPending) {
     // The entries that failed complete first (if their CQ has room), then the report.
-    if (t.sqFailStatus !== 0 && t.compWqe < t.sqProducer && writeReqCqe(core, t, (t.sqSlot(t.compWqe) + 1) % t.sqEntries, t.sqFailStatus)) {
+    if (t.sqFailStatus !== 0 && t.compWqe < t.sqProducer && writeReqCqe(core, t, t.reqConsIdx(t.compWqe, t.sqFailStatus), t.sqFailStatus)) {
       t.sqFailStatus = 0;
       t.compWqe++;
       progress = true;
@@ -81,7 +81,7 @@ export function flushStep(core: EngineCore, t: QpTransport): boolean {
   }
   while (t.compWqe < t.sqProducer) {
     const status = t.sqFailStatus !== 0 ? t.sqFailStatus : CqReqStatus.WORK_REQUEST_FLUSHED_ERR;
-    if (!writeReqCqe(core, t, (t.sqSlot(t.compWqe) + 1) % t.sqEntries, status)) break;
+    if (!writeReqCqe(core, t, t.reqConsIdx(t.compWqe, status), status)) break;
     if (t.sqFailStatus === 0) core.counters.flushedCompletions++;
     t.sqFailStatus = 0;
     t.compWqe++;

@@ -8,7 +8,8 @@
  *
  *   bits  0-23  start PSN of the WQE
  *   bits 24-47  next PSN (the first PSN after it)
- *   bits 48-63  start slot: the WQE's first 16-byte slot in the SQ
+ *   bits 48-63  start slot: the WQE's first 16-byte slot in the SQ (8 per WQE in static
+ *               mode; in variable mode where the WQE starts, qplib_fp.c swq->slot_idx)
  *
  * The chip finds where to resend from in that table, not in its own memory of what it sent, so
  * the model does too: a go-back-N to PSN p reads the entries of the unacknowledged WQEs, takes
@@ -43,7 +44,7 @@ export function rewindFromMsnTable(core: EngineCore, t: QpTransport, psn: number
     const next = ((lo >>> 24) | ((hi & 0xffff) << 8)) & PSN_MASK;
     if (psnDiff(psn, start) < 0 || psnDiff(psn, next) >= 0) continue;
     const slot = t.sqSlot(w);
-    if (hi >>> 16 !== (slot * qp.wqeSlots) % 0x10000) break;
+    if (hi >>> 16 !== t.startSlot(w) % 0x10000) break;
     core.counters.msnRetransmissions++;
     t.wqeStartPsn[slot] = start;
     t.txWqe = w;

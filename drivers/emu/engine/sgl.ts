@@ -10,7 +10,7 @@ import { SGE_BYTES } from '../../../firmware-hwrm/roce/wqe.ts';
 import * as Wqe from '../../../firmware-hwrm/roce/wqe.g.ts';
 import { TWO_POW_32 } from '../../../firmware-hwrm/words.ts';
 import { readHost, writeHost } from './host.ts';
-import type { EmuMr, RoceTables } from '../objects.ts';
+import type { EmuMr, Ring, RoceTables } from '../objects.ts';
 import type { SgList } from './transport.ts';
 
 /** Why an SGE list or a remote range was refused (0 = accepted). */
@@ -59,7 +59,8 @@ export function checkRange(mr: EmuMr | undefined, pd: number, va: number, length
  * `needLocalWrite`: the bytes will be written (receive buffers, READ destinations).
  */
 export function loadSgl(
-  iommu: Iommu, tables: RoceTables, pd: number, sgl: SgList, sgeIova: number, count: number, needLocalWrite: boolean, emptyReceive = false,
+  iommu: Iommu, tables: RoceTables, pd: number, sgl: SgList, sgeIova: number, count: number, needLocalWrite: boolean,
+  emptyReceive = false,
 ): number {
   sgl.clear();
   if (count === 0) return SglError.OK;
@@ -67,23 +68,50 @@ export function loadSgl(
   if (u === undefined) return SglError.FAULT;
   const base = iommu.wordOffset;
   const access = needLocalWrite ? MrAccess.LOCAL_WRITE : 0;
-  let n = 0;
+  const skipEmpty = emptyReceive && count === 1;
   for (let i = 0; i < count; i++) {
-    const w = base + i * Wqe.SQ_SGE_WORDS;
-    const size = Wqe.sqSgeSize(u, w);
-    if (size === 0 && emptyReceive && count === 1) continue;
-    const va = Wqe.sqSgeVaOrPaLo(u, w) + Wqe.sqSgeVaOrPaHi(u, w) * TWO_POW_32;
-    const mr = tables.mr(Wqe.sqSgeLKey(u, w));
-    const status = checkRange(mr, pd, va, size, access);
+    const status = addSge(tables, pd, sgl, u, base + i * Wqe.SQ_SGE_WORDS, access, skipEmpty);
     if (status !== SglError.OK) return status;
-    if (size === 0) continue; // checked, carries nothing
-    sgl.mr[n] = mr!;
-    sgl.offset[n] = regionOffset(mr!, va);
-    sgl.size[n] = size;
-    sgl.total += size;
-    n++;
   }
-  sgl.count = n;
+  return SglError.OK;
+}
+
+/**
+ * loadSgl for a variable-size WQE: its `count` SGEs are the ring slots after its header, one
+ * 16-byte slot each, wrapping at the ring's end as the driver writes them (Linux qplib_fp.c
+ * bnxt_qplib_post_send takes each slot with bnxt_qplib_get_prod_qe).
+ */
+export function loadSglSlots(
+  iommu: Iommu, tables: RoceTables, pd: number, sgl: SgList, ring: Ring, firstSlot: number, count: number,
+  needLocalWrite: boolean,
+): number {
+  sgl.clear();
+  const access = needLocalWrite ? MrAccess.LOCAL_WRITE : 0;
+  for (let i = 0; i < count; i++) {
+    const u = iommu.wordsOf(ring.entryIova((firstSlot + i) % ring.entries), SGE_BYTES);
+    if (u === undefined) return SglError.FAULT;
+    const status = addSge(tables, pd, sgl, u, iommu.wordOffset, access, false);
+    if (status !== SglError.OK) return status;
+  }
+  return SglError.OK;
+}
+
+/** Checks the SGE at word `w` of `u` and appends it to `sgl` (a zero-length one is checked, not kept). */
+function addSge(
+  tables: RoceTables, pd: number, sgl: SgList, u: Uint32Array, w: number, access: number, skipEmpty: boolean,
+): number {
+  const size = Wqe.sqSgeSize(u, w);
+  if (size === 0 && skipEmpty) return SglError.OK;
+  const va = Wqe.sqSgeVaOrPaLo(u, w) + Wqe.sqSgeVaOrPaHi(u, w) * TWO_POW_32;
+  const mr = tables.mr(Wqe.sqSgeLKey(u, w));
+  const status = checkRange(mr, pd, va, size, access);
+  if (status !== SglError.OK || size === 0) return status; // a zero-length SGE is checked, carries nothing
+  const n = sgl.count;
+  sgl.mr[n] = mr!;
+  sgl.offset[n] = regionOffset(mr!, va);
+  sgl.size[n] = size;
+  sgl.total += size;
+  sgl.count = n + 1;
   return SglError.OK;
 }
 

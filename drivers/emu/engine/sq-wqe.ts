@@ -1,17 +1,20 @@
 /**
- * Reading send WQEs as the driver posted them (static mode, 128 bytes; roce_hsi.h: struct
- * sq_send_hdr / sq_rdma_hdr / sq_sge). The model checks again
+ * Reading send WQEs as the driver posted them (roce_hsi.h: struct sq_send_hdr / sq_rdma_hdr /
+ * sq_sge): 128 bytes each in static mode; in variable-size mode wqe_size 16-byte slots from
+ * the WQE's first slot, each slot read on its own as the ring may wrap or cross a page between
+ * them (Linux qplib_fp.c bnxt_qplib_post_send, bnxt_qplib_get_prod_qe). The model checks again
  * what the driver should have checked before the doorbell: the WQE type, its SGE count, each
  * SGE's key, domain, bounds and access.
  */
 import { CqReqStatus } from '../../../firmware-hwrm/roce/cqe.ts';
 import { ReqErrStateReason } from '../../../firmware-hwrm/roce/creq.ts';
 import {
-  STATIC_MAX_INLINE_BYTES, STATIC_WQE_BYTES, WQE_HEADER_BYTES, WQE_HEADER_SLOTS, WqeFlags, WqeType,
+  SLOT_BYTES, STATIC_MAX_INLINE_BYTES, STATIC_WQE_BYTES, STATIC_WQE_SLOTS, WQE_HEADER_BYTES, WQE_HEADER_SLOTS, WqeFlags,
+  WqeType,
 } from '../../../firmware-hwrm/roce/wqe.ts';
 import * as Wqe from '../../../firmware-hwrm/roce/wqe.g.ts';
 import { MAX_MESSAGE_BYTES } from '../../../firmware-hwrm/roce/ib-transport.ts';
-import { SglError, loadSgl } from './sgl.ts';
+import { SglError, loadSgl, loadSglSlots } from './sgl.ts';
 import { sqWqeEvent } from '../../../firmware-hwrm/trace.ts';
 import { MAX_SGE, WqeKind, type QpTransport, type SgList } from './transport.ts';
 import type { EngineCore } from './core.ts';
@@ -33,20 +36,51 @@ export function wqeKindOf(wqeType: number): number {
   }
 }
 
+/**
+ * The words of WQE `slot`'s header slot `k` (0: type, flags, size, length; 1: the RDMA
+ * fields), with iommu.wordOffset set so the header accessors' word indices hold: undefined if
+ * the memory is not mapped.
+ */
+function headerWords(core: EngineCore, t: QpTransport, slot: number, k: number): Uint32Array | undefined {
+  const iommu = core.iommu;
+  const sq = t.qp.sq;
+  if (!t.variable) return iommu.wordsOf(sq.entryIova(slot), STATIC_WQE_BYTES);
+  const u = iommu.wordsOf(sq.entryIova((t.wqeSlot[slot]! + k) % sq.entries), SLOT_BYTES);
+  iommu.wordOffset -= k * (SLOT_BYTES / 4); // slot k's words sit k x 4 words into the header
+  return u;
+}
+
 /** Reads the fixed header fields of WQE `slot` into the transport's per-slot arrays. */
 export function readWqeHeader(core: EngineCore, t: QpTransport, slot: number): boolean {
-  const iommu = core.iommu;
-  const u = iommu.wordsOf(t.qp.sq.entryIova(slot), STATIC_WQE_BYTES);
+  t.wqeStatus[slot] = 0;
+  const u = headerWords(core, t, slot, 0);
   if (u === undefined) return false;
-  const w = iommu.wordOffset;
+  const w = core.iommu.wordOffset;
   const type = Wqe.sqSendHdrWqeType(u, w);
   t.wqeType[slot] = type;
   t.wqeFlags[slot] = Wqe.sqSendHdrFlags(u, w);
   t.wqeKind[slot] = wqeKindOf(type);
   t.wqeLength[slot] = Wqe.sqSendHdrLength(u, w);
-  t.wqeStatus[slot] = 0;
-  if (core.bus.wqeTrace !== undefined) core.bus.wqeTrace.write(sqWqeEvent(t.qp.qpn, wqeBytes(u, w)));
+  if (core.bus.wqeTrace !== undefined) core.bus.wqeTrace.write(sqWqeEvent(t.qp.qpn, tracedWqe(core, t, slot, u, w)));
   return true;
+}
+
+/**
+ * A copy of WQE `slot` for its trace record (tracing on only): the static 128 bytes, or a
+ * variable-size WQE's wqe_size slots (at most 8) gathered from the ring, zero past its end.
+ */
+function tracedWqe(core: EngineCore, t: QpTransport, slot: number, u: Uint32Array, w: number): Uint8Array {
+  if (!t.variable) return wqeBytes(u, w);
+  const out = new Uint8Array(STATIC_WQE_BYTES);
+  const slots = Math.min(Wqe.sqSendHdrWqeSize(u, w), STATIC_WQE_SLOTS);
+  const sq = t.qp.sq;
+  for (let k = 0; k < slots; k++) {
+    const words = core.iommu.wordsOf(sq.entryIova((t.wqeSlot[slot]! + k) % sq.entries), SLOT_BYTES);
+    if (words === undefined) break;
+    const at = words.byteOffset + core.iommu.wordOffset * 4;
+    out.set(new Uint8Array(words.buffer, at, SLOT_BYTES), k * SLOT_BYTES);
+  }
+  return out;
 }
 
 /** A copy of the static-mode WQE at word `w` of `u`, for its trace record (tracing on only). */
@@ -57,10 +91,12 @@ export function wqeBytes(u: Uint32Array, w: number): Uint8Array {
 /** Loads WQE `slot`'s remote address, key (sq_rdma_hdr) and immediate for the requester. */
 export function loadTxHeader(core: EngineCore, t: QpTransport, slot: number): void {
   const iommu = core.iommu;
-  const u = iommu.wordsOf(t.qp.sq.entryIova(slot), STATIC_WQE_BYTES);
+  let u = headerWords(core, t, slot, 0);
+  if (u === undefined) return;
+  t.txImm = Wqe.sqSendHdrInvKeyOrImmData(u, iommu.wordOffset); // the same word as sq_rdma_hdr's imm_data
+  if (t.variable) u = headerWords(core, t, slot, 1);
   if (u === undefined) return;
   const w = iommu.wordOffset;
-  t.txImm = Wqe.sqSendHdrInvKeyOrImmData(u, w); // the same word as sq_rdma_hdr's imm_data
   t.txRemoteVaLo = Wqe.sqRdmaHdrRemoteVaLo(u, w);
   t.txRemoteVaHi = Wqe.sqRdmaHdrRemoteVaHi(u, w);
   t.txRkey = Wqe.sqRdmaHdrRemoteKey(u, w);
@@ -72,33 +108,58 @@ export function loadTxHeader(core: EngineCore, t: QpTransport, slot: number): vo
  * the CqReqStatus the WQE fails with (its QP error reason left in t.localFailReason).
  */
 export function loadWqeSgl(core: EngineCore, t: QpTransport, slot: number, sgl: SgList): number {
-  const base = t.qp.sq.entryIova(slot);
   const iommu = core.iommu;
-  const u = iommu.wordsOf(base, STATIC_WQE_BYTES);
+  const variable = t.variable;
+  // A variable-mode WQE whose wqe_size did not fit the slots its doorbell posted (doorbells.ts).
+  if (variable && t.wqeMalformed[slot] !== 0) {
+    return fail(t, CqReqStatus.LOCAL_QP_OPERATION_ERR, ReqErrStateReason.REQ_WQE_FORMAT_ERROR);
+  }
+  const u = headerWords(core, t, slot, 0);
   if (u === undefined) return fail(t, CqReqStatus.LOCAL_QP_OPERATION_ERR, ReqErrStateReason.REQ_TX_PCI_ERROR);
   const sizeSlots = Wqe.sqSendHdrWqeSize(u, iommu.wordOffset);
   const kind = t.wqeKind[slot]!;
   const flags = t.wqeFlags[slot]!;
   const length = t.wqeLength[slot]!;
-  if (kind === WqeKind.INVALID) return fail(t, CqReqStatus.LOCAL_QP_OPERATION_ERR, ReqErrStateReason.REQ_INVALID_OP_ERROR);
-  if (length > MAX_MESSAGE_BYTES) return fail(t, CqReqStatus.LOCAL_LENGTH_ERR, ReqErrStateReason.REQ_WQE_FORMAT_ERROR);
+  const F = ReqErrStateReason.REQ_WQE_FORMAT_ERROR;
+  const OP = CqReqStatus.LOCAL_QP_OPERATION_ERR;
+  if (kind === WqeKind.INVALID) return fail(t, OP, ReqErrStateReason.REQ_INVALID_OP_ERROR);
+  if (length > MAX_MESSAGE_BYTES) return fail(t, CqReqStatus.LOCAL_LENGTH_ERR, F);
+  const first = variable ? t.wqeSlot[slot]! + WQE_HEADER_SLOTS : 0;
+  const base = variable ? 0 : t.qp.sq.entryIova(slot);
   if ((flags & WqeFlags.INLINE) !== 0 && kind !== WqeKind.READ) {
-    if (length > STATIC_MAX_INLINE_BYTES) return fail(t, CqReqStatus.LOCAL_LENGTH_ERR, ReqErrStateReason.REQ_WQE_FORMAT_ERROR);
+    if (length > STATIC_MAX_INLINE_BYTES) return fail(t, CqReqStatus.LOCAL_LENGTH_ERR, F);
     sgl.clear();
-    sgl.inlineIova = base + WQE_HEADER_BYTES;
+    sgl.inlineIova = variable ? inlineIova(t, first, length) : base + WQE_HEADER_BYTES;
+    // Inline bytes that wrap the ring or cross a page are not modelled: refused, not misread.
+    if (sgl.inlineIova < 0) return fail(t, CqReqStatus.LOCAL_QP_OPERATION_ERR, F);
     sgl.total = length;
     return 0;
   }
   const sges = sizeSlots - WQE_HEADER_SLOTS;
   const limit = t.qp.sqSge > 0 && t.qp.sqSge < MAX_SGE ? t.qp.sqSge : MAX_SGE;
-  if (sges < 0 || sges > limit) return fail(t, CqReqStatus.LOCAL_QP_OPERATION_ERR, ReqErrStateReason.REQ_WQE_FORMAT_ERROR);
-  const status = loadSgl(iommu, core.tables, t.qp.pd, sgl, base + WQE_HEADER_BYTES, sges, kind === WqeKind.READ);
+  if (sges < 0 || sges > limit) return fail(t, CqReqStatus.LOCAL_QP_OPERATION_ERR, F);
+  const read = kind === WqeKind.READ;
+  const status = variable
+    ? loadSglSlots(iommu, core.tables, t.qp.pd, sgl, t.qp.sq, first, sges, read)
+    : loadSgl(iommu, core.tables, t.qp.pd, sgl, base + WQE_HEADER_BYTES, sges, read);
   if (status === SglError.FAULT) return fail(t, CqReqStatus.LOCAL_PROTECTION_ERR, ReqErrStateReason.REQ_TX_PCI_ERROR);
   if (status !== SglError.OK) {
-    return fail(t, CqReqStatus.LOCAL_PROTECTION_ERR, kind === WqeKind.READ ? ReqErrStateReason.REQ_RX_MEMORY_ERROR : ReqErrStateReason.REQ_TX_MEMORY_ERROR);
+    const reason = read ? ReqErrStateReason.REQ_RX_MEMORY_ERROR : ReqErrStateReason.REQ_TX_MEMORY_ERROR;
+    return fail(t, CqReqStatus.LOCAL_PROTECTION_ERR, reason);
   }
-  if (sgl.total < length) return fail(t, CqReqStatus.LOCAL_LENGTH_ERR, ReqErrStateReason.REQ_WQE_FORMAT_ERROR);
+  if (sgl.total < length) return fail(t, CqReqStatus.LOCAL_LENGTH_ERR, F);
   return 0;
+}
+
+/** IOVA of a variable-mode WQE's inline bytes from free-running slot `first`, or -1 if they are not contiguous. */
+function inlineIova(t: QpTransport, first: number, length: number): number {
+  const sq = t.qp.sq;
+  const slots = Math.ceil(length / SLOT_BYTES);
+  const at = first % sq.entries;
+  if (slots === 0) return sq.entryIova(at);
+  if (at + slots > sq.entries) return -1;
+  const start = sq.entryIova(at);
+  return sq.entryIova(at + slots - 1) === start + (slots - 1) * SLOT_BYTES ? start : -1;
 }
 
 function fail(t: QpTransport, status: number, reason: number): number {

@@ -8,6 +8,11 @@
  *               oldest without   next packet    next WQE to read    posted by the
  *               a completion     to (re)send    from host memory    last SQ doorbell
  *   PSNs:       ackPsn .......... txPsn ........ sentHighPsn / nextNewPsn
+ *
+ * In variable-size WQE mode (Thor2's default, Linux bnxt_re main.c bnxt_re_set_drv_mode) the
+ * send ring is a ring of 16-byte slots and its doorbell names a slot: each WQE takes wqe_size
+ * slots, so the doorbell handler walks the headers the driver wrote (doorbells.ts) to learn
+ * how many WQEs it posted and where each starts (wqeSlot, free-running in slots).
  */
 import type { EmuMr, EmuQp } from '../objects.ts';
 import { ReqState, RespState, checkReqTransition, checkRespTransition } from './states.ts';
@@ -185,7 +190,20 @@ export class QpTransport {
   notifyReqReason = 0;
   notifyResReason = 0;
 
+  // ---- variable-size WQE mode (send ring in 16-byte slots) ----
+  /** The QP was created with VARIABLE_SIZED_WQE_ENABLED: sq.entries counts slots. */
+  readonly variable: boolean;
+  /** Slots posted by the last SQ doorbell (free-running). */
+  sqSlotProducer = 0;
+  /** Slot where the next WQE the doorbell handler has not walked yet starts (free-running). */
+  parsedSlot = 0;
+  /** Per WQE (by sqSlot): its first slot, free-running. */
+  readonly wqeSlot: Float64Array;
+  /** Per WQE: 1 if its header did not fit the slots posted (a wqe_size past the doorbell, or below 2). */
+  readonly wqeMalformed: Uint8Array;
+
   constructor(readonly qp: EmuQp) {
+    this.variable = qp.variableWqe;
     this.sqEntries = Math.max(1, qp.sq.entries);
     this.rqEntries = Math.max(1, qp.rq.entries);
     const n = this.sqEntries;
@@ -196,6 +214,9 @@ export class QpTransport {
     this.wqeType = new Uint8Array(n);
     this.wqeLength = new Float64Array(n);
     this.wqeStatus = new Uint8Array(n);
+    // A variable-mode ring of n slots holds at most n WQEs (each takes one slot or more).
+    this.wqeSlot = new Float64Array(this.variable ? n : 1);
+    this.wqeMalformed = new Uint8Array(this.variable ? n : 1);
   }
 
   setReqState(next: number): void {
@@ -213,6 +234,8 @@ export class QpTransport {
     if (this.reqState !== ReqState.OFF) this.setReqState(ReqState.OFF);
     if (this.respState !== RespState.OFF) this.setRespState(RespState.OFF);
     this.sqProducer = this.fetchedWqe = this.txWqe = this.compWqe = 0;
+    this.sqSlotProducer = this.parsedSlot = 0;
+    this.wqeMalformed.fill(0);
     this.txPsn = this.nextNewPsn = this.sentHighPsn = this.ackPsn = 0;
     this.readsOutstanding = 0;
     this.retryStarted = false;
@@ -242,6 +265,28 @@ export class QpTransport {
   /** Slot of a free-running send WQE index. */
   sqSlot(wqe: number): number {
     return wqe % this.sqEntries;
+  }
+
+  /**
+   * The ring slot where free-running WQE `wqe` starts: its 16-byte slot index, what the MSN
+   * table's start_slot_idx and a variable-mode error CQE's sq_cons_idx name (static mode: 8
+   * slots per WQE, Linux qplib_fp.c bnxt_qplib_required_slots).
+   */
+  startSlot(wqe: number): number {
+    const i = wqe % this.sqEntries;
+    return this.variable ? this.wqeSlot[i]! % this.sqEntries : i * 8;
+  }
+
+  /**
+   * sq_cons_idx of the requester CQE completing free-running WQE `wqe` with `status`. Static
+   * mode: the WQE after it, as a ring index. Variable mode: a success names the WQE after it
+   * as a count of WQEs (rdma-core providers/bnxt_re verbs.c bnxt_re_poll_success_scqe reduces
+   * it modulo its WQE count), a failure the failed WQE's first slot (qplib_fp.c
+   * bnxt_qplib_cq_process_req, __is_err_cqe_for_var_wqe and bnxt_qplib_get_cqe_sq_cons).
+   */
+  reqConsIdx(wqe: number, status: number): number {
+    if (!this.variable) return (wqe + 1) % this.sqEntries;
+    return status === 0 ? (wqe + 1) & 0xffff : this.startSlot(wqe) & 0xffff;
   }
 
   /** PSN after the last packet of WQE `wqe`. */

@@ -32,6 +32,8 @@ export interface RoceContext {
   readonly firmware: FirmwarePersonality;
   /** Ring id of the CREQ named by the cmdq_init mailbox. */
   readonly creqRingId: number | undefined;
+  /** The chip takes variable-size WQEs (CREATE_QP VARIABLE_SIZED_WQE_ENABLED): Thor2 only. */
+  readonly variableWqe: boolean;
 }
 
 export function refuse(status: number, why: string): Answer {

@@ -1,10 +1,12 @@
 /**
  * CREATE_QP, DESTROY_QP and QUERY_QP (roce_hsi.h cmdq_create_qp, cmdq_destroy_qp, cmdq_query_qp,
  * sq_psn_search_ext; Linux bnxt_re qplib_fp.c bnxt_qplib_create_qp, bnxt_qplib_query_qp). Only RC
- * QPs in static WQE mode are run; the GSI QP (QP1) is kept but not run (createGsiQp):
+ * QPs are run, in static WQE mode or (Thor2) variable-size mode; the GSI QP (QP1) is kept but
+ * not run (createGsiQp):
  *
  *   SQ memory: [ sq_size WQEs x 128 B ][ sq_size PSN-search entries x 16 B ]   (one PBL)
  *              or, with hardware retransmission, [ roundup_pow_of_two(sq_size) MSN entries x 8 B ]
+ *              variable mode: sq_size counts 16-byte slots, and the MSN table has half as many
  *   RQ memory: [ rq_size WQEs x 128 B ]
  *   ORRQ (max_qp_init_rd_atom + 1) x 32 B, IRRQ (2 x max_qp_rd_atom + 2) x 32 B, contiguous
  */
@@ -12,6 +14,7 @@ import {
   CmdqCreateQp, CmdqDestroyQp, CmdqQueryQp, CreateQpFlags, CreqCreateQpResp, CreqDestroyQpResp, CreqQueryQpRespSb,
   QpType, RoceStatus, XRRQ_ENTRY_BYTES,
 } from '../../../firmware-hwrm/roce/index.ts';
+import { SLOT_BYTES, VAR_SQ_SLOT_ALIGN } from '../../../firmware-hwrm/roce/wqe.ts';
 import { EmuQp, type EmuCq } from '../objects.ts';
 import { handleHalves, refuse, success, type Answer, type RoceContext } from './roce-answer.ts';
 import { resolveRing } from './roce-memory.ts';
@@ -46,9 +49,11 @@ export function createQp(ctx: RoceContext, cmd: Uint8Array): Answer {
       ? refuse(RoceStatus.NOT_IMPLEMENTED, `CREATE_QP: QP type ${c.type} is not modelled (RC and GSI only)`)
       : refuse(RoceStatus.INVALID_PARAMETER, `CREATE_QP: QP type ${c.type} is unknown`);
   }
-  // After the WQEs: PSN search, or with hardware retransmission the MSN table of
-  // roundup_pow_of_two(sq_size) entries (qplib_fp.c bnxt_qplib_create_qp).
-  const msnEntries = ctx.state.hwRetx ? msnTableEntries(c.sq_size) : 0;
+  // After the WQEs (sq_size of them, or of 16-byte slots in variable mode): PSN search, one
+  // entry per sq_size, or with hardware retransmission the MSN table of roundup_pow_of_two(sq_size)
+  // entries, half that in variable mode (qplib_fp.c bnxt_qplib_create_qp).
+  const variable = (c.qp_flags & CreateQpFlags.VARIABLE_SIZED_WQE_ENABLED) !== 0;
+  const msnEntries = ctx.state.hwRetx ? msnTableEntries(c.sq_size, variable) : 0;
   const queues = checkQueues(ctx, c, msnEntries ? msnEntries * MSN_ENTRY_BYTES : c.sq_size * PSN_SEARCH_ENTRY_BYTES);
   if ('status' in queues) return queues;
   const { state, bus } = ctx;
@@ -73,6 +78,7 @@ export function createQp(ctx: RoceContext, cmd: Uint8Array): Answer {
   const [lo, hi] = handleHalves(c.qp_handle);
   const qp = new EmuQp(qpn, c.pd_id, lo, hi, queues.sq, queues.rq, queues.scq, queues.rcq, c.sq_sge, c.rq_sge);
   qp.msnEntries = msnEntries;
+  qp.variableWqe = variable;
   state.qps.set(qpn, newContext(qp, c.sq_size, c.rq_size));
   return success(CreqCreateQpResp.encode({ xid: qpn }));
 }
@@ -109,10 +115,23 @@ function checkQueues(ctx: RoceContext, c: CreateQp, auxBytes: number): QpQueues 
   const P = RoceStatus.INVALID_PARAMETER;
   if (c.qp_flags & CreateQpFlags.SRQ_USED)
     return refuse(RoceStatus.NOT_IMPLEMENTED, 'CREATE_QP: SRQs are not modelled');
-  if (c.qp_flags & CreateQpFlags.VARIABLE_SIZED_WQE_ENABLED)
-    return refuse(RoceStatus.NOT_IMPLEMENTED, 'CREATE_QP: only static (128-byte) WQEs are modelled');
+  const variable = (c.qp_flags & CreateQpFlags.VARIABLE_SIZED_WQE_ENABLED) !== 0;
+  if (variable && !ctx.variableWqe) {
+    // Only Thor2 runs variable-size WQEs: every public driver uses static mode on P5
+    // (Linux bnxt_re main.c bnxt_re_set_drv_mode). The stricter reading: P5 refuses it.
+    return refuse(RoceStatus.INVALID_PARAMETER, 'CREATE_QP: this chip takes only static (128-byte) WQEs');
+  }
+  if (variable && c.type !== QpType.RC) {
+    return refuse(RoceStatus.NOT_IMPLEMENTED, 'CREATE_QP: variable-size WQEs are modelled on RC QPs only');
+  }
   if (c.sq_size > limits.maxQpWqes || c.rq_size > limits.maxQpWqes)
     return refuse(P, `CREATE_QP: sq_size ${c.sq_size} / rq_size ${c.rq_size} over ${limits.maxQpWqes}`);
+  // Variable mode: sq_size counts slots, a multiple of 256 (qplib_fp.h bnxt_qplib_get_depth aligns
+  // it to BNXT_VAR_MAX_SLOT_ALIGN), and at most 0xffff (maxQpWqes; bnxt_re's BNXT_QPLIB_MAX_SQSZ).
+  if (variable && (c.sq_size % VAR_SQ_SLOT_ALIGN !== 0 || c.sq_size === 0)) {
+    const why = `a variable-size WQE SQ of ${c.sq_size} slots is not a multiple of ${VAR_SQ_SLOT_ALIGN}`;
+    return refuse(P, `CREATE_QP: ${why}`);
+  }
   if (c.sq_sge > limits.maxSge || c.rq_sge > limits.maxSge)
     return refuse(P, `CREATE_QP: sq_sge ${c.sq_sge} / rq_sge ${c.rq_sge} over ${limits.maxSge}`);
   if (c.dpi >= limits.maxDpi) return refuse(P, `CREATE_QP: dpi ${c.dpi} is not below ${limits.maxDpi}`);
@@ -120,8 +139,9 @@ function checkQueues(ctx: RoceContext, c: CreateQp, auxBytes: number): QpQueues 
   const rcq = state.cqs.get(c.rcq_cid)?.cq;
   if (!scq || !rcq) return refuse(P, `CREATE_QP: no CQ ${scq ? c.rcq_cid : c.scq_cid}`);
   const iommu = bus.iommu;
+  const sqEntryBytes = variable ? SLOT_BYTES : WQE_BYTES;
   const sq = resolveRing(
-    iommu, c.sq_pbl, c.sq_lvl, c.sq_pg_size, c.sq_size, WQE_BYTES, c.sq_size * WQE_BYTES + auxBytes,
+    iommu, c.sq_pbl, c.sq_lvl, c.sq_pg_size, c.sq_size, sqEntryBytes, c.sq_size * sqEntryBytes + auxBytes,
   );
   const after = auxBytes ? ' (with its PSN search area or MSN table)' : '';
   if (!sq) return refuse(P, `CREATE_QP: the SQ${after} at 0x${c.sq_pbl.toString(16)} is not mapped`);

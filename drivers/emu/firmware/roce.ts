@@ -95,6 +95,7 @@ export class RoceFirmware implements RoceTables, RoceOfFunction {
       hooks,
       limits: (): RoceLimits => roceLimits(fn.backingStore),
       firmware: firmwarePersonality(bus.config.firmware),
+      variableWqe: false,
       get creqRingId(): number | undefined {
         return channel.open ? channel.creqRingId : undefined;
       },
