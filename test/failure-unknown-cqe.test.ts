@@ -6,7 +6,8 @@ import t from 'tap';
 import { CqeType } from '../firmware-hwrm/roce/cqe.ts';
 import { CQ_BASE_CQE_TYPE_SHIFT as CQE_TYPE_SHIFT } from '../firmware-hwrm/roce/cqe.g.ts';
 import {
-  openNic, openTwoNics, connectedPair, region, controls, counters, pollAll, waitAll, okBytes, error, pass, hw, ringMemory, overlaps, must,
+  openNic, openTwoNics, connectedPair, region, controls, counters, pollAll, waitAll, okBytes, error, pass, hw,
+  ringMemory, overlaps, must,
 } from './failure-setup.ts';
 
 /** A CQE's 8 words with only its type set (the model writes the toggle). */
@@ -24,7 +25,8 @@ const KINDS = [
 ] as const;
 
 for (const kind of KINDS) {
-  t.test(`rule 3: ${kind.name} fails the queue pair; completions before it keep their result, the rest fail, in order`, async (t) => {
+  t.test(`rule 3: ${kind.name} fails the queue pair; completions before it keep their result, ` +
+    'the rest fail, in order', async (t) => {
     const nic = openNic();
     t.teardown(() => nic.close());
     const [a, b] = connectedPair(nic);
@@ -56,17 +58,20 @@ for (const kind of KINDS) {
     t.equal(a.failure, message, 'the queue pair has failed, saying why');
     const other = pollAll(a, good);
     const otherSizes = good === 'send' ? [10, 11, 12, 13] : [20, 21, 22, 23];
-    t.same(other, otherSizes.map(okBytes), `${good} ring: what the NIC completed before the driver saw the failure keeps its result`);
+    t.same(other, otherSizes.map(okBytes),
+      `${good} ring: what the NIC completed before the driver saw the failure keeps its result`);
     a.send(ra, 0, 1);
     a.receive(ra, 0, 1);
-    t.same([a.wait('send', 1e6), a.wait('receive', 1e6)], [error(message), error(message)], 'entries posted later fail with the failure\'s error');
+    t.same([a.wait('send', 1e6), a.wait('receive', 1e6)], [error(message), error(message)],
+      'entries posted later fail with the failure\'s error');
     t.equal(a.room('send'), 4095);
     t.equal(a.room('receive'), 4095);
     t.equal(counters(nic)['internalErrors'], 0);
   });
 }
 
-t.test('rule 3: the NIC goes on running the failed queue pair\'s entries until destroy; the driver stays consistent; after destroy nothing lands', async (t) => {
+t.test('rule 3: the NIC goes on running the failed queue pair\'s entries until destroy; ' +
+  'the driver stays consistent; after destroy nothing lands', async (t) => {
   const [nicA, nicB] = openTwoNics(31);
   t.teardown(() => { nicA.close(); nicB.close(); });
   const [a, b] = connectedPair(nicA, nicB);
@@ -77,9 +82,11 @@ t.test('rule 3: the NIC goes on running the failed queue pair\'s entries until d
   for (let i = 0; i < 3000; i++) b.receive(rb, (i % 256) * 4096, 4096);
   for (let i = 0; i < 10; i++) b.send(rb, 0, 100);
   pass(nicA, 1000);
-  t.equal(controls(nicA).engine.injectCqe(hw(a).scq.id, cqeOfType(CqeType.RES_RC)), true, 'a bad completion on a\'s send CQ');
+  t.equal(controls(nicA).engine.injectCqe(hw(a).scq.id, cqeOfType(CqeType.RES_RC)), true,
+    'a bad completion on a\'s send CQ');
   a.send(ra, 0, 1); // its CQE comes after the bad one: the driver sees the failure here
-  t.same(a.wait('send', 1e6), error('the NIC wrote a completion of a kind the send ring does not take (CQE type RES_RC)'));
+  t.same(a.wait('send', 1e6),
+    error('the NIC wrote a completion of a kind the send ring does not take (CQE type RES_RC)'));
   t.ok(a.failure, 'a has failed');
   const taken = pollAll(a, 'receive');
   t.same(taken.slice(0, 10), Array(10).fill(okBytes(100)), 'the ten receives completed before it keep their result');
@@ -111,14 +118,16 @@ t.test('rule 3: the NIC goes on running the failed queue pair\'s entries until d
   const memory = ringMemory(a);
   const landed: string[] = [];
   controls(nicA).model.onDmaWrite((iova: number, length: number) => {
-    for (const m of memory) if (overlaps(iova, length, m.iova, m.length)) landed.push(`0x${iova.toString(16)}+${length} in a's rings`);
-    if (overlaps(iova, length, ra.vaHi * 2 ** 32 + ra.vaLo, ra.length)) landed.push(`0x${iova.toString(16)}+${length} in a's region`);
+    const where = `0x${iova.toString(16)}+${length}`;
+    for (const m of memory) if (overlaps(iova, length, m.iova, m.length)) landed.push(`${where} in a's rings`);
+    if (overlaps(iova, length, ra.vaHi * 2 ** 32 + ra.vaLo, ra.length)) landed.push(`${where} in a's region`);
   });
   for (let i = 0; i < 100; i++) a.receive(ra, 0, 4096); // posted on a failed queue pair: never reach the NIC
   must(a.destroy(), 'destroy a');
   for (let i = 0; i < 4; i++) b.send(rb, 0, 64);
   const r = waitAll(b, 'send', 4, 5e6);
-  t.ok(r.every((x) => x !== undefined && !x.ok && /retry exceeded/.test(x.error)), 'b\'s later sends fail once their retries end');
+  t.ok(r.every((x) => x !== undefined && !x.ok && /retry exceeded/.test(x.error)),
+    'b\'s later sends fail once their retries end');
   t.same(landed, [], 'no DMA write landed in a\'s rings or region after destroy returned');
   t.equal(controls(nicA).engine.dmaWritesAfterDestroy(), 0, 'nor did the engine try one');
   controls(nicA).model.onDmaWrite(undefined);

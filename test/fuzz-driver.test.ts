@@ -7,9 +7,12 @@ import { Qp } from '../lib/index.ts';
 import { CqeType } from '../firmware-hwrm/roce/cqe.ts';
 import { CQ_BASE_CQE_TYPE_SHIFT as CQE_TYPE_SHIFT } from '../firmware-hwrm/roce/cqe.g.ts';
 import { fuzzDriver } from './fuzz-driver.ts';
-import { openNic, connectedPair, region, controls, hw, pollAll, okBytes, error, pass, seedFor, emuOf } from './failure-setup.ts';
+import {
+  openNic, connectedPair, region, controls, hw, pollAll, okBytes, error, pass, seedFor, emuOf,
+} from './failure-setup.ts';
 
-t.test('a receive CQE claiming more bytes than its receive posted fails the queue pair (the driver never reports bytes it did not post)', async (t) => {
+t.test('a receive CQE claiming more bytes than its receive posted fails the queue pair ' +
+  '(the driver never reports bytes it did not post)', async (t) => {
   const nic = openNic();
   t.teardown(() => nic.close());
   const [a, b] = connectedPair(nic);
@@ -22,11 +25,13 @@ t.test('a receive CQE claiming more bytes than its receive posted fails the queu
   const words = [5000, 0, 0, 0, 0, 0, (CqeType.RES_RC << CQE_TYPE_SHIFT) >>> 0, 1];
   t.equal(controls(nic).engine.injectCqe(hw(a).rcq.id, words), true);
   const message = 'the NIC completed receive entry 1 with 5000 bytes, more than its 100';
-  t.same(pollAll(a, 'receive'), [okBytes(60), error(message)], 'the first receive keeps its result; the lying CQE fails the next');
+  t.same(pollAll(a, 'receive'), [okBytes(60), error(message)],
+    'the first receive keeps its result; the lying CQE fails the next');
   t.equal(a.failure, message);
 });
 
-t.test('a CREATE_QP or CREATE_CQ answer naming an object no doorbell can name is a clear error, and what the firmware was told of is held until close', async (t) => {
+t.test('a CREATE_QP or CREATE_CQ answer naming an object no doorbell can name is a clear error, ' +
+  'and what the firmware was told of is held until close', async (t) => {
   for (const nth of [1, 2, 3]) {
     const nic = openNic({ seed: 77 });
     const dma = emuOf(nic).dma;
@@ -34,7 +39,8 @@ t.test('a CREATE_QP or CREATE_CQ answer naming an object no doorbell can name is
     let made: ReturnType<typeof Qp.make> | undefined;
     t.doesNotThrow(() => { made = Qp.make(nic); }, `answer ${nth} malformed: no exception`);
     t.equal(made?.ok, false, `answer ${nth} malformed: make is an Error`);
-    if (made && !made.ok) t.match(made.error, /malformed firmware answer \((CQ id|QP number) \d+ does not fit a doorbell\)/);
+    const unfit = /malformed firmware answer \((CQ id|QP number) \d+ does not fit a doorbell\)/;
+    if (made && !made.ok) t.match(made.error, unfit);
     t.ok(nic.info.quarantinedBytes > 0, 'the memory the firmware may name is quarantined');
     const next = Qp.make(nic);
     t.equal(next.ok, true, 'the next make works');
@@ -43,16 +49,23 @@ t.test('a CREATE_QP or CREATE_CQ answer naming an object no doorbell can name is
   }
 });
 
-t.test('driver fuzz (seeded): bring-ups, commands and completions under malformed, refused and missing answers', async (t) => {
+t.test('driver fuzz (seeded): bring-ups, commands and completions under malformed, refused and missing answers',
+  async (t) => {
   const seed = seedFor(0xd21e);
   const r = fuzzDriver({ seed, bringUps: 80, rounds: 100, cqes: 400 });
-  t.comment(`seed ${seed}: bring-ups ${JSON.stringify(r.bringUps)}, command steps ${JSON.stringify(r.steps)}, CQEs ${JSON.stringify(r.cqes)}, ${(r.wallMs / 1000).toFixed(1)} s`);
-  t.same(r.violations, [], `no exception, no unclear error, no IOMMU fault or internal error, every byte back, every completion in its rules (replay: SEED=${seed})`);
-  t.ok(r.bringUps.ok > 0 && r.bringUps.failed > 0, `some bring-ups survived the faults, some failed cleanly (SEED=${seed})`);
+  t.comment(`seed ${seed}: bring-ups ${JSON.stringify(r.bringUps)}, command steps ${JSON.stringify(r.steps)}, ` +
+    `CQEs ${JSON.stringify(r.cqes)}, ${(r.wallMs / 1000).toFixed(1)} s`);
+  t.same(r.violations, [], 'no exception, no unclear error, no IOMMU fault or internal error, every byte back, ' +
+    `every completion in its rules (replay: SEED=${seed})`);
+  t.ok(r.bringUps.ok > 0 && r.bringUps.failed > 0,
+    `some bring-ups survived the faults, some failed cleanly (SEED=${seed})`);
   t.ok(r.steps.ok > 0 && r.steps.failed > 0, `some commands went through, some failed cleanly (SEED=${seed})`);
   t.equal(r.cqes.injected, 400);
   const kinds = Object.keys(r.errors);
-  t.ok(kinds.some((k) => /malformed firmware answer/.test(k)) && kinds.some((k) => /refused by the firmware/.test(k)) && kinds.some((k) => /did not answer|stopped answering|never set the valid byte/.test(k)),
+  const met = (re: RegExp): boolean => kinds.some((k) => re.test(k));
+  t.ok(met(/malformed firmware answer/) && met(/refused by the firmware/) &&
+    met(/did not answer|stopped answering|never set the valid byte/),
     `refusals, silences and malformed answers each met their error (SEED=${seed})`);
-  t.ok(kinds.some((k) => /does not take/.test(k)) && kinds.some((k) => /out of order/.test(k)), `completions of the wrong kind and out of order each met their error (SEED=${seed})`);
+  t.ok(met(/does not take/) && met(/out of order/),
+    `completions of the wrong kind and out of order each met their error (SEED=${seed})`);
 });

@@ -26,7 +26,10 @@ const RES_RC_FIXTURE = wire(32,
 );
 
 t.test('requester CQE', async (t) => {
-  const values = { qp_handle: 0x0706_0504_0302_0100n, sq_cons_idx: 0x0908, toggle: 1, cqe_type: CqeType.REQ, push: 1, status: CqReqStatus.TRANSPORT_RETRY_CNT_ERR };
+  const values = {
+    qp_handle: 0x0706_0504_0302_0100n, sq_cons_idx: 0x0908, toggle: 1, cqe_type: CqeType.REQ, push: 1,
+    status: CqReqStatus.TRANSPORT_RETRY_CNT_ERR,
+  };
   t.equal(CqReq.size, 32);
   t.strictSame([...CqReq.encode(values)], REQ_FIXTURE);
   t.strictSame(CqReq.decode(Uint8Array.from(REQ_FIXTURE)), values);
@@ -35,8 +38,9 @@ t.test('requester CQE', async (t) => {
 
 t.test('responder RC CQE', async (t) => {
   const values = {
-    length: 0x0302_0100, imm_data_or_inv_r_key: 0x0706_0504, qp_handle: 0x0f0e_0d0c_0b0a_0908n, mr_handle: 0x1716_1514_1312_1110n,
-    toggle: 0, cqe_type: CqeType.RES_RC, status: CqResRcStatus.LOCAL_LENGTH_ERR, flags: CqResRcFlags.IMM | CqResRcFlags.RDMA,
+    length: 0x0302_0100, imm_data_or_inv_r_key: 0x0706_0504, qp_handle: 0x0f0e_0d0c_0b0a_0908n,
+    mr_handle: 0x1716_1514_1312_1110n, toggle: 0, cqe_type: CqeType.RES_RC, status: CqResRcStatus.LOCAL_LENGTH_ERR,
+    flags: CqResRcFlags.IMM | CqResRcFlags.RDMA,
     srq_or_rq_wr_id: 0xa_bcde,
   };
   t.strictSame([...CqResRc.encode(values)], RES_RC_FIXTURE);
@@ -44,7 +48,10 @@ t.test('responder RC CQE', async (t) => {
 });
 
 t.test('TERMINAL and CUT_OFF CQEs', async (t) => {
-  const term = { qp_handle: 0x0706_0504_0302_0100n, sq_cons_idx: 0x0908, rq_cons_idx: 0xffff, toggle: 1, cqe_type: CqeType.TERMINAL, status: 0 };
+  const term = {
+    qp_handle: 0x0706_0504_0302_0100n, sq_cons_idx: 0x0908, rq_cons_idx: 0xffff, toggle: 1, cqe_type: CqeType.TERMINAL,
+    status: 0,
+  };
   const termFixture = wire(32, [0, ...seq(0x00, 8)], [8, 0x08, 0x09, 0xff, 0xff], [24, 0x1d]); // 0xE << 1 | 1
   t.strictSame([...CqTerminal.encode(term)], termFixture);
   t.strictSame(CqTerminal.decode(Uint8Array.from(termFixture)), term);

@@ -1,9 +1,11 @@
 import t from 'tap';
-import { doorbellLo, doorbellHi, DbcType, DbType, dbcTypeName, DbcPath, DbcDbc } from '../firmware-hwrm/roce/doorbell.ts';
 import {
-  dbcDbcIndexOf as doorbellIndex, dbcDbcEpochOf as doorbellEpoch, dbcDbcToggleOf as doorbellToggle, dbcDbcXidOf as doorbellXid,
-  dbcDbcPathOf as doorbellPath, dbcDbcValidOf as doorbellValid, dbcDbcTypeOf as doorbellType, DBC_DBC_VALID_SHIFT, dbcDbcWord0,
-  dbcDbcWord1,
+  doorbellLo, doorbellHi, DbcType, DbType, dbcTypeName, DbcPath, DbcDbc,
+} from '../firmware-hwrm/roce/doorbell.ts';
+import {
+  dbcDbcIndexOf as doorbellIndex, dbcDbcEpochOf as doorbellEpoch, dbcDbcToggleOf as doorbellToggle,
+  dbcDbcXidOf as doorbellXid, dbcDbcPathOf as doorbellPath, dbcDbcValidOf as doorbellValid,
+  dbcDbcTypeOf as doorbellType, DBC_DBC_VALID_SHIFT, dbcDbcWord0, dbcDbcWord1,
 } from '../firmware-hwrm/roce/doorbell.g.ts';
 
 // Expected values are computed by hand from bnxt_hsi.h's dbc_dbc bit table (DBC_DBC_*_SFT and

@@ -6,9 +6,10 @@ import {
 } from '../firmware-hwrm/roce/wqe.ts';
 import {
   SQ_SEND_HDR_FLAGS_SHIFT, SQ_SEND_HDR_FLAGS_WORD, SQ_SEND_HDR_WQE_SIZE_SHIFT, SQ_SEND_HDR_WQE_SIZE_WORD,
-  SQ_SEND_HDR_INV_KEY_OR_IMM_DATA_WORD, SQ_RDMA_HDR_IMM_DATA_WORD, SQ_PSN_SEARCH_EXT_OPCODE_SHIFT, SQ_PSN_SEARCH_EXT_WORDS,
-  SQ_MSN_SEARCH_WORDS, SQ_SGE_WORDS,
-  setSqRdmaHdrWord0, setSqRdmaHdrLength, setSqRdmaHdrRemoteVa, setSqRdmaHdrRemoteKey, setSqSgeVaOrPa, setSqSgeLKey, setSqSgeSize,
+  SQ_SEND_HDR_INV_KEY_OR_IMM_DATA_WORD, SQ_RDMA_HDR_IMM_DATA_WORD, SQ_PSN_SEARCH_EXT_OPCODE_SHIFT,
+  SQ_PSN_SEARCH_EXT_WORDS, SQ_MSN_SEARCH_WORDS, SQ_SGE_WORDS,
+  setSqRdmaHdrWord0, setSqRdmaHdrLength, setSqRdmaHdrRemoteVa, setSqRdmaHdrRemoteKey, setSqSgeVaOrPa, setSqSgeLKey,
+  setSqSgeSize,
   setSqPsnSearchExtWord0, setSqPsnSearchExtWord1, setSqPsnSearchExtWord2, sqPsnSearchExtWord0, sqPsnSearchExtWord1,
   sqPsnSearchExtWord2, setRqWqeHdrWord0, setRqWqeHdrWord2, rqWqeHdrWord2, rqWqeHdrWrId, sqMsnSearchStartPsn,
   sqMsnSearchNextPsn, sqMsnSearchStartIdx, sqMsnSearchWord0, sqMsnSearchWord1, setSqMsnSearchNextPsn,
@@ -38,7 +39,8 @@ t.test('SEND header: type, flags, wqe_size in slots, immediate, length, UD field
 t.test('RDMA_READ header: remote va and key at bytes 16-27', async (t) => {
   const values = {
     wqe_type: WqeType.READ_WQE, flags: WqeFlags.SIGNAL_COMP, wqe_size: 3,
-    imm_data: 0x0706_0504, length: 0x0b0a_0908, remote_va: 0x1716_1514_1312_1110n, remote_key: 0x1b1a_1918, timestamp: 0x1e_1d1c,
+    imm_data: 0x0706_0504, length: 0x0b0a_0908, remote_va: 0x1716_1514_1312_1110n, remote_key: 0x1b1a_1918,
+    timestamp: 0x1e_1d1c,
   };
   const fixture = wire(32,
     [0, 0x06, 0x01, 0x03],
@@ -65,7 +67,9 @@ t.test('RQ WQE header: RCV, wqe_size, 20-bit wr_id at 8', async (t) => {
 });
 
 t.test('psn_search_ext: opcode/start_psn, flags/next_psn, start_slot_idx', async (t) => {
-  const values = { start_psn: 0x12_3456, opcode: WqeType.READ_WQE, next_psn: 0x12_3459, flags: 0xa5, start_slot_idx: 24 };
+  const values = {
+    start_psn: 0x12_3456, opcode: WqeType.READ_WQE, next_psn: 0x12_3459, flags: 0xa5, start_slot_idx: 24,
+  };
   const fixture = wire(16, [0, 0x56, 0x34, 0x12, 0x06], [4, 0x59, 0x34, 0x12, 0xa5], [8, 0x18, 0x00]);
   t.equal(SqPsnSearchExt.size, 16);
   t.strictSame([...SqPsnSearchExt.encode(values)], fixture);
@@ -88,10 +92,12 @@ t.test('sq_msn_search (P7): start_psn bits 0-23, next_psn 24-47, start_idx 48-63
   const packed = new Uint32Array([sqMsnSearchWord0(0x12_3456, 0xab_cdef), sqMsnSearchWord1(0xab_cdef, 0x0f18)]);
   t.strictSame([...new Uint8Array(packed.buffer)], fixture, 'the word packers write the same bytes');
   setSqMsnSearchNextPsn(u, 0, 0x00_0001);
-  t.strictSame([...new Uint8Array(u.buffer)], wire(8, [0, 0x56, 0x34, 0x12, 0x01, 0x00, 0x00, 0x18, 0x0f]), 'set next_psn keeps its neighbours');
+  t.strictSame([...new Uint8Array(u.buffer)], wire(8, [0, 0x56, 0x34, 0x12, 0x01, 0x00, 0x00, 0x18, 0x0f]),
+    'set next_psn keeps its neighbours');
 });
 
-t.test('hot path: a static-mode READ WQE + PSN entry written with the word accessors matches the hand fixture', async (t) => {
+t.test('hot path: a static-mode READ WQE + PSN entry written with the word accessors matches the hand fixture',
+  async (t) => {
   // ring of 4 WQEs followed by its PSN area; WQE 1, 2 SGEs
   const ring = new ArrayBuffer(4 * STATIC_WQE_BYTES + 4 * SqPsnSearchExt.size);
   const u32 = new Uint32Array(ring);
@@ -160,7 +166,9 @@ t.test('static-mode sizes, type values and PSN arithmetic', async (t) => {
     SEND: 0x00, SEND_W_IMMEAD: 0x01, SEND_W_INVALID: 0x02, WRITE_WQE: 0x04, WRITE_W_IMMEAD: 0x05, READ_WQE: 0x06,
     ATOMIC_CS: 0x08, ATOMIC_FA: 0x0b, LOCAL_INVALID: 0x0c, FR_PMR: 0x0d, BIND: 0x0e, FR_PPMR: 0x0f,
   });
-  t.strictSame(WqeFlags, { SIGNAL_COMP: 1, RD_OR_ATOMIC_FENCE: 2, UC_FENCE: 4, SE: 8, INLINE: 0x10, WQE_TS_EN: 0x20, DEBUG_TRACE: 0x40 });
+  t.strictSame(WqeFlags, {
+    SIGNAL_COMP: 1, RD_OR_ATOMIC_FENCE: 2, UC_FENCE: 4, SE: 8, INLINE: 0x10, WQE_TS_EN: 0x20, DEBUG_TRACE: 0x40,
+  });
   t.equal(wqeTypeName(6), 'READ_WQE');
   t.equal(sqWqeSizeForSges(0), 2);
   t.equal(sqWqeSizeForSges(6), 8);
