@@ -96,13 +96,6 @@ const WIDTH_PENDING = new Set<string>([
   'lib/bnxt/rcfw-channel.ts',
   'lib/qp.ts',
   'scripts/cli/options.ts',
-  'scripts/interop/build-guest.sh',
-  'scripts/interop/guest-init.sh',
-  'scripts/interop/job-script.ts',
-  'scripts/interop/qemu-args.ts',
-  'scripts/interop/run-guest.ts',
-  'scripts/interop/stand-in-peer.ts',
-  'test/serial/interop-rxe.test.ts',
 ]);
 
 /** The hot-path files -> their setup functions (dotted names, see helpers/tidy.ts) and why each is setup. */

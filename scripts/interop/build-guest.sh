@@ -43,7 +43,8 @@ GUEST_MODULES=(virtio_pci virtio_net qemu_fw_cfg crc32_generic crc32c_generic rd
 # Tools copied with their shared-library closure.
 GUEST_TOOLS=(
   usr/bin/ibv_devices usr/bin/ibv_devinfo usr/bin/ibv_rc_pingpong usr/bin/ibv_ud_pingpong
-  usr/bin/ib_send_lat usr/bin/ib_send_bw usr/bin/ib_write_lat usr/bin/ib_read_lat usr/bin/ib_atomic_lat usr/bin/ib_write_bw
+  usr/bin/ib_send_lat usr/bin/ib_send_bw usr/bin/ib_write_lat usr/bin/ib_read_lat usr/bin/ib_atomic_lat
+  usr/bin/ib_write_bw
   usr/bin/rping bin/ip usr/bin/rdma
 )
 
@@ -68,7 +69,8 @@ fi
 
 # ---- download ---------------------------------------------------------------------------------
 resolve_kernel() {
-  apt-cache depends linux-image-amd64 2>/dev/null | sed -nE 's/^ *Depends: (linux-image-[0-9][^ ]*-amd64)$/\1/p' | head -1
+  apt-cache depends linux-image-amd64 2>/dev/null |
+    sed -nE 's/^ *Depends: (linux-image-[0-9][^ ]*-amd64)$/\1/p' | head -1
 }
 kernel_pkg=$(resolve_kernel)
 if [ -z "$kernel_pkg" ] && [ "$(id -u)" = 0 ]; then
@@ -86,7 +88,8 @@ done
 if [ ${#missing[@]} -gt 0 ]; then
   say "downloading ${#missing[@]} packages: ${missing[*]}"
   # apt's _apt user needs to write here; otherwise apt falls back to root with a notice.
-  (cd "$debs" && apt-get download -q "${missing[@]}" 2>&1 | grep -vE '^(Get:|Fetched|W: Download is performed unsandboxed)' || true)
+  (cd "$debs" && apt-get download -q "${missing[@]}" 2>&1 |
+    grep -vE '^(Get:|Fetched|W: Download is performed unsandboxed)' || true)
   for pkg in "${missing[@]}"; do
     compgen -G "$debs/${pkg}_*.deb" >/dev/null || die "apt-get download $pkg failed"
   done
@@ -177,12 +180,15 @@ chmod 755 "$root/init"
 echo "root:x:0:0:root:/:/bin/sh" > "$root/etc/passwd"
 
 say "writing $initrd_out"
-(cd "$root" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --quiet --owner=0:0) | gzip -6 > "$initrd_out.tmp"
+(cd "$root" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --quiet --owner=0:0) |
+  gzip -6 > "$initrd_out.tmp"
 mv "$initrd_out.tmp" "$initrd_out"
 cp "$stage/boot/vmlinuz-$kver" "$kernel_out"
 {
   echo "kernel $kernel_pkg"
-  for pkg in "$kernel_pkg" "${GUEST_PACKAGES[@]}"; do basename "$(compgen -G "$debs/${pkg}_*.deb" | sort | tail -1)"; done
+  for pkg in "$kernel_pkg" "${GUEST_PACKAGES[@]}"; do
+    basename "$(compgen -G "$debs/${pkg}_*.deb" | sort | tail -1)"
+  done
 } > "$cache/guest.txt"
 rm -rf "$stage"
 say "done: $kernel_out ($(du -h "$kernel_out" | cut -f1)), $initrd_out ($(du -h "$initrd_out" | cut -f1))"

@@ -108,7 +108,8 @@ step_out() {
 # (through hostfwd to PP_PORT). RXE-STEP-WAIT is printed once the server listens.
 pp_server() {
   echo "RXE-STEP-BEGIN $1"
-  timeout -s KILL "$4" ibv_rc_pingpong -d rxe0 -g "$GID_INDEX" -s "$2" -n "$3" -m 1024 $PP_FLAGS -p $PP_PORT > "/tmp/$1.out" 2>&1 &
+  timeout -s KILL "$4" ibv_rc_pingpong -d rxe0 -g "$GID_INDEX" -s "$2" -n "$3" -m 1024 $PP_FLAGS -p $PP_PORT \
+    > "/tmp/$1.out" 2>&1 &
   pid=$!
   if wait_listen $PP_PORT $pid; then echo "RXE-STEP-WAIT $1"; else echo "RXE-OUT $1 (server did not listen)"; fi
   wait $pid
@@ -122,7 +123,8 @@ pp_server() {
 pp_client() {
   echo "RXE-STEP-BEGIN $1"
   echo "RXE-STEP-WAIT $1"
-  timeout -s KILL "$4" ibv_rc_pingpong -d rxe0 -g "$GID_INDEX" -s "$2" -n "$3" -m 1024 $PP_FLAGS -p $PP_PORT "$5" > "/tmp/$1.out" 2>&1
+  timeout -s KILL "$4" ibv_rc_pingpong -d rxe0 -g "$GID_INDEX" -s "$2" -n "$3" -m 1024 $PP_FLAGS -p $PP_PORT "$5" \
+    > "/tmp/$1.out" 2>&1
   st=$?
   step_out "$1" "/tmp/$1.out"
   echo "RXE-STEP-END $1 status=$st"
@@ -160,11 +162,13 @@ pt_client() {
 pp_loopback() {
   echo "RXE-STEP-BEGIN $1"
   port=$((PP_PORT + 1))
-  timeout -s KILL "$4" ibv_rc_pingpong -d rxe0 -g "$GID_INDEX" -s "$2" -n "$3" -m 1024 $PP_FLAGS -p $port > "/tmp/$1.server" 2>&1 &
+  timeout -s KILL "$4" ibv_rc_pingpong -d rxe0 -g "$GID_INDEX" -s "$2" -n "$3" -m 1024 $PP_FLAGS -p $port \
+    > "/tmp/$1.server" 2>&1 &
   spid=$!
   st=1
   if wait_listen $port $spid; then
-    timeout -s KILL "$4" ibv_rc_pingpong -d rxe0 -g "$GID_INDEX" -s "$2" -n "$3" -m 1024 $PP_FLAGS -p $port $DATA_IP > "/tmp/$1.client" 2>&1
+    timeout -s KILL "$4" ibv_rc_pingpong -d rxe0 -g "$GID_INDEX" -s "$2" -n "$3" -m 1024 $PP_FLAGS -p $port $DATA_IP \
+      > "/tmp/$1.client" 2>&1
     st=$?
   fi
   wait $spid

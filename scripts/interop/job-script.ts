@@ -15,9 +15,15 @@ export type GuestStep =
    * perftest's ib_send_lat / ib_send_bw as the server in the guest; the host's rig-bnxt perf is the
    * client. `qps` (send_bw only, default 1) is both sides' -q.
    */
-  | { readonly kind: 'perftest-server'; readonly id: string; readonly test: PerftestTest; readonly sizeBytes: number; readonly iters: number; readonly qps?: number }
+  | {
+    readonly kind: 'perftest-server'; readonly id: string; readonly test: PerftestTest; readonly sizeBytes: number;
+    readonly iters: number; readonly qps?: number;
+  }
   /** perftest as the client in the guest (through guestfwd); the host's rig-bnxt perf is the server. */
-  | { readonly kind: 'perftest-client'; readonly id: string; readonly test: PerftestTest; readonly sizeBytes: number; readonly iters: number; readonly qps?: number }
+  | {
+    readonly kind: 'perftest-client'; readonly id: string; readonly test: PerftestTest; readonly sizeBytes: number;
+    readonly iters: number; readonly qps?: number;
+  }
   /** Server and client both in the guest on rxe0 (no host side; rxe loops the packets back). */
   | { readonly kind: 'pingpong-loopback'; readonly id: string; readonly sizeBytes: number; readonly iters: number }
   /** Any guest command (e.g. ibv_devinfo), its output captured. */

@@ -35,8 +35,10 @@ export function qemuArgs(files: QemuFiles, ports: RunPorts, guestfwd: boolean): 
     if (path.includes(',')) throw new Error(`QEMU option values cannot hold a comma: ${path}`);
   }
   let control = `user,id=ctl,restrict=on,hostfwd=tcp:127.0.0.1:${ports.tcpPort}-:${GUEST_PINGPONG_PORT}`;
-  if (guestfwd)
-    control += `,guestfwd=tcp:${GUESTFWD_IP}:${GUEST_PINGPONG_PORT}-cmd:${process.execPath} ${RELAY_SCRIPT} ${ports.serverPort}`;
+  if (guestfwd) {
+    control += `,guestfwd=tcp:${GUESTFWD_IP}:${GUEST_PINGPONG_PORT}-cmd:` +
+      `${process.execPath} ${RELAY_SCRIPT} ${ports.serverPort}`;
+  }
   // QEMU 7.2's net/dgram.c takes a passed socket as local.type=fd with no remote and send()s
   // on it, so it must be connected already.
   const data = files.dataFd !== undefined

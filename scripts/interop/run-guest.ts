@@ -6,7 +6,8 @@
  *   node --import ./scripts/register-ts.mjs scripts/interop/run-guest.ts [options]
  *     --sizes 64,4096    guest-server pingpongs with the host command as client (default 64,4096)
  *     --iters N          iterations per size (default 5)
- *     --long N           then one pingpong of N iterations (size --long-size, default 4096), counters after
+ *     --long N           then one pingpong of N iterations (size --long-size, default 4096),
+ *                        counters after
  *     --client           also one guest-client pingpong through guestfwd (the host command as server)
  *     --loopback         no host command: rc_pingpong inside the guest (checks the guest and harness)
  *     --stand-in         host command: scripts/interop/stand-in-peer.ts instead of rig-bnxt
@@ -14,7 +15,7 @@
  *
  * The host command template is in host-command.ts (or RXE_HOST_CLIENT / RXE_HOST_SERVER).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, closeSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,13 +24,17 @@ import {
   INITRD_FILE, KERNEL_FILE, Limits, PATH_MTU, REPO_ROOT, stepLimitMs,
 } from './guest-config.ts';
 import { pickRunPorts, type RunPorts } from './free-ports.ts';
-import { fillTemplate, hostTemplates, standInTemplates, type HostTemplates } from './host-command.ts';
+import {
+  fillTemplate, hostTemplates, standInTemplates, type HostTemplates, type TemplateValues,
+} from './host-command.ts';
 import { hostSide, jobScript, type GuestStep, type JobOptions } from './job-script.ts';
 import { qemuArgs } from './qemu-args.ts';
 import { openDataSocket } from './data-socket.ts';
 import { checkPingpongCapture, readPcap, type PingpongPair } from './capture-check.ts';
 import { SerialFollower } from './serial-follow.ts';
-import { parsePerftestRow, parsePingpongOutput, type PerftestRow, type PingpongReport, type SerialTranscript } from './serial-transcript.ts';
+import {
+  parsePerftestRow, parsePingpongOutput, type PerftestRow, type PingpongReport, type SerialTranscript,
+} from './serial-transcript.ts';
 
 export interface RunGuestOptions {
   readonly steps: readonly GuestStep[];
@@ -84,17 +89,25 @@ export interface GuestRunResult {
   readonly gidIndex: number;
   readonly ports: RunPorts;
   readonly timings: { readonly readyMs: number | null; readonly totalMs: number; readonly guestReadyUptimeS: number };
-  readonly files: { readonly workDir: string; readonly serialLog: string; readonly pcap: string | null; readonly job: string; readonly qemuLog: string };
+  readonly files: {
+    readonly workDir: string; readonly serialLog: string; readonly pcap: string | null; readonly job: string;
+    readonly qemuLog: string;
+  };
   readonly qemuArgs: readonly string[];
   readonly transcript: SerialTranscript;
 }
 
 /** Builds the guest image if needed (build-guest.sh skips an up-to-date one). Returns null or the failure. */
-export function ensureGuestImage(cacheDir: string = DEFAULT_CACHE_DIR, log: (line: string) => void = () => {}): string | null {
-  const result = spawnSync('bash', [BUILD_SCRIPT, cacheDir], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 15 * 60_000, maxBuffer: 16 << 20 });
+export function ensureGuestImage(
+  cacheDir: string = DEFAULT_CACHE_DIR, log: (line: string) => void = () => {},
+): string | null {
+  const result = spawnSync('bash', [BUILD_SCRIPT, cacheDir], {
+    cwd: REPO_ROOT, encoding: 'utf8', timeout: 15 * 60_000, maxBuffer: 16 << 20,
+  });
   for (const line of `${result.stdout ?? ''}`.split('\n')) if (line.trim()) log(line);
   if (result.status === 0) return null;
-  return `build-guest.sh failed (${result.error?.message ?? `exit ${result.status}`}): ${(result.stderr ?? '').trim().split('\n').slice(-5).join(' | ')}`;
+  const stderrTail = (result.stderr ?? '').trim().split('\n').slice(-5).join(' | ');
+  return `build-guest.sh failed (${result.error?.message ?? `exit ${result.status}`}): ${stderrTail}`;
 }
 
 export function qemuAvailable(): boolean {
@@ -106,7 +119,9 @@ export async function runGuest(options: RunGuestOptions): Promise<GuestRunResult
   const log = options.log ?? (() => {});
   const cacheDir = options.cacheDir ?? DEFAULT_CACHE_DIR;
   const templates = options.templates ?? hostTemplates();
-  const workDir = options.workDir ?? join(cacheDir, 'runs', `${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const unique = `${stamp}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  const workDir = options.workDir ?? join(cacheDir, 'runs', unique);
   mkdirSync(workDir, { recursive: true });
   const files = {
     workDir,
@@ -125,7 +140,10 @@ export async function runGuest(options: RunGuestOptions): Promise<GuestRunResult
   if ('error' in data) log(`data socket: ${data.error}; QEMU makes its own (default receive buffer)`);
   else log(`data socket: receive buffer ${data.socket.receiveBufferBytes} bytes, passed to QEMU as fd 3`);
   const dataSocket = 'socket' in data ? data.socket : null;
-  const args = [...qemuArgs({ cacheDir, jobFile: files.job, serialLog: files.serialLog, pcap: files.pcap, ...(dataSocket ? { dataFd: 3 } : {}) }, ports, guestfwd), ...extra];
+  const qemuFiles = {
+    cacheDir, jobFile: files.job, serialLog: files.serialLog, pcap: files.pcap, ...(dataSocket ? { dataFd: 3 } : {}),
+  };
+  const args = [...qemuArgs(qemuFiles, ports, guestfwd), ...extra];
   const hostRuns = new Map<string, HostRun>();
   const hostPcaps = new Map<string, string>();
   const follower = new SerialFollower(files.serialLog);
@@ -136,16 +154,23 @@ export async function runGuest(options: RunGuestOptions): Promise<GuestRunResult
   let hostChild: ChildProcess | null = null;
 
   for (const file of [KERNEL_FILE, INITRD_FILE]) {
-    if (!existsSync(join(cacheDir, file))) failure = `${join(cacheDir, file)} is missing: run scripts/interop/build-guest.sh`;
+    const path = join(cacheDir, file);
+    if (!existsSync(path)) failure = `${path} is missing: run scripts/interop/build-guest.sh`;
   }
   try {
     if (failure === null) {
-      log(`qemu: guest data port ${ports.guestPort}, host data port ${ports.hostPort}, hostfwd ${ports.tcpPort}, guestfwd target ${ports.serverPort}; logs in ${workDir}`);
+      log(`qemu: guest data port ${ports.guestPort}, host data port ${ports.hostPort}, hostfwd ${ports.tcpPort}, ` +
+        `guestfwd target ${ports.serverPort}; logs in ${workDir}`);
       const qemuLogFd = openSync(files.qemuLog, 'w');
-      qemu = spawn('qemu-system-x86_64', args, { cwd: REPO_ROOT, stdio: dataSocket ? ['ignore', qemuLogFd, qemuLogFd, dataSocket.fd] : ['ignore', qemuLogFd, qemuLogFd] });
+      const stdio: StdioOptions = dataSocket
+        ? ['ignore', qemuLogFd, qemuLogFd, dataSocket.fd]
+        : ['ignore', qemuLogFd, qemuLogFd];
+      qemu = spawn('qemu-system-x86_64', args, { cwd: REPO_ROOT, stdio });
       closeSync(qemuLogFd);
       dataSocket?.close();
-      qemu.on('exit', (code, signal) => { qemuExit = `QEMU exited (${signal ?? `code ${code}`}; see ${files.qemuLog})`; });
+      qemu.on('exit', (code, signal) => {
+        qemuExit = `QEMU exited (${signal ?? `code ${code}`}; see ${files.qemuLog})`;
+      });
       qemu.on('error', (error) => { qemuExit = `QEMU did not start: ${error.message}`; });
       failure = await drive();
     }
@@ -164,32 +189,32 @@ export async function runGuest(options: RunGuestOptions): Promise<GuestRunResult
 
   async function drive(): Promise<string | null> {
     const t = follower.transcript;
-    const abort = (): string | null => qemuExit ?? (t.failures.length > 0 ? `guest: ${t.failures.join('; ')}` : null);
+    const abort = (): string | null =>
+      qemuExit ?? (t.failures.length > 0 ? `guest: ${t.failures.join('; ')}` : null);
     let wait = await follower.waitFor((x) => x.ready, Limits.readyMs, 'RXE-READY', abort);
     if (!wait.ok) return wait.reason;
     readyMs = Date.now() - started;
-    log(`guest ready after ${(readyMs / 1000).toFixed(1)} s (guest uptime ${t.readyUptimeS} s, GID index ${t.gidIndex})`);
+    log(`guest ready after ${(readyMs / 1000).toFixed(1)} s ` +
+      `(guest uptime ${t.readyUptimeS} s, GID index ${t.gidIndex})`);
     wait = await follower.waitFor((x) => x.jobStarted, Limits.jobStartMs, 'RXE-JOB-START', abort);
     if (!wait.ok) return wait.reason;
     for (const step of options.steps) {
       const side = hostSide(step);
       const limitMs = 'iters' in step ? stepLimitMs(step.iters) : Limits.stepBaseMs;
       // The step begins right after the previous one ended; a host-side step must reach RXE-STEP-WAIT.
-      const begun = (x: SerialTranscript) => { const r = x.steps.get(step.id); return r !== undefined && (side === null || r.waiting || r.status !== null); };
-      wait = await follower.waitFor(begun, Limits.stepWaitMs, `step ${step.id} to ${side === null ? 'begin' : 'listen (RXE-STEP-WAIT)'}`, abort);
+      const begun = (x: SerialTranscript) => {
+        const r = x.steps.get(step.id);
+        return r !== undefined && (side === null || r.waiting || r.status !== null);
+      };
+      const awaited = `step ${step.id} to ${side === null ? 'begin' : 'listen (RXE-STEP-WAIT)'}`;
+      wait = await follower.waitFor(begun, Limits.stepWaitMs, awaited, abort);
       if (!wait.ok) return wait.reason;
       let hostDone: Promise<HostRun> | null = null;
       if (side !== null && 'iters' in step && t.steps.get(step.id)!.status === null) {
-        const perftest = step.kind === 'perftest-server' || step.kind === 'perftest-client';
-        const template = perftest ? (side === 'client' ? templates.perfClient : templates.perfServer) : (side === 'client' ? templates.client : templates.server);
+        const template = hostTemplate(step, side, templates);
         if (template === undefined) return `step ${step.id}: the host peer has no perf command`;
         const hostPcap = join(workDir, `host-${step.id}.pcap`);
-        const argv = fillTemplate(template, {
-          hostPort: ports.hostPort, guestPort: ports.guestPort, tcpPort: side === 'client' ? ports.tcpPort : ports.serverPort,
-          hostIp: HOST_DATA_IP, hostMac: HOST_DATA_MAC, guestIp: GUEST_DATA_IP, guestMac: GUEST_DATA_MAC,
-          mtu: DATA_MTU, pathMtu: PATH_MTU, size: step.sizeBytes, iters: step.iters, test: 'test' in step ? step.test : '',
-          qps: 'qps' in step ? step.qps ?? 1 : 1, hostPcap,
-        });
+        const argv = fillTemplate(template, templateValues(step, side, ports, hostPcap));
         if (template.includes('{hostPcap}')) hostPcaps.set(step.id, hostPcap);
         log(`step ${step.id}: host ${argv.join(' ')}`);
         hostDone = runHost(argv, limitMs, join(workDir, `host-${step.id}.log`), (child) => { hostChild = child; });
@@ -199,16 +224,24 @@ export async function runGuest(options: RunGuestOptions): Promise<GuestRunResult
       const hostAbort = (): string | null => {
         const reason = abort();
         if (reason !== null) return reason;
-        if (hostRun !== null && (hostRun.exitCode !== 0 || hostRun.timedOut) && Date.now() - hostEndedAt > Limits.killGraceMs * 2) {
+        const hostFailed = hostRun !== null && (hostRun.exitCode !== 0 || hostRun.timedOut);
+        if (hostRun !== null && hostFailed && Date.now() - hostEndedAt > Limits.killGraceMs * 2) {
           return `host command for step ${step.id} ${describeExit(hostRun)}: ${tail(hostRun.output, 400)}`;
         }
         return null;
       };
-      hostDone?.then((run) => { hostRun = run; hostEndedAt = Date.now(); hostRuns.set(step.id, run); hostChild = null; });
-      wait = await follower.waitFor((x) => x.steps.get(step.id)?.status != null, limitMs + Limits.stepWaitMs, `step ${step.id} to end`, hostAbort);
+      hostDone?.then((run) => {
+        hostRun = run;
+        hostEndedAt = Date.now();
+        hostRuns.set(step.id, run);
+        hostChild = null;
+      });
+      const ended = (x: SerialTranscript) => x.steps.get(step.id)?.status != null;
+      wait = await follower.waitFor(ended, limitMs + Limits.stepWaitMs, `step ${step.id} to end`, hostAbort);
       if (hostDone !== null) await hostDone;
       const record = t.steps.get(step.id);
-      log(`step ${step.id}: guest status ${record?.status ?? 'none'}${hostRun !== null ? `, host ${describeExit(hostRun)}` : ''}`);
+      const hostPart = hostRun !== null ? `, host ${describeExit(hostRun)}` : '';
+      log(`step ${step.id}: guest status ${record?.status ?? 'none'}${hostPart}`);
       if (!wait.ok) return wait.reason;
     }
     wait = await follower.waitFor((x) => x.jobStatus !== null, Limits.jobStartMs, 'RXE-JOB-DONE', abort);
@@ -234,7 +267,8 @@ export async function runGuest(options: RunGuestOptions): Promise<GuestRunResult
   if (failure === null && t.jobStatus !== 0) failure = `guest job ended with status ${t.jobStatus}`;
   if (failure === null) {
     const bad = steps.find((s) => s.status !== 0 || (s.host !== null && s.host.exitCode !== 0));
-    if (bad !== undefined) failure = `step ${bad.step.id}: guest status ${bad.status}${bad.host ? `, host ${describeExit(bad.host)}` : ''}`;
+    const hostPart = bad?.host ? `, host ${describeExit(bad.host)}` : '';
+    if (bad !== undefined) failure = `step ${bad.step.id}: guest status ${bad.status}${hostPart}`;
   }
   const totalMs = Date.now() - started;
   log(`run ${failure === null ? 'ok' : `failed: ${failure}`} in ${(totalMs / 1000).toFixed(1)} s`);
@@ -244,24 +278,51 @@ export async function runGuest(options: RunGuestOptions): Promise<GuestRunResult
   };
 }
 
+type HostStep = Extract<GuestStep, { readonly iters: number }>;
+
+/** The host command's template for a step the host takes part in (undefined: the host peer has no perf). */
+function hostTemplate(step: HostStep, side: 'client' | 'server', templates: HostTemplates): string | undefined {
+  const perftest = step.kind === 'perftest-server' || step.kind === 'perftest-client';
+  return perftest
+    ? (side === 'client' ? templates.perfClient : templates.perfServer)
+    : (side === 'client' ? templates.client : templates.server);
+}
+
+/** What fills a host command's template for a step: the run's ports and addresses, the step's sizes. */
+function templateValues(step: HostStep, side: 'client' | 'server', ports: RunPorts, hostPcap: string): TemplateValues {
+  return {
+    hostPort: ports.hostPort, guestPort: ports.guestPort,
+    tcpPort: side === 'client' ? ports.tcpPort : ports.serverPort,
+    hostIp: HOST_DATA_IP, hostMac: HOST_DATA_MAC, guestIp: GUEST_DATA_IP, guestMac: GUEST_DATA_MAC,
+    mtu: DATA_MTU, pathMtu: PATH_MTU, size: step.sizeBytes, iters: step.iters,
+    test: 'test' in step ? step.test : '',
+    qps: 'qps' in step ? step.qps ?? 1 : 1, hostPcap,
+  };
+}
+
 /** The step's two QPs as the capture check takes them, or null for a step without a pingpong report. */
 export function pingpongPair(step: StepResult): PingpongPair | null {
   const pp = step.pingpong;
   if (pp === null || !('sizeBytes' in step.step)) return null;
   return {
     guestQpn: pp.localQpn, guestPsn: pp.localPsn, hostQpn: pp.remoteQpn, hostPsn: pp.remotePsn,
-    sizeBytes: step.step.sizeBytes, iters: step.step.iters, role: step.step.kind === 'pingpong-client' ? 'client' : 'server',
+    sizeBytes: step.step.sizeBytes, iters: step.step.iters,
+    role: step.step.kind === 'pingpong-client' ? 'client' : 'server',
   };
 }
 
 /** Runs one host command (no shell) with a time limit; its output goes to `logFile` and, the tail, to the result. */
-export function runHost(argv: readonly string[], limitMs: number, logFile: string, onSpawn: (child: ChildProcess) => void): Promise<HostRun> {
+export function runHost(
+  argv: readonly string[], limitMs: number, logFile: string, onSpawn: (child: ChildProcess) => void,
+): Promise<HostRun> {
   const started = Date.now();
   const [file, ...rest] = argv as [string, ...string[]];
   return new Promise((resolve) => {
     let output = '';
     let timedOut = false;
-    const child = spawn(file === 'node' ? process.execPath : file, rest, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(file === 'node' ? process.execPath : file, rest, {
+      cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
+    });
     onSpawn(child);
     const keep = (d: Buffer) => { output = (output + d.toString()).slice(-Limits.hostOutputBytes); };
     child.stdout!.on('data', keep);
@@ -339,31 +400,47 @@ function parseCli(argv: readonly string[]): { steps: GuestStep[]; cacheDir: stri
   const steps: GuestStep[] = [{ kind: 'command', id: 'devinfo', argv: ['ibv_devinfo', '-d', 'rxe0'] }];
   for (const size of sizes) steps.push({ kind, id: `pp${size}`, sizeBytes: size, iters });
   if (client && !loopback) steps.push({ kind: 'pingpong-client', id: 'client64', sizeBytes: 64, iters });
-  if (long > 0) steps.push({ kind: 'counters', id: 'before-long' }, { kind, id: 'long', sizeBytes: longSize, iters: long }, { kind: 'counters', id: 'after-long' });
+  if (long > 0) {
+    steps.push({ kind: 'counters', id: 'before-long' }, { kind, id: 'long', sizeBytes: longSize, iters: long },
+      { kind: 'counters', id: 'after-long' });
+  }
   steps.push({ kind: 'counters', id: 'final' }, { kind: 'kernel-log', id: 'kernel' });
   return { steps, cacheDir, templates };
 }
 
 async function main(): Promise<void> {
   let parsed: ReturnType<typeof parseCli>;
-  try { parsed = parseCli(process.argv.slice(2)); } catch (error) { console.error(`run-guest: ${(error as Error).message}`); process.exit(2); }
+  try {
+    parsed = parseCli(process.argv.slice(2));
+  } catch (error) {
+    console.error(`run-guest: ${(error as Error).message}`);
+    process.exit(2);
+  }
   const log = (line: string) => console.log(`[run-guest] ${line}`);
   const built = ensureGuestImage(parsed.cacheDir, log);
   if (built !== null) { console.error(`run-guest: ${built}`); process.exit(1); }
   const result = await runGuest({ steps: parsed.steps, cacheDir: parsed.cacheDir, templates: parsed.templates, log });
   for (const step of result.steps) {
     const pp = step.pingpong;
-    log(`${step.step.id}: status ${step.status}${pp ? `, ${pp.iters} iters, ${pp.usecPerIter} usec/iter` : ''}${step.host ? `; host ${step.host.exitCode}: ${step.host.output.trim().split('\n').slice(-3).join(' | ')}` : ''}`);
+    const ppPart = pp ? `, ${pp.iters} iters, ${pp.usecPerIter} usec/iter` : '';
+    const hostTail = step.host?.output.trim().split('\n').slice(-3).join(' | ');
+    const hostPart = step.host ? `; host ${step.host.exitCode}: ${hostTail}` : '';
+    log(`${step.step.id}: status ${step.status}${ppPart}${hostPart}`);
   }
-  const frames = result.files.pcap !== null && existsSync(result.files.pcap) ? readPcap(readFileSync(result.files.pcap)) : [];
+  const pcap = result.files.pcap;
+  const frames = pcap !== null && existsSync(pcap) ? readPcap(readFileSync(pcap)) : [];
   for (const step of result.steps) {
     if (step.pingpong === null || step.host === null) continue;
     const c = checkPingpongCapture(frames, pingpongPair(step)!);
-    log(`${step.step.id} capture: frames to/from guest ${c.framesToGuest}/${c.framesFromGuest}, messages ${c.messagesToGuest}/${c.messagesFromGuest}, ` +
-      `bad ${c.badFrames.length}, repeated PSNs to/from guest ${c.repeatedPsnsToGuest}/${c.repeatedPsnsFromGuest}, NAKs ${c.naks.length}, ` +
-      `echoes ${c.echoesCompared} (${c.echoMismatches.length} wrong), host ACK max ${(c.hostAckLatencyMaxUs / 1000).toFixed(1)} ms, late ${c.hostAcksLate}`);
+    log(`${step.step.id} capture: frames to/from guest ${c.framesToGuest}/${c.framesFromGuest}, ` +
+      `messages ${c.messagesToGuest}/${c.messagesFromGuest}, bad ${c.badFrames.length}, ` +
+      `repeated PSNs to/from guest ${c.repeatedPsnsToGuest}/${c.repeatedPsnsFromGuest}, NAKs ${c.naks.length}, ` +
+      `echoes ${c.echoesCompared} (${c.echoMismatches.length} wrong), ` +
+      `host ACK max ${(c.hostAckLatencyMaxUs / 1000).toFixed(1)} ms, late ${c.hostAcksLate}`);
   }
-  for (const [label, snapshot] of result.counters) log(`counters ${label}: ${[...snapshot].map(([k, v]) => `${k}=${v}`).join(' ')}`);
+  for (const [label, snapshot] of result.counters) {
+    log(`counters ${label}: ${[...snapshot].map(([k, v]) => `${k}=${v}`).join(' ')}`);
+  }
   process.exit(result.ok ? 0 : 1);
 }
 

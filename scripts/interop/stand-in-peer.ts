@@ -19,7 +19,9 @@ import { buildFrame } from '../../drivers/emu/wire/build.ts';
 import { parseFrame } from '../../drivers/emu/wire/parse.ts';
 import { ParseStatus } from '../../drivers/emu/wire/parse-status.ts';
 import { Opcode } from '../../drivers/emu/wire/opcodes.ts';
-import { AETH_SYNDROME_ACK, AethKind, NakCode, aethKind, aethSyndromeName, nakSyndrome } from '../../drivers/emu/wire/aeth.ts';
+import {
+  AETH_SYNDROME_ACK, AethKind, NakCode, aethKind, aethSyndromeName, nakSyndrome,
+} from '../../drivers/emu/wire/aeth.ts';
 import { parseIpv4, parseMac } from '../../drivers/emu/wire/addresses.ts';
 import { PSN_MASK } from '../../firmware-hwrm/roce/ib-transport.ts';
 import { pingpongClientExchange, pingpongServerExchange, type PingpongDest } from '../cli/exchange.ts';
@@ -28,16 +30,35 @@ const PATH_MTU = 1024;
 const RETRY_MS = 1_000;
 const LOCAL_QPN = 0x000100;
 
-interface Options { hostPort: number; guestPort: number; ip: number; mac: Uint8Array; peerMac: Uint8Array; size: number; iters: number; tcpPort: number; server: string | null }
+interface Options {
+  hostPort: number; guestPort: number; ip: number; mac: Uint8Array; peerMac: Uint8Array; size: number; iters: number;
+  tcpPort: number; server: string | null;
+}
+
+const USAGE = 'usage: stand-in-peer.ts pingpong -d emu:HOST:GUEST --ipv4 IP --nic-mac MAC --mac PEER_MAC [-m 1024] ' +
+  '-s SIZE -n ITERS -p PORT [SERVER]';
 
 function parseOptions(argv: readonly string[]): Options {
-  if (argv[0] !== 'pingpong') throw new Error('usage: stand-in-peer.ts pingpong -d emu:HOST:GUEST --ipv4 IP --nic-mac MAC --mac PEER_MAC [-m 1024] -s SIZE -n ITERS -p PORT [SERVER]');
+  if (argv[0] !== 'pingpong') throw new Error(USAGE);
   const o: Partial<Options> = { server: null };
-  const int = (v: string | undefined, name: string) => { const n = Number(v); if (!Number.isInteger(n) || n <= 0) throw new Error(`${name}: "${v}"`); return n; };
+  const int = (v: string | undefined, name: string) => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n <= 0) throw new Error(`${name}: "${v}"`);
+    return n;
+  };
   for (let i = 1; i < argv.length; i++) {
     const a = argv[i];
-    const v = (): string => { const next = argv[++i]; if (next === undefined) throw new Error(`${a} needs a value`); return next; };
-    if (a === '-d') { const m = /^emu:(\d+):(\d+)$/.exec(v()); if (!m) throw new Error('-d emu:HOST_PORT:GUEST_PORT'); o.hostPort = int(m[1], 'host port'); o.guestPort = int(m[2], 'guest port'); }
+    const v = (): string => {
+      const next = argv[++i];
+      if (next === undefined) throw new Error(`${a} needs a value`);
+      return next;
+    };
+    if (a === '-d') {
+      const m = /^emu:(\d+):(\d+)$/.exec(v());
+      if (!m) throw new Error('-d emu:HOST_PORT:GUEST_PORT');
+      o.hostPort = int(m[1], 'host port');
+      o.guestPort = int(m[2], 'guest port');
+    }
     else if (a === '--ipv4') { const ip = parseIpv4(v()); if (ip === null) throw new Error('--ipv4'); o.ip = ip; }
     else if (a === '--nic-mac') { const m = parseMac(v()); if (m === null) throw new Error('--nic-mac'); o.mac = m; }
     else if (a === '--mac') { const m = parseMac(v()); if (m === null) throw new Error('--mac'); o.peerMac = m; }
@@ -49,7 +70,9 @@ function parseOptions(argv: readonly string[]): Options {
     else if (a !== undefined && !a.startsWith('-')) o.server = a;
     else throw new Error(`unknown option ${a}`);
   }
-  for (const k of ['hostPort', 'guestPort', 'ip', 'mac', 'peerMac', 'size', 'iters', 'tcpPort'] as const) if (o[k] === undefined) throw new Error(`missing ${k}`);
+  for (const k of ['hostPort', 'guestPort', 'ip', 'mac', 'peerMac', 'size', 'iters', 'tcpPort'] as const) {
+    if (o[k] === undefined) throw new Error(`missing ${k}`);
+  }
   return o as Options;
 }
 
@@ -72,12 +95,17 @@ function mappedGid(ip: number): Uint8Array {
 
 async function main(): Promise<number> {
   const o = parseOptions(process.argv.slice(2));
-  const local: PingpongDest = { lid: 0, qpn: LOCAL_QPN, psn: Math.floor(Math.random() * PSN_MASK), gid: mappedGid(o.ip) };
-  const fmt = (d: PingpongDest) => `LID 0x${d.lid.toString(16).padStart(4, '0')}, QPN 0x${d.qpn.toString(16).padStart(6, '0')}, PSN 0x${d.psn.toString(16).padStart(6, '0')}`;
+  const psn = Math.floor(Math.random() * PSN_MASK);
+  const local: PingpongDest = { lid: 0, qpn: LOCAL_QPN, psn, gid: mappedGid(o.ip) };
+  const hex = (n: number, digits: number) => n.toString(16).padStart(digits, '0');
+  const fmt = (d: PingpongDest) => `LID 0x${hex(d.lid, 4)}, QPN 0x${hex(d.qpn, 6)}, PSN 0x${hex(d.psn, 6)}`;
   console.log(`  local address:  ${fmt(local)}`);
 
   const socket = createSocket('udp4');
-  await new Promise<void>((resolve, reject) => { socket.once('error', reject); socket.bind(o.hostPort, '127.0.0.1', () => resolve()); });
+  await new Promise<void>((resolve, reject) => {
+    socket.once('error', reject);
+    socket.bind(o.hostPort, '127.0.0.1', () => resolve());
+  });
   const exchanged = o.server !== null
     ? await pingpongClientExchange(o.server, o.tcpPort, local)
     : await pingpongServerExchange(o.tcpPort, local, { listenHost: '127.0.0.1' });
@@ -109,7 +137,8 @@ async function main(): Promise<number> {
     let psn = outstandingFirst;
     for (let p = 0; p < packets; p++, psn = (psn + 1) & PSN_MASK) {
       const only = packets === 1, last = p === packets - 1;
-      tx.opcode = only ? Opcode.RC_SEND_ONLY : p === 0 ? Opcode.RC_SEND_FIRST : last ? Opcode.RC_SEND_LAST : Opcode.RC_SEND_MIDDLE;
+      tx.opcode = only ? Opcode.RC_SEND_ONLY
+        : p === 0 ? Opcode.RC_SEND_FIRST : last ? Opcode.RC_SEND_LAST : Opcode.RC_SEND_MIDDLE;
       tx.psn = psn; tx.ackReq = last ? 1 : 0;
       tx.payloadLength = Math.min(PATH_MTU, o.size - p * PATH_MTU);
       const n = buildFrame(out, tx, sendBuf, p * PATH_MTU);
@@ -138,11 +167,17 @@ async function main(): Promise<number> {
     const expected = new Uint8Array(o.size);
     fillPattern(expected, echoed);
     for (let i = 0; i < o.size; i++) {
-      if (recvBuf[i] !== expected[i]) { stats.echoErrors++; failure ??= `message ${received}: byte ${i} is 0x${recvBuf[i]!.toString(16)}, expected 0x${expected[i]!.toString(16)}`; return; }
+      if (recvBuf[i] === expected[i]) continue;
+      stats.echoErrors++;
+      const got = recvBuf[i]!.toString(16);
+      failure ??= `message ${received}: byte ${i} is 0x${got}, expected 0x${expected[i]!.toString(16)}`;
+      return;
     }
   };
   const pump = (): void => {
-    if (client ? acked === sent && received === sent && sent < o.iters : acked === sent && received === sent + 1 && sent < o.iters) sendMessage(sent);
+    // As the client we send first; as the server, each message answers one received.
+    const answered = client ? received === sent : received === sent + 1;
+    if (acked === sent && answered && sent < o.iters) sendMessage(sent);
   };
 
   socket.on('message', (msg: Buffer) => {
@@ -150,7 +185,11 @@ async function main(): Promise<number> {
     if (parseFrame(frame, frame.length, rx, o.mac) !== ParseStatus.OK || rx.destQp !== LOCAL_QPN) return;
     if (rx.opcode === Opcode.RC_ACKNOWLEDGE) {
       const kind = aethKind(rx.aethSyndrome);
-      if (kind !== AethKind.ACK) { stats.naksReceived++; failure ??= `peer sent ${aethSyndromeName(rx.aethSyndrome)} for PSN ${rx.psn}`; return; }
+      if (kind !== AethKind.ACK) {
+        stats.naksReceived++;
+        failure ??= `peer sent ${aethSyndromeName(rx.aethSyndrome)} for PSN ${rx.psn}`;
+        return;
+      }
       if (acked < sent && psnDiff(rx.psn, outstandingLast) >= 0) acked++;
       pump();
       return;
@@ -186,12 +225,20 @@ async function main(): Promise<number> {
   });
   socket.close();
   const seconds = (Date.now() - started) / 1000;
-  console.log(`stand-in: duplicates ${stats.duplicates} out_of_sequence ${stats.outOfSequence} retransmitted ${stats.retransmitted} naks_received ${stats.naksReceived} echo_errors ${stats.echoErrors}`);
-  if (failure === null && !(acked === o.iters && received === o.iters)) failure = `timed out: sent ${sent}, acked ${acked}, received ${received} of ${o.iters}`;
+  console.log(`stand-in: duplicates ${stats.duplicates} out_of_sequence ${stats.outOfSequence} ` +
+    `retransmitted ${stats.retransmitted} naks_received ${stats.naksReceived} echo_errors ${stats.echoErrors}`);
+  if (failure === null && !(acked === o.iters && received === o.iters)) {
+    failure = `timed out: sent ${sent}, acked ${acked}, received ${received} of ${o.iters}`;
+  }
   if (failure !== null) { console.error(`stand-in failed: ${failure}`); return 1; }
-  console.log(`${o.size * o.iters * 2} bytes in ${seconds.toFixed(2)} seconds = ${((o.size * o.iters * 16) / (seconds * 1e6)).toFixed(2)} Mbit/sec`);
-  console.log(`${o.iters} iters in ${seconds.toFixed(2)} seconds = ${((seconds * 1e6) / o.iters).toFixed(2)} usec/iter`);
+  const mbits = (o.size * o.iters * 16) / (seconds * 1e6);
+  console.log(`${o.size * o.iters * 2} bytes in ${seconds.toFixed(2)} seconds = ${mbits.toFixed(2)} Mbit/sec`);
+  const usecPerIter = (seconds * 1e6) / o.iters;
+  console.log(`${o.iters} iters in ${seconds.toFixed(2)} seconds = ${usecPerIter.toFixed(2)} usec/iter`);
   return 0;
 }
 
-main().then((code) => process.exit(code), (error: unknown) => { console.error(`stand-in-peer: ${(error as Error).message}`); process.exit(2); });
+main().then((code) => process.exit(code), (error: unknown) => {
+  console.error(`stand-in-peer: ${(error as Error).message}`);
+  process.exit(2);
+});

@@ -24,10 +24,16 @@ import { buildFrame } from '../../drivers/emu/wire/build.ts';
 import { Opcode } from '../../drivers/emu/wire/opcodes.ts';
 import { AETH_SYNDROME_ACK, NakCode, nakSyndrome } from '../../drivers/emu/wire/aeth.ts';
 import { checkPingpongCapture, readPcap, type CaptureCheck } from '../../scripts/interop/capture-check.ts';
-import { fillTemplate, HOST_PERF_SERVER_TEMPLATE, HOST_PINGPONG_CLIENT_TEMPLATE, rigBnxtPingpongAvailable, standInTemplates } from '../../scripts/interop/host-command.ts';
+import {
+  fillTemplate, HOST_PERF_SERVER_TEMPLATE, HOST_PINGPONG_CLIENT_TEMPLATE, rigBnxtPingpongAvailable, standInTemplates,
+} from '../../scripts/interop/host-command.ts';
 import { checkSteps, jobScript, type GuestStep } from '../../scripts/interop/job-script.ts';
-import { ensureGuestImage, pingpongPair, qemuAvailable, runGuest, type GuestRunResult, type StepResult } from '../../scripts/interop/run-guest.ts';
-import { RETRANSMISSION_COUNTERS, SerialTranscript, parsePingpongOutput, parsePerftestAddresses, parsePerftestRow } from '../../scripts/interop/serial-transcript.ts';
+import {
+  ensureGuestImage, pingpongPair, qemuAvailable, runGuest, type GuestRunResult, type StepResult,
+} from '../../scripts/interop/run-guest.ts';
+import {
+  RETRANSMISSION_COUNTERS, SerialTranscript, parsePingpongOutput, parsePerftestAddresses, parsePerftestRow,
+} from '../../scripts/interop/serial-transcript.ts';
 import { checkRetransmissions, type RequesterFlow } from '../../scripts/interop/retransmission-check.ts';
 import { HOST_DATA_MAC } from '../../scripts/interop/guest-config.ts';
 
@@ -71,9 +77,11 @@ t.test('the serial transcript reads guest-init.sh markers, ignoring kernel lines
   t.equal(transcript.steps.get('pp64')!.status, 0);
   t.equal(transcript.steps.get('broken')!.status, 1);
   t.same(transcript.steps.get('broken')!.output, ['Failed to modify QP to RTR']);
-  t.same([...transcript.counters.get('snap')!], [['completer_retry_err', 3], ['duplicate_request', 0], ['lifespan', 12]]);
+  t.same([...transcript.counters.get('snap')!],
+    [['completer_retry_err', 3], ['duplicate_request', 0], ['lifespan', 12]]);
   t.same(parsePingpongOutput(transcript.steps.get('pp64')!.output), {
-    iters: 5, seconds: 0.02, usecPerIter: 3601, localQpn: 0x11, localPsn: 0xaaac2f, remoteQpn: 0x100, remotePsn: 0x96a24e,
+    iters: 5, seconds: 0.02, usecPerIter: 3601, localQpn: 0x11, localPsn: 0xaaac2f, remoteQpn: 0x100,
+    remotePsn: 0x96a24e,
   });
   t.equal(parsePingpongOutput(transcript.steps.get('broken')!.output), null, 'no report from a failed run');
 
@@ -111,31 +119,45 @@ t.test('the job script calls the guest-init.sh helpers in step order', async (t)
   t.throws(() => checkSteps([{ kind: 'counters', id: 'x' }, { kind: 'kernel-log', id: 'x' }]), /used twice/);
   t.throws(() => checkSteps([{ kind: 'command', id: 'x', argv: ['echo', '$(reboot)'] }]), /does not quote/);
   t.throws(() => checkSteps([{ kind: 'pingpong-server', id: 'x', sizeBytes: 0, iters: 5 }]), /size 0/);
-  t.match(jobScript([{ kind: 'perftest-server', id: 'bw2', test: 'send_bw', sizeBytes: 4096, iters: 200, qps: 2 }]), /^pt_server bw2 ib_send_bw 4096 200 2 35$/m);
-  t.match(jobScript([{ kind: 'perftest-client', id: 'lat', test: 'send_lat', sizeBytes: 64, iters: 200 }]), /^pt_client lat ib_send_lat 64 200 1 35 10\.0\.2\.100$/m);
-  t.throws(() => checkSteps([{ kind: 'perftest-server', id: 'x', test: 'send_lat', sizeBytes: 64, iters: 5, qps: 2 }]), /several QPs need send_bw/);
+  t.match(jobScript([{ kind: 'perftest-server', id: 'bw2', test: 'send_bw', sizeBytes: 4096, iters: 200, qps: 2 }]),
+    /^pt_server bw2 ib_send_bw 4096 200 2 35$/m);
+  t.match(jobScript([{ kind: 'perftest-client', id: 'lat', test: 'send_lat', sizeBytes: 64, iters: 200 }]),
+    /^pt_client lat ib_send_lat 64 200 1 35 10\.0\.2\.100$/m);
+  t.throws(() => checkSteps([{ kind: 'perftest-server', id: 'x', test: 'send_lat', sizeBytes: 64, iters: 5, qps: 2 }]),
+    /several QPs need send_bw/);
 });
 
 t.test('host command templates fill every placeholder and refuse unknown ones', async (t) => {
-  const values = { hostPort: 40001, guestPort: 40002, tcpPort: 40003, hostIp: '10.77.0.2', hostMac: '02:62:6e:00:00:02', guestIp: '10.77.0.1', guestMac: '52:54:00:77:00:01', mtu: 1500, pathMtu: 1024, size: 4096, iters: 10000, hostPcap: '/tmp/run/host-pp.pcap', test: 'send_bw', qps: 2 };
+  const values = {
+    hostPort: 40001, guestPort: 40002, tcpPort: 40003, hostIp: '10.77.0.2', hostMac: '02:62:6e:00:00:02',
+    guestIp: '10.77.0.1', guestMac: '52:54:00:77:00:01', mtu: 1500, pathMtu: 1024, size: 4096, iters: 10000,
+    hostPcap: '/tmp/run/host-pp.pcap', test: 'send_bw', qps: 2,
+  };
   t.same(fillTemplate(HOST_PINGPONG_CLIENT_TEMPLATE, values), [
-    'node', 'dist/rig-bnxt.mjs', 'pingpong', '-d', 'emu:40001:40002', '--ipv4', '10.77.0.2', '--nic-mac', '02:62:6e:00:00:02',
-    '--mac', '52:54:00:77:00:01', '--eth-mtu', '1500', '-m', '1024', '-s', '4096', '-n', '10000', '-p', '40003', '--pcap', '/tmp/run/host-pp.pcap', '127.0.0.1',
+    'node', 'dist/rig-bnxt.mjs', 'pingpong', '-d', 'emu:40001:40002', '--ipv4', '10.77.0.2',
+    '--nic-mac', '02:62:6e:00:00:02', '--mac', '52:54:00:77:00:01', '--eth-mtu', '1500', '-m', '1024',
+    '-s', '4096', '-n', '10000', '-p', '40003',
+    '--pcap', '/tmp/run/host-pp.pcap', '127.0.0.1',
   ]);
   // perf: perftest's default -t (128), -q per step, and the host's own capture.
   t.same(fillTemplate(HOST_PERF_SERVER_TEMPLATE, values), [
-    'node', 'dist/rig-bnxt.mjs', 'perf', 'send_bw', '-d', 'emu:40001:40002', '--ipv4', '10.77.0.2', '--nic-mac', '02:62:6e:00:00:02',
-    '--mac', '52:54:00:77:00:01', '--eth-mtu', '1500', '-s', '4096', '-n', '10000', '-q', '2', '-p', '40003', '--pcap', '/tmp/run/host-pp.pcap',
+    'node', 'dist/rig-bnxt.mjs', 'perf', 'send_bw', '-d', 'emu:40001:40002', '--ipv4', '10.77.0.2',
+    '--nic-mac', '02:62:6e:00:00:02', '--mac', '52:54:00:77:00:01', '--eth-mtu', '1500',
+    '-s', '4096', '-n', '10000', '-q', '2', '-p', '40003',
+    '--pcap', '/tmp/run/host-pp.pcap',
   ]);
   t.notMatch(standInTemplates().client, /--pcap/, 'the stand-in writes no capture');
   t.throws(() => fillTemplate('run {nope}', values), /unknown placeholder \{nope\}/);
   t.throws(() => fillTemplate('   ', values), /empty/);
-  t.match(standInTemplates().client, /^node --import \.\/scripts\/register-ts\.mjs scripts\/interop\/stand-in-peer\.ts pingpong -d emu:\{hostPort\}:\{guestPort\} /);
+  const standIn = /^node --import \.\/scripts\/register-ts\.mjs scripts\/interop\/stand-in-peer\.ts pingpong /;
+  t.match(standInTemplates().client, standIn);
+  t.match(standInTemplates().client, / pingpong -d emu:\{hostPort\}:\{guestPort\} /);
 });
 
 /** Hand-built pcap: the classic little-endian header (magic a1b2c3d4, v2.4, snaplen 65535, Ethernet) and records. */
 function pcapFile(records: readonly { timeUs: number; frame: Uint8Array }[]): Uint8Array {
-  const parts: Buffer[] = [Buffer.from([0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 1, 0, 0, 0])];
+  const header = [0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 1, 0, 0, 0];
+  const parts: Buffer[] = [Buffer.from(header)];
   for (const { timeUs, frame } of records) {
     const header = Buffer.alloc(16);
     header.writeUInt32LE(Math.floor(timeUs / 1e6), 0);
@@ -149,14 +171,20 @@ function pcapFile(records: readonly { timeUs: number; frame: Uint8Array }[]): Ui
 
 t.test('perftest result rows are read under their header, -nan included', async (t) => {
   const lat = [
-    ' #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] ',
-    ' 64      200          371.44         280521.98      6986.05  \t       11819.01     \t-nan   \t\t160383.06 \t\t280521.98',
+    ' #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]' +
+      '   99% percentile[usec]   99.9% percentile[usec] ',
+    ' 64      200          371.44         280521.98      6986.05  \t       11819.01     \t-nan' +
+      '   \t\t160383.06 \t\t280521.98',
   ];
   const row = parsePerftestRow(lat);
   t.match(row, { sizeBytes: 64, iterations: 200 });
   t.equal(row?.figures.length, 7);
   t.ok(Number.isNaN(row?.figures[4]), '-nan is NaN');
-  t.same(parsePerftestRow([' #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   MsgRate[Mpps]', ' 4096       200              2.23               2.23   \t\t     0.000572']),
+  const bw = [
+    ' #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   MsgRate[Mpps]',
+    ' 4096       200              2.23               2.23   \t\t     0.000572',
+  ];
+  t.same(parsePerftestRow(bw),
     { sizeBytes: 4096, iterations: 200, figures: [2.23, 2.23, 0.000572] });
   t.equal(parsePerftestRow([' 64 200 1.0 2.0']), null, 'no row without its header');
 });
@@ -164,9 +192,16 @@ t.test('perftest result rows are read under their header, -nan included', async 
 const GUEST_MAC = [0x52, 0x54, 0x00, 0x77, 0x00, 0x01];
 const HOST_MAC = [0x02, 0x62, 0x6e, 0x00, 0x00, 0x02];
 const GUEST_QPN = 0x11, HOST_QPN = 0x100;
+const SEQ_NAK = nakSyndrome(NakCode.PSN_SEQUENCE_ERROR);
+/** The pingpong step the capture-check fixtures are of: the guest is the server. */
+const CAPTURE_PAIR = {
+  guestQpn: GUEST_QPN, guestPsn: 500, hostQpn: HOST_QPN, hostPsn: 100, sizeBytes: 64, role: 'server',
+} as const;
 
 /** A RoCEv2 frame between the guest (10.77.0.1, GUEST_QPN) and the host (10.77.0.2, HOST_QPN). */
-function rcFrame(fromGuest: boolean, opcode: number, psn: number, payload: Uint8Array, syndrome = AETH_SYNDROME_ACK, destQp?: number): Uint8Array {
+function rcFrame(
+  fromGuest: boolean, opcode: number, psn: number, payload: Uint8Array, syndrome = AETH_SYNDROME_ACK, destQp?: number,
+): Uint8Array {
   const f = new RoceFrame();
   f.srcMac.set(fromGuest ? GUEST_MAC : HOST_MAC);
   f.dstMac.set(fromGuest ? HOST_MAC : GUEST_MAC);
@@ -199,13 +234,13 @@ t.test('the capture check finds echo errors, retransmissions, NAKs, bad frames a
     { timeUs: 1_050_000, frame: frame(true, Opcode.RC_SEND_ONLY, 501, bCorrupted) }, // retransmitted
     { timeUs: 1_074_000, frame: frame(false, Opcode.RC_ACKNOWLEDGE, 501, none) }, // 70 ms after the first send
     { timeUs: 1_075_000, frame: badIcrc },
-    { timeUs: 1_076_000, frame: frame(true, Opcode.RC_ACKNOWLEDGE, 101, none, nakSyndrome(NakCode.PSN_SEQUENCE_ERROR)) },
+    { timeUs: 1_076_000, frame: frame(true, Opcode.RC_ACKNOWLEDGE, 101, none, SEQ_NAK) },
     { timeUs: 1_077_000, frame: frame(false, Opcode.RC_ACKNOWLEDGE, 501, none) }, // closes the step's window
   ];
   const frames = readPcap(pcapFile(records));
   t.equal(frames.length, records.length);
   t.equal(frames[3]!.timeUs, 1_002_000);
-  const check: CaptureCheck = checkPingpongCapture(frames, { guestQpn: GUEST_QPN, guestPsn: 500, hostQpn: HOST_QPN, hostPsn: 100, sizeBytes: 64, iters: 2, role: 'server' });
+  const check: CaptureCheck = checkPingpongCapture(frames, { ...CAPTURE_PAIR, iters: 2 });
   t.equal(check.messagesToGuest, 2);
   t.equal(check.messagesFromGuest, 2);
   t.equal(check.echoesCompared, 2);
@@ -227,7 +262,7 @@ t.test('the capture check finds echo errors, retransmissions, NAKs, bad frames a
     { timeUs: 2_000_000, frame: frame(false, Opcode.RC_SEND_ONLY, 100, a) },
     { timeUs: 2_020_000, frame: frame(false, Opcode.RC_SEND_ONLY, 100, a) },
     { timeUs: 2_120_000, frame: frame(false, Opcode.RC_SEND_ONLY, 100, a) },
-    { timeUs: 2_121_000, frame: frame(true, Opcode.RC_ACKNOWLEDGE, 99, none, nakSyndrome(NakCode.PSN_SEQUENCE_ERROR)) },
+    { timeUs: 2_121_000, frame: frame(true, Opcode.RC_ACKNOWLEDGE, 99, none, SEQ_NAK) },
     { timeUs: 2_126_000, frame: frame(false, Opcode.RC_SEND_ONLY, 100, a) },
     // A two-packet message whose first packet timed out: go-back-N resends both, the second only
     // 50 ms after its own first transmission, which is legal as part of the burst.
@@ -239,7 +274,7 @@ t.test('the capture check finds echo errors, retransmissions, NAKs, bad frames a
     { timeUs: 2_301_000, frame: frame(true, Opcode.RC_SEND_ONLY, 500, a) },
     { timeUs: 2_302_000, frame: frame(false, Opcode.RC_ACKNOWLEDGE, 500, none) },
   ];
-  const r = checkPingpongCapture(readPcap(pcapFile(retx)), { guestQpn: GUEST_QPN, guestPsn: 500, hostQpn: HOST_QPN, hostPsn: 100, sizeBytes: 64, iters: 1, role: 'server' });
+  const r = checkPingpongCapture(readPcap(pcapFile(retx)), { ...CAPTURE_PAIR, iters: 1 });
   t.equal(r.repeatedPsnsToGuest, 5, 'five retransmitted packets on the wire');
   t.equal(r.earlyRetransmissionsToGuest, 1, 'one of them before the timeout without a NAK or a timed-out burst');
 
@@ -248,14 +283,18 @@ t.test('the capture check finds echo errors, retransmissions, NAKs, bad frames a
   t.throws(() => readPcap(new Uint8Array(24)), /bad magic/);
 });
 
-t.test('the host-capture check: a retransmission is early unless its timer may have expired or a NAK asked for it', async (t) => {
+t.test('the host-capture check: a retransmission is early unless its timer may have expired or a NAK asked for it',
+  async (t) => {
   const a = new Uint8Array(64);
   const none = new Uint8Array(0);
   const flow: RequesterFlow = { mac: Uint8Array.from(HOST_MAC), ownQpn: HOST_QPN, peerQpn: GUEST_QPN };
   const send = (psn: number) => rcFrame(false, Opcode.RC_SEND_ONLY, psn, a);
   const ack = (psn: number, syndrome = AETH_SYNDROME_ACK) => rcFrame(true, Opcode.RC_ACKNOWLEDGE, psn, none, syndrome);
-  const check = (records: { timeUs: number; frame: Uint8Array }[]) => checkRetransmissions(readPcap(pcapFile(records)), flow);
+  const check = (records: { timeUs: number; frame: Uint8Array }[]) =>
+    checkRetransmissions(readPcap(pcapFile(records)), flow);
   const ms = (n: number) => 1_000_000 + n * 1000;
+  /** A record `atMs` milliseconds into the capture. */
+  const at = (atMs: number, frame: Uint8Array) => ({ timeUs: ms(atMs), frame });
 
   // Legal: 68 ms after the send with nothing in between; then a burst of the two after it.
   const legal = check([
@@ -272,29 +311,31 @@ t.test('the host-capture check: a retransmission is early unless its timer may h
 
   // The timer restarts on an ACK that acknowledges something: 80 ms after its send but 50 ms
   // after the ACK for the packet before it is early; 68 ms after that ACK is legal.
-  const restarted = [{ timeUs: ms(0), frame: send(10) }, { timeUs: ms(1), frame: send(11) }, { timeUs: ms(30), frame: ack(10) }];
+  const restarted = [at(0, send(10)), at(1, send(11)), at(30, ack(10))];
   t.match(check([...restarted, { timeUs: ms(80), frame: send(11) }]), { early: 1 });
   t.match(check([...restarted, { timeUs: ms(98), frame: send(11) }]), { early: 0, afterTimeout: 1 });
   // A duplicate ACK (nothing new acknowledged) does not restart it.
-  t.match(check([{ timeUs: ms(0), frame: send(10) }, { timeUs: ms(1), frame: send(11) }, { timeUs: ms(30), frame: ack(9) }, { timeUs: ms(68), frame: send(10) }]), { early: 0, afterTimeout: 1 });
+  t.match(check([at(0, send(10)), at(1, send(11)), at(30, ack(9)), at(68, send(10))]), { early: 0, afterTimeout: 1 });
 
   // Each resend starts the timer: a second resend 67.05 ms after the first is early (the timer
   // was started before the first resend left), 68 ms after it is legal.
-  const twice = (second: number) => check([{ timeUs: ms(0), frame: send(10) }, { timeUs: ms(68), frame: send(10) }, { timeUs: ms(68 + second), frame: send(10) }]);
+  const twice = (second: number) => check([at(0, send(10)), at(68, send(10)), at(68 + second, send(10))]);
   t.match(twice(67.05), { afterTimeout: 1, early: 1 });
   t.match(twice(68), { afterTimeout: 2, early: 0 });
   // An ACK stamped after the timer expired may reach the requester after its resend: legal.
-  t.match(check([{ timeUs: ms(0), frame: send(10) }, { timeUs: ms(1), frame: send(11) }, { timeUs: ms(67.5), frame: ack(10) }, { timeUs: ms(67.6), frame: send(10) }]), { early: 0, afterTimeout: 1 });
+  t.match(check([at(0, send(10)), at(1, send(11)), at(67.5, ack(10)), at(67.6, send(10))]),
+    { early: 0, afterTimeout: 1 });
 
   // A sequence NAK asks for a resend at once; an RNR NAK after its delay (code 14: 1.28 ms).
-  t.match(check([{ timeUs: ms(0), frame: send(10) }, { timeUs: ms(1), frame: send(11) }, { timeUs: ms(2), frame: ack(10, nakSyndrome(NakCode.PSN_SEQUENCE_ERROR)) }, { timeUs: ms(2.1), frame: send(10) }, { timeUs: ms(2.2), frame: send(11) }]),
+  t.match(check([at(0, send(10)), at(1, send(11)), at(2, ack(10, SEQ_NAK)), at(2.1, send(10)), at(2.2, send(11))]),
     { afterNak: 1, inBurst: 1, early: 0, seqNaks: 1 });
-  const rnr = (after: number) => check([{ timeUs: ms(0), frame: send(10) }, { timeUs: ms(1), frame: ack(10, 0x20 | 14) }, { timeUs: ms(1 + after), frame: send(10) }]);
+  const rnr = (after: number) => check([at(0, send(10)), at(1, ack(10, 0x20 | 14)), at(1 + after, send(10))]);
   t.match(rnr(1.3), { afterNak: 1, early: 0, rnrNaks: 1 });
   t.match(rnr(0.5), { afterNak: 0, early: 1 });
 
   // Other queue pairs' frames are not this flow's.
-  t.match(check([{ timeUs: ms(0), frame: send(10) }, { timeUs: ms(5), frame: rcFrame(false, Opcode.RC_SEND_ONLY, 10, a, AETH_SYNDROME_ACK, GUEST_QPN + 1) }]), { retransmissions: 0 });
+  const otherQp = rcFrame(false, Opcode.RC_SEND_ONLY, 10, a, AETH_SYNDROME_ACK, GUEST_QPN + 1);
+  t.match(check([at(0, send(10)), at(5, otherQp)]), { retransmissions: 0 });
 });
 
 t.test("perftest's address lines: one local line per queue pair, then one remote line per queue pair", async (t) => {
@@ -323,14 +364,24 @@ if (qemuReady) {
   t.setTimeout(20 * 60_000);
   imageFailure = ensureGuestImage(undefined, (line) => t.comment(line));
 }
-const guestSkip = !qemuReady ? 'qemu-system-x86_64 is not installed (scripts/interop/install-host-deps.sh installs it)' : false;
+const guestSkip = !qemuReady
+  ? 'qemu-system-x86_64 is not installed (scripts/interop/install-host-deps.sh installs it)'
+  : false;
+const hostSkip = hostCommand.ok
+  ? false
+  : `${hostCommand.reason}; the host command template is in scripts/interop/host-command.ts`;
 
 /** Asserts the run succeeded; on failure prints where it stopped and the logs' tails, and returns false. */
 function runSucceeded(t: Test, result: GuestRunResult): boolean {
   if (t.equal(result.failure, null, `the run succeeds (logs: ${result.files.workDir})`)) return true;
-  const guestTail = [...result.transcript.stepOrder.slice(-2).flatMap((id) => result.transcript.steps.get(id)!.output.slice(-5).map((l) => `${id}: ${l}`))];
+  const { transcript } = result;
+  const guestTail = [...transcript.stepOrder.slice(-2)
+    .flatMap((id) => transcript.steps.get(id)!.output.slice(-5).map((l) => `${id}: ${l}`))];
   for (const line of guestTail) t.comment(`guest ${line}`);
-  for (const step of result.steps) if (step.host !== null) t.comment(`host ${step.step.id}: ${step.host.output.trim().split('\n').slice(-5).join(' | ')}`);
+  for (const step of result.steps) {
+    if (step.host === null) continue;
+    t.comment(`host ${step.step.id}: ${step.host.output.trim().split('\n').slice(-5).join(' | ')}`);
+  }
   return false;
 }
 
@@ -348,7 +399,9 @@ function counterDelta(result: GuestRunResult, before: string, after: string): Ma
 }
 
 /** The checks every host pingpong step must pass: exchange success, a clean wire, every echo right. */
-function checkPingpongStep(t: Test, result: GuestRunResult, frames: ReturnType<typeof readPcap>, id: string, iters: number): CaptureCheck | null {
+function checkPingpongStep(
+  t: Test, result: GuestRunResult, frames: ReturnType<typeof readPcap>, id: string, iters: number,
+): CaptureCheck | null {
   const step = stepOf(result, id);
   t.equal(step.status, 0, `${id}: ibv_rc_pingpong in the guest exits 0`);
   t.equal(step.host?.exitCode, 0, `${id}: the host command exits 0`);
@@ -369,7 +422,8 @@ function checkPingpongStep(t: Test, result: GuestRunResult, frames: ReturnType<t
   // delays, so the time between two transmissions seen there is not the sender's: that is
   // asserted on the host's own capture (checkHostCapture), when the host command writes one.
   if (check.repeatedPsnsToGuest > 0) {
-    t.comment(`${id}: the host retransmitted ${check.repeatedPsnsToGuest} packets, ${check.earlyRetransmissionsToGuest} of them sooner than 67 ms after the original as QEMU saw it`);
+    t.comment(`${id}: the host retransmitted ${check.repeatedPsnsToGuest} packets, ` +
+      `${check.earlyRetransmissionsToGuest} of them sooner than 67 ms after the original as QEMU saw it`);
   }
   if (step.hostPcap !== null) checkHostCapture(t, step, [{ ownQpn: pair.hostQpn, peerQpn: pair.guestQpn }], iters);
   return check;
@@ -381,7 +435,9 @@ function checkPingpongStep(t: Test, result: GuestRunResult, frames: ReturnType<t
  * of a requester, whatever the load (retransmission-check.ts). `flows` are the host's queue
  * pairs and the guest's each is connected to.
  */
-function checkHostCapture(t: Test, step: StepResult, flows: readonly { ownQpn: number; peerQpn: number }[], minRequests: number): void {
+function checkHostCapture(
+  t: Test, step: StepResult, flows: readonly { ownQpn: number; peerQpn: number }[], minRequests: number,
+): void {
   const id = step.step.id;
   if (step.hostPcap === null) { t.fail(`${id}: the host command wrote no capture`); return; }
   const frames = readPcap(readFileSync(step.hostPcap));
@@ -391,10 +447,15 @@ function checkHostCapture(t: Test, step: StepResult, flows: readonly { ownQpn: n
     const flow: RequesterFlow = { mac: Uint8Array.from(HOST_MAC), ownQpn, peerQpn };
     const r = checkRetransmissions(frames, flow);
     const name = `${id} QP 0x${ownQpn.toString(16)} -> 0x${peerQpn.toString(16)}`;
-    t.ok(r.firstTransmissions >= minRequests, `${name}: the host capture holds its ${r.firstTransmissions} request packets (at least ${minRequests})`);
-    t.same(r.earlyExamples, [], `${name}: no retransmission before its timeout (${r.retransmissions} resent: ${r.afterTimeout} bursts after a timeout, ${r.afterNak} after a NAK)`);
+    t.ok(r.firstTransmissions >= minRequests,
+      `${name}: the host capture holds its ${r.firstTransmissions} request packets (at least ${minRequests})`);
+    t.same(r.earlyExamples, [], `${name}: no retransmission before its timeout (${r.retransmissions} resent: ` +
+      `${r.afterTimeout} bursts after a timeout, ${r.afterNak} after a NAK)`);
     t.equal(r.early, 0, `${name}: no early burst`);
-    if (r.retransmissions > 0) t.comment(`${name}: ${r.retransmissions} packets resent, ${r.seqNaks} sequence NAKs, ${r.rnrNaks} RNR NAKs, shortest gap to a head's previous send ${(r.shortestHeadGapUs / 1000).toFixed(1)} ms`);
+    if (r.retransmissions > 0) {
+      t.comment(`${name}: ${r.retransmissions} packets resent, ${r.seqNaks} sequence NAKs, ${r.rnrNaks} RNR NAKs, ` +
+        `shortest gap to a head's previous send ${(r.shortestHeadGapUs / 1000).toFixed(1)} ms`);
+    }
   }
 }
 
@@ -414,7 +475,8 @@ t.test('the harness boots an rxe guest and drives it with the stand-in host peer
   const result = await runGuest({ steps, templates: standInTemplates(), log: (line) => t.comment(line) });
   if (!runSucceeded(t, result)) return;
   t.equal(result.gidIndex, 1, "rxe0's RoCE v2 GID of 10.77.0.1 is at index 1");
-  t.match(stepOf(result, 'devinfo').output.join('\n'), /hca_id:\s+rxe0[\s\S]*state:\s+PORT_ACTIVE[\s\S]*link_layer:\s+Ethernet/);
+  t.match(stepOf(result, 'devinfo').output.join('\n'),
+    /hca_id:\s+rxe0[\s\S]*state:\s+PORT_ACTIVE[\s\S]*link_layer:\s+Ethernet/);
   const loop = stepOf(result, 'loop64');
   t.equal(loop.status, 0, 'the in-guest loopback pingpong succeeds');
   t.equal(loop.pingpong?.iters, 20);
@@ -425,7 +487,8 @@ t.test('the harness boots an rxe guest and drives it with the stand-in host peer
   checkPingpongStep(t, result, frames, 'pp4096', 5);
   checkPingpongStep(t, result, frames, 'client64', 5);
   checkPingpongStep(t, result, frames, 'multi', 300);
-  t.match(stepOf(result, 'multi').host?.output ?? '', /stand-in: duplicates \d+ out_of_sequence 0 retransmitted 0 naks_received 0 echo_errors 0/);
+  t.match(stepOf(result, 'multi').host?.output ?? '',
+    /stand-in: duplicates \d+ out_of_sequence 0 retransmitted 0 naks_received 0 echo_errors 0/);
 
   const delta = counterDelta(result, 'before', 'after');
   for (const name of RETRANSMISSION_COUNTERS) t.ok(delta.has(name), `rxe exposes ${name}`);
@@ -442,12 +505,13 @@ t.test('the harness boots an rxe guest and drives it with the stand-in host peer
  * `limitMs` (bounded, so nothing spins forever) and is killed when the test ends.
  */
 function cpuHog(t: Test, limitMs = 15 * 60_000): void {
-  const hog = spawn(process.execPath, ['-e', `const end = Date.now() + ${limitMs}; let x = 0; while (Date.now() < end) x++;`], { stdio: 'ignore' });
+  const spin = `const end = Date.now() + ${limitMs}; let x = 0; while (Date.now() < end) x++;`;
+  const hog = spawn(process.execPath, ['-e', spin], { stdio: 'ignore' });
   t.teardown(() => { if (hog.exitCode === null) hog.kill('SIGKILL'); });
 }
 
 t.test('rig-bnxt pingpong interoperates with Linux rxe (64 B, 4096 B, a long run)', {
-  skip: guestSkip || (hostCommand.ok ? false : `${hostCommand.reason}; the host command template is in scripts/interop/host-command.ts`),
+  skip: guestSkip || hostSkip,
 }, async (t) => {
   if (imageFailure !== null) { t.fail(imageFailure); return; }
   const steps: GuestStep[] = [
@@ -474,8 +538,12 @@ t.test('rig-bnxt pingpong interoperates with Linux rxe (64 B, 4096 B, a long run
     t.ok(delta.has(name), `rxe exposes ${name}`);
     // duplicate_request counts the host's retransmissions, legal after a stall on a loaded machine:
     // each must be one the wire shows (none invented), and rxe delivers none twice (rdma_recvs below).
-    if (name === 'duplicate_request') t.equal(delta.get(name), long?.repeatedPsnsToGuest ?? 0, `duplicate_request equals the host's retransmitted packets on the wire`);
-    else if (name !== 'completer_retry_err') t.equal(delta.get(name), 0, `${name} stays 0 over ${LONG_ITERS} messages`);
+    if (name === 'duplicate_request') {
+      t.equal(delta.get(name), long?.repeatedPsnsToGuest ?? 0,
+        'duplicate_request equals the host\'s retransmitted packets on the wire');
+    } else if (name !== 'completer_retry_err') {
+      t.equal(delta.get(name), 0, `${name} stays 0 over ${LONG_ITERS} messages`);
+    }
   }
   t.equal(delta.get('rdma_recvs'), LONG_ITERS, `the guest received exactly ${LONG_ITERS} messages`);
   t.equal(delta.get('rdma_sends'), LONG_ITERS, `the guest sent exactly ${LONG_ITERS} messages`);
@@ -485,7 +553,8 @@ t.test('rig-bnxt pingpong interoperates with Linux rxe (64 B, 4096 B, a long run
   // peer is: measured 6-27 per 2000-10000 messages against the stand-in with every ACK within 6 ms.
   // It is reported with the host's ACK delay, not asserted (that would be a timing assertion).
   t.comment(`guest completer_retry_err over the long run: ${delta.get('completer_retry_err')}; host ACK delay max ` +
-    `${long ? (long.hostAckLatencyMaxUs / 1000).toFixed(1) : '?'} ms, ACKs later than 67 ms: ${long?.hostAcksLate ?? '?'}`);
+    `${long ? (long.hostAckLatencyMaxUs / 1000).toFixed(1) : '?'} ms, ` +
+    `ACKs later than 67 ms: ${long?.hostAcksLate ?? '?'}`);
   t.notMatch(stepOf(result, 'kernel').output.join('\n'), /icrc/i, 'rxe logged no ICRC error');
   if (t.passing()) rmSync(result.files.workDir, { recursive: true, force: true });
 });
@@ -493,7 +562,7 @@ t.test('rig-bnxt pingpong interoperates with Linux rxe (64 B, 4096 B, a long run
 // ---- 4. real perftest against rig-bnxt perf ----------------------------------------------------------
 
 t.test('rig-bnxt perf pairs with the guest\'s ib_send_lat and ib_send_bw in both roles', {
-  skip: guestSkip || (hostCommand.ok ? false : `${hostCommand.reason}; the host command template is in scripts/interop/host-command.ts`),
+  skip: guestSkip || hostSkip,
 }, async (t) => {
   if (imageFailure !== null) { t.fail(imageFailure); return; }
   const iters = 200;
@@ -530,15 +599,20 @@ t.test('rig-bnxt perf pairs with the guest\'s ib_send_lat and ib_send_bw in both
     t.same(guest.local, host.remote, `${id}: rig-bnxt's remote queue pairs are perftest's, in order`);
     // The host sends every latency message, and send_bw's messages when it is the client
     // (the guest is the server): 4 packets of a 4096-byte message at path MTU 1024.
-    const hostRequests = id.startsWith('lat') ? iters : step.step.kind === 'perftest-server' ? iters * (size / 1024) : 0;
-    checkHostCapture(t, step, host.local.map((q, i) => ({ ownQpn: q.qpn, peerQpn: host.remote[i]?.qpn ?? -1 })), hostRequests);
+    const hostRequests = id.startsWith('lat') ? iters
+      : step.step.kind === 'perftest-server' ? iters * (size / 1024) : 0;
+    const flows = host.local.map((q, i) => ({ ownQpn: q.qpn, peerQpn: host.remote[i]?.qpn ?? -1 }));
+    checkHostCapture(t, step, flows, hostRequests);
     if (guestRow === null || hostRow === null) continue;
     // perftest's bandwidth row counts the messages of every queue pair (print_report_bw).
     const messages = id.startsWith('lat') ? iters : iters * qps;
-    t.same([guestRow.sizeBytes, guestRow.iterations], [size, messages], `${id}: perftest counted ${messages} messages of ${size} B`);
-    t.same([hostRow.sizeBytes, hostRow.iterations], [guestRow.sizeBytes, guestRow.iterations], `${id}: both sides counted the same messages`);
+    t.same([guestRow.sizeBytes, guestRow.iterations], [size, messages],
+      `${id}: perftest counted ${messages} messages of ${size} B`);
+    t.same([hostRow.sizeBytes, hostRow.iterations], [guestRow.sizeBytes, guestRow.iterations],
+      `${id}: both sides counted the same messages`);
     // Every figure of rig-bnxt's row is a number; perftest's t_stdev may be "-nan" (its int accumulator).
-    t.ok(hostRow.figures.length === guestRow.figures.length && hostRow.figures.every((f) => Number.isFinite(f)), `${id}: rig-bnxt's row has perftest's columns, all numbers`);
+    t.ok(hostRow.figures.length === guestRow.figures.length && hostRow.figures.every((f) => Number.isFinite(f)),
+      `${id}: rig-bnxt's row has perftest's columns, all numbers`);
   }
   t.notMatch(stepOf(result, 'kernel').output.join('\n'), /icrc/i, 'rxe logged no ICRC error');
   if (t.passing()) rmSync(result.files.workDir, { recursive: true, force: true });
