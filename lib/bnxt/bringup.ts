@@ -11,16 +11,18 @@ import type { Device, Mmio } from '../../drivers/device.ts';
 import { Ledger } from '../../drivers/ledger.ts';
 import {
   FUNC_DRV_RGTR_REQ_ENABLES, FUNC_DRV_RGTR_REQ_OS_TYPE, FUNC_DRV_RGTR_RESP_FLAGS, FUNC_DRV_IF_CHANGE_REQ_FLAGS,
-  FUNC_QCAPS_RESP_FLAGS, HWRM_FID_SELF, HWRM_VERSION_MAJOR, HWRM_VERSION_MINOR, HWRM_VERSION_UPDATE, VER_GET_RESP_FLAGS,
+  FUNC_QCAPS_RESP_FLAGS, FUNC_QCAPS_RESP_FLAGS_EXT, HWRM_FID_SELF, HWRM_VERSION_MAJOR, HWRM_VERSION_MINOR,
+  HWRM_VERSION_UPDATE, VER_GET_RESP_FLAGS,
   shortCommandRequired, linkSpeedMbps, PORT_PHY_QCFG_RESP_LINK,
 } from '../../firmware-hwrm/hwrm/index.ts';
 import { ok, err, type Result } from '../result.ts';
-import { chipProfile, chipSupported, type ChipProfile } from './chip.ts';
+import { chipByPciId, chipProfile, chipSupported, type ChipProfile } from './chip.ts';
 import { DmaPool } from './dma-pool.ts';
 import { doorbellBar } from './traced-doorbells.ts';
 import { HwrmChannel } from './hwrm-channel.ts';
 import * as C from './hwrm-commands.ts';
 import { configureBackingStore, type BackingStore } from './backing-store.ts';
+import { configureBackingStoreV2 } from './backing-store-v2.ts';
 import { LIMITS } from './limits.ts';
 import { HWRM_ERR_CODE, hwrmErrorName } from '../../firmware-hwrm/hwrm/errors.ts';
 
@@ -35,7 +37,13 @@ export interface FunctionInfo {
   readonly mtu: number;
   readonly linkUp: boolean;
   readonly linkSpeedMbps: number;
+  /** BAR2 offset of DPI 0, the page of the QP and CQ doorbells (ChipProfile.dpiDoorbellOffset). */
   readonly doorbellBase: number;
+  /**
+   * BAR2 offset of the NQ and CREQ doorbells: the same on P5, right after the L2 doorbell region
+   * on P7, not page aligned (ChipProfile.nqDoorbellOffset).
+   */
+  readonly nqDoorbellBase: number;
 }
 
 /** A function brought up over HWRM: what the RoCE layer builds on. */
@@ -88,9 +96,12 @@ export function bringUp(device: Device, options: BringUpOptions = {}): Result<Bn
 
   // HWRM_VER_GET: interface version, chip, window sizes, timeouts, short-command mode.
   // Retried while the firmware says it is not ready (DEV_NOT_RDY), at most ~5 s as the HSI allows.
+  // The first one waits as long as the chip's PCI id asks before VER_GET can name the chip
+  // (DPDK bnxt_hwrm.c bnxt_hwrm_ver_get: 1.5 s on P7; ChipProfile.firstVerGetTimeoutMs).
+  const firstWaitMs = chipByPciId(device.identity.deviceId)?.firstVerGetTimeoutMs ?? LIMITS.hwrmDefaultTimeoutMs;
   let ver = hwrm.send(C.VER_GET, {
     hwrm_intf_maj: HWRM_VERSION_MAJOR, hwrm_intf_min: HWRM_VERSION_MINOR, hwrm_intf_upd: HWRM_VERSION_UPDATE,
-  });
+  }, { timeoutMs: firstWaitMs });
   for (let tries = 0; ver.ok && (ver.value.flags & VER_GET_RESP_FLAGS.DEV_NOT_RDY) !== 0 && tries < 50; tries++) {
     device.clock.sleep(100_000);
     ver = hwrm.send(C.VER_GET, {
@@ -138,9 +149,13 @@ export function bringUp(device: Device, options: BringUpOptions = {}): Result<Bn
   // HWRM_QUEUE_QPORTCFG is skipped: CoS queue ids serve the L2 TX path; the backing store
   // below sizes TQM rings from tqm_fp_rings_count, which the firmware reports.
 
-  // HWRM_FUNC_BACKING_STORE_QCAPS + CFG (V1 on P5): context memory, RoCE kinds included.
-  const bs = configureBackingStore(hwrm, pool, ledger);
-  if (!bs.ok) return fail('HWRM_FUNC_BACKING_STORE_CFG', bs.error);
+  // Context memory, RoCE kinds included: the V2 commands (QCAPS_V2 / CFG_V2 per type) where
+  // FUNC_QCAPS flags_ext says BS_V2_SUPPORTED, as bnxt_en decides it (bnxt.c
+  // __bnxt_hwrm_func_qcaps sets BNXT_FW_CAP_BACKING_STORE_V2; bnxt_alloc_ctx_mem then takes
+  // bnxt_backing_store_cfg_v2), else V1 (QCAPS + one CFG).
+  const v2 = (caps.value.flags_ext & FUNC_QCAPS_RESP_FLAGS_EXT.BS_V2_SUPPORTED) !== 0;
+  const bs = v2 ? configureBackingStoreV2(hwrm, pool, ledger) : configureBackingStore(hwrm, pool, ledger);
+  if (!bs.ok) return fail(v2 ? 'HWRM_FUNC_BACKING_STORE_CFG_V2' : 'HWRM_FUNC_BACKING_STORE_CFG', bs.error);
 
   // HWRM_FUNC_RESOURCE_QCAPS: answered by firmware with the new resource manager, which hands
   // out only what FUNC_CFG reserved (Linux bnxt.c bnxt_hwrm_func_resc_qcaps sets
@@ -183,6 +198,7 @@ export function bringUp(device: Device, options: BringUpOptions = {}): Result<Bn
       linkUp: phy.value.link === PORT_PHY_QCFG_RESP_LINK.LINK,
       linkSpeedMbps: linkSpeedMbps(phy.value.link_speed),
       doorbellBase: chip.dpiDoorbellOffset(qcfg.value.legacy_l2_db_size_kb),
+      nqDoorbellBase: chip.nqDoorbellOffset(qcfg.value.legacy_l2_db_size_kb),
     },
   });
 }

@@ -17,13 +17,16 @@ import type { DmaPool } from './dma-pool.ts';
 import { CompletionQueue, CQ_ENTRIES } from './completion-queue.ts';
 import { allocRingMemory, ringBuffers, type RingMemory } from './ring-memory.ts';
 import * as Q from './roce-commands.ts';
+import { sqLayout, type SqLayout } from './sq-layout.ts';
 
-/** Slots of each work ring (static WQE mode: one slot per WQE). */
+/** WQEs each work ring has room for (the SQ's 16-byte slots: sq-layout.ts). */
 export const RING_ENTRIES = 4096;
 
 export interface QpResources {
   readonly qpn: number;
   readonly sq: RingMemory;
+  /** Where the SQ's WQEs and its PSN-search entries or MSN table sit (sq-layout.ts). */
+  readonly sqLayout: SqLayout;
   readonly rq: RingMemory;
   /** The read-request queues: ORRQ (initiator) and IRRQ (responder), each at a page address. */
   readonly orrq: DmaBuffer;
@@ -72,8 +75,10 @@ function createSteps(func: BnxtFunction, roce: RoceDevice, handle: number, ledge
     cqs.push(new CompletionQueue(id, mem.value, doorbells, roce.doorbellOffset));
   }
 
-  // SQ (ring + PSN search area) and RQ memory, and the read-request queues (ORRQ / IRRQ).
-  const sq = takeRing(pool, ledger, RING_ENTRIES * (R.STATIC_WQE_BYTES + func.info.chip.psnSearchEntryBytes));
+  // SQ (ring + PSN search area or MSN table, in the chip's WQE mode: sq-layout.ts) and RQ
+  // memory, and the read-request queues (ORRQ / IRRQ).
+  const layout = sqLayout(func.info.chip, RING_ENTRIES, roce.msnTable);
+  const sq = takeRing(pool, ledger, layout.bytes);
   if (!sq.ok) return sq;
   const rq = takeRing(pool, ledger, RING_ENTRIES * R.STATIC_WQE_BYTES);
   if (!rq.ok) return rq;
@@ -87,15 +92,17 @@ function createSteps(func: BnxtFunction, roce: RoceDevice, handle: number, ledge
   if (!irrq.ok) return err(`no memory for the IRRQ: ${irrq.error}`);
   ledger.take(irrq.value);
 
-  // CREATE_QP (RC, static WQE mode). RESERVED_LKEY_ENABLE and FR_PMR_ENABLED on every QP, as
-  // Linux's bnxt_qplib_create_qp (qplib_fp.c) always sets them (the kernel's trace shows 0xc).
+  // CREATE_QP (RC). RESERVED_LKEY_ENABLE and FR_PMR_ENABLED on every QP, as Linux's
+  // bnxt_qplib_create_qp (qplib_fp.c) always sets them (the kernel's trace shows 0xc), and
+  // VARIABLE_SIZED_WQE_ENABLED in variable WQE mode (wqe_mode BNXT_QPLIB_WQE_MODE_VARIABLE).
   const named = [...ringBuffers(sq.value), ...ringBuffers(rq.value), orrq.value, irrq.value];
   const F = R.CreateQpFlags;
+  const wqeMode = layout.variable ? F.VARIABLE_SIZED_WQE_ENABLED : 0;
   const created = rcfw.send(Q.CREATE_QP, {
     qp_handle: BigInt(handle), type: R.QpType.RC,
-    qp_flags: F.FORCE_COMPLETION | F.RESERVED_LKEY_ENABLE | F.FR_PMR_ENABLED,
+    qp_flags: F.FORCE_COMPLETION | F.RESERVED_LKEY_ENABLE | F.FR_PMR_ENABLED | wqeMode,
     sq_lvl: sq.value.level, sq_pg_size: sq.value.pgSize, rq_lvl: rq.value.level, rq_pg_size: rq.value.pgSize, dpi: 0,
-    sq_size: RING_ENTRIES, rq_size: RING_ENTRIES, sq_sge: R.STATIC_MAX_SGE, rq_sge: R.STATIC_MAX_SGE,
+    sq_size: layout.sqSize, rq_size: RING_ENTRIES, sq_sge: layout.sqSge, rq_sge: R.STATIC_MAX_SGE,
     scq_cid: cqs[0]!.id, rcq_cid: cqs[1]!.id, pd_id: roce.pdId,
     sq_pbl: sq.value.table.dir, rq_pbl: rq.value.table.dir,
     orrq_addr: orrq.value.iova, irrq_addr: irrq.value.iova,
@@ -108,7 +115,8 @@ function createSteps(func: BnxtFunction, roce: RoceDevice, handle: number, ledge
   }
   ledger.undo(rcfw, 'DESTROY_QP', () => rcfw.send(Q.DESTROY_QP, { qp_cid: qpn }));
   const [scq, rcq] = [cqs[0]!, cqs[1]!];
-  return ok({ qpn, sq: sq.value, rq: rq.value, orrq: orrq.value, irrq: irrq.value, scq, rcq, ledger });
+  const queues = { sq: sq.value, sqLayout: layout, rq: rq.value, orrq: orrq.value, irrq: irrq.value };
+  return ok({ qpn, ...queues, scq, rcq, ledger });
 }
 
 /** Ring memory and its page table, recorded in `ledger` as taken. */

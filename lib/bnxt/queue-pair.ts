@@ -3,7 +3,8 @@
  * commands that create, connect and destroy it, and the hot path that builds WQEs, rings
  * doorbells and reads CQEs. Argument checks live in lib/qp.ts; this module trusts them.
  *
- *   SQ: [wqe 0 .. wqe 4095] 128 B each, then [psn 0 .. psn 4095] 16 B each (sq_psn_search_ext)
+ *   SQ: [wqe 0 .. wqe 4095] 128 B each (static mode) or 48 B each (variable mode, Thor2), then
+ *       its PSN-search entries or MSN table (sq-layout.ts)
  *   RQ: [wqe 0 .. wqe 4095] 128 B each
  *   SCQ / RCQ: 4096 CQEs of 32 B
  * Each ring holds 4095 entries: one slot stays empty so a full ring never looks empty.
@@ -33,7 +34,7 @@ export const RING_ROOM = RING_ENTRIES - 1;
 const MASK = RING_ENTRIES - 1;
 const RING_SHIFT = 12;
 const WQE_WORDS = R.STATIC_WQE_BYTES / 4;
-const PSN_AREA_WORD = (RING_ENTRIES * R.STATIC_WQE_BYTES) / 4;
+const SLOT_WORDS = R.SLOT_BYTES / 4;
 const PSN_WORDS = W.SQ_PSN_SEARCH_EXT_WORDS;
 const MSN_WORDS = W.SQ_MSN_SEARCH_WORDS;
 /** Outstanding RDMA reads each way (ORD / IRD). */
@@ -57,7 +58,6 @@ const READ_WORD0 = R.sqWqeWord0(R.WqeType.READ_WQE, R.WqeFlags.SIGNAL_COMP, WQE_
 const RECV_WORD0 = R.rqWqeWord0(WQE_SIZE_ONE_SGE);
 const SEND_OPCODE = R.WqeType.SEND;
 const READ_OPCODE = R.WqeType.READ_WQE;
-const WQE_SLOTS = R.STATIC_WQE_SLOTS;
 /** The CQE word holding toggle, type and status (cq_base's trailer). */
 const TRAILER = C.CQ_BASE_TOGGLE_WORD;
 const SGE_WORD = R.WQE_HEADER_BYTES / 4;
@@ -115,8 +115,16 @@ export class BnxtQp {
   /** Bytes each posted receive takes at most: a CQE claiming more is malformed. */
   private readonly rqLength = new Uint32Array(RING_ENTRIES);
   private readonly dbOffset: number;
+  /** The SQ's geometry for the chip's WQE mode (sq-layout.ts), as plain numbers for the hot path. */
+  private readonly sqWqeWords: number;
+  private readonly slotsPerWqe: number;
+  private readonly doorbellStep: number;
+  private readonly auxWord: number;
+  private readonly psnIndexStep: number;
   /** Entries of the SQ's MSN table, or 0 where it keeps PSN search (RoceDevice.msnTable). */
   private readonly msnEntries: number;
+  /** Variable WQE mode: a failed send's CQE names its WQE's first slot, not the WQE after it. */
+  private readonly slotErrorCqes: boolean;
   private readonly sqDbHi: number;
   private readonly rqDbHi: number;
   /** The failure's message once the QP failed; a failed QP stays failed. */
@@ -151,8 +159,14 @@ export class BnxtQp {
     this.sq = held.sq;
     this.rq = held.rq;
     this.dbOffset = roce.doorbellOffset;
-    // roundup_pow_of_two(SQ size) entries (qplib_fp.c bnxt_qplib_create_qp): RING_ENTRIES is one.
-    this.msnEntries = roce.msnTable ? RING_ENTRIES : 0;
+    const layout = held.sqLayout;
+    this.sqWqeWords = layout.slotsPerWqe * SLOT_WORDS;
+    this.slotsPerWqe = layout.slotsPerWqe;
+    this.doorbellStep = layout.doorbellStep;
+    this.auxWord = layout.auxWord;
+    this.psnIndexStep = layout.psnIndexStep;
+    this.msnEntries = layout.msnEntries;
+    this.slotErrorCqes = layout.variable;
     this.sqDbHi = R.doorbellHi(held.qpn, R.DbcType.SQ);
     this.rqDbHi = R.doorbellHi(held.qpn, R.DbcType.RQ);
   }
@@ -301,28 +315,31 @@ export class BnxtQp {
       return;
     }
     const u = this.sq32;
-    const w = idx * WQE_WORDS;
+    const w = idx * this.sqWqeWords;
     // wqe_type/flags/wqe_size, immediate 0, length, q_key 0, words 4-6, timestamp 0
     W.setSqSendHdrWords(u, w, word0, 0, n, 0, w4, w5, w6, 0);
     writeSge(u, w + SGE_WORD, key, vaLo, vaHi, at, n);
     const start = this.nextPsn;
     const next = R.psnAdd(start, R.psnPackets(n, this.mtu));
     this.nextPsn = next;
+    const slot = idx * this.slotsPerWqe;
     if (this.msnEntries !== 0) {
-      // sq_msn_search, entry msn % size (msn counts the WQEs posted: this one's index here, as the
-      // table has RING_ENTRIES entries): start PSN 0-23, next PSN 24-47, start slot 48-63
-      // (qplib_fp.c bnxt_qplib_pull_psn_buff, bnxt_qplib_fill_msn_search).
-      const m = PSN_AREA_WORD + idx * MSN_WORDS;
-      W.setSqMsnSearchWords(u, m, W.sqMsnSearchWord0(start, next), W.sqMsnSearchWord1(next, idx * WQE_SLOTS));
+      // sq_msn_search, entry msn % size (msn counts the WQEs posted; the size is a power of two):
+      // start PSN 0-23, next PSN 24-47, start slot 48-63 (qplib_fp.c bnxt_qplib_pull_psn_buff,
+      // bnxt_qplib_fill_msn_search).
+      const m = this.auxWord + (prod & (this.msnEntries - 1)) * MSN_WORDS;
+      W.setSqMsnSearchWords(u, m, W.sqMsnSearchWord0(start, next), W.sqMsnSearchWord1(next, slot));
     } else {
-      // psn_search_ext: opcode | start PSN, next PSN (flags 0), start slot index.
-      const p = PSN_AREA_WORD + idx * PSN_WORDS;
-      W.setSqPsnSearchExtWords(u, p, W.sqPsnSearchExtWord0(start, opcode), next, idx * WQE_SLOTS, 0);
+      // psn_search_ext at slot / max_slot: opcode | start PSN, next PSN (flags 0), start slot index.
+      const p = this.auxWord + idx * this.psnIndexStep * PSN_WORDS;
+      W.setSqPsnSearchExtWords(u, p, W.sqPsnSearchExtWord0(start, opcode), next, slot, 0);
     }
     const np = prod + 1;
     this.sqProd = np;
     this.scq.tellBeforePost(np); // the CQ's consumer, if the NIC must hear it before this entry's CQE
-    this.doorbells.doorbell64(this.dbOffset, D.dbcDbcWord0(np & MASK, (np >>> RING_SHIFT) & 1, 0), this.sqDbHi);
+    // The producer: a WQE index (static) or a slot index (variable, max_slot 1), the wrap bit as epoch.
+    const index = (np & MASK) * this.doorbellStep;
+    this.doorbells.doorbell64(this.dbOffset, D.dbcDbcWord0(index, (np >>> RING_SHIFT) & 1, 0), this.sqDbHi);
   }
 
   /** Writes an RQ WQE of one SGE (wr_id = its ring index), then rings the RQ doorbell. */
@@ -392,7 +409,7 @@ export class BnxtQp {
       // the last, which takes its status (Linux bnxt_re qplib_fp.c bnxt_qplib_cq_process_req;
       // rdma-core providers/bnxt_re verbs.c bnxt_re_poll_success_scqe). An index outside the due
       // entries is malformed.
-      const covered = (C.cqReqSqConsIdx(u, w) - idx) & MASK;
+      const covered = this.sendCovered(u, w, status, idx);
       if (covered === 0 || covered > this.sqProd - this.sqTaken) {
         const named = (idx + covered - 1) & MASK;
         return this.failAtCqe(side, cq, `the NIC completed send entry ${named} out of order (expected ${idx})`);
@@ -434,6 +451,19 @@ export class BnxtQp {
     this.fail(message);
     this.lastError = message; // the failed entry carries its own error
     return POLL_ERROR;
+  }
+
+  /**
+   * How many due send entries, from entry `idx`, the requester CQE at word `w` completes. Its
+   * sq_cons_idx names the entry after the last one; in variable WQE mode a failure's names the
+   * failed WQE's first slot instead (Linux qplib_fp.c __is_err_cqe_for_var_wqe,
+   * bnxt_qplib_get_cqe_sq_cons). A slot where no WQE starts gives 0: malformed.
+   */
+  private sendCovered(u: Uint32Array, w: number, status: number, idx: number): number {
+    const cons = C.cqReqSqConsIdx(u, w);
+    if (status === 0 || !this.slotErrorCqes) return (cons - idx) & MASK;
+    const wqe = cons / this.slotsPerWqe;
+    return wqe === (wqe | 0) ? ((wqe - idx) & MASK) + 1 : 0;
   }
 
   /** The error of the first CQE of `side` the NIC wrote that failed its entry (not a flush), if any. */
@@ -484,7 +514,7 @@ export class BnxtQp {
       const type = C.cqBaseCqeTypeOf(trailer);
       const idx = (send ? this.sqTaken : this.rqTaken) & MASK;
       const bytes = send ? this.sqLength[idx]! : C.cqResRcLength(u, w);
-      const covered = (C.cqReqSqConsIdx(u, w) - idx) & MASK;
+      const covered = this.sendCovered(u, w, status, idx);
       if (send && type === R.CqeType.REQ && covered > 1 && covered <= this.sqProd - this.sqTaken) {
         // An aggregated CQE the NIC wrote before the failure: this entry, before its last, succeeded.
         this.keepAfterFailure[side]!++;

@@ -17,6 +17,7 @@ import {
 import type { Values } from '../../firmware-hwrm/layout.ts';
 import { ok, err, type Result } from '../result.ts';
 import type { BnxtFunction } from './bringup.ts';
+import type { ChipProfile } from './chip.ts';
 import { RcfwChannel, CMDQ_ENTRIES, CREQ_ENTRIES } from './rcfw-channel.ts';
 import * as C from './hwrm-commands.ts';
 import * as Q from './roce-commands.ts';
@@ -24,8 +25,17 @@ import * as Q from './roce-commands.ts';
 /** The NQ the CQs report to. This driver polls CQs and never arms them, but CREATE_CQ names an NQ. */
 const CQ_NQ_ENTRIES = 256;
 const STATS_BYTES = 4096;
-/** RoCE statistics block length (ctx_hw_stats, 160 bytes; the kernel's default). */
-const STATS_DMA_LENGTH = 160;
+/**
+ * RoCE statistics block length: the ring statistics size bnxt_en reports to bnxt_re
+ * (hw_ring_stats_size; qplib_res.c bnxt_qplib_alloc_stat_mem, main.c
+ * bnxt_re_net_stats_ctx_alloc): sizeof(ctx_hw_stats), 160 bytes, unless bnxt.c
+ * bnxt_hwrm_vnic_qcaps sees TPA v2 (max_aggs_supported), then BNXT_RING_STATS_SIZE_P5 or _P7.
+ * This driver sends no VNIC_QCAPS: it keeps the 160 bytes the kernel was seen sending on P5 and
+ * takes the larger P7 block on every P7, which holds either (docs/hardware.md).
+ */
+function statsDmaLength(chip: ChipProfile): number {
+  return chip.family === 'P7' ? chip.ringStatsBytes : 160;
+}
 /** What RoCE takes from HWRM: two NQ-type rings (the CREQ, the CQs' NQ) and a statistics context. */
 const ROCE_NQ_RINGS = 2;
 const ROCE_STAT_CTXS = 1;
@@ -119,7 +129,7 @@ export function bringUpRoce(func: BnxtFunction, ipv4: Uint8Array): Result<RoceDe
   if (typeof stats === 'string') return fail('statistics memory', stats);
   const stat = hwrm.send(C.STAT_CTX_ALLOC, {
     stats_dma_addr: stats.iova, update_period_ms: 1000, stat_ctx_flags: STAT_CTX_ALLOC_REQ_STAT_CTX_FLAGS.ROCE,
-    stats_dma_length: STATS_DMA_LENGTH,
+    stats_dma_length: statsDmaLength(func.info.chip),
   }, { names: [stats] });
   if (!stat.ok) return fail('HWRM_STAT_CTX_ALLOC', stat.error);
   const statCtxId = stat.value.stat_ctx_id;
@@ -130,8 +140,11 @@ export function bringUpRoce(func: BnxtFunction, ipv4: Uint8Array): Result<RoceDe
   if (typeof cmdq === 'string') return fail('CMDQ memory', cmdq);
   const side = alloc(4096);
   if (typeof side === 'string') return fail('side buffer memory', side);
-  const doorbellOffset = func.info.doorbellBase; // DPI 0: CREQ, NQ and the driver's ring doorbells
-  const ch = new RcfwChannel(device, pool, cmdq, creq, creqRingId, func.doorbells, doorbellOffset);
+  // Two doorbell bases (they differ on P7): the CREQ's at the NQ doorbell offset, as bnxt_re
+  // rings it (bnxt_fill_msix_vecs hands it db_offset; main.c bnxt_re_get_nqdb_offset), the
+  // CQ and QP doorbells on DPI 0's page (bnxt_re_set_db_offset).
+  const doorbellOffset = func.info.doorbellBase;
+  const ch = new RcfwChannel(device, pool, cmdq, creq, creqRingId, func.doorbells, func.info.nqDoorbellBase);
   ch.trace = hwrm.trace;
   ledger.watch(ch);
   // RoCE commands are bounded like HWRM ones: VER_GET's max_req_timeout (and a test's cap).
