@@ -6,6 +6,11 @@
 import t from 'tap';
 import { Nic } from '../lib/index.ts';
 import { HwrmChannel } from '../lib/bnxt/hwrm-channel.ts';
+import { configureBackingStore } from '../lib/bnxt/backing-store.ts';
+import { DmaPool } from '../lib/bnxt/dma-pool.ts';
+import { Ledger } from '../drivers/ledger.ts';
+import { emuDevice } from './helpers/emu-device.ts';
+import { recordHwrmRequests } from './helpers/hwrm-request-recorder.ts';
 import { answerBackingStoreQcaps } from '../drivers/emu/firmware/hwrm-backing-store.ts';
 import { HWRM } from '../firmware-hwrm/hwrm/index.ts';
 import { captureCmdq } from './helpers/cmdq-capture.ts';
@@ -68,4 +73,70 @@ t.test('the software NIC refuses an MRAV count without the split, and fewer TQM 
   const enables = /HWRM 0x193: error 6\b/;
   t.throws(() => bringUp(new EmuRig(), { tqmRings: 1 }), enables, 'one TQM ring for 2 queues: INVALID_ENABLES');
   t.doesNotThrow(() => bringUp(new EmuRig()), 'split, a ring per queue: taken');
+});
+
+// The CFG's two forms (bnxt.c bnxt_hwrm_func_backing_store_cfg: the whole 336-byte
+// hwrm_func_backing_store_cfg_input unless it exceeds VER_GET's max_ext_req_len, else the first
+// 256 bytes, BNXT_BACKING_STORE_CFG_LEGACY_LEN), and the 9th fast-path TQM ring: where QCAPS
+// counts 8 rings and the full form fits, tqm_fp_rings_count_ext more, at most 9, the 9th in
+// tqm_ring8_* with enable TQM_RING8 (FreeBSD bnxt_hwrm.c bnxt_hwrm_func_backing_store_qcaps / _cfg).
+// Bytes read at hsi.h offsets: 0 req_type (0x193), 20 enables, 188 tqm_ring0_num_entries,
+// 256 tqm_ring8_pg_size_tqm_ring_lvl, 260 tqm_ring8_num_entries, 264 tqm_ring8_page_dir.
+const CFG = 0x193;
+const EN_TQM_RING0_7 = 0x3fc0;
+const EN_TQM_RING8 = 0x10000;
+const u32 = (b: Uint8Array, at: number) => new DataView(b.buffer, b.byteOffset).getUint32(at, true);
+
+function cfgSetUp(maxExtReqLen: number, rings?: [number, number]) {
+  const emu = emuDevice();
+  if (rings) emu.emu.hwrm.offerTqmRings(rings[0], rings[1]);
+  const { device, requests } = recordHwrmRequests(emu);
+  const pool = new DmaPool(device.dma); // the recorder reads short commands from these buffers
+  const opened = HwrmChannel.open(device, pool);
+  if (!opened.ok) throw new Error(opened.error);
+  const hwrm = opened.value;
+  // What VER_GET gave bring-up: the model's window and the longest request it takes.
+  hwrm.caps = { ...hwrm.caps, maxReqWinLen: 128, maxExtReqLen };
+  const ledger = new Ledger(pool, [hwrm]);
+  const close = () => { ledger.unwind(); hwrm.close(); emu.close(); };
+  return { hwrm, pool, ledger, requests, close };
+}
+
+t.test('BACKING_STORE_CFG in its 336-byte form where max_ext_req_len allows, the 256-byte one where not', async (t) => {
+  for (const [maxExt, length] of [[336, 336], [300, 256]] as const) {
+    const s = cfgSetUp(maxExt);
+    t.teardown(s.close);
+    const r = configureBackingStore(s.hwrm, s.pool, s.ledger);
+    t.ok(r.ok, r.ok ? `max_ext_req_len ${maxExt}: configured` : r.error);
+    const cfg = s.requests.filter((q) => q.reqType === CFG);
+    t.same(cfg.map((q) => q.bytes.length), [length], `max_ext_req_len ${maxExt}: ${length} bytes sent`);
+    if (length === 336) {
+      t.same([...cfg[0]!.bytes.subarray(256)], new Array(80).fill(0), 'no ring 8: the two CoS queues need 2 rings');
+      t.equal(u32(cfg[0]!.bytes, 20) & EN_TQM_RING8, 0, 'TQM_RING8 not enabled');
+    }
+  }
+});
+
+t.test('QCAPS counting 8 TQM rings and 1 more: the 9th in tqm_ring8, enabled, backed like the others', async (t) => {
+  const s = cfgSetUp(336, [8, 1]);
+  t.teardown(s.close);
+  const r = configureBackingStore(s.hwrm, s.pool, s.ledger);
+  t.ok(r.ok, r.ok ? 'the firmware took it' : r.error);
+  const b = s.requests.find((q) => q.reqType === CFG)!.bytes;
+  t.equal(b.length, 336);
+  t.equal(u32(b, 20) & (EN_TQM_RING0_7 | EN_TQM_RING8), EN_TQM_RING0_7 | EN_TQM_RING8, 'rings 0-7 and TQM_RING8');
+  t.equal(b[256], 0x01, 'tqm_ring8: 4 KiB pages (0 << 4), level 1');
+  t.equal(u32(b, 260), u32(b, 188), 'tqm_ring8_num_entries: as many as tqm_ring0 holds');
+  const dir = u32(b, 264) + u32(b, 268) * 2 ** 32;
+  t.ok(dir !== 0 && dir % 4096 === 0, `tqm_ring8_page_dir 0x${dir.toString(16)}: a page table`);
+});
+
+t.test('the old driver\'s legacy CFG of 8 TQM rings is refused where the firmware counts a 9th', async (t) => {
+  // The old driver always sent 256 bytes: as if the firmware took no longer request.
+  const s = cfgSetUp(256, [8, 1]);
+  t.teardown(s.close);
+  const r = configureBackingStore(s.hwrm, s.pool, s.ledger);
+  t.notOk(r.ok, 'refused');
+  if (!r.ok) t.match(r.error, /INVALID_ENABLES/);
+  t.same(s.requests.filter((q) => q.reqType === CFG).map((q) => q.bytes.length), [256]);
 });

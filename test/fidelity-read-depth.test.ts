@@ -7,7 +7,7 @@
 // Request), so the old raw 16 (IRD 7) fails a requester with 15 READs outstanding.
 import t from 'tap';
 import { nicInternals } from '../lib/nic.ts';
-import type { Nic, Qp, Region } from '../lib/index.ts';
+import type { Nic, NicOptions, Qp, Region } from '../lib/index.ts';
 import { captureCmdq } from './helpers/cmdq-capture.ts';
 import { engineCounters, openPair } from './helpers/qp-data.ts';
 
@@ -76,4 +76,26 @@ t.test('the raw depth 16 (IRD 7 at the responder, ORD 15 at the requester) fails
   // failed), so the requester resends the oldest READ to a dead responder until its retries run out.
   const why = /invalid request|retry exceeded/i;
   if (first && !first.ok) t.match(first.error, why, 'NAKed, or retried against the failed responder');
+});
+
+// The other branch (issue 11 item 4): a device reporting internal queue memory (QUERY_FUNC
+// dev_cap_flags INTERNAL_QUEUE_MEMORY, Broadcom's bnxt_re BNXT_RE_IQM; the software NIC's
+// `current-iqm` firmware) takes the depths as they are: max_rd_atomic = ORD = 16 and
+// max_dest_rd_atomic = IRD = 16, at the same cmdq_modify_qp bytes 76 and 77.
+t.test('on a device with internal queue memory MODIFY_QP carries the raw depths, 16 and 16', async (t) => {
+  const capture = captureCmdq();
+  t.teardown(() => capture.restore());
+  const p = openPair({ stepped: true, firmware: 'current-iqm' } as NicOptions, 1 << 21);
+  t.teardown(() => p.nic.close());
+  const modifies = capture.of(MODIFY_QP);
+  const rtr = modifies.filter((b) => (b[24]! & 0xf) === RTR);
+  const rts = modifies.filter((b) => (b[24]! & 0xf) === RTS);
+  t.same(rtr.map((b) => b[77]), [16, 16], 'max_dest_rd_atomic = IRD 16');
+  t.same(rts.map((b) => b[76]), [16, 16], 'max_rd_atomic = ORD 16');
+  // The model holds them as the depths they are: 24 READs complete, none beyond the IRD.
+  postReads(p.a, p, 24, 65536);
+  const results = [];
+  for (let i = 0; i < 24; i++) results.push(p.a.wait('send', 5e6));
+  t.same(results.filter((r) => r?.ok !== true), [], 'all 24 READs completed');
+  t.equal(engineCounters(p.nic)['readsOverIrd'], 0, 'no READ met the responder\'s IRD (16)');
 });

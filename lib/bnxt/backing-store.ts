@@ -12,7 +12,7 @@ import {
   FUNC_BACKING_STORE_CFG_REQ_ENABLES as EN, FUNC_BACKING_STORE_CFG_REQ_FLAGS as CFG_FLAGS,
   FUNC_BACKING_STORE_CFG_LEGACY_LEN, backingStorePgSizeLvl,
   FUNC_BACKING_STORE_PG_SIZE, FUNC_BACKING_STORE_QCAPS_RESP_CTX_INIT_MASK as INIT, type FuncBackingStoreQcapsOutput,
-  type FuncBackingStoreCfgInput,
+  FuncBackingStoreCfgInput,
 } from '../../firmware-hwrm/hwrm/index.ts';
 import { PTU_PTE_VALID } from '../../firmware-hwrm/roce/pbl.ts';
 import { ok, err, type Result } from '../result.ts';
@@ -65,9 +65,14 @@ export function configureBackingStore(hwrm: HwrmChannel, pool: DmaPool, ledger: 
   const l2Qps = caps.qp_max_l2_entries;
   const mrs = Math.min(Math.floor(caps.mrav_max_entries / 2), ROCE_LIMITS.mrs);
   const ahs = Math.min(mrs, ROCE_LIMITS.ahs);
+  // The CFG's form: all 336 bytes where the firmware takes requests that long, else the 256-byte
+  // legacy form (bnxt.c bnxt_hwrm_func_backing_store_cfg: req_len = sizeof(*req) unless it
+  // exceeds hwrm_max_ext_req_len, then BNXT_BACKING_STORE_CFG_LEGACY_LEN).
+  const fullForm = hwrm.caps.maxExtReqLen >= FuncBackingStoreCfgInput.size;
   // Fast-path TQM rings: QCAPS's count, or where it says 0 the port's CoS queues from
   // QUEUE_QPORTCFG (bnxt.c bnxt_hwrm_func_backing_store_qcaps: bp->max_q), at most the 8 the
-  // legacy CFG carries.
+  // legacy CFG carries; at 8, with the full form, tqm_fp_rings_count_ext more, at most 9 in all
+  // (the 9th as tqm_ring8: FreeBSD bnxt_hwrm.c bnxt_hwrm_func_backing_store_qcaps and _cfg).
   let fpRings = caps.tqm_fp_rings_count;
   if (fpRings === 0) {
     const queues = hwrm.send(QUEUE_QPORTCFG, { flags: 0, port_id: 0 });
@@ -75,7 +80,9 @@ export function configureBackingStore(hwrm: HwrmChannel, pool: DmaPool, ledger: 
     fpRings = queues.value.max_configurable_queues;
     if (fpRings === 0) return err('HWRM_QUEUE_QPORTCFG: the port has no CoS queue for the TQM rings');
   }
-  const tqmRings = Math.min(MAX_LEGACY_TQM_FP_RINGS, fpRings);
+  let tqmRings = Math.min(MAX_LEGACY_TQM_FP_RINGS, fpRings);
+  if (tqmRings === MAX_LEGACY_TQM_FP_RINGS && fullForm)
+    tqmRings = Math.min(MAX_TQM_FP_RINGS, tqmRings + caps.tqm_fp_rings_count_ext);
   const tqmEntries = clamp(
     l2Qps + 2 * (extraQps + qp1), caps.tqm_min_entries_per_ring, caps.tqm_max_entries_per_ring,
     caps.tqm_entries_multiple || 1,
@@ -120,12 +127,18 @@ export function configureBackingStore(hwrm: HwrmChannel, pool: DmaPool, ledger: 
       apply: (c, d, p, n) => Object.assign(c, {
         tqm_sp_page_dir: d, tqm_sp_pg_size_tqm_sp_lvl: p, tqm_sp_num_entries: n, tqm_entry_size: caps.tqm_entry_size,
       }) },
-    ...Array.from({ length: tqmRings }, (_, i) => ({
+    ...Array.from({ length: Math.min(tqmRings, MAX_LEGACY_TQM_FP_RINGS) }, (_, i) => ({
       name: `TQM ring ${i}`, entries: tqmEntries, size: caps.tqm_entry_size, enable: EN.TQM_RING0 << i,
       apply: (c: Cfg, d: number, p: number, n: number) => Object.assign(c, {
         [`tqm_ring${i}_page_dir`]: d, [`tqm_ring${i}_pg_size_tqm_ring${i}_lvl`]: p, [`tqm_ring${i}_num_entries`]: n,
       }),
     })),
+    ...(tqmRings > MAX_LEGACY_TQM_FP_RINGS ? [{
+      name: 'TQM ring 8', entries: tqmEntries, size: caps.tqm_entry_size, enable: EN.TQM_RING8,
+      apply: (c: Cfg, d: number, p: number, n: number) => Object.assign(c, {
+        tqm_ring8_page_dir: d, tqm_ring8_pg_size_tqm_ring_lvl: p, tqm_ring8_num_entries: n,
+      }),
+    }] : []),
     { name: 'MRAV', entries: mrs + ahs, size: caps.mrav_entry_size, enable: EN.MRAV,
       init: { mask: INIT.MRAV, offset: caps.mrav_init_offset },
       apply: (c, d, p) => Object.assign(c, {
@@ -157,17 +170,18 @@ export function configureBackingStore(hwrm: HwrmChannel, pool: DmaPool, ledger: 
     enables |= kind.enable;
   }
   const buffers = areas.flatMap((a) => [a.data, ...a.table.tables]);
-  // HWRM_FUNC_BACKING_STORE_CFG: the 256-byte legacy form carries everything used here.
+  // HWRM_FUNC_BACKING_STORE_CFG, in the form chosen above.
   const flags = caps.mrav_num_entries_units !== 0 ? CFG_FLAGS.MRAV_RESERVATION_SPLIT : 0;
   const r = hwrm.send(BACKING_STORE_CFG, { ...cfg, flags, enables: enables >>> 0 }, {
-    names: buffers, lengthBytes: FUNC_BACKING_STORE_CFG_LEGACY_LEN,
+    names: buffers, lengthBytes: fullForm ? FuncBackingStoreCfgInput.size : FUNC_BACKING_STORE_CFG_LEGACY_LEN,
   });
   if (!r.ok) return err(r.error);
   return ok({ areas, buffers, qpEntries: extraQps });
 }
 
-/** Fast-path TQM rings the 256-byte legacy CFG names (tqm_ring0..7). */
+/** Fast-path TQM rings the 256-byte legacy CFG names (tqm_ring0..7); the 336-byte form one more (tqm_ring8). */
 const MAX_LEGACY_TQM_FP_RINGS = 8;
+const MAX_TQM_FP_RINGS = 9;
 
 /**
  * CFG's mrav_num_entries: the entry count, or where QCAPS gives mrav_num_entries_units the

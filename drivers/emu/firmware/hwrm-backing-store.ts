@@ -37,14 +37,39 @@ const CAPS = {
   mrav_init_offset: 7,
 } as const;
 
-export function answerBackingStoreQcaps(): Record<string, unknown> {
-  return { ...CAPS };
+/**
+ * Fast-path TQM rings QCAPS offers: `count` (0: one per CoS queue of QUEUE_QPORTCFG) and, where
+ * it is 8 and the CFG's 336-byte form fits max_ext_req_len, `ext` more (hsi.h
+ * tqm_fp_rings_count_ext; FreeBSD bnxt_hwrm.c bnxt_hwrm_func_backing_store_qcaps adds them, at
+ * most 9 rings, the 9th configured as tqm_ring8).
+ */
+export interface TqmOffer {
+  readonly count: number;
+  readonly ext: number;
+}
+export const DEFAULT_TQM_OFFER: TqmOffer = { count: CAPS.tqm_fp_rings_count, ext: 0 };
+
+/** The legacy CFG's fast-path TQM rings (tqm_ring0..7), and at most one more in the 336-byte form. */
+const LEGACY_TQM_FP_RINGS = 8;
+const MAX_TQM_FP_RINGS = 9;
+
+export function answerBackingStoreQcaps(tqm: TqmOffer = DEFAULT_TQM_OFFER): Record<string, unknown> {
+  return { ...CAPS, tqm_fp_rings_count: tqm.count, tqm_fp_rings_count_ext: tqm.ext };
+}
+
+/** The fast-path TQM rings a CFG must back (the kernel's rule over what QCAPS offered). */
+function tqmRingsDue(tqm: TqmOffer): number {
+  const rings = Math.min(LEGACY_TQM_FP_RINGS, tqm.count || PORT_QUEUE_COUNT);
+  // The model's max_ext_req_len is 336: the full form always fits, so the ext rings are due too.
+  return rings === LEGACY_TQM_FP_RINGS ? Math.min(MAX_TQM_FP_RINGS, rings + tqm.ext) : rings;
 }
 
 type Req = Record<string, number | bigint | Uint8Array>;
 
 /** The firmware's state after a valid CFG, or the HWRM error code it answers. */
-export function checkBackingStoreCfg(req: Req, iommu: Iommu): BackingStoreState | number {
+export function checkBackingStoreCfg(
+  req: Req, iommu: Iommu, tqm: TqmOffer = DEFAULT_TQM_OFFER,
+): BackingStoreState | number {
   const enables = req.enables as number;
   const mrav = mravSplit(req);
   const kinds: [number, string, string, number][] = [
@@ -61,9 +86,18 @@ export function checkBackingStoreCfg(req: Req, iommu: Iommu): BackingStoreState 
   // MRs and AHs, split: (MRs / units) << 16 | AHs / units, with the flag (bnxt_hwrm_func_backing_store_cfg).
   const split = ((req.flags as number) & H.FUNC_BACKING_STORE_CFG_REQ_FLAGS.MRAV_RESERVATION_SPLIT) !== 0;
   if (!split) return H.HWRM_ERR_CODE.INVALID_PARAMS;
-  // One fast-path TQM ring per CoS queue, each enabled (bnxt_hwrm_func_backing_store_cfg enables them all).
-  const fpRings = CAPS.tqm_fp_rings_count || PORT_QUEUE_COUNT;
-  for (let i = 0; i < fpRings; i++) if ((enables & (EN.TQM_RING0 << i)) === 0) return H.HWRM_ERR_CODE.INVALID_ENABLES;
+  // Every fast-path TQM ring due, each enabled (bnxt_hwrm_func_backing_store_cfg enables them
+  // all; the 9th is tqm_ring8, enable TQM_RING8, only in the 336-byte form), the 9th backed too.
+  const fpRings = tqmRingsDue(tqm);
+  for (let i = 0; i < Math.min(fpRings, LEGACY_TQM_FP_RINGS); i++)
+    if ((enables & (EN.TQM_RING0 << i)) === 0) return H.HWRM_ERR_CODE.INVALID_ENABLES;
+  if (fpRings > LEGACY_TQM_FP_RINGS) {
+    if ((enables & EN.TQM_RING8) === 0) return H.HWRM_ERR_CODE.INVALID_ENABLES;
+    const bytes = (req.tqm_ring8_num_entries as number) * CAPS.tqm_entry_size;
+    const dir = req.tqm_ring8_page_dir as number;
+    if (bytes === 0 || !walkable(iommu, dir, req.tqm_ring8_pg_size_tqm_ring_lvl as number, bytes))
+      return H.HWRM_ERR_CODE.INVALID_PARAMS;
+  }
   for (const [bit, dirField, lvlField, bytes] of kinds) {
     if ((enables & bit) === 0) continue;
     if ((req.qp_num_entries as number) > CAPS.qp_max_entries) return H.HWRM_ERR_CODE.INVALID_PARAMS;

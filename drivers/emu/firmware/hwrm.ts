@@ -18,7 +18,9 @@ import {
 import type { ModelBus } from '../bus.ts';
 import { HwrmFaults, type HwrmRandomFaults, type MalformedKind } from './hwrm-faults.ts';
 import { BCM57508 } from '../config.ts';
-import { answerBackingStoreQcaps, checkBackingStoreCfg } from './hwrm-backing-store.ts';
+import {
+  answerBackingStoreQcaps, checkBackingStoreCfg, DEFAULT_TQM_OFFER, type TqmOffer,
+} from './hwrm-backing-store.ts';
 import { BackingStoreV2 } from './hwrm-backing-store-v2.ts';
 import type { FunctionResources, RoceOfFunction } from './function-resources.ts';
 import {
@@ -42,6 +44,8 @@ export class HwrmFirmware {
   readonly faults = new HwrmFaults();
   /** Context memory V2 (QCAPS_V2 / CFG_V2) between FUNC_RESETs. */
   private readonly backingStoreV2 = new BackingStoreV2();
+  /** The fast-path TQM rings BACKING_STORE_QCAPS offers (controls.offerTqmRings). */
+  private tqmOffer: TqmOffer = DEFAULT_TQM_OFFER;
   private nextRingId = 1;
   private nextStatId = 1;
   /** Requests answered (for tests and benchmarks). */
@@ -141,12 +145,12 @@ export class HwrmFirmware {
       case H.HWRM.PORT_PHY_QCFG:
         return { values: this.portPhyQcfg() };
       case H.HWRM.FUNC_BACKING_STORE_QCAPS:
-        return { values: answerBackingStoreQcaps() };
+        return { values: answerBackingStoreQcaps(this.tqmOffer) };
       case H.HWRM.FUNC_BACKING_STORE_CFG: {
         // No registration needed: Linux's bnxt_en configures context memory before it registers
         // (bnxt.c bnxt_fw_init_one_p2: bnxt_hwrm_func_qcaps -> bnxt_alloc_ctx_mem, then
         // bnxt_hwrm_func_drv_rgtr), and was seen doing so over vfio-user (docs/bnxt-en-bringup.md).
-        const state = checkBackingStoreCfg(req, this.bus.iommu);
+        const state = checkBackingStoreCfg(req, this.bus.iommu, this.tqmOffer);
         if (typeof state === 'number') return { error: state };
         this.fn.backingStore = state;
         return { values: {} };
@@ -289,6 +293,8 @@ export class HwrmFirmware {
     silence: () => { this.faults.silent = true; },
     silenceAfter: (n: number) => this.faults.silenceAfter(n),
     clearFaults: () => this.faults.clear(),
+    /** BACKING_STORE_QCAPS offers `count` fast-path TQM rings and `ext` beyond 8 (before the CFG). */
+    offerTqmRings: (count: number, ext: number) => { this.tqmOffer = { count, ext }; },
     seen: () => this.faults.seen,
     internalErrors: () => this.internalErrors,
     lastInternalError: () => this.lastInternalError,

@@ -12,6 +12,11 @@
  *              HOST_MSN_TABLE, the way Thor2 firmware keeps it). Offered on the P5 model so the
  *              MSN path is exercised before the P7 profile exists; whether a P5 firmware ever
  *              reports it is unverified (docs/hardware.md)
+ *   current-iqm  the same as current, with internal queue memory (dev_cap_flags
+ *              INTERNAL_QUEUE_MEMORY, Broadcom's bnxt_re BNXT_RE_IQM): MODIFY_QP takes the read
+ *              depths as they are (ORD, IRD), not as ORRQ / IRRQ slots. Offered so the driver's
+ *              IQM branch runs; the bit's value and which firmware reports it are unverified
+ *              (docs/hardware.md)
  *   p5-legacy  an older P5 firmware: neither flag. REGISTER_MR takes only a key from
  *              ALLOCATE_MRW, and INITIALIZE_FW may not claim hardware retransmission.
  *
@@ -36,7 +41,7 @@ export interface FirmwarePersonality {
   readonly devCapExtFlags2: number;
 }
 
-export type FirmwareName = 'current' | 'current-msn' | 'p5-legacy';
+export type FirmwareName = 'current' | 'current-msn' | 'current-iqm' | 'p5-legacy';
 
 export const FIRMWARE_PERSONALITIES: Readonly<Record<FirmwareName, FirmwarePersonality>> = {
   current: {
@@ -50,6 +55,13 @@ export const FIRMWARE_PERSONALITIES: Readonly<Record<FirmwareName, FirmwarePerso
     roceVersion: { maj: 230, minor: 2, bld: 52, rsvd: 0 },
     devCapFlags: DevCapFlags.MR_REGISTER_ALLOC | DevCapFlags.HW_REQUESTER_RETX_ENABLED,
     devCapExtFlags2: ReqRetransmissionSupport.HOST_MSN_TABLE << REQ_RETRANSMISSION_SUPPORT_SHIFT,
+  },
+  'current-iqm': {
+    name: 'current-iqm',
+    roceVersion: { maj: 230, minor: 2, bld: 52, rsvd: 0 },
+    devCapFlags: DevCapFlags.MR_REGISTER_ALLOC | DevCapFlags.HW_REQUESTER_RETX_ENABLED |
+      DevCapFlags.INTERNAL_QUEUE_MEMORY,
+    devCapExtFlags2: ReqRetransmissionSupport.HOST_PSN_TABLE << REQ_RETRANSMISSION_SUPPORT_SHIFT,
   },
   'p5-legacy': {
     name: 'p5-legacy',

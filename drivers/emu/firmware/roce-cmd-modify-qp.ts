@@ -5,7 +5,8 @@
  * The engine hears of a state change after it happened.
  */
 import {
-  CmdqModifyQp, CreqModifyQpResp, ModifyQpMask as M, QpState, RoceStatus, PSN_MASK, pathMtuCode, pathMtuFor,
+  CmdqModifyQp, CreqModifyQpResp, DevCapFlags, ModifyQpMask as M, QpState, RoceStatus, PSN_MASK, pathMtuCode,
+  pathMtuFor,
 } from '../../../firmware-hwrm/roce/index.ts';
 import type { EmuQpState } from '../objects.ts';
 import { refuse, success, type Answer, type RoceContext } from './roce-answer.ts';
@@ -19,6 +20,11 @@ const QPN_MAX = 0xffffff;
  */
 export function maxPathMtuCode(portMtu: number): number {
   return pathMtuCode(pathMtuFor(portMtu));
+}
+
+/** The firmware keeps ORRQ / IRRQ itself: read depths are ORD and IRD, not slots (personality current-iqm). */
+export function internalQueueMemory(ctx: RoceContext): boolean {
+  return (ctx.firmware.devCapFlags & DevCapFlags.INTERNAL_QUEUE_MEMORY) !== 0;
 }
 
 export function modifyQp(ctx: RoceContext, cmd: Uint8Array): Answer {
@@ -53,9 +59,13 @@ export function modifyQp(ctx: RoceContext, cmd: Uint8Array): Answer {
   if (has(M.SQ_PSN) && c.sq_psn > PSN_MASK) return bad(`sq_psn 0x${c.sq_psn.toString(16)} is not a 24-bit PSN`);
   if (has(M.DEST_QP_ID) && c.dest_qp_id > QPN_MAX)
     return bad(`dest_qp_id 0x${c.dest_qp_id.toString(16)} is not a 24-bit QP number`);
-  // ORRQ slots = ORD + 1 and IRRQ slots = 2 x IRD + 2, within what CREATE_QP's ORRQ/IRRQ hold.
-  const maxOrrq = limits.maxQpInitRdAtom + 1;
-  const maxIrrq = 2 * limits.maxQpRdAtom + 2;
+  // ORRQ slots = ORD + 1 and IRRQ slots = 2 x IRD + 2, within what CREATE_QP's ORRQ/IRRQ hold;
+  // with internal queue memory the depths themselves, within QUERY_FUNC's maxima (Broadcom's
+  // bnxt_re sends them raw where BNXT_RE_IQM(dev_cap_flags)), so slots sent to such a device
+  // exceed them and are refused.
+  const iqm = internalQueueMemory(ctx);
+  const maxOrrq = iqm ? limits.maxQpInitRdAtom : limits.maxQpInitRdAtom + 1;
+  const maxIrrq = iqm ? limits.maxQpRdAtom : 2 * limits.maxQpRdAtom + 2;
   if (has(M.MAX_RD_ATOMIC) && (c.max_rd_atomic < 1 || c.max_rd_atomic > maxOrrq))
     return bad(`max_rd_atomic ${c.max_rd_atomic} is not 1..${maxOrrq}`);
   if (has(M.MAX_DEST_RD_ATOMIC) && (c.max_dest_rd_atomic < 1 || c.max_dest_rd_atomic > maxIrrq))
@@ -85,8 +95,9 @@ export function modifyQp(ctx: RoceContext, cmd: Uint8Array): Answer {
   if (has(M.MIN_RNR_TIMER)) qp.minRnrTimer = c.min_rnr_timer;
   if (has(M.RQ_PSN)) qp.rqPsn = c.rq_psn;
   if (has(M.SQ_PSN)) qp.sqPsn = c.sq_psn;
-  if (has(M.MAX_RD_ATOMIC)) qp.maxRdAtomic = c.max_rd_atomic;
-  if (has(M.MAX_DEST_RD_ATOMIC)) qp.maxDestRdAtomic = c.max_dest_rd_atomic;
+  // Held as slots either way (the engine's unit): ORD + 1, 2 x IRD + 2.
+  if (has(M.MAX_RD_ATOMIC)) qp.maxRdAtomic = iqm ? c.max_rd_atomic + 1 : c.max_rd_atomic;
+  if (has(M.MAX_DEST_RD_ATOMIC)) qp.maxDestRdAtomic = iqm ? 2 * c.max_dest_rd_atomic + 2 : c.max_dest_rd_atomic;
   if (has(M.DEST_QP_ID)) qp.destQpn = c.dest_qp_id;
   if (has(M.SRC_MAC)) fq.srcMac = c.src_mac;
   if (has(M.VLAN_ID)) {

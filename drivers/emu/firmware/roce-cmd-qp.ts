@@ -18,6 +18,7 @@ import { SLOT_BYTES, VAR_SQ_SLOT_ALIGN } from '../../../firmware-hwrm/roce/wqe.t
 import { EmuQp, type EmuCq } from '../objects.ts';
 import { handleHalves, refuse, success, type Answer, type RoceContext } from './roce-answer.ts';
 import { resolveRing } from './roce-memory.ts';
+import { internalQueueMemory } from './roce-cmd-modify-qp.ts';
 import { MSN_ENTRY_BYTES, msnTableEntries } from '../../../firmware-hwrm/roce/msn-table.ts';
 import type { FwQp } from './roce-tables.ts';
 
@@ -197,8 +198,9 @@ export function queryQp(ctx: RoceContext, cmd: Uint8Array): Answer {
     min_rnr_timer: qp.minRnrTimer,
     rq_psn: qp.rqPsn,
     sq_psn: qp.sqPsn,
-    max_rd_atomic: qp.maxRdAtomic,
-    max_dest_rd_atomic: qp.maxDestRdAtomic,
+    // As MODIFY_QP took them: slots, or with internal queue memory the depths.
+    max_rd_atomic: internalQueueMemory(ctx) ? Math.max(0, qp.maxRdAtomic - 1) : qp.maxRdAtomic,
+    max_dest_rd_atomic: internalQueueMemory(ctx) ? Math.max(0, (qp.maxDestRdAtomic - 2) >> 1) : qp.maxDestRdAtomic,
     tos_ecn: fq.tosEcn,
     tos_dscp: fq.tosDscp,
     enable_cc: fq.enableCc,
