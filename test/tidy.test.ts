@@ -17,13 +17,15 @@
 //    write the fact into docs/ in the project's own words.
 //    /tmp is allowed: it is where programs write at run time, not a machine's layout.
 // 4. The hot path allocates nothing: in HOT_PATH_FILES (the driver's post, doorbell and poll
-//    files, the software NIC's data path: see docs/architecture.md), no closure (arrow
-//    function, function expression) and no BigInt (`1n`, `BigInt(x)`) is made inside a
-//    function. Module level, class field initializers and constructors are setup (once per
-//    load or object) and allowed; so are the setup functions each file names, with a reason.
+//    files, the software NIC's data path, the word accessors generated from the layouts: see
+//    docs/architecture.md), no closure (arrow function, function expression) and no BigInt
+//    (`1n`, `BigInt(x)`) is made inside a function. Module level, class field initializers and
+//    constructors are setup (once per load or object) and allowed; so are the setup functions
+//    each file names, with a reason.
 import t from 'tap';
 import { fileURLToPath } from 'node:url';
 import { functionSpans, hotPathFindings, longLines, readFiles } from './helpers/tidy.ts';
+import { generatedFiles } from '../scripts/accessors/generate.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MAX_COLUMNS = 120;
@@ -112,6 +114,10 @@ const HOT_PATH_FILES = new Map<string, Record<string, string>>([
   ['firmware-hwrm/roce/doorbell.ts', {}],
   ['firmware-hwrm/roce/wqe.ts', {}],
   ['firmware-hwrm/roce/cqe.ts', {}],
+  // The word accessors generated from the Layout tables (scripts/accessors): both sides' data path calls them.
+  ...['cmdq', 'cqe', 'creq', 'doorbell', 'nqe', 'wqe']
+    .map((f): [string, Record<string, string>] => [`firmware-hwrm/roce/${f}.g.ts`, {}]),
+  ['firmware-hwrm/hwrm/header.g.ts', {}],
   ...[
     'completer', 'core', 'counters', 'cq-writer', 'doorbells', 'flush', 'host', 'port', 'requester', 'responder',
     'sgl', 'sq-wqe', 'states', 'timers', 'transport',
@@ -248,4 +254,13 @@ t.test('the checks catch what they are for', async (t) => {
     '7 BigInt() Q.post', '7 BigInt literal Q.post', '7 closure Q.post',
   ], 'made per call in a field\'s arrow or a method, it is found; at module level (a module-level IIFE ' +
     'included), in a constructor or in a named setup function it is allowed');
+  // The generated accessors are hot-path files: what the generator writes passes, and a getter
+  // that widened a u64 field to a BigInt (as ixy.js's hot path did) would be caught.
+  const cqe = generatedFiles().find((g) => g.path === 'firmware-hwrm/roce/cqe.g.ts')!;
+  t.same(hotPathFindings(cqe.path, cqe.text, new Set()), [], 'the CQE accessors as generated make nothing per call');
+  const widened = `${cqe.text}export function cqReqQpHandle(u: Uint32Array, w: number): bigint {\n` +
+    '  return (BigInt(u[w + 1]!) << 32n) | BigInt(u[w]!);\n}\n';
+  t.same(hotPathFindings(cqe.path, widened, new Set()).map((f) => `${f.what} ${f.within}`),
+    ['BigInt() cqReqQpHandle', 'BigInt literal cqReqQpHandle', 'BigInt() cqReqQpHandle'],
+    'a BigInt getter added to them is found');
 });
