@@ -8,23 +8,41 @@ import type { Iommu } from './iommu.ts';
 
 /** Host memory the device reaches through a page list (a ring or a memory region). */
 export class PagedMemory {
+  /**
+   * Each page's translation as the IOMMU last resolved it (iommu.ts pagedMapping): the
+   * mapping that holds the page's first byte, where that byte sits in it, and the IOMMU epoch
+   * it was resolved in (0: never; an unmap starts a new epoch). IOVAs are at or above 4 GiB by
+   * design, so an IOVA handed from call to call is a heap-allocated double; the hot path
+   * names host memory as (this, offset) instead and allocates nothing.
+   */
+  readonly pageMapping: unknown[];
+  readonly pageStart: Float64Array;
+  readonly pageEpoch: Int32Array;
+
   constructor(
     /** IOVA of each page, in order. */
     readonly pages: readonly number[],
     readonly pageBytes: number,
     /** Bytes described (pages x pageBytes, or less for a region). */
     readonly length: number,
-  ) {}
+    /** Offset 0 is this many bytes into the first page (a region whose va is not page aligned). */
+    readonly firstOffset = 0,
+  ) {
+    this.pageMapping = new Array<unknown>(pages.length).fill(undefined);
+    this.pageStart = new Float64Array(pages.length);
+    this.pageEpoch = new Int32Array(pages.length);
+  }
 
   /** IOVA of byte `offset`; the caller keeps accesses inside one page (entries never straddle pages). */
   iova(offset: number): number {
-    const page = Math.floor(offset / this.pageBytes);
-    return this.pages[page]! + (offset - page * this.pageBytes);
+    const o = offset + this.firstOffset;
+    const page = Math.floor(o / this.pageBytes);
+    return this.pages[page]! + (o - page * this.pageBytes);
   }
 
   /** Largest run of bytes from `offset` that stays inside one page. */
   contiguous(offset: number): number {
-    return this.pageBytes - (offset % this.pageBytes);
+    return this.pageBytes - ((offset + this.firstOffset) % this.pageBytes);
   }
 }
 
@@ -35,8 +53,12 @@ export class Ring {
     readonly entries: number,
     readonly entryBytes: number,
   ) {}
+  /** IOVA of entry `index` (control paths; the hot path names an entry by entryOffset, allocation-free). */
   entryIova(index: number): number {
     return this.memory.iova(index * this.entryBytes);
+  }
+  entryOffset(index: number): number {
+    return index * this.entryBytes;
   }
 }
 

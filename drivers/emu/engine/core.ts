@@ -17,9 +17,14 @@ export class EngineCore {
   nowNs = 0;
   /** Every transport whose QP is not destroyed, in creation order. */
   readonly live: QpTransport[] = [];
-  /** Transports with responses (ACK, NAK, read responses) waiting to be sent. */
-  outputList: QpTransport[] = [];
-  spareOutputList: QpTransport[] = [];
+  /**
+   * Transports with responses (ACK, NAK, read responses) waiting to be sent: the first
+   * outputCount entries. Two lists swapped and reused by count, never emptied by `length = 0`,
+   * which frees the backing store (and the next push allocates one again).
+   */
+  outputList: (QpTransport | null)[] = [];
+  outputCount = 0;
+  spareOutputList: (QpTransport | null)[] = [];
   /** CQ ids armed with CQ_ARMSE (notify on solicited or error CQEs only). */
   readonly armedSolicitedOnly = new Set<number>();
   /** Earliest ACK/RNR timer among live transports; may be early (costs one look), never late. */
@@ -69,7 +74,7 @@ export class EngineCore {
   scheduleOutput(t: QpTransport): void {
     if (t.outputScheduled) return;
     t.outputScheduled = true;
-    this.outputList.push(t);
+    this.outputList[this.outputCount++] = t;
   }
 
   armTimer(deadlineNs: number): void {

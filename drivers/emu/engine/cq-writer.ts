@@ -73,21 +73,22 @@ function notify(core: EngineCore, cq: EmuCq): void {
 function writeCqe(core: EngineCore, cq: EmuCq, solicited: boolean): boolean {
   if (cq.destroyed || cqRoom(cq) === 0) return false;
   const n = cq.ring.entries;
-  const iova = cq.ring.entryIova(cq.producer % n);
+  const memory = cq.ring.memory;
+  const offset = cq.ring.entryOffset(cq.producer % n);
   const lap = Math.floor(cq.producer / n);
   const toggle = (lap & 1) === 0 ? 1 : 0;
   const iommu = core.iommu;
-  const b = iommu.mappingOf(iova, CQE_BYTES);
+  const b = iommu.bytesIn(memory, offset, CQE_BYTES);
   if (b === undefined) {
     core.counters.dmaFaults++;
     return false;
   }
   const at = iommu.viewOffset;
-  iommu.onWrite?.(iova, CQE_BYTES);
+  iommu.notePagedWrite(memory, offset, CQE_BYTES);
   for (let i = 0; i < WORDS; i++) if (i !== TRAILER) putLe32(b, at + i * 4, cqe[i]!);
   // The word with the toggle last, with a release store: a reader that sees it sees the rest.
   Cqe.setCqBaseToggle(cqe, 0, toggle);
-  iommu.write32Release(iova + TRAILER * 4, cqe[TRAILER]!);
+  iommu.write32ReleaseIn(memory, offset + TRAILER * 4, cqe[TRAILER]!);
   cq.producer++;
   core.counters.cqesWritten++;
   core.bus.notifyDriver();

@@ -133,7 +133,7 @@ function walkPostedWqes(core: EngineCore, t: QpTransport): void {
   const iommu = core.iommu;
   while (t.parsedSlot < t.sqSlotProducer && t.sqProducer - t.compWqe < t.sqEntries) {
     const at = t.parsedSlot;
-    const u = iommu.wordsOf(sq.entryIova(at % sq.entries), SLOT_BYTES);
+    const u = iommu.wordsIn(sq.memory, sq.entryOffset(at % sq.entries), SLOT_BYTES);
     const size = u === undefined ? 0 : Wqe.sqSendHdrWqeSize(u, iommu.wordOffset);
     const i = t.sqSlot(t.sqProducer);
     t.wqeSlot[i] = at;

@@ -150,7 +150,7 @@ export class RoceEngine implements EngineHooks {
         worked = true;
       }
       // More to do at once: passes ran out, responses wait for room, a socket's frame budget ran out.
-      this.busy = pass === MAX_PASSES || core.outputList.length > 0 || port.exhausted();
+      this.busy = pass === MAX_PASSES || core.outputCount > 0 || port.exhausted();
     } catch (e) {
       this.internalError(e);
     } finally {
@@ -305,11 +305,14 @@ export class RoceEngine implements EngineHooks {
   private sendResponses(): boolean {
     const core = this.core;
     const list = core.outputList;
-    if (list.length === 0) return false;
+    const count = core.outputCount;
+    if (count === 0) return false;
     core.outputList = core.spareOutputList;
+    core.outputCount = 0;
     let sent = false;
-    for (let i = 0; i < list.length; i++) {
+    for (let i = 0; i < count; i++) {
       const t = list[i]!;
+      list[i] = null;
       t.outputScheduled = false;
       if (t.dead) continue;
       if (responderOutput(core, t)) sent = true;
@@ -317,7 +320,6 @@ export class RoceEngine implements EngineHooks {
       if (t.respState === RespState.READY && (t.outHead !== t.outTail || t.pendingAck || t.pendingNak))
         core.scheduleOutput(t);
     }
-    list.length = 0;
     core.spareOutputList = list;
     return sent;
   }

@@ -6,6 +6,7 @@
  * so that nothing is allocated (a subarray per copy would be).
  */
 import type { Iommu } from '../iommu.ts';
+import type { PagedMemory } from '../objects.ts';
 
 /** Copies shorter than this go byte by byte; longer ones through one subarray (amortized). */
 const SHORT_COPY_BYTES = 256;
@@ -26,23 +27,33 @@ export function putLe32(b: Uint8Array, at: number, v: number): void {
   b[at + 3] = v >>> 24;
 }
 
-/** Host memory [iova, iova + length) into dst[dstAt...]. False (an IOMMU fault) if not mapped. */
-export function readHost(iommu: Iommu, iova: number, length: number, dst: Uint8Array, dstAt: number): boolean {
-  if (length >= SHORT_COPY_BYTES) return iommu.readInto(iova, length, dst, dstAt);
-  const m = iommu.mappingOf(iova, length);
+/**
+ * Bytes [offset, offset + length) of `memory` (inside one page) into dst[dstAt...]. False (an
+ * IOMMU fault) if not mapped.
+ */
+export function readHost(
+  iommu: Iommu, memory: PagedMemory, offset: number, length: number, dst: Uint8Array, dstAt: number,
+): boolean {
+  const m = iommu.bytesIn(memory, offset, length);
   if (m === undefined) return false;
   const from = iommu.viewOffset;
-  for (let i = 0; i < length; i++) dst[dstAt + i] = m[from + i]!;
+  if (length >= SHORT_COPY_BYTES) dst.set(m.subarray(from, from + length), dstAt);
+  else for (let i = 0; i < length; i++) dst[dstAt + i] = m[from + i]!;
   return true;
 }
 
-/** src[srcAt...] into host memory [iova, iova + length). False (an IOMMU fault) if not mapped. */
-export function writeHost(iommu: Iommu, iova: number, src: Uint8Array, srcAt: number, length: number): boolean {
-  if (length >= SHORT_COPY_BYTES) return iommu.writeFrom(iova, src, srcAt, length);
-  const m = iommu.mappingOf(iova, length);
+/**
+ * src[srcAt...] into bytes [offset, offset + length) of `memory` (inside one page). False (an
+ * IOMMU fault) if not mapped.
+ */
+export function writeHost(
+  iommu: Iommu, memory: PagedMemory, offset: number, src: Uint8Array, srcAt: number, length: number,
+): boolean {
+  const m = iommu.bytesIn(memory, offset, length);
   if (m === undefined) return false;
-  iommu.onWrite?.(iova, length);
+  iommu.notePagedWrite(memory, offset, length);
   const to = iommu.viewOffset;
-  for (let i = 0; i < length; i++) m[to + i] = src[srcAt + i]!;
+  if (length >= SHORT_COPY_BYTES) m.set(src.subarray(srcAt, srcAt + length), to);
+  else for (let i = 0; i < length; i++) m[to + i] = src[srcAt + i]!;
   return true;
 }

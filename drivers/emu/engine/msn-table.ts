@@ -37,9 +37,9 @@ export function rewindFromMsnTable(core: EngineCore, t: QpTransport, psn: number
   const iommu = core.iommu;
   const tableAt = qp.sq.entries * qp.sq.entryBytes;
   for (let w = t.compWqe; w < t.fetchedWqe; w++) {
-    const at = qp.sq.memory.iova(tableAt + (w % qp.msnEntries) * MSN_ENTRY_BYTES);
-    const lo = iommu.read32(at);
-    const hi = iommu.read32(at + 4);
+    const at = tableAt + (w % qp.msnEntries) * MSN_ENTRY_BYTES;
+    const lo = iommu.read32In(qp.sq.memory, at);
+    const hi = iommu.read32In(qp.sq.memory, at + 4);
     const start = lo & PSN_MASK;
     const next = ((lo >>> 24) | ((hi & 0xffff) << 8)) & PSN_MASK;
     if (psnDiff(psn, start) < 0 || psnDiff(psn, next) >= 0) continue;

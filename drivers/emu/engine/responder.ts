@@ -130,8 +130,9 @@ function payloadFits(flags: number, payload: number, mtu: number): boolean {
 /** CHK_RESOURCE: reads and checks the receive WQE at rqConsumer (roce_hsi.h: struct rq_wqe_hdr). */
 function loadReceive(core: EngineCore, t: QpTransport): boolean {
   const iommu = core.iommu;
-  const base = t.qp.rq.entryIova(t.rqConsumer % t.rqEntries);
-  const u = iommu.wordsOf(base, STATIC_WQE_BYTES);
+  const rq = t.qp.rq;
+  const base = rq.entryOffset(t.rqConsumer % t.rqEntries);
+  const u = iommu.wordsIn(rq.memory, base, STATIC_WQE_BYTES);
   if (u === undefined) {
     core.counters.dmaFaults++;
     classError(core, t, NakCode.REMOTE_OPERATIONAL_ERROR, CqResRcStatus.LOCAL_QP_OPERATION_ERR, ResErrStateReason.RES_RX_PCI_ERROR, true);
@@ -146,7 +147,7 @@ function loadReceive(core: EngineCore, t: QpTransport): boolean {
     classError(core, t, NakCode.REMOTE_OPERATIONAL_ERROR, CqResRcStatus.LOCAL_QP_OPERATION_ERR, ResErrStateReason.RES_WQE_FORMAT_ERROR, true);
     return false;
   }
-  const status = loadSgl(iommu, core.tables, t.qp.pd, t.recvSgl, base + WQE_HEADER_BYTES, sges, true, true);
+  const status = loadSgl(iommu, core.tables, t.qp.pd, t.recvSgl, rq.memory, base + WQE_HEADER_BYTES, sges, true, true);
   if (status !== SglError.OK) {
     classError(core, t, NakCode.REMOTE_OPERATIONAL_ERROR, CqResRcStatus.LOCAL_PROTECTION_ERR, ResErrStateReason.RES_WQE_FORMAT_ERROR, true);
     return false;

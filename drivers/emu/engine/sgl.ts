@@ -10,7 +10,7 @@ import { SGE_BYTES } from '../../../firmware-hwrm/roce/wqe.ts';
 import * as Wqe from '../../../firmware-hwrm/roce/wqe.g.ts';
 import { TWO_POW_32 } from '../../../firmware-hwrm/words.ts';
 import { readHost, writeHost } from './host.ts';
-import type { EmuMr, Ring, RoceTables } from '../objects.ts';
+import type { EmuMr, PagedMemory, Ring, RoceTables } from '../objects.ts';
 import type { SgList } from './transport.ts';
 
 /** Why an SGE list or a remote range was refused (0 = accepted). */
@@ -47,7 +47,8 @@ export function checkRange(mr: EmuMr | undefined, pd: number, va: number, length
 }
 
 /**
- * Reads `count` SGEs starting at `sgeIova` into `sgl`, resolving each key through `tables`.
+ * Reads `count` SGEs starting at byte `sgeOffset` of `ring` (in the WQE) into `sgl`, resolving
+ * each key through `tables`.
  * Every SGE the WQE's wqe_size names is the WQE's own and is checked, a zero-length one too
  * (it carries no bytes, but its key must name a region of the domain and its address lie in
  * it): a wqe_size larger than the SGEs the driver wrote (the static 8 slots, read as 6 SGEs
@@ -59,12 +60,12 @@ export function checkRange(mr: EmuMr | undefined, pd: number, va: number, length
  * `needLocalWrite`: the bytes will be written (receive buffers, READ destinations).
  */
 export function loadSgl(
-  iommu: Iommu, tables: RoceTables, pd: number, sgl: SgList, sgeIova: number, count: number, needLocalWrite: boolean,
-  emptyReceive = false,
+  iommu: Iommu, tables: RoceTables, pd: number, sgl: SgList, ring: PagedMemory, sgeOffset: number, count: number,
+  needLocalWrite: boolean, emptyReceive = false,
 ): number {
   sgl.clear();
   if (count === 0) return SglError.OK;
-  const u = iommu.wordsOf(sgeIova, count * SGE_BYTES);
+  const u = iommu.wordsIn(ring, sgeOffset, count * SGE_BYTES);
   if (u === undefined) return SglError.FAULT;
   const base = iommu.wordOffset;
   const access = needLocalWrite ? MrAccess.LOCAL_WRITE : 0;
@@ -88,7 +89,7 @@ export function loadSglSlots(
   sgl.clear();
   const access = needLocalWrite ? MrAccess.LOCAL_WRITE : 0;
   for (let i = 0; i < count; i++) {
-    const u = iommu.wordsOf(ring.entryIova((firstSlot + i) % ring.entries), SGE_BYTES);
+    const u = iommu.wordsIn(ring.memory, ring.entryOffset((firstSlot + i) % ring.entries), SGE_BYTES);
     if (u === undefined) return SglError.FAULT;
     const status = addSge(tables, pd, sgl, u, iommu.wordOffset, access, false);
     if (status !== SglError.OK) return status;
@@ -129,9 +130,10 @@ export function copySgl(
 ): number {
   if (length === 0) return SglError.OK;
   if (at + length > sgl.total) return SglError.RANGE;
-  if (sgl.inlineIova >= 0) {
+  if (sgl.inlineOffset >= 0) {
     // Inline bytes sit in the WQE itself, inside one page.
-    return !toHost && readHost(iommu, sgl.inlineIova + at, length, buf, bufAt) ? SglError.OK : SglError.FAULT;
+    const ok = !toHost && readHost(iommu, sgl.inlineMemory!, sgl.inlineOffset + at, length, buf, bufAt);
+    return ok ? SglError.OK : SglError.FAULT;
   }
   if (at !== sgl.cursorAt) {
     // Not where the last access ended (a retransmission): walk from the first SGE.
@@ -165,8 +167,7 @@ export function copySgl(
     if (offset + n > mr.length) return SglError.RANGE;
     const inPage = memory.contiguous(offset);
     if (n > inPage) n = inPage;
-    const iova = memory.iova(offset);
-    const ok = toHost ? writeHost(iommu, iova, buf, to, n) : readHost(iommu, iova, n, buf, to);
+    const ok = toHost ? writeHost(iommu, memory, offset, buf, to, n) : readHost(iommu, memory, offset, n, buf, to);
     if (!ok) return SglError.FAULT;
     left -= n;
     to += n;
@@ -194,8 +195,7 @@ export function copyRegion(iommu: Iommu, mr: EmuMr, offset: number, length: numb
   while (left > 0) {
     const inPage = memory.contiguous(off);
     const n = left < inPage ? left : inPage;
-    const iova = memory.iova(off);
-    const ok = toHost ? writeHost(iommu, iova, buf, to, n) : readHost(iommu, iova, n, buf, to);
+    const ok = toHost ? writeHost(iommu, memory, off, buf, to, n) : readHost(iommu, memory, off, n, buf, to);
     if (!ok) return false;
     left -= n;
     off += n;

@@ -44,8 +44,8 @@ export function wqeKindOf(wqeType: number): number {
 function headerWords(core: EngineCore, t: QpTransport, slot: number, k: number): Uint32Array | undefined {
   const iommu = core.iommu;
   const sq = t.qp.sq;
-  if (!t.variable) return iommu.wordsOf(sq.entryIova(slot), STATIC_WQE_BYTES);
-  const u = iommu.wordsOf(sq.entryIova((t.wqeSlot[slot]! + k) % sq.entries), SLOT_BYTES);
+  if (!t.variable) return iommu.wordsIn(sq.memory, sq.entryOffset(slot), STATIC_WQE_BYTES);
+  const u = iommu.wordsIn(sq.memory, sq.entryOffset((t.wqeSlot[slot]! + k) % sq.entries), SLOT_BYTES);
   iommu.wordOffset -= k * (SLOT_BYTES / 4); // slot k's words sit k x 4 words into the header
   return u;
 }
@@ -125,13 +125,15 @@ export function loadWqeSgl(core: EngineCore, t: QpTransport, slot: number, sgl: 
   if (kind === WqeKind.INVALID) return fail(t, OP, ReqErrStateReason.REQ_INVALID_OP_ERROR);
   if (length > MAX_MESSAGE_BYTES) return fail(t, CqReqStatus.LOCAL_LENGTH_ERR, F);
   const first = variable ? t.wqeSlot[slot]! + WQE_HEADER_SLOTS : 0;
-  const base = variable ? 0 : t.qp.sq.entryIova(slot);
+  const sq = t.qp.sq;
+  const base = variable ? 0 : sq.entryOffset(slot);
   if ((flags & WqeFlags.INLINE) !== 0 && kind !== WqeKind.READ) {
     if (length > STATIC_MAX_INLINE_BYTES) return fail(t, CqReqStatus.LOCAL_LENGTH_ERR, F);
     sgl.clear();
-    sgl.inlineIova = variable ? inlineIova(t, first, length) : base + WQE_HEADER_BYTES;
+    sgl.inlineMemory = sq.memory;
+    sgl.inlineOffset = variable ? inlineOffset(t, first, length) : base + WQE_HEADER_BYTES;
     // Inline bytes that wrap the ring or cross a page are not modelled: refused, not misread.
-    if (sgl.inlineIova < 0) return fail(t, CqReqStatus.LOCAL_QP_OPERATION_ERR, F);
+    if (sgl.inlineOffset < 0) return fail(t, CqReqStatus.LOCAL_QP_OPERATION_ERR, F);
     sgl.total = length;
     return 0;
   }
@@ -141,7 +143,7 @@ export function loadWqeSgl(core: EngineCore, t: QpTransport, slot: number, sgl: 
   const read = kind === WqeKind.READ;
   const status = variable
     ? loadSglSlots(iommu, core.tables, t.qp.pd, sgl, t.qp.sq, first, sges, read)
-    : loadSgl(iommu, core.tables, t.qp.pd, sgl, base + WQE_HEADER_BYTES, sges, read);
+    : loadSgl(iommu, core.tables, t.qp.pd, sgl, sq.memory, base + WQE_HEADER_BYTES, sges, read);
   if (status === SglError.FAULT) return fail(t, CqReqStatus.LOCAL_PROTECTION_ERR, ReqErrStateReason.REQ_TX_PCI_ERROR);
   if (status !== SglError.OK) {
     const reason = read ? ReqErrStateReason.REQ_RX_MEMORY_ERROR : ReqErrStateReason.REQ_TX_MEMORY_ERROR;
@@ -151,15 +153,18 @@ export function loadWqeSgl(core: EngineCore, t: QpTransport, slot: number, sgl: 
   return 0;
 }
 
-/** IOVA of a variable-mode WQE's inline bytes from free-running slot `first`, or -1 if they are not contiguous. */
-function inlineIova(t: QpTransport, first: number, length: number): number {
+/**
+ * Offset in the send ring's memory of a variable-mode WQE's inline bytes from free-running slot
+ * `first`, or -1 if they are not contiguous in bus addresses.
+ */
+function inlineOffset(t: QpTransport, first: number, length: number): number {
   const sq = t.qp.sq;
   const slots = Math.ceil(length / SLOT_BYTES);
   const at = first % sq.entries;
-  if (slots === 0) return sq.entryIova(at);
+  if (slots === 0) return sq.entryOffset(at);
   if (at + slots > sq.entries) return -1;
   const start = sq.entryIova(at);
-  return sq.entryIova(at + slots - 1) === start + (slots - 1) * SLOT_BYTES ? start : -1;
+  return sq.entryIova(at + slots - 1) === start + (slots - 1) * SLOT_BYTES ? sq.entryOffset(at) : -1;
 }
 
 function fail(t: QpTransport, status: number, reason: number): number {

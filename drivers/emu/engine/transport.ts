@@ -14,7 +14,7 @@
  * slots, so the doorbell handler walks the headers the driver wrote (doorbells.ts) to learn
  * how many WQEs it posted and where each starts (wqeSlot, free-running in slots).
  */
-import type { EmuMr, EmuQp } from '../objects.ts';
+import type { EmuMr, EmuQp, PagedMemory } from '../objects.ts';
 import { ReqState, RespState, checkReqTransition, checkRespTransition } from './states.ts';
 
 /** Static WQE mode: at most 6 SGEs in a 128-byte WQE. */
@@ -36,8 +36,9 @@ export class SgList {
   readonly offset = new Float64Array(MAX_SGE);
   readonly size = new Float64Array(MAX_SGE);
   total = 0;
-  /** Inline data (SEND with the INLINE flag): IOVA of the bytes in the WQE, or -1. */
-  inlineIova = -1;
+  /** Inline data (SEND with the INLINE flag): the bytes' offset in the send ring's memory, or -1. */
+  inlineOffset = -1;
+  inlineMemory: PagedMemory | null = null;
   // Where the next sequential access starts, so a message walks its SGEs once.
   cursorAt = 0;
   cursorSge = 0;
@@ -46,7 +47,8 @@ export class SgList {
   clear(): void {
     this.count = 0;
     this.total = 0;
-    this.inlineIova = -1;
+    this.inlineOffset = -1;
+    this.inlineMemory = null;
     this.cursorAt = 0;
     this.cursorSge = 0;
     this.cursorSgeOffset = 0;

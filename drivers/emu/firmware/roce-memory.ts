@@ -30,19 +30,6 @@ export function resolveRing(
   return memory ? new Ring(memory, entries, entryBytes) : undefined;
 }
 
-/** A region whose va is not page aligned: offset 0 is `firstOffset` bytes into the first page. */
-class OffsetPagedMemory extends PagedMemory {
-  constructor(pages: readonly number[], pageBytes: number, length: number, private readonly firstOffset: number) {
-    super(pages, pageBytes, length);
-  }
-  override iova(offset: number): number {
-    return super.iova(offset + this.firstOffset);
-  }
-  override contiguous(offset: number): number {
-    return super.contiguous(offset + this.firstOffset);
-  }
-}
-
 /**
  * The kernel's "DMA MR" (REGISTER_MR level 0, pbl 0, va 0, size all ones): addresses are bus
  * addresses, used untranslated (every access still goes through the IOMMU).
@@ -64,7 +51,5 @@ export function resolveRegion(
   const firstOffset = va % pageBytes;
   const walked = walkPageList(iommu, pbl, level, pageBytes, firstOffset + lengthBytes);
   if (!walked) return undefined;
-  return firstOffset === 0
-    ? new PagedMemory(walked.pages, pageBytes, lengthBytes)
-    : new OffsetPagedMemory(walked.pages, pageBytes, lengthBytes, firstOffset);
+  return new PagedMemory(walked.pages, pageBytes, lengthBytes, firstOffset);
 }
