@@ -52,6 +52,12 @@ export interface DmaMemory {
  */
 export interface Clock {
   nowNs(): number;
+  /**
+   * Writes nowNs() into `into[0]`: the clock read for hot loops. A time in ns is a double, and
+   * a double returned from a call that is not inlined is a new heap object (an allocation per
+   * look at the clock); one stored into a Float64Array is not.
+   */
+  readNs(into: Float64Array): void;
   sleep(us: number): void;
   /** Called in spin loops between looks at DMA memory (lets a stepped device run). */
   relax(): void;

@@ -31,6 +31,9 @@ class InlineClock implements Clock {
   nowNs(): number {
     return performance.now() * 1e6;
   }
+  readNs(into: Float64Array): void {
+    into[0] = performance.now() * 1e6;
+  }
   /** The last run did work (more may follow at once); else only a deadline brings more. */
   private worked = false;
   relax(): void {

@@ -16,6 +16,9 @@ class SteppedClock implements Clock {
   nowNs(): number {
     return this.stepping.nowNs;
   }
+  readNs(into: Float64Array): void {
+    into[0] = this.stepping.nowNs;
+  }
   /** The last run did work (more may follow at this virtual time); else only time brings more. */
   private worked = false;
   relax(): void {

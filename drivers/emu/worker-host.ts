@@ -33,11 +33,26 @@ class ThreadClock implements Clock {
   nowNs(): number {
     return performance.now() * 1e6;
   }
+  readNs(into: Float64Array): void {
+    into[0] = performance.now() * 1e6;
+  }
+  /**
+   * The last sleep's length and its timeout in ms as Atomics.wait takes it. The field holds
+   * the number object itself (it starts as undefined, so V8 keeps it as a plain reference):
+   * a wait of the same length passes that object again instead of computing a new double,
+   * which would be an allocation per sleep.
+   */
+  private sleptUs = -1;
+  private sleepMs: number | undefined = undefined;
   sleep(us: number): void {
     this.port.check();
+    if (us !== this.sleptUs) {
+      this.sleptUs = us;
+      this.sleepMs = us / 1000;
+    }
     const seen = Atomics.load(this.wake, WAKE_COUNTER);
     Atomics.store(this.wake, WAKE_SLEEPING, 1);
-    Atomics.wait(this.wake, WAKE_COUNTER, seen, us / 1000);
+    Atomics.wait(this.wake, WAKE_COUNTER, seen, this.sleepMs);
     Atomics.store(this.wake, WAKE_SLEEPING, 0);
     this.port.check();
   }

@@ -13,6 +13,10 @@ export class HostClock implements Clock {
     return Math.floor(performance.now() * 1e6);
   }
 
+  readNs(into: Float64Array): void {
+    into[0] = Math.floor(performance.now() * 1e6);
+  }
+
   /** Gives up the CPU for `us` microseconds. Real hardware cannot wake us early. */
   sleep(us: number): void {
     if (!(us > 0)) return; // also refuses NaN, which Atomics.wait would treat as "forever"

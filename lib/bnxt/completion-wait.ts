@@ -30,16 +30,26 @@ export function waitForCompletion(driverQp: BnxtQp, side: Side, us: number, cloc
     if (n !== POLL_NONE) return n;
     if (!clock.deviceRunning()) break;
   }
-  // Then sleep between looks until the bound (a device may cut a sleep short).
-  const deadline = clock.nowNs() + us * 1000;
+  // Then sleep between looks until the bound (a device may cut a sleep short). The times stay
+  // in a Float64Array and a full sleep's length is a small integer: no double crosses a call,
+  // so a wait that sleeps allocates nothing either (but for its last, partial, sleep).
+  const time = waitTime;
+  clock.readNs(time);
+  time[DEADLINE] = time[NOW]! + us * 1000;
   for (;;) {
     n = driverQp.poll(side);
     if (n !== POLL_NONE) return n;
-    const now = clock.nowNs();
-    if (now >= deadline) return POLL_NONE;
-    clock.sleep(Math.min(LIMITS.waitSleepUs, (deadline - now) / 1000));
+    clock.readNs(time);
+    if (time[NOW]! >= time[DEADLINE]!) return POLL_NONE;
+    const leftUs = (time[DEADLINE]! - time[NOW]!) / 1000;
+    clock.sleep(leftUs >= LIMITS.waitSleepUs ? LIMITS.waitSleepUs : leftUs);
   }
 }
+
+/** waitForCompletion's clock: [NOW] the last read, [DEADLINE] the bound (one thread runs it at a time). */
+const waitTime = new Float64Array(2);
+const NOW = 0;
+const DEADLINE = 1;
 
 /**
  * Qp.waitAsync: looks before its first turn of the event loop (a few microseconds, so a
