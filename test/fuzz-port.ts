@@ -103,345 +103,485 @@ function wqeMemory(q: Qp): DmaBuffer[] {
 
 let runs = 0;
 
+function must<T>(x: { ok: true; value: T } | { ok: false; error: string }, what: string): T {
+  if (!x.ok) throw new Error(`${what}: ${x.error}`);
+  return x.value;
+}
+
+function emu(n: Nic): EmuDevice['emu'] {
+  return (nicInternals(n).device as EmuDevice).emu;
+}
+
+function ipOf(n: Nic): number {
+  return n.info.ipv4.split('.').reduce((x, b) => ((x << 8) | Number(b)) >>> 0, 0);
+}
+
+function inside(list: readonly Range[], iova: number, length: number): Range | undefined {
+  for (const m of list) if (iova >= m.at && iova + length <= m.at + m.length) return m;
+  return undefined;
+}
+
+function touches(list: readonly Range[], iova: number, length: number): Range | undefined {
+  for (const m of list) if (iova < m.at + m.length && m.at < iova + length) return m;
+  return undefined;
+}
+
+/** Two connected queue pairs, one on each NIC (or both on one). */
+function connect(x: Nic, y: Nic): [Qp, Qp] {
+  const a = must(Qp.make(x), 'Qp.make');
+  const b = must(Qp.make(y), 'Qp.make');
+  must(a.connect(b.endpoint), 'connect');
+  must(b.connect(a.endpoint), 'connect');
+  return [a, b];
+}
+
 export function fuzzPort(options: PortFuzzOptions): PortFuzzResult {
   const seed = options.seed >>> 0;
-  const r = prng(seed);
-  const violations: string[] = [];
-  let violationCount = 0;
-  const violation = (text: string) => {
-    violationCount++;
-    if (violations.length < MAX_VIOLATIONS) violations.push(text);
-  };
   const pair = `fuzz-port-${process.pid}-${runs++}`;
-  const must = <T>(x: { ok: true; value: T } | { ok: false; error: string }, what: string): T => {
-    if (!x.ok) throw new Error(`${what}: ${x.error}`);
-    return x.value;
-  };
   const V = must(Nic.open('emu', { stepped: true, seed, pair, firmwareTimeoutMs: 1000 }), 'Nic.open V');
   const P = must(Nic.open('emu', { stepped: true, seed: seed + 1, pair, firmwareTimeoutMs: 1000 }), 'Nic.open P');
   const started = performance.now();
   try {
-    const dev = (n: Nic) => nicInternals(n).device as EmuDevice;
-    const controls = (n: Nic) => dev(n).emu;
-    const clock = dev(V).clock;
-    const vMac = nicInternals(V).func.info.mac;
-    const pMac = nicInternals(P).func.info.mac;
-    const ipOf = (n: Nic) => n.info.ipv4.split('.').reduce((x, b) => ((x << 8) | Number(b)) >>> 0, 0);
-    const vIp = ipOf(V);
-    const pIp = ipOf(P);
+    return new PortFuzz(V, P, prng(seed)).run(seed, options, started);
+  } finally {
+    V.close();
+    P.close();
+  }
+}
 
-    const slack: Range[] = [];
-    const region = (n: Nic, fill: number) => {
-      const g = must(Region.alloc(n, REGION), 'Region.alloc');
-      g.bytes.fill(fill);
-      const buffer = (g as unknown as { driverRegion: { buffer: DmaBuffer } }).driverRegion.buffer;
-      if (buffer.length <= REGION) throw new Error('a region\'s buffer has no slack to check');
-      buffer.bytes.fill(SLACK, REGION);
-      if (buffer.length > REGION)
-        slack.push({
-          at: buffer.iova + REGION, length: buffer.length - REGION, what: 'a region buffer past the region\'s end',
-        });
-      return g;
-    };
-    const rv1 = region(V, 0); // v1's receives: the first 2 KiB of each 4 KiB slot
-    const rd = region(V, 0); // v2's and v3's read destinations
-    const src = region(V, 0); // what v2 and v3 read
-    for (let i = 0; i < REGION; i++) src.bytes[i] = (i * 7 + (i >>> 9)) & 0xff;
-    const secret = region(V, SECRET); // registered, and nobody's business
-    const rp = region(P, 0x11); // what P sends from
-    const keys = [secret.key, src.key, rv1.key, rd.key, rp.key];
-    const bases = [iovaOf(secret), iovaOf(src), iovaOf(rv1), iovaOf(rd), iovaOf(rp)];
+/** One run: V's regions and queue pairs, the checks on every DMA write and frame V makes, the traffic. */
+class PortFuzz {
+  readonly violations: string[] = [];
+  violationCount = 0;
+  private readonly vMac: Uint8Array;
+  private readonly pMac: Uint8Array;
+  private readonly vIp: number;
+  private readonly pIp: number;
+  private readonly slack: Range[] = [];
+  /** v1's receives: the first 2 KiB of each 4 KiB slot. */
+  private readonly rv1: Region;
+  /** v2's and v3's read destinations. */
+  private readonly rd: Region;
+  /** What v2 and v3 read. */
+  private readonly src: Region;
+  /** Registered, and nobody's business. */
+  private readonly secret: Region;
+  /** What P sends from. */
+  private readonly rp: Region;
+  private readonly keys: number[];
+  private readonly bases: number[];
+  private v1: Qp;
+  private p1: Qp;
+  private readonly v2: Qp;
+  private readonly v3: Qp;
+  private vo: Qp;
+  private po: Qp;
+  /** Where V may write besides its CQs: its RoCE rings, v1's receive halves, rd. */
+  private readonly fixed: Range[];
+  private readonly forbidden: Range[];
+  private cqs: Range[] = [];
+  private wqes: Range[] = [];
+  private receivesTaken = 0;
+  private readsChecked = 0;
+  private readNext = 0;
+  private readonly reads: { q: Qp; at: number; from: number; n: number }[] = [];
+  private rebuilds = 0;
+  private readonly forger: Forger;
 
-    const connect = (x: Nic, y: Nic): [Qp, Qp] => {
-      const a = must(Qp.make(x), 'Qp.make');
-      const b = must(Qp.make(y), 'Qp.make');
-      must(a.connect(b.endpoint), 'connect');
-      must(b.connect(a.endpoint), 'connect');
-      return [a, b];
-    };
-    let [v1, p1] = connect(V, P);
-    let [v2, v3] = connect(V, V);
-    /** vo <-> po, vo widened to grant remote reads and writes (test only: the driver never does). */
-    const connectOpen = (): [Qp, Qp] => {
-      const [a, b] = connect(V, P);
-      must(nicInternals(V).roce.rcfw.send(Q.MODIFY_QP, {
-        qp_type: QpType.RC, modify_mask: ModifyQpMask.ACCESS, qp_cid: a.number,
-        access: QpAccess.LOCAL_WRITE | QpAccess.REMOTE_READ | QpAccess.REMOTE_WRITE,
-      }), 'MODIFY_QP access');
-      return [a, b];
-    };
-    let [vo, po] = connectOpen();
-
-    // Where V may write: its RoCE rings, its queue pairs' CQs, v1's receive halves, rd.
-    const fixed: Range[] = nicInternals(V).roce.buffers.map(
-      (b) => ({ at: b.iova, length: b.length, what: 'RoCE rings' }),
-    );
-    for (let s = 0; s < SLOTS; s++) fixed.push({ at: iovaOf(rv1) + s * SLOT, length: RECEIVE, what: 'v1 receive' });
-    fixed.push({ at: iovaOf(rd), length: REGION, what: 'read destination' });
-    let cqs: Range[] = [];
-    const forbidden: Range[] = [
-      { at: iovaOf(secret), length: REGION, what: 'the secret region' },
-      { at: iovaOf(src), length: REGION, what: 'the read source' },
-      ...slack,
+  constructor(private readonly V: Nic, private readonly P: Nic, private readonly r: () => number) {
+    this.vMac = nicInternals(V).func.info.mac;
+    this.pMac = nicInternals(P).func.info.mac;
+    this.vIp = ipOf(V);
+    this.pIp = ipOf(P);
+    this.rv1 = this.region(V, 0);
+    this.rd = this.region(V, 0);
+    this.src = this.region(V, 0);
+    for (let i = 0; i < REGION; i++) this.src.bytes[i] = (i * 7 + (i >>> 9)) & 0xff;
+    this.secret = this.region(V, SECRET);
+    this.rp = this.region(P, 0x11);
+    const regions = [this.secret, this.src, this.rv1, this.rd, this.rp];
+    this.keys = regions.map((g) => g.key);
+    this.bases = regions.map(iovaOf);
+    [this.v1, this.p1] = connect(V, P);
+    [this.v2, this.v3] = connect(V, V);
+    [this.vo, this.po] = this.connectOpen();
+    this.fixed = nicInternals(V).roce.buffers.map((b) => ({ at: b.iova, length: b.length, what: 'RoCE rings' }));
+    for (let s = 0; s < SLOTS; s++) {
+      this.fixed.push({ at: iovaOf(this.rv1) + s * SLOT, length: RECEIVE, what: 'v1 receive' });
+    }
+    this.fixed.push({ at: iovaOf(this.rd), length: REGION, what: 'read destination' });
+    this.forbidden = [
+      { at: iovaOf(this.secret), length: REGION, what: 'the secret region' },
+      { at: iovaOf(this.src), length: REGION, what: 'the read source' },
+      ...this.slack,
     ];
-    let wqes: Range[] = [];
-    const refreshRanges = () => {
-      cqs = [v1, v2, v3, vo].flatMap((q) => cqMemory(q).map((b) => ({
-        at: b.iova, length: b.length, what: `CQ of ${q.number}`,
-      })));
-      wqes = [v1, v2, v3, vo].flatMap((q) => wqeMemory(q).map((b) => ({
-        at: b.iova, length: b.length, what: `send/receive ring of ${q.number}`,
-      })));
-    };
-    refreshRanges();
-    const inside = (list: readonly Range[], iova: number, length: number) => {
-      for (const m of list) if (iova >= m.at && iova + length <= m.at + m.length) return m;
-      return undefined;
-    };
-    const touches = (list: readonly Range[], iova: number, length: number) => {
-      for (const m of list) if (iova < m.at + m.length && m.at < iova + length) return m;
-      return undefined;
-    };
-    controls(V).model.onDmaWrite((iova: number, length: number) => {
-      const bad = touches(forbidden, iova, length) ?? touches(wqes, iova, length);
-      if (bad) violation(`DMA write of ${length} bytes at 0x${iova.toString(16)} into ${bad.what}`);
-      else if (!inside(fixed, iova, length) && !inside(cqs, iova, length))
-        violation(
-          `DMA write of ${length} bytes at 0x${iova.toString(16)}: outside every region or ring the NIC may write`,
+    this.refreshRanges();
+    this.forger = new Forger(r, { vMac: this.vMac, pMac: this.pMac, vIp: this.vIp, pIp: this.pIp },
+      this.keys, this.bases);
+  }
+
+  private violation(text: string): void {
+    this.violationCount++;
+    if (this.violations.length < MAX_VIOLATIONS) this.violations.push(text);
+  }
+
+  /** A region filled with `fill`, the slack of its buffer past its end filled with SLACK. */
+  private region(n: Nic, fill: number): Region {
+    const g = must(Region.alloc(n, REGION), 'Region.alloc');
+    g.bytes.fill(fill);
+    const buffer = (g as unknown as { driverRegion: { buffer: DmaBuffer } }).driverRegion.buffer;
+    if (buffer.length <= REGION) throw new Error('a region\'s buffer has no slack to check');
+    buffer.bytes.fill(SLACK, REGION);
+    this.slack.push({
+      at: buffer.iova + REGION, length: buffer.length - REGION, what: 'a region buffer past the region\'s end',
+    });
+    return g;
+  }
+
+  /** vo <-> po, vo widened to grant remote reads and writes (test only: the driver never does). */
+  private connectOpen(): [Qp, Qp] {
+    const [a, b] = connect(this.V, this.P);
+    must(nicInternals(this.V).roce.rcfw.send(Q.MODIFY_QP, {
+      qp_type: QpType.RC, modify_mask: ModifyQpMask.ACCESS, qp_cid: a.number,
+      access: QpAccess.LOCAL_WRITE | QpAccess.REMOTE_READ | QpAccess.REMOTE_WRITE,
+    }), 'MODIFY_QP access');
+    return [a, b];
+  }
+
+  private get victims(): Qp[] {
+    return [this.v1, this.v2, this.v3, this.vo];
+  }
+
+  private refreshRanges(): void {
+    this.cqs = this.victims.flatMap((q) => cqMemory(q).map((b) => ({
+      at: b.iova, length: b.length, what: `CQ of ${q.number}`,
+    })));
+    this.wqes = this.victims.flatMap((q) => wqeMemory(q).map((b) => ({
+      at: b.iova, length: b.length, what: `send/receive ring of ${q.number}`,
+    })));
+  }
+
+  /** Every DMA write of V lands where V may write, never in a forbidden range or a send or receive ring. */
+  private checkDmaWrite(iova: number, length: number): void {
+    const bad = touches(this.forbidden, iova, length) ?? touches(this.wqes, iova, length);
+    if (bad) {
+      this.violation(`DMA write of ${length} bytes at 0x${iova.toString(16)} into ${bad.what}`);
+    } else if (!inside(this.fixed, iova, length) && !inside(this.cqs, iova, length)) {
+      this.violation(
+        `DMA write of ${length} bytes at 0x${iova.toString(16)}: outside every region or ring the NIC may write`,
+      );
+    }
+  }
+
+  /** No payload to another NIC but READ responses to po; no READ response to an ungranted QP or from slack. */
+  private checkTransmit(frame: Uint8Array, length: number, tx: RoceFrame): void {
+    if (parseFrame(frame, length, tx, null) !== ParseStatus.OK) {
+      this.violation(`V sent a frame its own parser refuses (${length} bytes)`);
+      return;
+    }
+    const toSelf = tx.dstMac.every((b, i) => b === this.vMac[i]);
+    const readResponse = (OPCODE_FLAGS[tx.opcode]! & OpFlag.READ) !== 0 &&
+      (OPCODE_FLAGS[tx.opcode]! & OpFlag.REQUEST) === 0;
+    if (readResponse) {
+      const granted = toSelf ? tx.destQp === this.v2.number || tx.destQp === this.v3.number
+        : tx.destQp === this.po.number;
+      if (!granted) {
+        this.violation(
+          `V sent a READ response to QP ${tx.destQp} ${toSelf ? 'of its own' : 'of another NIC'}, which was ` +
+            `granted no reads`,
         );
-    });
+      }
+      let run = 0;
+      for (let i = tx.payloadOffset, end = tx.payloadOffset + tx.payloadLength; i < end && run < SLACK_RUN; i++) {
+        run = frame[i] === SLACK ? run + 1 : 0;
+      }
+      if (run >= SLACK_RUN) this.violation('a READ response carried bytes from past the end of a region');
+    } else if (tx.payloadLength > 0 && !toSelf) {
+      this.violation(`V sent ${tx.payloadLength} payload bytes (opcode ${tx.opcode}) to another NIC`);
+    }
+  }
+
+  private keepReceives(): void {
+    while (this.v1.room('receive') > 4095 - SLOTS) {
+      const k = (4095 - this.v1.room('receive') + this.receivesTaken) % SLOTS;
+      this.v1.receive(this.rv1, k * SLOT, RECEIVE);
+    }
+  }
+
+  /** The legitimate traffic: P sends into v1's receives, v2 and v3 read from each other. */
+  private service(): void {
+    const { r, v1, p1 } = this;
+    // P sends into v1's receives; their content is not checked (a crafted SEND with the
+    // right PSN from P's address is, to v1, P: the receive was granted to whoever is P).
+    for (let x = p1.pollBytes('send'); x !== -1; x = p1.pollBytes('send'));
+    if (p1.failure === undefined && p1.room('send') > 4095 - 4) p1.send(this.rp, 0, r() % (RECEIVE + 1));
+    for (let x = v1.pollBytes('receive'); x !== -1; x = v1.pollBytes('receive')) this.receivesTaken++;
+    if (v1.failure === undefined) this.keepReceives();
+    for (const q of [this.v2, this.v3]) this.serviceReads(q);
+    if (this.v2.failure !== undefined || this.v3.failure !== undefined) {
+      this.violation(`a queue pair whose peer is on this NIC failed: ${this.v2.failure ?? this.v3.failure}`);
+    }
+  }
+
+  /** v2's or v3's reads from src into rd: every byte checked; then the next read posted. */
+  private serviceReads(q: Qp): void {
+    const { r, rd, src } = this;
+    for (;;) {
+      const got = q.pollBytes('send');
+      if (got === -1) break;
+      const i = this.reads.findIndex((x) => x.q === q);
+      const rd0 = this.reads.splice(i, 1)[0]!;
+      if (got !== rd0.n) {
+        this.violation(
+          `a read of v2/v3 completed ${got < 0 ? `Error ${q.lastError}` : `Ok ${got}`}, expected Ok ${rd0.n}: a ` +
+            `crafted frame reached a queue pair whose peer is on this NIC`,
+        );
+      } else if (Buffer.compare(rd.bytes.subarray(rd0.at, rd0.at + rd0.n),
+        src.bytes.subarray(rd0.from, rd0.from + rd0.n)) !== 0) {
+        this.violation('a read of v2/v3 returned wrong bytes');
+      }
+      this.readsChecked++;
+    }
+    if (q.failure === undefined && q.room('send') > 4095 - 2) {
+      const at = (this.readNext++ % SLOTS) * SLOT;
+      const n = 1 + (r() % Math.min(SLOT - 1, REGION - at));
+      const from = r() % (REGION - n);
+      q.read(src, from, rd, at, n);
+      this.reads.push({ q, at, from, n });
+    }
+  }
+
+  /** Queue pairs the crafted frames failed are destroyed and made again. */
+  private rebuild(): void {
+    const v1Failed = this.v1.failure !== undefined || this.p1.failure !== undefined;
+    // vo takes no entries: its engine state says whether a crafted frame failed it.
+    const voFailed = emu(this.V).engine.qp(this.vo.number)?.['responder'] !== 'READY';
+    if (!v1Failed && !voFailed) return;
+    for (const q of [...(v1Failed ? [this.v1, this.p1] : []), ...(voFailed ? [this.vo, this.po] : [])]) {
+      const d = q.destroy();
+      if (!d.ok) this.violation(`destroy of a failed queue pair: ${d.error}`);
+    }
+    if (v1Failed) {
+      [this.v1, this.p1] = connect(this.V, this.P);
+      this.receivesTaken = 0;
+    }
+    if (voFailed) [this.vo, this.po] = this.connectOpen();
+    this.refreshRanges();
+    if (v1Failed) this.keepReceives();
+    this.rebuilds++;
+  }
+
+  run(seed: number, options: PortFuzzOptions, started: number): PortFuzzResult {
+    const { V } = this;
+    const clock = (nicInternals(V).device as EmuDevice).clock;
+    emu(V).model.onDmaWrite((iova: number, length: number) => this.checkDmaWrite(iova, length));
     const tx = new RoceFrame();
-    controls(V).engine.onTransmit((frame: Uint8Array, length: number) => {
-      if (parseFrame(frame, length, tx, null) !== ParseStatus.OK) {
-        violation(`V sent a frame its own parser refuses (${length} bytes)`);
-        return;
-      }
-      const toSelf = tx.dstMac.every((b, i) => b === vMac[i]);
-      const readResponse = (OPCODE_FLAGS[tx.opcode]! & OpFlag.READ) !== 0 &&
-        (OPCODE_FLAGS[tx.opcode]! & OpFlag.REQUEST) === 0;
-      if (readResponse) {
-        const granted = toSelf ? tx.destQp === v2.number || tx.destQp === v3.number : tx.destQp === po.number;
-        if (!granted)
-          violation(
-            `V sent a READ response to QP ${tx.destQp} ${toSelf ? 'of its own' : 'of another NIC'}, which was ` +
-              `granted no reads`,
-          );
-        let run = 0;
-        for (let i = tx.payloadOffset, end = tx.payloadOffset + tx.payloadLength; i < end && run < SLACK_RUN; i++)
-          run = frame[i] === SLACK ? run + 1 : 0;
-        if (run >= SLACK_RUN) violation('a READ response carried bytes from past the end of a region');
-      } else if (tx.payloadLength > 0 && !toSelf)
-        violation(`V sent ${tx.payloadLength} payload bytes (opcode ${tx.opcode}) to another NIC`);
-    });
-
-    // ---- legitimate traffic ---------------------------------------------------------------
-    let receivesTaken = 0;
-    let readsChecked = 0;
-    let readNext = 0;
-    const reads: { q: Qp; at: number; from: number; n: number }[] = [];
-    const keepReceives = () => {
-      while (v1.room('receive') > 4095 - SLOTS) {
-        const k = (4095 - v1.room('receive') + receivesTaken) % SLOTS;
-        v1.receive(rv1, k * SLOT, RECEIVE);
-      }
-    };
-    const service = () => {
-      // P sends into v1's receives; their content is not checked (a crafted SEND with the
-      // right PSN from P's address is, to v1, P: the receive was granted to whoever is P).
-      for (let x = p1.pollBytes('send'); x !== -1; x = p1.pollBytes('send'));
-      if (p1.failure === undefined && p1.room('send') > 4095 - 4) p1.send(rp, 0, r() % (RECEIVE + 1));
-      for (let x = v1.pollBytes('receive'); x !== -1; x = v1.pollBytes('receive')) receivesTaken++;
-      if (v1.failure === undefined) keepReceives();
-      // v2 and v3 read from src into rd: every byte checked.
-      for (const q of [v2, v3]) {
-        for (;;) {
-          const got = q.pollBytes('send');
-          if (got === -1) break;
-          const i = reads.findIndex((x) => x.q === q);
-          const rd0 = reads.splice(i, 1)[0]!;
-          if (got !== rd0.n)
-            violation(
-              `a read of v2/v3 completed ${got < 0 ? `Error ${q.lastError}` : `Ok ${got}`}, expected Ok ${rd0.n}: a ` +
-                `crafted frame reached a queue pair whose peer is on this NIC`,
-            );
-          else if (Buffer.compare(rd.bytes.subarray(rd0.at, rd0.at + rd0.n),
-            src.bytes.subarray(rd0.from, rd0.from + rd0.n)) !== 0) violation('a read of v2/v3 returned wrong bytes');
-          readsChecked++;
-        }
-        if (q.failure === undefined && q.room('send') > 4095 - 2) {
-          const at = (readNext++ % SLOTS) * SLOT;
-          const n = 1 + (r() % Math.min(SLOT - 1, REGION - at));
-          const from = r() % (REGION - n);
-          q.read(src, from, rd, at, n);
-          reads.push({ q, at, from, n });
-        }
-      }
-      if (v2.failure !== undefined || v3.failure !== undefined)
-        violation(`a queue pair whose peer is on this NIC failed: ${v2.failure ?? v3.failure}`);
-    };
-    let rebuilds = 0;
-    const rebuild = () => {
-      const v1Failed = v1.failure !== undefined || p1.failure !== undefined;
-      // vo takes no entries: its engine state says whether a crafted frame failed it.
-      const voFailed = controls(V).engine.qp(vo.number)?.['responder'] !== 'READY';
-      if (!v1Failed && !voFailed) return;
-      for (const q of [...(v1Failed ? [v1, p1] : []), ...(voFailed ? [vo, po] : [])]) {
-        const d = q.destroy();
-        if (!d.ok) violation(`destroy of a failed queue pair: ${d.error}`);
-      }
-      if (v1Failed) {
-        [v1, p1] = connect(V, P);
-        receivesTaken = 0;
-      }
-      if (voFailed) [vo, po] = connectOpen();
-      refreshRanges();
-      if (v1Failed) keepReceives();
-      rebuilds++;
-    };
-    keepReceives();
-
-    // ---- crafted frames ---------------------------------------------------------------------
-    const f = new RoceFrame();
-    const out = new Uint8Array(FRAME_BYTES);
-    let ePsn = [0, 0, 0, 0];
-    const refreshPsn = () => {
-      ePsn = [v1, v2, v3, vo].map((q) => (controls(V).engine.qp(q.number)?.['ePsn'] ?? 0));
-    };
-    const randomMac = (m: Uint8Array) => { for (let i = 0; i < 6; i++) m[i] = r(); };
-    const forge = (): number => {
-      const kind = r() % 100;
-      if (kind < 4) {
-        const n = r() % 700;
-        for (let i = 0; i < n; i++) out[i] = r();
-        return n;
-      }
-      // Half the frames are near-valid (each field right 9 times in 10), so some reach the
-      // deepest checks (keys, ranges, rights); the other half are wild (each field right half the time).
-      const near = r() % 2 === 0;
-      const right = () => r() % 10 < (near ? 9 : 5);
-      const valid = r() % 10 !== 0;
-      const opcode = valid ? VALID_OPCODES[r() % VALID_OPCODES.length]! : r() % 256;
-      const buildAs = (OPCODE_FLAGS[opcode]! & OpFlag.VALID) !== 0 ? opcode : Opcode.RC_SEND_ONLY;
-      const flags = OPCODE_FLAGS[buildAs]!;
-      if (right()) f.dstMac.set(vMac); else randomMac(f.dstMac);
-      if (right()) f.srcMac.set(pMac); else if (r() % 2 === 0) f.srcMac.set(vMac); else randomMac(f.srcMac);
-      f.srcIp = right() ? pIp : r() % 2 === 0 ? vIp : r();
-      f.dstIp = right() ? vIp : r();
-      const target = r() % 20;
-      const qi = target < 6 ? 0 : target < 10 ? 1 : target < 13 ? 2 : target < 19 ? 3 : -1;
-      f.destQp = qi >= 0 ? [v1, v2, v3, vo][qi]!.number : r() & 0xffffff;
-      f.psn = qi >= 0 && right() ? (r() % 4 === 0 ? (ePsn[qi]! + (r() % 5) - 2) & 0xffffff : ePsn[qi]!)
-        : r() & 0xffffff;
-      f.pkey = right() || r() % 2 === 0 ? 0xffff : r() & 0xffff;
-      f.ackReq = r() & 1;
-      f.se = r() % 8 === 0 ? 1 : 0;
-      if (flags & OpFlag.RETH) {
-        const k = right() ? r() % 5 : r() % 7;
-        f.rethRkey = k < 5 ? keys[k]! : r();
-        const base = k < 5 ? bases[k]! : r() * 4096;
-        const w = right() ? 1 : r() % 6;
-        const va = w === 0 ? base : w === 1 ? base + (r() % REGION) : w === 2 ? base + REGION - (r() % 64) : w === 3
-          ? base - (r() % 4096) : w === 4 ? r() * 65536 + r() : base + REGION;
-        f.rethVaHi = Math.floor(va / 4294967296) >>> 0;
-        f.rethVaLo = va >>> 0;
-        const l = right() ? 2 : r() % 8;
-        f.rethDmaLength = l === 0 ? 0 : l === 1 ? 1 + (r() % 64) : l === 2 ? r() % 8192 : l === 3 ? REGION : l === 4
-          ? REGION + 1 : l === 5 ? 0x80000000 : l === 6 ? 0xffffffff : r();
-      }
-      if (flags & OpFlag.AETH) {
-        f.aethSyndrome = r() % 3 === 0 ? 0 : r() & 0xff;
-        f.aethMsn = r() & 0xffffff;
-      }
-      if (flags & OpFlag.IMMDT) f.immDt = r();
-      if (flags & OpFlag.IETH) f.iethRkey = keys[r() % keys.length]!;
-      if (flags & OpFlag.ATOMIC_ETH) {
-        f.atomicRkey = keys[r() % keys.length]!;
-        f.atomicVaHi = 0;
-        f.atomicVaLo = bases[r() % bases.length]! >>> 0;
-      }
-      f.payloadLength = (flags & OpFlag.PAYLOAD) !== 0 ? (r() % 3 === 0 ? r() % 64 : r() % 4200) : 0;
-      if ((flags & OpFlag.WRITE) !== 0 && (flags & OpFlag.FIRST) !== 0 && right()) {
-        // A WRITE whose lengths agree (ONLY: the RETH length is the payload; FIRST: one MTU of more).
-        if ((flags & OpFlag.LAST) !== 0) f.payloadLength = f.rethDmaLength = Math.min(f.rethDmaLength, 4096);
-        else {
-          f.payloadLength = 4096;
-          if (f.rethDmaLength <= 4096) f.rethDmaLength = 4097 + (r() % 8192);
-        }
-      }
-      // Payload: random bytes, in place after the headers (the builder covers them with the ICRC).
-      const p0 = payloadOffsetFor(buildAs);
-      for (let i = 0; i < f.payloadLength; i += 4) {
-        const v = r();
-        out[p0 + i] = v; out[p0 + i + 1] = v >>> 8; out[p0 + i + 2] = v >>> 16; out[p0 + i + 3] = v >>> 24;
-      }
-      let length: number;
-      try {
-        f.opcode = buildAs;
-        length = encodeFrame(out, f);
-      } catch {
-        const n = r() % 300;
-        for (let i = 0; i < n; i++) out[i] = r();
-        return n;
-      }
-      if (opcode !== buildAs) out[42] = opcode; // an opcode no table knows, in a frame otherwise whole
-      const mutation = r() % 100;
-      if (mutation < 8) {
-        length = r() % length; // truncated
-      } else if (mutation < 16) {
-        const flips = 1 + (r() % 4);
-        for (let i = 0; i < flips; i++) out[14 + (r() % (length - 14))] ^= 1 + (r() % 255);
-      }
-      // Most frames get a valid ICRC (over whatever the headers now say), so they pass the parser.
-      if (mutation >= 8 && r() % 10 < 9 && f.packetLength <= length)
-        writeIcrc(out, f.packetLength, icrcInt32(out, 14, f.packetLength));
-      return length;
-    };
-
+    emu(V).engine.onTransmit((frame: Uint8Array, length: number) => this.checkTransmit(frame, length, tx));
+    this.keepReceives();
     let parsed = 0;
     const probe = new RoceFrame();
     const every = options.progressEvery ?? Infinity;
-    for (let i = 0; i < options.frames && violationCount === 0; i++) {
+    for (let i = 0; i < options.frames && this.violationCount === 0; i++) {
       if (i % 32 === 0) {
         clock.relax();
-        service();
-        rebuild();
-        refreshPsn();
+        this.service();
+        this.rebuild();
+        this.forger.expectedPsns(this.victims.map((q) => emu(V).engine.qp(q.number)?.['ePsn'] ?? 0),
+          this.victims.map((q) => q.number));
       }
-      const length = forge();
-      const frame = out.subarray(0, length);
-      if (parseFrame(frame, length, probe, vMac) === ParseStatus.OK) parsed++;
-      controls(V).engine.injectFrame(frame);
-      if ((i + 1) % every === 0)
+      const length = this.forger.forge();
+      const frame = this.forger.out.subarray(0, length);
+      if (parseFrame(frame, length, probe, this.vMac) === ParseStatus.OK) parsed++;
+      emu(V).engine.injectFrame(frame);
+      if ((i + 1) % every === 0) {
         options.progress?.(
-          `${i + 1} frames, ${parsed} parsed, ${readsChecked} reads checked, ${rebuilds} rebuilds, ` +
+          `${i + 1} frames, ${parsed} parsed, ${this.readsChecked} reads checked, ${this.rebuilds} rebuilds, ` +
             `${((performance.now() - started) / 1000).toFixed(1)} s`,
         );
+      }
     }
     // Let everything in flight settle, then check the reads once more.
     for (let k = 0; k < 50; k++) {
       clock.sleep(10_000);
-      service();
+      this.service();
     }
-    const counters = controls(V).engine.counters();
-    if (counters['internalErrors'] !== 0)
-      violation(
-        `${counters['internalErrors']} internal errors in V's engine: ${controls(V).engine.lastInternalError()}`,
-      );
-    if (controls(V).model.iommuFaults() !== 0) violation(`${controls(V).model.iommuFaults()} IOMMU faults on V`);
-    if (counters['dmaFaults'] !== 0) violation(`${counters['dmaFaults']} DMA faults on V`);
-    const pc = controls(P).engine.counters();
-    if (pc['internalErrors'] !== 0) violation(`${pc['internalErrors']} internal errors in P's engine`);
-    if (secret.bytes.some((b) => b !== SECRET)) violation('the secret region changed');
-    if (src.bytes.some((b, i) => b !== ((i * 7 + (i >>> 9)) & 0xff))) violation('the read source changed');
-    controls(V).model.onDmaWrite(undefined);
-    controls(V).engine.onTransmit(undefined);
+    const counters = emu(V).engine.counters();
+    this.checkModels(counters);
+    emu(V).model.onDmaWrite(undefined);
+    emu(V).engine.onTransmit(undefined);
+    const { violations, violationCount } = this;
     if (violationCount > violations.length) violations.push(`... and ${violationCount - violations.length} more`);
     return {
-      seed, frames: options.frames, parsed, counters, rebuilds, readsChecked, receivesTaken,
-      wallMs: performance.now() - started, violations,
+      seed, frames: options.frames, parsed, counters, rebuilds: this.rebuilds, readsChecked: this.readsChecked,
+      receivesTaken: this.receivesTaken, wallMs: performance.now() - started, violations,
     };
-  } finally {
-    V.close();
-    P.close();
+  }
+
+  /** No internal error, IOMMU or DMA fault in either model; the secret region and the read source unchanged. */
+  private checkModels(counters: Record<string, number>): void {
+    const v = emu(this.V);
+    if (counters['internalErrors'] !== 0) {
+      this.violation(`${counters['internalErrors']} internal errors in V's engine: ${v.engine.lastInternalError()}`);
+    }
+    if (v.model.iommuFaults() !== 0) this.violation(`${v.model.iommuFaults()} IOMMU faults on V`);
+    if (counters['dmaFaults'] !== 0) this.violation(`${counters['dmaFaults']} DMA faults on V`);
+    const pc = emu(this.P).engine.counters();
+    if (pc['internalErrors'] !== 0) this.violation(`${pc['internalErrors']} internal errors in P's engine`);
+    if (this.secret.bytes.some((b) => b !== SECRET)) this.violation('the secret region changed');
+    if (this.src.bytes.some((b, i) => b !== ((i * 7 + (i >>> 9)) & 0xff))) this.violation('the read source changed');
+  }
+}
+
+/** The two NICs' addresses a forged frame names (or not). */
+interface Addresses { readonly vMac: Uint8Array; readonly pMac: Uint8Array; readonly vIp: number; readonly pIp: number }
+
+/**
+ * Crafted frames into `out`: random bytes; or a frame of a random opcode whose every header
+ * field is right most of the time (near-valid) or half the time (wild), its payload random,
+ * then perhaps truncated or bit-flipped, and most often given a valid ICRC.
+ */
+class Forger {
+  readonly out = new Uint8Array(FRAME_BYTES);
+  private readonly f = new RoceFrame();
+  private ePsn = [0, 0, 0, 0];
+  private qpns = [0, 0, 0, 0];
+  /** Whether the frame being forged is near-valid (fields right 9 times in 10) or wild (half the time). */
+  private near = false;
+
+  constructor(private readonly r: () => number, private readonly at: Addresses, private readonly keys: number[],
+    private readonly bases: number[]) {}
+
+  /** The victims' queue pair numbers (v1, v2, v3, vo) and the PSNs they expect next. */
+  expectedPsns(ePsn: number[], qpns: number[]): void {
+    this.ePsn = ePsn;
+    this.qpns = qpns;
+  }
+
+  private right(): boolean {
+    return this.r() % 10 < (this.near ? 9 : 5);
+  }
+
+  private randomMac(m: Uint8Array): void {
+    for (let i = 0; i < 6; i++) m[i] = this.r();
+  }
+
+  private randomBytes(n: number): number {
+    for (let i = 0; i < n; i++) this.out[i] = this.r();
+    return n;
+  }
+
+  /** One crafted frame in `out`; returns its length. */
+  forge(): number {
+    const { r, f, out } = this;
+    const kind = r() % 100;
+    if (kind < 4) return this.randomBytes(r() % 700);
+    // Half the frames are near-valid (each field right 9 times in 10), so some reach the
+    // deepest checks (keys, ranges, rights); the other half are wild (each field right half the time).
+    this.near = r() % 2 === 0;
+    const valid = r() % 10 !== 0;
+    const opcode = valid ? VALID_OPCODES[r() % VALID_OPCODES.length]! : r() % 256;
+    const buildAs = (OPCODE_FLAGS[opcode]! & OpFlag.VALID) !== 0 ? opcode : Opcode.RC_SEND_ONLY;
+    const flags = OPCODE_FLAGS[buildAs]!;
+    this.headers();
+    if (flags & OpFlag.RETH) this.reth();
+    this.extensions(flags);
+    this.payload(flags, buildAs);
+    let length: number;
+    try {
+      f.opcode = buildAs;
+      length = encodeFrame(out, f);
+    } catch {
+      return this.randomBytes(r() % 300);
+    }
+    if (opcode !== buildAs) out[42] = opcode; // an opcode no table knows, in a frame otherwise whole
+    return this.mutate(length);
+  }
+
+  /** Addresses, queue pair, PSN, P_Key and the BTH flags. */
+  private headers(): void {
+    const { r, f, at } = this;
+    if (this.right()) f.dstMac.set(at.vMac); else this.randomMac(f.dstMac);
+    if (this.right()) f.srcMac.set(at.pMac);
+    else if (r() % 2 === 0) f.srcMac.set(at.vMac);
+    else this.randomMac(f.srcMac);
+    f.srcIp = this.right() ? at.pIp : r() % 2 === 0 ? at.vIp : r();
+    f.dstIp = this.right() ? at.vIp : r();
+    const target = r() % 20;
+    const qi = target < 6 ? 0 : target < 10 ? 1 : target < 13 ? 2 : target < 19 ? 3 : -1;
+    f.destQp = qi >= 0 ? this.qpns[qi]! : r() & 0xffffff;
+    f.psn = qi >= 0 && this.right() ? (r() % 4 === 0 ? (this.ePsn[qi]! + (r() % 5) - 2) & 0xffffff : this.ePsn[qi]!)
+      : r() & 0xffffff;
+    f.pkey = this.right() || r() % 2 === 0 ? 0xffff : r() & 0xffff;
+    f.ackReq = r() & 1;
+    f.se = r() % 8 === 0 ? 1 : 0;
+  }
+
+  /** A key of V's regions, P's or a random one; an address inside, across the end of or far from it; a length. */
+  private reth(): void {
+    const { r, f } = this;
+    const k = this.right() ? r() % 5 : r() % 7;
+    f.rethRkey = k < 5 ? this.keys[k]! : r();
+    const base = k < 5 ? this.bases[k]! : r() * 4096;
+    const w = this.right() ? 1 : r() % 6;
+    const va = w === 0 ? base : w === 1 ? base + (r() % REGION) : w === 2 ? base + REGION - (r() % 64) : w === 3
+      ? base - (r() % 4096) : w === 4 ? r() * 65536 + r() : base + REGION;
+    f.rethVaHi = Math.floor(va / 4294967296) >>> 0;
+    f.rethVaLo = va >>> 0;
+    const l = this.right() ? 2 : r() % 8;
+    f.rethDmaLength = l === 0 ? 0 : l === 1 ? 1 + (r() % 64) : l === 2 ? r() % 8192 : l === 3 ? REGION : l === 4
+      ? REGION + 1 : l === 5 ? 0x80000000 : l === 6 ? 0xffffffff : r();
+  }
+
+  /** AETH, ImmDt, IETH and AtomicETH, where the opcode has them. */
+  private extensions(flags: number): void {
+    const { r, f } = this;
+    if (flags & OpFlag.AETH) {
+      f.aethSyndrome = r() % 3 === 0 ? 0 : r() & 0xff;
+      f.aethMsn = r() & 0xffffff;
+    }
+    if (flags & OpFlag.IMMDT) f.immDt = r();
+    if (flags & OpFlag.IETH) f.iethRkey = this.keys[r() % this.keys.length]!;
+    if (flags & OpFlag.ATOMIC_ETH) {
+      f.atomicRkey = this.keys[r() % this.keys.length]!;
+      f.atomicVaHi = 0;
+      f.atomicVaLo = this.bases[r() % this.bases.length]! >>> 0;
+    }
+  }
+
+  /** The payload's length (a WRITE's often agreeing with its RETH) and random bytes, after the headers. */
+  private payload(flags: number, buildAs: number): void {
+    const { r, f, out } = this;
+    f.payloadLength = (flags & OpFlag.PAYLOAD) !== 0 ? (r() % 3 === 0 ? r() % 64 : r() % 4200) : 0;
+    if ((flags & OpFlag.WRITE) !== 0 && (flags & OpFlag.FIRST) !== 0 && this.right()) {
+      // A WRITE whose lengths agree (ONLY: the RETH length is the payload; FIRST: one MTU of more).
+      if ((flags & OpFlag.LAST) !== 0) f.payloadLength = f.rethDmaLength = Math.min(f.rethDmaLength, 4096);
+      else {
+        f.payloadLength = 4096;
+        if (f.rethDmaLength <= 4096) f.rethDmaLength = 4097 + (r() % 8192);
+      }
+    }
+    // Payload: random bytes, in place after the headers (the builder covers them with the ICRC).
+    const p0 = payloadOffsetFor(buildAs);
+    for (let i = 0; i < f.payloadLength; i += 4) {
+      const v = r();
+      out[p0 + i] = v; out[p0 + i + 1] = v >>> 8; out[p0 + i + 2] = v >>> 16; out[p0 + i + 3] = v >>> 24;
+    }
+  }
+
+  /** Truncated, bit-flipped or left whole; most frames then get a valid ICRC over what the headers say. */
+  private mutate(length: number): number {
+    const { r, f, out } = this;
+    const mutation = r() % 100;
+    if (mutation < 8) {
+      length = r() % length; // truncated
+    } else if (mutation < 16) {
+      const flips = 1 + (r() % 4);
+      for (let i = 0; i < flips; i++) out[14 + (r() % (length - 14))] ^= 1 + (r() % 255);
+    }
+    // Most frames get a valid ICRC (over whatever the headers now say), so they pass the parser.
+    if (mutation >= 8 && r() % 10 < 9 && f.packetLength <= length) {
+      writeIcrc(out, f.packetLength, icrcInt32(out, 14, f.packetLength));
+    }
+    return length;
   }
 }
