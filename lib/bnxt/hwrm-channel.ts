@@ -17,6 +17,7 @@ import {
 } from '../../firmware-hwrm/hwrm/header.g.ts';
 import { ok, err, type Result } from '../result.ts';
 import type { DmaPool } from './dma-pool.ts';
+import { CommandDeadline } from './command-deadline.ts';
 import { LIMITS } from './limits.ts';
 
 const CHIMP_COMM = 0x000; // BAR0 request window
@@ -167,8 +168,7 @@ export class HwrmChannel {
   private awaitResponse(seq: number, timeoutMs: number): number {
     const words = this.resp.u32;
     const bytes = this.resp.bytes;
-    const start = this.clock.nowNs();
-    const deadline = start + timeoutMs * 1e6;
+    const deadline = new CommandDeadline(this.clock, timeoutMs * 1e6);
     let looks = 0;
     let respLen = 0;
     for (;;) {
@@ -176,14 +176,14 @@ export class HwrmChannel {
       respLen = outputRespLenOf(w1);
       // A non-zero resp_len with another seq_id is a stale answer: ignore it.
       if (respLen !== 0 && outputSeqIdOf(w1) === seq) break;
-      if (this.clock.nowNs() > deadline) return -1;
+      if (deadline.expired()) return -1;
       this.pause(looks++);
     }
     if (respLen < 8 || respLen > RESP_BUFFER_BYTES) return respLen;
-    const validDeadline = this.clock.nowNs() + LIMITS.hwrmValidBitDelayUs * 1000;
+    const validDeadline = new CommandDeadline(this.clock, LIMITS.hwrmValidBitDelayUs * 1000);
     looks = 0;
     while (Atomics.load(bytes, respLen - 1) !== HWRM_RESP_VALID_KEY) {
-      if (this.clock.nowNs() > validDeadline) return -2;
+      if (validDeadline.expired()) return -2;
       this.pause(looks++);
     }
     return respLen;

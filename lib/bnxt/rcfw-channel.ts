@@ -25,6 +25,7 @@ import { CreqQueryFuncRespSb } from '../../firmware-hwrm/roce/commands-fw.ts';
 import { DbType, doorbellHi, doorbellLo } from '../../firmware-hwrm/roce/doorbell.ts';
 import { ok, err, type Result } from '../result.ts';
 import type { DmaPool } from './dma-pool.ts';
+import { CommandDeadline } from './command-deadline.ts';
 import { LIMITS } from './limits.ts';
 
 /** CMDQ depth in entries; commands are sent one at a time, so a small ring suffices. */
@@ -154,7 +155,7 @@ export class RcfwChannel {
    * are kept. Undefined if none came within the timeout.
    */
   private awaitAnswer(cookie: number): Uint32Array | undefined {
-    const deadline = this.clock.nowNs() + this.timeoutMs * 1e6;
+    const deadline = new CommandDeadline(this.clock, this.timeoutMs * 1e6);
     let looks = 0;
     for (;;) {
       const entry = this.takeCreqEntry();
@@ -165,7 +166,7 @@ export class RcfwChannel {
         this.keepEvent(entry); // an async event, or a stale answer: never lost, never mistaken
         continue;
       }
-      if (this.clock.nowNs() > deadline) return undefined;
+      if (deadline.expired()) return undefined;
       if (looks++ < LIMITS.spinsBeforeSleep) this.clock.relax();
       else this.clock.sleep(LIMITS.pollSleepUs);
     }
