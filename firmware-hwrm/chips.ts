@@ -9,6 +9,10 @@
  * family needs (docs/architecture.md "How to add a chip").
  */
 
+import { HWRM_VERSION_MAJOR, HWRM_VERSION_MINOR, HWRM_VERSION_RSVD, HWRM_VERSION_UPDATE } from './hwrm/header.ts';
+import { MSN_ENTRY_BYTES } from './roce/msn-table.ts';
+import { SQ_PSN_SEARCH_EXT_WORDS } from './roce/wqe.g.ts';
+
 export type ChipFamily = 'P5' | 'P7';
 
 /** The table an SQ keeps after its WQEs for hardware retransmission (roce_hsi.h). */
@@ -28,6 +32,13 @@ export interface ChipModelFacts {
   readonly l2DoorbellBarSizeKb: number;
   /** The HWRM interface version VER_GET reports (hwrm_intf_maj/min/upd/rsvd_8b): the HSI our layouts follow. */
   readonly hwrmInterface: { readonly maj: number; readonly min: number; readonly upd: number; readonly rsvd: number };
+  /**
+   * The adapter the model's config space presents (PCI subsystem id, VPD part number): for the
+   * BCM57508 the BCM957508-N2100G OCP 3.0 adapter (14e4:5208 in pci.ids); for the others no
+   * adapter of ours is named, so the subsystem id repeats the device id and the part number is
+   * BCM9 + the chip's digits (a model choice, docs/hardware.md).
+   */
+  readonly board: { readonly subsystemId: number; readonly partNumber: string };
   /** RoCE ceilings before context memory is counted (firmware/roce-limits.ts; QUERY_FUNC answers). */
   readonly roce: {
     readonly maxQp: number;
@@ -113,13 +124,15 @@ const DB_PF_OFFSET_P5 = 0x10000;
 /** Host page size the drivers align doorbell pages to (PAGE_ALIGN on 4 KiB pages). */
 const DOORBELL_PAGE_BYTES = 4096;
 
-const MODEL_COMMON: Omit<ChipModelFacts, 'roce'> = {
+const MODEL_COMMON: Omit<ChipModelFacts, 'roce' | 'board'> = {
   chipRev: 1,
   chipMetal: 1,
   legacyL2DbSizeKb: DB_PF_OFFSET_P5 / 1024,
   l2DoorbellBarSizeKb: 64,
-  // hsi.h HWRM_VERSION_MAJOR/MINOR/UPDATE/RSVD of the header our layouts follow (hwrm/header.ts).
-  hwrmInterface: { maj: 1, min: 10, upd: 3, rsvd: 133 },
+  // hsi.h HWRM_VERSION_MAJOR/MINOR/UPDATE/RSVD of the header our layouts follow.
+  hwrmInterface: {
+    maj: HWRM_VERSION_MAJOR, min: HWRM_VERSION_MINOR, upd: HWRM_VERSION_UPDATE, rsvd: HWRM_VERSION_RSVD,
+  },
 };
 
 /** The model's RoCE ceilings; P5 max_cqe 0xFFFFF is the cap qplib_sp.c applies except on P7. */
@@ -135,14 +148,14 @@ const P5: FamilyFacts = {
   backingStore: 'v1',
   wqeMode: 'static',
   sqPsnTable: 'psn_search_ext',
-  psnSearchEntryBytes: 16,
-  msnEntryBytes: 8,
+  psnSearchEntryBytes: SQ_PSN_SEARCH_EXT_WORDS * 4,
+  msnEntryBytes: MSN_ENTRY_BYTES,
   ringStatsBytes: 168,
   grcStatusOffset: 0x520,
   firstVerGetTimeoutMs: 500,
   nqDoorbellOffset: () => DB_PF_OFFSET_P5,
   dpiDoorbellOffset: () => DB_PF_OFFSET_P5,
-  model: { ...MODEL_COMMON, roce: ROCE_CEILINGS },
+  model: { ...MODEL_COMMON, roce: ROCE_CEILINGS, board: { subsystemId: 0, partNumber: '' } },
 };
 
 const P7: FamilyFacts = {
@@ -150,19 +163,23 @@ const P7: FamilyFacts = {
   backingStore: 'v2',
   wqeMode: 'variable',
   sqPsnTable: 'msn',
-  psnSearchEntryBytes: 16,
-  msnEntryBytes: 8,
+  psnSearchEntryBytes: SQ_PSN_SEARCH_EXT_WORDS * 4,
+  msnEntryBytes: MSN_ENTRY_BYTES,
   ringStatsBytes: 176,
   grcStatusOffset: 0x520,
   firstVerGetTimeoutMs: 1500,
   nqDoorbellOffset: (kb) => kb * 1024,
   dpiDoorbellOffset: (kb) => Math.ceil((kb * 1024) / DOORBELL_PAGE_BYTES) * DOORBELL_PAGE_BYTES,
   // P7 limits are the P5 ones until the Thor2 work gives them their own (docs/hardware.md).
-  model: { ...MODEL_COMMON, roce: ROCE_CEILINGS },
+  model: { ...MODEL_COMMON, roce: ROCE_CEILINGS, board: { subsystemId: 0, partNumber: '' } },
 };
 
-function row(name: string, chipNum: number, pciDeviceId: number, family: FamilyFacts): ChipProfile {
-  return Object.freeze({ ...family, name, chipNum, pciVendorId: BROADCOM_VENDOR_ID, pciDeviceId });
+function row(
+  name: string, chipNum: number, pciDeviceId: number, family: FamilyFacts,
+  board = { subsystemId: pciDeviceId, partNumber: `BCM9${name.slice(3)}` },
+): ChipProfile {
+  const model = Object.freeze({ ...family.model, board: Object.freeze(board) });
+  return Object.freeze({ ...family, name, chipNum, pciVendorId: BROADCOM_VENDOR_ID, pciDeviceId, model });
 }
 
 /**
@@ -170,7 +187,7 @@ function row(name: string, chipNum: number, pciDeviceId: number, family: FamilyF
  * CHIP_NUM_57608/58818 (P7, BNXT_CHIP_P7), PCI device ids from bnxt.c bnxt_pci_tbl.
  */
 export const CHIP_PROFILES: readonly ChipProfile[] = Object.freeze([
-  row('BCM57508', 0x1750, 0x1750, P5),
+  row('BCM57508', 0x1750, 0x1750, P5, { subsystemId: 0x5208, partNumber: 'BCM957508-N2100G' }),
   row('BCM57504', 0x1751, 0x1751, P5),
   row('BCM57502', 0x1752, 0x1752, P5),
   row('BCM57608', 0x1760, 0x1760, P7),

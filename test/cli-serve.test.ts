@@ -13,7 +13,8 @@ const cli = ['--import', './scripts/register-ts.mjs', 'scripts/cli.ts'];
 
 t.test('bad arguments: one line, exit 2', async (t) => {
   for (const [args, msg] of [
-    [[], /missing SOCKET/], [['a', 'b'], /one SOCKET/], [['s', '--chip', 'X'], /BCM57508 only/],
+    [[], /missing SOCKET/], [['a', 'b'], /one SOCKET/], [['s', '--chip', 'X'],
+      /--chip X: not a known chip \(one of BCM57508, .*BCM57608/],
     [['s', '-d', 'eth0'], /emu or emu:LOCAL:REMOTE/], [['s', '--bogus'], /Unknown option/i],
   ] as const) {
     const r = spawnSync(process.execPath, [...cli, 'serve', ...args], { cwd: root, encoding: 'utf8', timeout: 60_000 });
@@ -23,11 +24,14 @@ t.test('bad arguments: one line, exit 2', async (t) => {
   }
 });
 
-t.test('serves one client, then reports and exits 0', async (t) => {
+// The chip (--chip, default BCM57508) sets the ids the client reads (bnxt.c bnxt_pci_tbl).
+const SERVED = [[[], 'BCM57508', 0x175014e4], [['--chip', 'BCM57608'], 'BCM57608', 0x176014e4]] as const;
+for (const [chipArgs, name, ids] of SERVED)
+t.test(`serves one client as ${name}, then reports and exits 0`, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'serve-'));
   const sock = join(dir, 'nic.sock');
   const log = join(dir, 'hwrm.log');
-  const p = spawn(process.execPath, [...cli, 'serve', sock, '--hwrm-log', log], { cwd: root });
+  const p = spawn(process.execPath, [...cli, 'serve', sock, ...chipArgs, '--hwrm-log', log], { cwd: root });
   let out = '';
   p.stdout.on('data', (d) => { out += d; });
   p.stderr.on('data', (d) => { out += d; });
@@ -38,12 +42,12 @@ t.test('serves one client, then reports and exits 0', async (t) => {
     if (Date.now() - start > 60_000) throw new Error(`serve did not start: ${out}`);
     await new Promise((r) => setTimeout(r, 20));
   }
-  t.match(out, /serving BCM57508 \(14e4:1750\) MAC 02:62:6e:/);
+  t.match(out, new RegExp(`serving ${name} \\(14e4:${(ids >>> 16).toString(16)}\\) MAC 02:62:6e:`));
   const c = TestClient.connect(sock);
   const v = c.call(1, new Uint8Array([0, 0, 0, 0, ...new TextEncoder().encode('{}'), 0]));
   t.equal(v.flags, 1, 'VERSION answered');
   const read = c.call(9, fields([8, 0n], [4, 7], [4, 4]));
-  t.equal(new DataView(read.body.buffer).getUint32(16, true), 0x175014e4);
+  t.equal(new DataView(read.body.buffer).getUint32(16, true), ids);
   c.close();
   t.equal(await exited, 0);
   t.match(out, /ended: the client closed the connection; 2 messages, 0 refused, 0 HWRM commands/);

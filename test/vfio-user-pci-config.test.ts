@@ -2,7 +2,8 @@
 // write masks (PCI 3.0 section 6.2), BAR sizing, the VPD handshake and image (section 6.4).
 import t from 'tap';
 import { PciConfigSpace, buildVpd, CAP } from '../drivers/emu/vfio-user/pci-config.ts';
-import { bcm57508ConfigSpec } from '../drivers/emu/vfio-user/nic-device.ts';
+import { pfConfigSpec } from '../drivers/emu/vfio-user/nic-device.ts';
+import { chipByName } from '../firmware-hwrm/chips.ts';
 
 const u16 = (c: PciConfigSpace, at: number) => c.bytes[at]! | (c.bytes[at + 1]! << 8);
 const u32 = (c: PciConfigSpace, at: number) => (u16(c, at) | (u16(c, at + 2) << 16)) >>> 0;
@@ -10,7 +11,7 @@ const MAC = Uint8Array.from([0x02, 0x62, 0x6e, 0x11, 0x22, 0x33]);
 const le = (v: number, n: number) => Uint8Array.from({ length: n }, (_, i) => (v >>> (8 * i)) & 0xff);
 
 t.test('identity: 14e4:1750 rev 1, Ethernet class, capability list', async (t) => {
-  const c = new PciConfigSpace(bcm57508ConfigSpec(MAC));
+  const c = new PciConfigSpace(pfConfigSpec(chipByName('BCM57508')!, MAC));
   t.equal(u32(c, 0), 0x175014e4);
   t.equal(u32(c, 8), 0x02000001);
   t.equal(u16(c, 0x2c), 0x14e4);
@@ -30,7 +31,7 @@ t.test('identity: 14e4:1750 rev 1, Ethernet class, capability list', async (t) =
 });
 
 t.test('writes change only writable bits', async (t) => {
-  const c = new PciConfigSpace(bcm57508ConfigSpec(MAC));
+  const c = new PciConfigSpace(pfConfigSpec(chipByName('BCM57508')!, MAC));
   c.write(0x04, le(0xffff, 2));
   t.equal(u16(c, 4), 0x0547, 'command keeps IO, MEM, MASTER, PARITY, SERR, INTX_DISABLE');
   c.write(0x00, le(0, 4));
@@ -43,7 +44,7 @@ t.test('writes change only writable bits', async (t) => {
 });
 
 t.test('BAR sizing: all-ones reads back the size mask with the 64-bit prefetchable flags', async (t) => {
-  const c = new PciConfigSpace(bcm57508ConfigSpec(MAC));
+  const c = new PciConfigSpace(pfConfigSpec(chipByName('BCM57508')!, MAC));
   c.write(0x10, le(0xffffffff, 4));
   t.equal(u32(c, 0x10), (~(64 * 1024 - 1) | 0xc) >>> 0);
   c.write(0x18, le(0xffffffff, 4));
@@ -63,7 +64,7 @@ t.test('VPD: the address/flag handshake returns the image 4 bytes at a time', as
   t.same([...vpd.subarray(rv, rv + 3)], [0x52, 0x56, 1]);
   t.equal(vpd.subarray(0, vpd.length - 1).reduce((a, b) => a + b, 0) & 0xff, 0, 'bytes through RV sum to zero');
   t.equal(vpd[vpd.length - 1], 0x78);
-  const c = new PciConfigSpace({ ...bcm57508ConfigSpec(MAC), vpd });
+  const c = new PciConfigSpace({ ...pfConfigSpec(chipByName('BCM57508')!, MAC), vpd });
   const read: number[] = [];
   for (let a = 0; a < 8; a += 4) {
     c.write(CAP.VPD + 2, le(a, 2));

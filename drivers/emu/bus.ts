@@ -9,17 +9,20 @@
  *   interrupts     notifyDriver: a write the driver may be waiting on landed in host memory
  *   outside work   externalWork: a socket delivered a frame (the worker must run soon)
  *   time, chance   now (the model's clock), random (the seeded PRNG)
- *   config         the NIC's identity and cable, fixed at open
+ *   config, chip   the NIC's identity and cable, fixed at open; the chip profile it plays
  *   invariants     internalError: a broken invariant inside the model (strict: throws)
  */
 import { Iommu } from './iommu.ts';
 import { Random } from './random.ts';
-import { strictByDefault, type EmuConfig } from './config.ts';
+import { emuChip, strictByDefault, type EmuConfig } from './config.ts';
+import type { ChipProfile } from '../../firmware-hwrm/chips.ts';
 import type { TraceSink } from '../../firmware-hwrm/trace.ts';
 import { WAKE_SLEEPING, wakeDriver } from './wake.ts';
 
 export interface ModelBus {
   readonly config: EmuConfig;
+  /** The chip this NIC is (config.chip's profile): its ids, doorbell offsets, formats and limits. */
+  readonly chip: ChipProfile;
   readonly iommu: Iommu;
   readonly random: Random;
   /** Where the firmware records the commands it takes and its answers (config.tracePath), if anywhere. */
@@ -75,6 +78,7 @@ export function realTimeNs(): number {
 export class NicBus implements ModelBus {
   readonly iommu = new Iommu();
   readonly random: Random;
+  readonly chip: ChipProfile;
   readonly bar0Written: Uint32Array;
   trace: TraceSink | undefined;
   wqeTrace: TraceSink | undefined;
@@ -100,6 +104,7 @@ export class NicBus implements ModelBus {
 
   constructor(readonly config: EmuConfig, private readonly bar0Published: Int32Array, bar0Bytes: number) {
     this.strict = config.strict ?? strictByDefault();
+    this.chip = emuChip(config.chip);
     this.liveClockNs = config.mode === 'stepped' ? undefined : realTimeNs;
     this.random = new Random(config.seed);
     this.bar0Written = new Uint32Array(bar0Bytes / 4);

@@ -1,5 +1,7 @@
 /** What a software NIC is: its identity and its cable, fixed when it is opened. */
 import type { FirmwareName } from './firmware/personality.ts';
+import { chipByName, chipNames, type ChipProfile } from '../../firmware-hwrm/chips.ts';
+import { invalid } from '../../firmware-hwrm/errors.ts';
 
 
 export type CableSpec =
@@ -48,6 +50,13 @@ export interface EmuConfig {
    * (its doorbells, commands): one file for a run, times from the driver's epoch.
    */
   readonly wqeTrace?: WqeTraceTarget;
+  /**
+   * The chip the NIC is (a profile name of firmware-hwrm/chips.ts: BCM57508, BCM57608, ...): its
+   * PCI ids, VER_GET chip_num, doorbell offsets and limits all come from that profile. A name,
+   * not the profile, so the config crosses to a worker thread as it is. Unset: RIG_BNXT_CHIP's,
+   * else BCM57508.
+   */
+  readonly chip?: string;
 }
 
 /** Where the software NIC appends its WQE records: the driver's trace file and its epoch. */
@@ -65,14 +74,26 @@ export function strictByDefault(env: Readonly<Record<string, string | undefined>
   return env[STRICT_ENV] === '1';
 }
 
-export const BCM57508 = {
-  vendorId: 0x14e4,
-  deviceId: 0x1750,
-  chipNum: 0x1750,
-  chipRev: 1,
-  chipMetal: 1,
-  name: 'BCM57508',
-} as const;
+/** The environment variable naming the chip of software NICs opened without one. */
+export const CHIP_ENV = 'RIG_BNXT_CHIP';
+/** The chip a software NIC is when nobody says: Thor's BCM57508 PF. */
+export const DEFAULT_EMU_CHIP = 'BCM57508';
+
+/**
+ * The profile of chip `name`, else of the environment's RIG_BNXT_CHIP, else BCM57508. A name no
+ * profile has (given, or in the environment) is a misuse: InvalidArgument naming the known ones.
+ */
+export function emuChip(
+  name: string | undefined, env: Readonly<Record<string, string | undefined>> = process.env, where = 'software NIC',
+): ChipProfile {
+  const chosen = name ?? (env[CHIP_ENV] || undefined) ?? DEFAULT_EMU_CHIP;
+  const profile = typeof chosen === 'string' ? chipByName(chosen) : undefined;
+  if (!profile) {
+    const from = name !== undefined ? 'chip' : CHIP_ENV;
+    invalid(`${where}: ${from} ${JSON.stringify(chosen)} is not a known chip (one of ${chipNames().join(', ')})`);
+  }
+  return profile;
+}
 
 /**
  * The software NIC's IPv4 address made from a number (a UDP cable's local port, else a

@@ -12,7 +12,7 @@ import { allocWriteQueue, WriteQueueProducer, WriteKind } from './write-queue.ts
 import { allocWake } from './wake.ts';
 import { EmuDmaMemory } from './dma-memory.ts';
 import type { EmuControls } from './control.ts';
-import { BCM57508, type EmuConfig } from './config.ts';
+import { emuChip, type EmuConfig } from './config.ts';
 import { BAR0_BYTES, BAR2_BYTES, BAR2_PUBLISHED_BYTES, type ModelInit } from './nic-model.ts';
 import type { ModelHost } from './model-host.ts';
 import { hostStepped } from './stepped-host.ts';
@@ -59,7 +59,14 @@ class EmuMmio implements Mmio {
 let opened = 0;
 
 
-export function openEmu(config: EmuConfig): Result<EmuDevice> {
+/**
+ * Opens a software NIC as `given` says. Its chip (given.chip, else RIG_BNXT_CHIP's, else BCM57508)
+ * is settled here, once, so a worker thread builds the same chip; an unknown name is a misuse
+ * (InvalidArgument naming the known chips).
+ */
+export function openEmu(given: EmuConfig): Result<EmuDevice> {
+  const chip = emuChip(given.chip);
+  const config: EmuConfig = { ...given, chip: chip.name };
   // BAR2 holds doorbells only: writes go through the queue and the model publishes nothing
   // there, so its read-back words need one page, not the BAR's 16 MiB (a fresh zeroed 16 MiB
   // per NIC opened is what kept the RSS of a process growing as NICs came and went).
@@ -67,7 +74,7 @@ export function openEmu(config: EmuConfig): Result<EmuDevice> {
     config, queue: allocWriteQueue(), wake: allocWake(), bar0: new SharedArrayBuffer(BAR0_BYTES),
     bar2: new SharedArrayBuffer(BAR2_PUBLISHED_BYTES),
   };
-  const identity: PciIdentity = { address: `emu${opened++}`, vendorId: BCM57508.vendorId, deviceId: BCM57508.deviceId };
+  const identity: PciIdentity = { address: `emu${opened++}`, vendorId: chip.pciVendorId, deviceId: chip.pciDeviceId };
   let host: ModelHost;
   if (config.mode !== 'thread') {
     try {

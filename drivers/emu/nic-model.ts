@@ -1,5 +1,6 @@
 /**
- * The software NIC: a BCM57508 (Thor, P5) physical function as a register file with write
+ * The software NIC: a bnxt physical function of the chip its config names (a profile of
+ * firmware-hwrm/chips.ts; BCM57508, Thor P5, by default) as a register file with write
  * handlers (QEMU style). BAR0 holds the HWRM request window and trigger and the RoCE CMDQ
  * mailbox; BAR2 takes doorbells. This file wires the parts and is their only meeting point:
  *
@@ -38,7 +39,8 @@ export const BAR2_PUBLISHED_BYTES = 4096;
 
 /**
  * BAR0 map: the HWRM channel (Linux bnxt.h BNXT_GRCPF_REG_CHIMP_COMM, _CHIMP_COMM_TRIGGER,
- * _WINDOW_BASE_OUT, BNXT_GRC_REG_STATUS_P5) and the RoCE CMDQ mailbox at 0x600 with its
+ * _WINDOW_BASE_OUT; the firmware status register is the chip profile's grcStatusOffset) and
+ * the RoCE CMDQ mailbox at 0x600 with its
  * producer at +0xc and trigger at +0x100 (Linux bnxt_re qplib_rcfw.h RCFW_COMM_BASE_OFFSET,
  * RCFW_PF_VF_COMM_PROD_OFFSET, RCFW_COMM_TRIG_OFFSET).
  */
@@ -46,7 +48,6 @@ export const BAR0 = {
   CHIMP_COMM: 0x000,
   CHIMP_COMM_TRIGGER: 0x100,
   WINDOW_BASE_OUT: 0x400,
-  GRC_REG_STATUS_P5: 0x520,
   RCFW_COMM: 0x600,
   RCFW_PROD: 0x60c,
   RCFW_TRIGGER: 0x700,

@@ -11,6 +11,7 @@
  *           distinct addresses)
  *   MTU     9000; a capture file from RIG_BNXT_PCAP; seed 1
  *   firmware RIG_BNXT_EMU_FIRMWARE's personality, else `current` (firmware/personality.ts)
+ *   chip    RIG_BNXT_CHIP's, else BCM57508 (a profile of firmware-hwrm/chips.ts)
  *   model   where it runs (config.ts mode): stepped if asked; else in a worker thread for a UDP
  *           cable (frames come from outside on the event loop) or when `thread` is asked (the
  *           NIC progresses while the program computes); else inline in the driver's thread on
@@ -29,7 +30,7 @@ import { invalid } from '../../firmware-hwrm/errors.ts';
 import { ok, type Result } from '../../firmware-hwrm/result.ts';
 import { parseIpv4, parseMac } from '../address-text.ts';
 import { openEmu } from './device.ts';
-import { ipv4FromNumber, macFromNumber, type CableSpec, type WqeTraceTarget } from './config.ts';
+import { emuChip, ipv4FromNumber, macFromNumber, type CableSpec, type WqeTraceTarget } from './config.ts';
 import { firmwarePersonality } from './firmware/personality.ts';
 
 /** What a user may say about a NIC when opening it (drivers/open-device.ts OpenOptions). */
@@ -69,6 +70,12 @@ export interface EmuOpenOptions {
    * (firmware/personality.ts).
    */
   readonly firmware?: string;
+  /**
+   * Software NIC only: the chip it is, a profile name of firmware-hwrm/chips.ts (BCM57508,
+   * BCM57608, ...): PCI ids, VER_GET's chip_num, doorbell offsets and limits follow it. Unset,
+   * RIG_BNXT_CHIP's, else BCM57508. A hardware NIC is the chip it is (VFIO ignores this).
+   */
+  readonly chip?: string;
 }
 
 const EMU = /^emu(?::(\d{1,5}):(\d{1,5}))?$/;
@@ -146,9 +153,11 @@ export function openEmuNamed(name: string, options: EmuOpenOptions, wqeTrace?: W
   if (options.firmware !== undefined && typeof options.firmware !== 'string')
     invalid('Nic.open: firmware must be a name');
   const firmware = firmwarePersonality(options.firmware).name;
+  if (options.chip !== undefined && typeof options.chip !== 'string') invalid('Nic.open: chip must be a name');
+  const chip = emuChip(options.chip, process.env, 'Nic.open').name;
   const d = openEmu({
     mac, ipv4, mtu, cable, pcapPath: options.pcap ?? process.env.RIG_BNXT_PCAP, seed: options.seed ?? 1,
-    mode, firmware, tracePath: options.deviceTrace, wqeTrace,
+    mode, firmware, tracePath: options.deviceTrace, wqeTrace, chip,
   });
   return d.ok ? ok({ device: d.value, defaultIpv4: ipv4 }) : d;
 }

@@ -8,6 +8,7 @@ export function openNic(device: string, settings: NicSettings, pcap?: string): R
     ...(settings.ipv4 !== undefined ? { ipv4: settings.ipv4 } : {}),
     ...(settings.nicMac !== undefined ? { mac: settings.nicMac } : {}),
     ...(settings.ethMtu !== undefined ? { mtu: settings.ethMtu } : {}),
+    ...(settings.chip !== undefined ? { chip: settings.chip } : {}),
     ...(pcap !== undefined ? { pcap } : {}),
     ...(settings.trace !== undefined ? { trace: settings.trace } : {}),
   };

@@ -8,6 +8,7 @@
 import { parseArgs } from 'node:util';
 import { type Result, ok, err } from './result.ts';
 import { refusal, refusedOptionConfig } from './perftest-options.ts';
+import { chipByName, chipNames } from '../../firmware-hwrm/chips.ts';
 
 export type PerfTest = 'send_lat' | 'send_bw' | 'read_lat' | 'read_bw';
 export const PERF_TESTS: readonly PerfTest[] = ['send_lat', 'send_bw', 'read_lat', 'read_bw'];
@@ -48,6 +49,8 @@ export interface NicSettings {
   readonly ethMtu: number | undefined;
   /** --trace: the driver's command trace (every command, doorbell and software NIC WQE fetch) to this file. */
   readonly trace?: string;
+  /** Software NIC: the chip it is (a profile name: BCM57508, BCM57608, ...); unset, RIG_BNXT_CHIP's or BCM57508. */
+  readonly chip?: string;
 }
 
 export interface PerfCommand extends NicSettings {
@@ -123,6 +126,8 @@ export interface ProbeCommand {
   /** -v: also the NIC's capabilities (as ibv_devinfo -v). */
   readonly verbose: boolean;
   readonly json: boolean;
+  /** --chip: the chip a software NIC is (unset: RIG_BNXT_CHIP's, else BCM57508). */
+  readonly chip?: string;
 }
 
 export interface HelpCommand {
@@ -175,6 +180,7 @@ Options (as perftest's; docs/cli.md lists every perftest option and why some are
       --nic-mac=<mac>    software NIC: its MAC
       --eth-mtu=<bytes>  software NIC: its Ethernet MTU (1500 gives path MTU 1024)
       --trace=<file>     write every command, doorbell and fetched WQE, decoded, one JSON line each
+      --chip=<name>      software NIC: the chip it is (${chipNames().join(', ')}; default BCM57508)
   -h, --help             show this text`;
 
 export const PINGPONG_USAGE = `Usage: rig-bnxt pingpong [options] [SERVER]
@@ -192,14 +198,16 @@ Options (as ibv_rc_pingpong's):
       --nic-mac=<mac>    software NIC: its MAC
       --eth-mtu=<bytes>  software NIC: its Ethernet MTU (1500 gives path MTU 1024)
       --trace=<file>     write every command, doorbell and fetched WQE, decoded, one JSON line each
+      --chip=<name>      software NIC: the chip it is (${chipNames().join(', ')}; default BCM57508)
   -h, --help             show this text`;
 
-export const PROBE_USAGE = `Usage: rig-bnxt probe [DEV] [-v] [--json] [--trace FILE]
+export const PROBE_USAGE = `Usage: rig-bnxt probe [DEV] [-v] [--json] [--trace FILE] [--chip NAME]
 Without DEV: lists the bnxt functions in sysfs with their driver binding (as ibv_devices lists
 devices; a function bound to vfio-pci is one rig-bnxt can open).
 With DEV: opens it and prints what the NIC reports (chip, firmware, MAC, link); -v adds its
 capabilities (as ibv_devinfo -v); --json prints the same as data; --trace FILE writes every
-command of the bring-up and teardown (HWRM, RoCE, doorbells), decoded, one JSON line each.`;
+command of the bring-up and teardown (HWRM, RoCE, doorbells), decoded, one JSON line each; --chip
+NAME: the chip a software NIC is (${chipNames().join(', ')}; default BCM57508).`;
 
 /** Parses the arguments after the program name (process.argv.slice(2)). */
 export function parseCommandLine(argv: readonly string[]): Result<CliCommand> {
@@ -242,6 +250,7 @@ export const PERF_OPTIONS = {
   'nic-mac': { type: 'string' },
   'eth-mtu': { type: 'string' },
   trace: { type: 'string' },
+  chip: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   // perftest's options that work here (docs/cli.md).
   version: { type: 'boolean', short: 'V' },
@@ -384,6 +393,7 @@ const PINGPONG_OPTIONS = {
   'nic-mac': { type: 'string' },
   'eth-mtu': { type: 'string' },
   trace: { type: 'string' },
+  chip: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -433,7 +443,8 @@ function parsePingpong(args: readonly string[]): Result<CliCommand> {
 }
 
 function parseNicSettings(
-  where: string, values: { ipv4?: string; 'nic-mac'?: string; 'eth-mtu'?: string; trace?: string },
+  where: string,
+  values: { ipv4?: string; 'nic-mac'?: string; 'eth-mtu'?: string; trace?: string; chip?: string },
 ): Result<NicSettings> {
   if (values.trace === '') return err(`${where}: --trace needs a file name`);
   if (values.ipv4 !== undefined && !/^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.test(values.ipv4)) {
@@ -447,7 +458,17 @@ function parseNicSettings(
     where, '--eth-mtu', values['eth-mtu'], undefined, (t) => parseIntegerIn(t, 576, 9216),
   );
   if (!ethMtu.ok) return ethMtu;
-  return ok({ ipv4: values.ipv4, nicMac: values['nic-mac'], ethMtu: ethMtu.value, trace: values.trace });
+  const chip = parseChip(where, values.chip);
+  if (!chip.ok) return chip;
+  return ok({
+    ipv4: values.ipv4, nicMac: values['nic-mac'], ethMtu: ethMtu.value, trace: values.trace, chip: chip.value,
+  });
+}
+
+/** --chip NAME: a chip with a profile (firmware-hwrm/chips.ts), else an error naming them. */
+function parseChip(where: string, name: string | undefined): Result<string | undefined> {
+  if (name === undefined || chipByName(name)) return ok(name);
+  return err(`${where}: --chip '${name}' is not a known chip (one of ${chipNames().join(', ')})`);
 }
 
 // ---- probe ---------------------------------------------------------------------------------
@@ -457,6 +478,7 @@ function parseProbe(args: readonly string[]): Result<CliCommand> {
   const parsed = parseOptions(where, args, {
     help: { type: 'boolean', short: 'h' }, verbose: { type: 'boolean', short: 'v' }, json: { type: 'boolean' },
     trace: { type: 'string' },
+    chip: { type: 'string' },
   } as const);
   if (!parsed.ok) return parsed;
   const { values, positionals } = parsed.value;
@@ -464,7 +486,11 @@ function parseProbe(args: readonly string[]): Result<CliCommand> {
   if (values.trace === '') return err(`${where}: --trace needs a file name`);
   if (values.trace !== undefined && positionals.length === 0)
     return err(`${where}: --trace traces a NIC's bring-up: name the device (e.g. rig-bnxt probe emu --trace FILE)`);
-  const flags = { verbose: values.verbose === true, json: values.json === true, trace: values.trace };
+  const chip = parseChip(where, values.chip);
+  if (!chip.ok) return chip;
+  const flags = {
+    verbose: values.verbose === true, json: values.json === true, trace: values.trace, chip: chip.value,
+  };
   if (positionals.length === 0) return ok({ command: 'probe', device: undefined, ...flags });
   if (positionals.length > 1)
     return err(`${where}: expected one device, got ${positionals.length}: ${positionals.join(' ')}`);

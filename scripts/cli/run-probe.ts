@@ -89,7 +89,9 @@ export function runProbe(
     else for (const l of listingLines(list)) log(l);
     return 0;
   }
-  const nic = openNic(cmd.device, { ipv4: undefined, nicMac: undefined, ethMtu: undefined, trace: cmd.trace });
+  const nic = openNic(cmd.device, {
+    ipv4: undefined, nicMac: undefined, ethMtu: undefined, trace: cmd.trace, chip: cmd.chip,
+  });
   if (!nic.ok) {
     console.error(`rig-bnxt probe: cannot open ${cmd.device}: ${nic.error}`);
     return 1;

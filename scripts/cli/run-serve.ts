@@ -3,21 +3,24 @@
  * `-device vfio-user-pci` (QEMU 10.1 or later), so a guest's own bnxt_en/bnxt_re, DPDK or any
  * driver drives the model. Serves one connection (one guest boot) and exits when it ends.
  *
- *   rig-bnxt serve SOCKET [--chip BCM57508] [-d emu | emu:LOCAL:REMOTE] [--nic-mac MAC] [--ipv4 A.B.C.D]
+ *   rig-bnxt serve SOCKET [--chip NAME] [-d emu | emu:LOCAL:REMOTE] [--nic-mac MAC] [--ipv4 A.B.C.D]
  *                        [--eth-mtu N] [--pcap FILE] [--hwrm-log FILE] [--trace FILE] [-v]
  */
 import { parseArgs } from 'node:util';
 import { writeFileSync } from 'node:fs';
 import { serveVfioUser } from '../../drivers/emu/vfio-user/index.ts';
-import { ipv4FromNumber, macFromNumber, BCM57508, type CableSpec } from '../../drivers/emu/config.ts';
+import {
+  CHIP_ENV, DEFAULT_EMU_CHIP, ipv4FromNumber, macFromNumber, type CableSpec,
+} from '../../drivers/emu/config.ts';
+import { chipByName, chipNames } from '../../firmware-hwrm/chips.ts';
 import { parseMac } from './options.ts';
 
 export const SERVE_USAGE = `Usage: rig-bnxt serve SOCKET [options]
-Serves one software NIC (a BCM57508 PF) on the vfio-user socket SOCKET for QEMU:
+Serves one software NIC (a PF of its chip, BCM57508 unless told) on the vfio-user socket SOCKET for QEMU:
   qemu-system-x86_64 ... -object memory-backend-memfd,id=mem,size=512M,share=on \\
     -machine pc,memory-backend=mem -device '{"driver":"vfio-user-pci","socket":{"type":"unix","path":"SOCKET"}}'
 Guest RAM must be a shared memfd backend: the model reaches it by mmap (see docs/vfio-user.md).
-  --chip NAME            the chip the model is (default BCM57508; the only one so far)
+  --chip NAME            the chip the model is: ${chipNames().join(', ')} (default RIG_BNXT_CHIP's, else BCM57508)
   -d, --ib-dev CABLE     the NIC's port: emu (looped back, default) or emu:LOCAL:REMOTE (UDP ports)
   --nic-mac MAC          the NIC's MAC (default 02:62:6e:..)
   --ipv4 A.B.C.D         its RoCE address (default 10.77.x.y from the cable)
@@ -28,6 +31,8 @@ Guest RAM must be a shared memfd backend: the model reaches it by mmap (see docs
   `one JSON object a line
   -v, --verbose          log every refused message and every HWRM command
   -h, --help             show this text`;
+
+const hex4 = (n: number) => n.toString(16).padStart(4, '0');
 
 export async function runServe(argv: readonly string[]): Promise<number> {
   let values: Record<string, string | boolean | undefined>;
@@ -53,8 +58,9 @@ export async function runServe(argv: readonly string[]): Promise<number> {
       positionals.length === 0 ? 'missing SOCKET (a path for the unix socket)'
         : `expected one SOCKET, got ${positionals.join(' ')}`,
     );
-  const chip = (values.chip as string | undefined) ?? BCM57508.name;
-  if (chip !== BCM57508.name) return fail(`--chip ${chip}: the software NIC is served as ${BCM57508.name} only`);
+  const chipName = (values.chip as string | undefined) ?? (process.env[CHIP_ENV] || DEFAULT_EMU_CHIP);
+  const chip = chipByName(chipName);
+  if (!chip) return fail(`--chip ${chipName}: not a known chip (one of ${chipNames().join(', ')})`);
   const dev = (values['ib-dev'] as string | undefined) ?? 'emu';
   const m = /^emu(?::(\d{1,5}):(\d{1,5}))?$/.exec(dev);
   if (!m) return fail(`-d ${dev}: expected emu or emu:LOCAL:REMOTE`);
@@ -86,7 +92,9 @@ export async function runServe(argv: readonly string[]): Promise<number> {
   let modelFailed = false;
   const started = await serveVfioUser({
     socketPath: positionals[0]!, verbose, tracePath: values.trace as string | undefined,
-    config: { mac, ipv4, mtu, cable, pcapPath: values.pcap as string | undefined, seed: 1, mode: 'thread' },
+    config: {
+      mac, ipv4, mtu, cable, pcapPath: values.pcap as string | undefined, seed: 1, mode: 'thread', chip: chip.name,
+    },
     onEvent: (e) => {
       if (e.kind === 'connected') console.log('client connected');
       if (e.kind === 'log') console.log(e.line);
@@ -102,7 +110,8 @@ export async function runServe(argv: readonly string[]): Promise<number> {
   const server = started.value;
   const macText = Array.from(mac, (b) => b.toString(16).padStart(2, '0')).join(':');
   console.log(
-    `serving ${BCM57508.name} (14e4:${BCM57508.deviceId.toString(16)}) MAC ${macText} on ${server.socketPath}; ` +
+    `serving ${chip.name} (${hex4(chip.pciVendorId)}:${hex4(chip.pciDeviceId)}) MAC ${macText} ` +
+      `on ${server.socketPath}; ` +
       `waiting for a vfio-user client`,
   );
   const stop = () => { void server.close(); };

@@ -35,10 +35,11 @@ export class EmuRig {
   private readonly resp: DmaBuf;
   private readonly shortReq: DmaBuf;
 
-  constructor(options: { mtu?: number; firmware?: FirmwareName } = {}) {
+  constructor(options: { mtu?: number; firmware?: FirmwareName; chip?: string } = {}) {
     const config: EmuConfig = {
       mac: Uint8Array.from([0x02, 0x62, 0x6e, 0, 0, 1]), ipv4: Uint8Array.from([10, 0, 0, 1]), mtu: options.mtu ?? 1500,
       cable: { kind: 'loop' }, pcapPath: undefined, seed: 1, mode: 'stepped', firmware: options.firmware,
+      chip: options.chip,
     };
     const queue = allocWriteQueue();
     this.model = new NicModel({

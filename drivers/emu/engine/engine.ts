@@ -35,8 +35,6 @@ import { QpTransport } from './transport.ts';
 import type { FaultSpec } from '../cable/faults.ts';
 import type { EngineCounterSnapshot } from './counters.ts';
 
-/** Doorbell pages start here in BAR2 (P5 PF: DPI 0 at DB_PF_OFFSET_P5 = 0x10000, bnxt.h). */
-export const DOORBELL_BASE = 0x10000;
 const DOORBELL_PAGE_BYTES = 4096;
 /** Passes of one run() before it yields (the worker calls again at once when there is more). */
 const MAX_PASSES = 64;
@@ -60,6 +58,11 @@ export class RoceEngine implements EngineHooks {
   private pendingLo = 0;
   private turn = 0;
   private closed = false;
+  /**
+   * Doorbell pages start here in BAR2: the chip's RoCE doorbell offset for the L2 region its
+   * FUNC_QCFG reports (P5 PF: DPI 0 at DB_PF_OFFSET_P5 0x10000; firmware-hwrm/chips.ts).
+   */
+  private readonly doorbellBase: number;
   /** Exceptions caught inside the engine (a broken invariant) in a counting model; the worker lives on. */
   internalErrors = 0;
   lastInternalError: string | undefined;
@@ -67,6 +70,7 @@ export class RoceEngine implements EngineHooks {
   private breakNextRun: string | undefined;
 
   constructor(private readonly bus: ModelBus) {
+    this.doorbellBase = bus.chip.dpiDoorbellOffset(bus.chip.model.legacyL2DbSizeKb);
     const core = new EngineCore(bus);
     this.core = core;
     core.port = new Port(
@@ -107,7 +111,7 @@ export class RoceEngine implements EngineHooks {
       this.pendingLoOffset = -1;
     }
     // Doorbells go to offset 0 of a doorbell page (push WQEs, at other offsets, are not offered).
-    if (at < DOORBELL_BASE || at % DOORBELL_PAGE_BYTES !== 0) {
+    if (at < this.doorbellBase || at % DOORBELL_PAGE_BYTES !== 0) {
       this.core.counters.doorbellsRejected++;
       return;
     }

@@ -17,7 +17,6 @@ import {
 } from '../../../firmware-hwrm/hwrm/header.g.ts';
 import type { ModelBus } from '../bus.ts';
 import { HwrmFaults, type HwrmRandomFaults, type MalformedKind } from './hwrm-faults.ts';
-import { BCM57508 } from '../config.ts';
 import {
   answerBackingStoreQcaps, checkBackingStoreCfg, DEFAULT_TQM_OFFER, type TqmOffer,
 } from './hwrm-backing-store.ts';
@@ -35,9 +34,7 @@ const MAX_EXT_REQ_LEN = 336;
 const MAX_NQ_LENGTH = 1 << 20;
 const CONTEXT_MEMORY_V2 = new Set<number>([H.HWRM.FUNC_BACKING_STORE_QCAPS_V2, H.HWRM.FUNC_BACKING_STORE_CFG_V2]);
 
-/** BAR0 offset of the firmware status register on P5 (Linux bnxt.h BNXT_GRC_REG_STATUS_P5). */
-const GRC_REG_STATUS_P5 = 0x520;
-/** Its value on healthy firmware (Linux bnxt.h BNXT_FW_STATUS_HEALTHY). */
+/** The firmware status register's value on healthy firmware (Linux bnxt.h BNXT_FW_STATUS_HEALTHY). */
 const FW_STATUS_HEALTHY = 0x8000;
 
 export class HwrmFirmware {
@@ -61,8 +58,9 @@ export class HwrmFirmware {
     /** The function's RoCE side: reset with the function, and asked before a ring is freed. */
     private readonly roce: RoceOfFunction,
   ) {
-    // Read by Linux bnxt.c bnxt_try_map_fw_health_reg when the firmware offers no health registers.
-    bus.publishBar0(GRC_REG_STATUS_P5, FW_STATUS_HEALTHY);
+    // Read by Linux bnxt.c bnxt_try_map_fw_health_reg when the firmware offers no health
+    // registers, at the chip's offset (BNXT_GRC_REG_STATUS_P5 on P5 and P7: firmware-hwrm/chips.ts).
+    bus.publishBar0(bus.chip.grcStatusOffset, FW_STATUS_HEALTHY);
   }
 
   run(_nowNs: number): boolean {
@@ -222,17 +220,20 @@ export class HwrmFirmware {
 
   private verGet(): Record<string, unknown> {
     const name = (s: string) => Uint8Array.from({ length: 16 }, (_, i) => s.charCodeAt(i) || 0);
+    // The chip's identity and the interface version it reports come from its profile.
+    const chip = this.bus.chip;
+    const intf = chip.model.hwrmInterface;
     return {
-      hwrm_intf_maj_8b: H.HWRM_VERSION_MAJOR, hwrm_intf_min_8b: H.HWRM_VERSION_MINOR, hwrm_intf_upd_8b: H.HWRM_VERSION_UPDATE, hwrm_intf_rsvd_8b: H.HWRM_VERSION_RSVD,
+      hwrm_intf_maj_8b: intf.maj, hwrm_intf_min_8b: intf.min, hwrm_intf_upd_8b: intf.upd, hwrm_intf_rsvd_8b: intf.rsvd,
       hwrm_fw_maj_8b: 230, hwrm_fw_min_8b: 2, hwrm_fw_bld_8b: 52, hwrm_fw_rsvd_8b: 0,
       mgmt_fw_maj_8b: 230, mgmt_fw_min_8b: 2, mgmt_fw_bld_8b: 52,
       netctrl_fw_maj_8b: 230, netctrl_fw_min_8b: 2, netctrl_fw_bld_8b: 52,
       roce_fw_maj_8b: 230, roce_fw_min_8b: 2, roce_fw_bld_8b: 52,
       dev_caps_cfg: H.VER_GET_RESP_DEV_CAPS_CFG.SHORT_CMD_SUPPORTED,
       hwrm_fw_name: name('rig-bnxt-emu'), mgmt_fw_name: name('ChiMP'), netctrl_fw_name: name('netctrl'), active_pkg_name: name('230.2.52.0'), roce_fw_name: name('roce'),
-      chip_num: BCM57508.chipNum, chip_rev: BCM57508.chipRev, chip_metal: BCM57508.chipMetal, chip_platform_type: 0,
+      chip_num: chip.chipNum, chip_rev: chip.model.chipRev, chip_metal: chip.model.chipMetal, chip_platform_type: 0,
       max_req_win_len: WINDOW_BYTES, max_resp_len: H.HWRM_MAX_RESP_LEN, def_req_timeout: 500, flags: 0, always_1: 1,
-      hwrm_intf_major: H.HWRM_VERSION_MAJOR, hwrm_intf_minor: H.HWRM_VERSION_MINOR, hwrm_intf_build: H.HWRM_VERSION_UPDATE, hwrm_intf_patch: H.HWRM_VERSION_RSVD,
+      hwrm_intf_major: intf.maj, hwrm_intf_minor: intf.min, hwrm_intf_build: intf.upd, hwrm_intf_patch: intf.rsvd,
       hwrm_fw_major: 230, hwrm_fw_minor: 2, hwrm_fw_build: 52, hwrm_fw_patch: 0,
       roce_fw_major: 230, roce_fw_minor: 2, roce_fw_build: 52, roce_fw_patch: 0,
       max_ext_req_len: MAX_EXT_REQ_LEN, max_req_timeout: 40,
@@ -249,9 +250,11 @@ export class HwrmFirmware {
   }
 
   private funcQcfg(): Record<string, unknown> {
+    const chip = this.bus.chip.model;
     return {
       fid: 0, port_id: 0, mac_address: this.bus.config.mac, admin_mtu: this.bus.config.mtu, mru: this.bus.config.mtu,
-      alloc_msix: 64, l2_doorbell_bar_size_kb: 64, always_1: 1, legacy_l2_db_size_kb: 64, db_page_size: 0, host_mtu: this.bus.config.mtu,
+      alloc_msix: 64, l2_doorbell_bar_size_kb: chip.l2DoorbellBarSizeKb, always_1: 1,
+      legacy_l2_db_size_kb: chip.legacyL2DbSizeKb, db_page_size: 0, host_mtu: this.bus.config.mtu,
       ...reservedQcfgFields(this.fn),
     };
   }

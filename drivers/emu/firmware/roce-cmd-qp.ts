@@ -7,6 +7,7 @@
  *   SQ memory: [ sq_size WQEs x 128 B ][ sq_size PSN-search entries x 16 B ]   (one PBL)
  *              or, with hardware retransmission, [ roundup_pow_of_two(sq_size) MSN entries x 8 B ]
  *              variable mode: sq_size counts 16-byte slots, and the MSN table has half as many
+ *              (entry sizes: the chip profile's, firmware-hwrm/chips.ts)
  *   RQ memory: [ rq_size WQEs x 128 B ]
  *   ORRQ (max_qp_init_rd_atom + 1) x 32 B, IRRQ (2 x max_qp_rd_atom + 2) x 32 B, contiguous
  */
@@ -19,13 +20,11 @@ import { EmuQp, type EmuCq } from '../objects.ts';
 import { handleHalves, refuse, success, type Answer, type RoceContext } from './roce-answer.ts';
 import { resolveRing } from './roce-memory.ts';
 import { internalQueueMemory } from './roce-cmd-modify-qp.ts';
-import { MSN_ENTRY_BYTES, msnTableEntries } from '../../../firmware-hwrm/roce/msn-table.ts';
+import { msnTableEntries } from '../../../firmware-hwrm/roce/msn-table.ts';
 import type { FwQp } from './roce-tables.ts';
 
 /** Static WQE mode: every SQ and RQ WQE occupies 128 bytes. */
 export const WQE_BYTES = 128;
-/** P5 PSN-search entry (sq_psn_search_ext), one per SQ WQE after the SQ ring. */
-export const PSN_SEARCH_ENTRY_BYTES = 16;
 /** The GSI QP's number. */
 export const GSI_QPN = 1;
 
@@ -55,7 +54,9 @@ export function createQp(ctx: RoceContext, cmd: Uint8Array): Answer {
   // entries, half that in variable mode (qplib_fp.c bnxt_qplib_create_qp).
   const variable = (c.qp_flags & CreateQpFlags.VARIABLE_SIZED_WQE_ENABLED) !== 0;
   const msnEntries = ctx.state.hwRetx ? msnTableEntries(c.sq_size, variable) : 0;
-  const queues = checkQueues(ctx, c, msnEntries ? msnEntries * MSN_ENTRY_BYTES : c.sq_size * PSN_SEARCH_ENTRY_BYTES);
+  const chip = ctx.bus.chip;
+  const tableBytes = msnEntries ? msnEntries * chip.msnEntryBytes : c.sq_size * chip.psnSearchEntryBytes;
+  const queues = checkQueues(ctx, c, tableBytes);
   if ('status' in queues) return queues;
   const { state, bus } = ctx;
   const limits = ctx.limits();

@@ -5,6 +5,7 @@
  * CQs and keys live in the backing store HWRM configured, so its entry counts cap them.
  */
 import type { BackingStoreState } from './hwrm-backing-store.ts';
+import type { ChipProfile } from '../../../firmware-hwrm/chips.ts';
 import { DevCapExtFlags, type CreqQueryFuncRespSb } from '../../../firmware-hwrm/roce/index.ts';
 import type { Values } from '../../../firmware-hwrm/layout.ts';
 
@@ -26,28 +27,16 @@ export interface RoceLimits {
   readonly maxQpInitRdAtom: number;
   /** Doorbell pages of BAR2 above the L2 region (DPI numbers are below this). */
   readonly maxDpi: number;
+  /** Where DPI 0 starts in BAR2: the chip's RoCE doorbell offset for the L2 region FUNC_QCFG reports. */
+  readonly dpiBaseBytes: number;
   readonly maxInlineData: number;
   readonly maxMrSizeBytes: number;
 }
 
-// Device ceilings, before context memory is counted.
-const CEILING = {
-  maxQp: 1024,
-  maxQpWqes: 65535,
-  maxCq: 4096,
-  maxCqe: 0xfffff,
-  maxMr: 65536,
-  maxGid: 256,
-  maxSge: 6,
-  maxRdAtom: 126,
-  maxInlineData: 96,
-} as const;
-
 /** QP0 and QP1 are reserved: RoCE QP numbers start at 2. */
 export const RESERVED_QPS = 2;
-/** The software NIC's BAR2 (nic-model.ts BAR2_BYTES) and the P5 PF doorbell base (facts 1). */
+/** The software NIC's BAR2 (nic-model.ts BAR2_BYTES) and its doorbell pages. */
 const BAR2_BYTES = 16 * 1024 * 1024;
-const DB_BASE = 0x10000;
 const DB_PAGE_BYTES = 4096;
 /** 2^39 bytes (facts 7.4). */
 const MAX_MR_SIZE_BYTES = 2 ** 39;
@@ -55,8 +44,14 @@ const MAX_MR_SIZE_BYTES = 2 ** 39;
 /** Used when HWRM has no backing store yet: the largest tables QCAPS allows (hwrm-backing-store.ts). */
 const UNCONFIGURED: BackingStoreState = { qpEntries: 4096, cqEntries: 8192, mravEntries: 16384 };
 
-export function roceLimits(store: BackingStoreState | undefined): RoceLimits {
+/**
+ * What the function's RoCE firmware can hold as chip `chip` (its ceilings, before context memory
+ * is counted, and its doorbell offset: firmware-hwrm/chips.ts) with context memory `store`.
+ */
+export function roceLimits(chip: ChipProfile, store: BackingStoreState | undefined): RoceLimits {
   const bs = store ?? UNCONFIGURED;
+  const CEILING = chip.model.roce;
+  const dpiBaseBytes = chip.dpiDoorbellOffset(chip.model.legacyL2DbSizeKb);
   return {
     maxQp: Math.max(0, Math.min(CEILING.maxQp, bs.qpEntries - RESERVED_QPS)),
     maxQpWqes: CEILING.maxQpWqes,
@@ -67,7 +62,8 @@ export function roceLimits(store: BackingStoreState | undefined): RoceLimits {
     maxSge: CEILING.maxSge,
     maxQpRdAtom: CEILING.maxRdAtom,
     maxQpInitRdAtom: CEILING.maxRdAtom,
-    maxDpi: (BAR2_BYTES - DB_BASE) / DB_PAGE_BYTES,
+    maxDpi: (BAR2_BYTES - dpiBaseBytes) / DB_PAGE_BYTES,
+    dpiBaseBytes,
     maxInlineData: CEILING.maxInlineData,
     maxMrSizeBytes: MAX_MR_SIZE_BYTES,
   };
@@ -100,8 +96,8 @@ export function queryFuncValues(
     max_pkeys: 1,
     max_inline_data: l.maxInlineData,
     max_map_per_fmr: 0,
-    // (value + 1) x 4 KiB = the 64 KiB L2 doorbell region below the RoCE DPIs.
-    l2_db_space_size: DB_BASE / DB_PAGE_BYTES - 1,
+    // (value + 1) x 4 KiB = the L2 doorbell region below the RoCE DPIs (64 KiB on P5).
+    l2_db_space_size: l.dpiBaseBytes / DB_PAGE_BYTES - 1,
     max_srq: 0,
     max_gid: l.maxGid,
     max_dpi: l.maxDpi,

@@ -93,7 +93,7 @@ export class RoceFirmware implements RoceTables, RoceOfFunction {
       fn,
       state: this.state,
       hooks,
-      limits: (): RoceLimits => roceLimits(fn.backingStore),
+      limits: (): RoceLimits => roceLimits(bus.chip, fn.backingStore),
       firmware: firmwarePersonality(bus.config.firmware),
       variableWqe: false,
       get creqRingId(): number | undefined {

@@ -1,5 +1,5 @@
 /**
- * The software NIC as a vfio-user device: its config space (a BCM57508 PF), BAR0 and BAR2 wired
+ * The software NIC as a vfio-user device: its config space (a PF of its chip), BAR0 and BAR2 wired
  * to the model's bus entry points (the same write queue and published registers the in-process
  * driver uses, so the model cannot tell who drives it), BAR4 holding the MSI-X table and PBA,
  * guest memory in the model's IOMMU, and the MSI-X vectors.
@@ -11,7 +11,8 @@ import { NicModel } from '../nic-model.ts';
 import { BAR0_BYTES, BAR2_BYTES, BAR2_PUBLISHED_BYTES } from '../nic-model.ts';
 import { allocWriteQueue, WriteQueueProducer, WriteKind } from '../write-queue.ts';
 import { allocWake } from '../wake.ts';
-import { BCM57508, type EmuConfig } from '../config.ts';
+import type { EmuConfig } from '../config.ts';
+import type { ChipProfile } from '../../../firmware-hwrm/chips.ts';
 import { hwrmRequestName } from '../../../firmware-hwrm/hwrm/types.ts';
 import { PciConfigSpace, buildVpd, type PciConfigSpec } from './pci-config.ts';
 import { MsixVectors } from './interrupts.ts';
@@ -27,17 +28,21 @@ const MSIX_TABLE_OFFSET = 0x0000;
 const MSIX_PBA_OFFSET = 0x2000;
 const HWRM_TRIGGER = 0x100;
 
-/** The config space of a BCM57508 PF as the software NIC presents it (docs/vfio-user.md). */
-export function bcm57508ConfigSpec(mac: Uint8Array): PciConfigSpec {
+/**
+ * The config space of a PF of `chip` as the software NIC presents it (docs/vfio-user.md): ids
+ * and revision from the chip profile, the adapter's subsystem id and part number from its model
+ * facts (firmware-hwrm/chips.ts).
+ */
+export function pfConfigSpec(chip: ChipProfile, mac: Uint8Array): PciConfigSpec {
   const serial = Array.from(mac, (b) => b.toString(16).padStart(2, '0')).join('');
+  const board = chip.model.board;
   return {
-    vendorId: BCM57508.vendorId, deviceId: BCM57508.deviceId, revision: BCM57508.chipRev,
-    // 14e4:5208 is the BCM957508-N2100G OCP 3.0 adapter's subsystem id (pci.ids).
-    subsystemVendorId: 0x14e4, subsystemId: 0x5208,
+    vendorId: chip.pciVendorId, deviceId: chip.pciDeviceId, revision: chip.model.chipRev,
+    subsystemVendorId: chip.pciVendorId, subsystemId: board.subsystemId,
     barBytes: [BAR0_BYTES, BAR2_BYTES, BAR4_BYTES],
     msixVectors: MSIX_VECTORS, msixTableOffset: MSIX_TABLE_OFFSET, msixPbaOffset: MSIX_PBA_OFFSET,
-    vpd: buildVpd('Broadcom BCM57508 NetXtreme-E (rig-bnxt software NIC)', {
-      PN: 'BCM957508-N2100G', EC: 'A0', SN: serial, MN: '14e4',
+    vpd: buildVpd(`Broadcom ${chip.name} NetXtreme-E (rig-bnxt software NIC)`, {
+      PN: board.partNumber, EC: 'A0', SN: serial, MN: '14e4',
     }),
     // The DSN as an EUI-64 made from the MAC (OUI, ff:fe, NIC part); bnxt_en uses it as the switch id.
     serialNumber: [
@@ -81,7 +86,7 @@ export class NicVfioDevice implements SessionDevice {
     });
     this.queue = new WriteQueueProducer(queueSab, () => this.run());
     this.bar0 = new Uint8Array(bar0);
-    this.config = new PciConfigSpace(bcm57508ConfigSpec(config.mac));
+    this.config = new PciConfigSpace(pfConfigSpec(this.model.bus.chip, config.mac));
     this.vectors = new MsixVectors(MSIX_VECTORS, () => this.config.busMaster && this.config.msixEnabled);
     this.l2 = new L2Engine(
       this.model.bus, this.model.resources, (vector) => this.vectors.signal(vector),

@@ -1,5 +1,5 @@
 /**
- * The PCI configuration space of the software NIC as a BCM57508 physical function, with the
+ * The PCI configuration space of the software NIC as a physical function of its chip, with the
  * write semantics a device has: only the writable bits of each register change (QEMU's
  * vfio-user client reads non-emulated bits back from the server, so a write that did not
  * stick would, for example, turn memory decoding off again), BARs size themselves, and the
