@@ -43,6 +43,7 @@ import {
   OPCODE_FLAGS, OpFlag, Opcode, ParseStatus, RoceFrame, encodeFrame, icrcInt32, parseFrame, payloadOffsetFor, writeIcrc,
 } from '../drivers/emu/wire/index.ts';
 import { seeded } from './helpers/seeded.ts';
+import { connectedPair, must } from './failure-setup.ts';
 
 export interface PortFuzzOptions {
   readonly seed: number;
@@ -103,10 +104,6 @@ function wqeMemory(q: Qp): DmaBuffer[] {
 
 let runs = 0;
 
-function must<T>(x: { ok: true; value: T } | { ok: false; error: string }, what: string): T {
-  if (!x.ok) throw new Error(`${what}: ${x.error}`);
-  return x.value;
-}
 
 function emu(n: Nic): EmuDevice['emu'] {
   return (nicInternals(n).device as EmuDevice).emu;
@@ -126,14 +123,6 @@ function touches(list: readonly Range[], iova: number, length: number): Range | 
   return undefined;
 }
 
-/** Two connected queue pairs, one on each NIC (or both on one). */
-function connect(x: Nic, y: Nic): [Qp, Qp] {
-  const a = must(Qp.make(x), 'Qp.make');
-  const b = must(Qp.make(y), 'Qp.make');
-  must(a.connect(b.endpoint), 'connect');
-  must(b.connect(a.endpoint), 'connect');
-  return [a, b];
-}
 
 export function fuzzPort(options: PortFuzzOptions): PortFuzzResult {
   const seed = options.seed >>> 0;
@@ -202,8 +191,8 @@ class PortFuzz {
     const regions = [this.secret, this.src, this.rv1, this.rd, this.rp];
     this.keys = regions.map((g) => g.key);
     this.bases = regions.map(iovaOf);
-    [this.v1, this.p1] = connect(V, P);
-    [this.v2, this.v3] = connect(V, V);
+    [this.v1, this.p1] = connectedPair(V, P);
+    [this.v2, this.v3] = connectedPair(V, V);
     [this.vo, this.po] = this.connectOpen();
     this.fixed = nicInternals(V).roce.buffers.map((b) => ({ at: b.iova, length: b.length, what: 'RoCE rings' }));
     for (let s = 0; s < SLOTS; s++) {
@@ -240,7 +229,7 @@ class PortFuzz {
 
   /** vo <-> po, vo widened to grant remote reads and writes (test only: the driver never does). */
   private connectOpen(): [Qp, Qp] {
-    const [a, b] = connect(this.V, this.P);
+    const [a, b] = connectedPair(this.V, this.P);
     must(nicInternals(this.V).roce.rcfw.send(Q.MODIFY_QP, {
       qp_type: QpType.RC, modify_mask: ModifyQpMask.ACCESS, qp_cid: a.number,
       access: QpAccess.LOCAL_WRITE | QpAccess.REMOTE_READ | QpAccess.REMOTE_WRITE,
@@ -362,7 +351,7 @@ class PortFuzz {
       if (!d.ok) this.violation(`destroy of a failed queue pair: ${d.error}`);
     }
     if (v1Failed) {
-      [this.v1, this.p1] = connect(this.V, this.P);
+      [this.v1, this.p1] = connectedPair(this.V, this.P);
       this.receivesTaken = 0;
     }
     if (voFailed) [this.vo, this.po] = this.connectOpen();

@@ -19,6 +19,7 @@ import { nicInternals } from '../lib/nic.ts';
 import type { EmuDevice } from '../drivers/emu/device.ts';
 import type { FaultSpec } from '../drivers/emu/cable/faults.ts';
 import { seeded } from './helpers/seeded.ts';
+import { connectedPair, must } from './failure-setup.ts';
 
 export interface SoakOptions {
   readonly seed: number;
@@ -126,19 +127,25 @@ class Digest {
 
 let runs = 0;
 
+
+function device(nic: Nic): EmuDevice {
+  return nicInternals(nic).device as EmuDevice;
+}
+
+
+/** The pattern every payload is taken from, seeded. */
+function seededPattern(seed: number): Uint8Array {
+  const pattern = new Uint8Array(PATTERN_BYTES + MAX_SIZE);
+  const pr = prng(seed ^ 0xa5a5a5a5);
+  for (let i = 0; i < pattern.length; i += 4) {
+    const v = pr();
+    pattern[i] = v; pattern[i + 1] = v >>> 8; pattern[i + 2] = v >>> 16; pattern[i + 3] = v >>> 24;
+  }
+  return pattern;
+}
+
 export function runSoak(options: SoakOptions): SoakResult {
   const seed = options.seed >>> 0;
-  const window = options.window ?? 48;
-  const crossPairs = options.crossPairs ?? 4;
-  const localPairs = options.localPairs ?? 2;
-  const readShare = options.readShare ?? 0.3;
-  const target = options.messages;
-  const problems: string[] = [];
-  let problemCount = 0;
-  const problem = (text: string) => {
-    problemCount++;
-    if (problems.length < MAX_PROBLEMS) problems.push(text);
-  };
   const pair = `soak-${process.pid}-${runs++}`;
   const open = (s: number) => {
     const n = Nic.open('emu', { stepped: true, seed: s, pair, firmwareTimeoutMs: 1000 });
@@ -149,234 +156,273 @@ export function runSoak(options: SoakOptions): SoakResult {
   const nicB = open((seed + 0x51ed) >>> 0);
   const started = performance.now();
   try {
-    const must = <T>(r: { ok: true; value: T } | { ok: false; error: string }, what: string): T => {
-      if (!r.ok) throw new Error(`${what}: ${r.error}`);
-      return r.value;
-    };
-    const device = (nic: Nic) => nicInternals(nic).device as EmuDevice;
-    const clock = device(nicA).clock;
-    // The pattern every payload is taken from, seeded.
-    const pattern = new Uint8Array(PATTERN_BYTES + MAX_SIZE);
-    const pr = prng(seed ^ 0xa5a5a5a5);
-    for (let i = 0; i < pattern.length; i += 4) {
-      const v = pr();
-      pattern[i] = v; pattern[i + 1] = v >>> 8; pattern[i + 2] = v >>> 16; pattern[i + 3] = v >>> 24;
+    return new Soak(options, seed, nicA, nicB, started).run();
+  } finally {
+    nicA.close();
+    nicB.close();
+  }
+}
+
+/** One soak run: its streams, what each ring has due, the checks, the digest and the totals. */
+class Soak {
+  private readonly problems: string[] = [];
+  private problemCount = 0;
+  private readonly pattern: Uint8Array;
+  private readonly streams: Stream[] = [];
+  private readonly sendStreams: Stream[];
+  private readonly readStreams: Stream[];
+  private readonly readShare: number;
+  /** Which stream each message goes to, drawn from one seeded sequence. */
+  private readonly choose: () => number;
+  /** Outstanding entries per queue pair and ring (room checks), by queue pair. */
+  private readonly sendDue = new Map<Qp, number>();
+  private readonly recvDue = new Map<Qp, number>();
+  private readonly digest = new Digest();
+  private completed = 0;
+  private sends = 0;
+  private reads = 0;
+  private bytes = 0;
+  private receivedAll = 0;
+  private readonly tamper: number;
+  private tampered = false;
+
+  constructor(private readonly options: SoakOptions, private readonly seed: number, private readonly nicA: Nic,
+    private readonly nicB: Nic, private readonly started: number) {
+    const window = options.window ?? 48;
+    this.readShare = options.readShare ?? 0.3;
+    this.tamper = options.tamperWithReceive ?? -1;
+    this.pattern = seededPattern(seed);
+    this.makeStreams(window, options.crossPairs ?? 4, options.localPairs ?? 2);
+    this.sendStreams = this.streams.filter((s) => s.kind === 'send');
+    this.readStreams = this.streams.filter((s) => s.kind === 'read');
+    for (const nic of [nicA, nicB]) device(nic).emu.engine.setFaults('tx', options.faults ?? DEFAULT_FAULTS);
+    this.choose = prng(seed ^ 0x3c3c3c3c);
+    for (const s of this.streams) {
+      this.sendDue.set(s.from, 0);
+      this.recvDue.set(s.from, 0);
+      this.sendDue.set(s.to, 0);
+      this.recvDue.set(s.to, 0);
     }
+  }
+
+  private problem(text: string): void {
+    this.problemCount++;
+    if (this.problems.length < MAX_PROBLEMS) this.problems.push(text);
+  }
+
+  /** Send streams both ways on queue pairs between the NICs; read streams between queue pairs of one NIC. */
+  private makeStreams(window: number, crossPairs: number, localPairs: number): void {
+    const { nicA, nicB, streams, seed } = this;
     const slots = (nic: Nic) => must(Region.alloc(nic, window * MAX_SIZE), 'Region.alloc');
-    const source = (nic: Nic) => {
-      const r = must(Region.alloc(nic, pattern.length), 'Region.alloc');
-      r.bytes.set(pattern);
-      return r;
-    };
-    const connect = (x: Nic, y: Nic): [Qp, Qp] => {
-      const a = must(Qp.make(x), 'Qp.make');
-      const b = must(Qp.make(y), 'Qp.make');
-      must(a.connect(b.endpoint), 'connect');
-      must(b.connect(a.endpoint), 'connect');
-      return [a, b];
-    };
-    const streams: Stream[] = [];
     for (let i = 0; i < crossPairs; i++) {
-      const [a, b] = connect(nicA, nicB);
+      const [a, b] = connectedPair(nicA, nicB);
       streams.push(new Stream(streams.length, 'send', a, b, slots(nicA), slots(nicB), window, seed));
       streams.push(new Stream(streams.length, 'send', b, a, slots(nicB), slots(nicA), window, seed));
     }
     for (const nic of [nicA, nicB]) {
-      const src = source(nic);
+      const src = must(Region.alloc(nic, this.pattern.length), 'Region.alloc');
+      src.bytes.set(this.pattern);
       for (let i = 0; i < localPairs; i++) {
-        const [a, b] = connect(nic, nic);
+        const [a, b] = connectedPair(nic, nic);
         streams.push(new Stream(streams.length, 'read', a, b, slots(nic), src, window, seed));
         streams.push(new Stream(streams.length, 'read', b, a, slots(nic), src, window, seed));
       }
     }
-    const sendStreams = streams.filter((s) => s.kind === 'send');
-    const readStreams = streams.filter((s) => s.kind === 'read');
-    for (const nic of [nicA, nicB]) device(nic).emu.engine.setFaults('tx', options.faults ?? DEFAULT_FAULTS);
+  }
 
-    // Which stream each message goes to, drawn from one seeded sequence.
-    const choose = prng(seed ^ 0x3c3c3c3c);
-    const pick = (): Stream => {
-      const list = readStreams.length > 0 && (sendStreams.length === 0 || choose() / 4294967296 < readShare)
-        ? readStreams : sendStreams;
-      return list[choose() % list.length]!;
-    };
-    // Outstanding entries per queue pair and ring (room checks), by queue pair.
-    const sendDue = new Map<Qp, number>();
-    const recvDue = new Map<Qp, number>();
-    for (const s of streams) {
-      sendDue.set(s.from, 0);
-      recvDue.set(s.from, 0);
-      sendDue.set(s.to, 0);
-      recvDue.set(s.to, 0);
+  private pick(): Stream {
+    const { readStreams, sendStreams, choose } = this;
+    const list = readStreams.length > 0 && (sendStreams.length === 0 || choose() / 4294967296 < this.readShare)
+      ? readStreams : sendStreams;
+    return list[choose() % list.length]!;
+  }
+
+  private checkRoom(q: Qp, where: string): void {
+    const sd = ROOM - this.sendDue.get(q)!;
+    const rd = ROOM - this.recvDue.get(q)!;
+    if (q.room('send') !== sd || q.room('receive') !== rd) {
+      this.problem(`${where}: room ${q.room('send')}/${q.room('receive')}, expected ${sd}/${rd}`);
     }
-    const checkRoom = (q: Qp, where: string) => {
-      const sd = ROOM - sendDue.get(q)!;
-      const rd = ROOM - recvDue.get(q)!;
-      if (q.room('send') !== sd || q.room('receive') !== rd)
-        problem(`${where}: room ${q.room('send')}/${q.room('receive')}, expected ${sd}/${rd}`);
-    };
+  }
 
-    const digest = new Digest();
+  /** Posts the stream's next message if its window allows: a send (and its receive) or a read. */
+  private post(s: Stream): boolean {
+    if (s.posted - s.done >= s.window || (s.kind === 'send' && s.posted - s.received >= s.window)) return false;
+    const { pattern } = this;
+    const slot = s.posted % s.window;
+    const n = drawSize(s.random);
+    const off = s.random() % PATTERN_BYTES;
+    s.sizes[slot] = n;
+    s.offsets[slot] = off;
+    const at = slot * MAX_SIZE;
+    if (s.kind === 'send') {
+      // [sequence number][pattern bytes from off], cut to n bytes.
+      const o = s.out.bytes;
+      const seq = s.posted;
+      const header = n < HEADER ? n : HEADER;
+      for (let i = 0; i < header; i++) o[at + i] = seq >>> (8 * i);
+      if (n > HEADER) o.set(pattern.subarray(off, off + n - HEADER), at + HEADER);
+      s.to.receive(s.into, at, MAX_SIZE);
+      this.recvDue.set(s.to, this.recvDue.get(s.to)! + 1);
+      s.from.send(s.out, at, n);
+    } else {
+      // Spoil the destination's ends so a read that moved nothing shows.
+      if (n > 0) {
+        s.out.bytes[at] = ~pattern[off]!;
+        s.out.bytes[at + n - 1] = ~pattern[off + n - 1]!;
+      }
+      s.from.read(s.into, off, s.out, at, n);
+    }
+    this.sendDue.set(s.from, this.sendDue.get(s.from)! + 1);
+    s.posted++;
+    return true;
+  }
+
+  /** The posting side: sends and reads complete in order with their entry's bytes (a read's checked). */
+  private takePosted(s: Stream): number {
+    let took = 0;
+    while (s.done < s.posted) {
+      const got = s.from.pollBytes('send');
+      if (got === -1) break;
+      const slot = s.done % s.window;
+      const n = s.sizes[slot]!;
+      if (got !== n) {
+        this.problem(
+          `stream ${s.id} (${s.kind}) entry ${s.done}: completion ` +
+            `${got < 0 ? `Error ${s.from.lastError}` : `Ok ${got}`}, expected Ok ${n}`,
+        );
+      }
+      if (s.kind === 'read' && got === n && n > 0) {
+        const at = slot * MAX_SIZE;
+        const off = s.offsets[slot]!;
+        if (Buffer.compare(s.out.bytes.subarray(at, at + n), this.pattern.subarray(off, off + n)) !== 0) {
+          this.problem(`stream ${s.id} read ${s.done} of ${n} bytes: wrong bytes`);
+        }
+      }
+      this.digest.add(s.id);
+      this.digest.add(got);
+      this.sendDue.set(s.from, this.sendDue.get(s.from)! - 1);
+      s.done++;
+      took++;
+      this.completed++;
+      this.bytes += n;
+      if (s.kind === 'send') this.sends++;
+      else this.reads++;
+    }
+    return took;
+  }
+
+  /** A send stream's receives: each its message, in order (its sequence number), its bytes intact. */
+  private takeReceived(s: Stream): number {
+    let took = 0;
+    while (s.received < s.posted) {
+      const got = s.to.pollBytes('receive');
+      if (got === -1) break;
+      const slot = s.received % s.window;
+      const n = s.sizes[slot]!;
+      const at = slot * MAX_SIZE;
+      const i = s.into.bytes;
+      if (this.tamper >= 0 && this.receivedAll++ >= this.tamper && got > 0 && !this.tampered) {
+        i[at + got - 1] ^= 0x01;
+        this.tampered = true;
+      }
+      if (got !== n) {
+        this.problem(
+          `stream ${s.id} receive ${s.received}: ${got < 0 ? `Error ${s.to.lastError}` : `Ok ${got}`}, expected ` +
+            `Ok ${n}`,
+        );
+      } else {
+        this.checkReceived(s, i, at, n, s.offsets[slot]!);
+      }
+      this.digest.add(s.id | 0x8000);
+      this.digest.add(got);
+      this.recvDue.set(s.to, this.recvDue.get(s.to)! - 1);
+      s.received++;
+      took++;
+    }
+    return took;
+  }
+
+  private checkReceived(s: Stream, i: Uint8Array, at: number, n: number, off: number): void {
+    const header = n < HEADER ? n : HEADER;
+    let seq = 0;
+    for (let k = 0; k < header; k++) seq |= i[at + k]! << (8 * k);
+    const want = header === HEADER ? s.received >>> 0 : s.received & ((1 << (8 * header)) - 1);
+    if (seq >>> 0 !== want >>> 0) {
+      this.problem(`stream ${s.id} receive ${s.received}: took message ${seq >>> 0} ` +
+        '(lost, duplicated or out of order)');
+    }
+    if (n > HEADER &&
+      Buffer.compare(i.subarray(at + HEADER, at + n), this.pattern.subarray(off, off + n - HEADER)) !== 0) {
+      this.problem(`stream ${s.id} receive ${s.received} of ${n} bytes: corrupted`);
+    }
+  }
+
+  run(): SoakResult {
+    const { options, streams, started } = this;
+    const clock = device(this.nicA).clock;
+    const target = options.messages;
     let posted = 0;
-    let completed = 0;
-    let sends = 0;
-    let reads = 0;
-    let bytes = 0;
     let nextProgress = options.progressEvery ?? Infinity;
     let idle = 0;
-    let receivedAll = 0;
-    const tamper = options.tamperWithReceive ?? -1;
-    let tampered = false;
-
-    const post = (s: Stream): boolean => {
-      if (s.posted - s.done >= s.window || (s.kind === 'send' && s.posted - s.received >= s.window)) return false;
-      const slot = s.posted % s.window;
-      const n = drawSize(s.random);
-      const off = s.random() % PATTERN_BYTES;
-      s.sizes[slot] = n;
-      s.offsets[slot] = off;
-      const at = slot * MAX_SIZE;
-      if (s.kind === 'send') {
-        // [sequence number][pattern bytes from off], cut to n bytes.
-        const o = s.out.bytes;
-        const seq = s.posted;
-        const header = n < HEADER ? n : HEADER;
-        for (let i = 0; i < header; i++) o[at + i] = seq >>> (8 * i);
-        if (n > HEADER) o.set(pattern.subarray(off, off + n - HEADER), at + HEADER);
-        s.to.receive(s.into, at, MAX_SIZE);
-        recvDue.set(s.to, recvDue.get(s.to)! + 1);
-        s.from.send(s.out, at, n);
-      } else {
-        // Spoil the destination's ends so a read that moved nothing shows.
-        if (n > 0) {
-          s.out.bytes[at] = ~pattern[off]!;
-          s.out.bytes[at + n - 1] = ~pattern[off + n - 1]!;
-        }
-        s.from.read(s.into, off, s.out, at, n);
-      }
-      sendDue.set(s.from, sendDue.get(s.from)! + 1);
-      s.posted++;
-      return true;
-    };
-
-    const takeCompletions = (s: Stream): number => {
-      let took = 0;
-      // The posting side: sends and reads complete in order with their entry's bytes.
-      while (s.done < s.posted) {
-        const got = s.from.pollBytes('send');
-        if (got === -1) break;
-        const slot = s.done % s.window;
-        const n = s.sizes[slot]!;
-        if (got !== n)
-          problem(
-            `stream ${s.id} (${s.kind}) entry ${s.done}: completion ` +
-              `${got < 0 ? `Error ${s.from.lastError}` : `Ok ${got}`}, expected Ok ${n}`,
-          );
-        if (s.kind === 'read' && got === n && n > 0) {
-          const at = slot * MAX_SIZE;
-          const off = s.offsets[slot]!;
-          if (Buffer.compare(s.out.bytes.subarray(at, at + n), pattern.subarray(off, off + n)) !== 0)
-            problem(`stream ${s.id} read ${s.done} of ${n} bytes: wrong bytes`);
-        }
-        digest.add(s.id);
-        digest.add(got);
-        sendDue.set(s.from, sendDue.get(s.from)! - 1);
-        s.done++;
-        took++;
-        completed++;
-        bytes += n;
-        if (s.kind === 'send') sends++;
-        else reads++;
-      }
-      if (s.kind === 'send') {
-        while (s.received < s.posted) {
-          const got = s.to.pollBytes('receive');
-          if (got === -1) break;
-          const slot = s.received % s.window;
-          const n = s.sizes[slot]!;
-          const at = slot * MAX_SIZE;
-          const i = s.into.bytes;
-          if (tamper >= 0 && receivedAll++ >= tamper && got > 0 && !tampered) {
-            i[at + got - 1] ^= 0x01;
-            tampered = true;
-          }
-          if (got !== n)
-            problem(
-              `stream ${s.id} receive ${s.received}: ${got < 0 ? `Error ${s.to.lastError}` : `Ok ${got}`}, expected ` +
-                `Ok ${n}`,
-            );
-          else {
-            const header = n < HEADER ? n : HEADER;
-            let seq = 0;
-            for (let k = 0; k < header; k++) seq |= i[at + k]! << (8 * k);
-            const want = header === HEADER ? s.received >>> 0 : s.received & ((1 << (8 * header)) - 1);
-            if (seq >>> 0 !== want >>> 0)
-              problem(
-                `stream ${s.id} receive ${s.received}: took message ${seq >>> 0} (lost, duplicated or out of order)`,
-              );
-            const off = s.offsets[slot]!;
-            if (n > HEADER &&
-              Buffer.compare(i.subarray(at + HEADER, at + n), pattern.subarray(off, off + n - HEADER)) !== 0)
-                problem(`stream ${s.id} receive ${s.received} of ${n} bytes: corrupted`);
-          }
-          digest.add(s.id | 0x8000);
-          digest.add(got);
-          recvDue.set(s.to, recvDue.get(s.to)! - 1);
-          s.received++;
-          took++;
-        }
-      }
-      return took;
-    };
-
-    while (completed < target && problemCount === 0) {
+    while (this.completed < target && this.problemCount === 0) {
       // Post as the windows allow, to streams drawn from the seeded sequence.
       let tries = 0;
       while (posted < target && tries < streams.length * 2) {
-        if (post(pick())) {
+        if (this.post(this.pick())) {
           posted++;
           tries = 0;
         } else tries++;
       }
       clock.relax();
       let took = 0;
-      for (const s of streams) took += takeCompletions(s);
-      for (const s of streams) { checkRoom(s.from, `stream ${s.id} sender`); checkRoom(s.to, `stream ${s.id} peer`); }
+      for (const s of streams) took += this.takePosted(s) + (s.kind === 'send' ? this.takeReceived(s) : 0);
+      for (const s of streams) {
+        this.checkRoom(s.from, `stream ${s.id} sender`);
+        this.checkRoom(s.to, `stream ${s.id} peer`);
+      }
       if (took === 0) {
         // Nothing moved now: let virtual time run to the next timer (a retransmission).
         clock.sleep(1000);
-        if (++idle > 200_000) problem(`no progress for 200000 looks at ${completed} of ${target} messages`);
+        if (++idle > 200_000) {
+          this.problem(`no progress for 200000 looks at ${this.completed} of ${target} messages`);
+        }
       } else idle = 0;
-      if (completed >= nextProgress) {
+      if (this.completed >= nextProgress) {
         nextProgress += options.progressEvery!;
         options.progress?.(
-          `${completed} messages, ${(bytes / 1e6).toFixed(0)} MB, ${(clock.nowNs() / 1e9).toFixed(2)} s of NIC time, ` +
-            `${((performance.now() - started) / 1000).toFixed(1)} s`,
+          `${this.completed} messages, ${(this.bytes / 1e6).toFixed(0)} MB, ` +
+            `${(clock.nowNs() / 1e9).toFixed(2)} s of NIC time, ${((performance.now() - started) / 1000).toFixed(1)} s`,
         );
       }
     }
-    for (const s of streams) {
-      if (s.from.failure !== undefined) problem(`stream ${s.id}: its queue pair failed: ${s.from.failure}`);
-      if (s.to.failure !== undefined) problem(`stream ${s.id}: its peer failed: ${s.to.failure}`);
+    return this.finish(clock);
+  }
+
+  /** No queue pair failed, no internal error or DMA fault; the digest takes the counters and the NIC time. */
+  private finish(clock: EmuDevice['clock']): SoakResult {
+    const { digest, problems } = this;
+    for (const s of this.streams) {
+      if (s.from.failure !== undefined) this.problem(`stream ${s.id}: its queue pair failed: ${s.from.failure}`);
+      if (s.to.failure !== undefined) this.problem(`stream ${s.id}: its peer failed: ${s.to.failure}`);
     }
-    const ca = device(nicA).emu.engine.counters();
-    const cb = device(nicB).emu.engine.counters();
+    const ca = device(this.nicA).emu.engine.counters();
+    const cb = device(this.nicB).emu.engine.counters();
     for (const [name, c] of [['A', ca], ['B', cb]] as const) {
-      if (c['internalErrors'] !== 0) problem(`NIC ${name}: ${c['internalErrors']} internal errors in the model`);
-      if (c['dmaFaults'] !== 0) problem(`NIC ${name}: ${c['dmaFaults']} DMA faults`);
-      if (c['qpErrors'] !== 0) problem(`NIC ${name}: ${c['qpErrors']} queue pairs failed`);
+      if (c['internalErrors'] !== 0) this.problem(`NIC ${name}: ${c['internalErrors']} internal errors in the model`);
+      if (c['dmaFaults'] !== 0) this.problem(`NIC ${name}: ${c['dmaFaults']} DMA faults`);
+      if (c['qpErrors'] !== 0) this.problem(`NIC ${name}: ${c['qpErrors']} queue pairs failed`);
     }
-    for (const c of [ca, cb])
+    for (const c of [ca, cb]) {
       for (const [, value] of Object.entries(c).sort(([x], [y]) => (x < y ? -1 : 1))) digest.add(value);
+    }
     digest.add(clock.nowNs() % 4294967296);
-    if (problemCount > problems.length) problems.push(`... and ${problemCount - problems.length} more`);
+    if (this.problemCount > problems.length) problems.push(`... and ${this.problemCount - problems.length} more`);
     return {
-      seed, messages: completed, sends, reads, bytes, virtualNs: clock.nowNs(), wallMs: performance.now() - started,
-      digest: digest.hex(), problems, counters: { a: ca, b: cb },
+      seed: this.seed, messages: this.completed, sends: this.sends, reads: this.reads, bytes: this.bytes,
+      virtualNs: clock.nowNs(), wallMs: performance.now() - this.started, digest: digest.hex(), problems,
+      counters: { a: ca, b: cb },
     };
-  } finally {
-    nicA.close();
-    nicB.close();
   }
 }
 
