@@ -58,7 +58,6 @@ const LONG_FUNCTIONS = new Map<string, string>([
   ["test/serial/bnxt-guest.test.ts: t.test('bnxt_en and bnxt_re bring up the software NIC over vfio-user')",
     'one guest boot, asserted step by step'],
   ['scripts/interop/stand-in-peer.ts: main', 'the stand-in peer\'s script in order; to split'],
-  ['test/hostile-wire-run.ts: runHostileWire', 'simulation driver; to split into workload, fault plan and checkers'],
   ['test/helpers/hostile-relay.ts: makeKind', 'one case per hostile frame kind: a table'],
   ['test/helpers/fake-vfio-kernel.ts: FakeVfioKernel.ioctl', 'one case per VFIO ioctl: a dispatch table'],
   ['test/qp-data-rings.test.ts: wraparounds', 'one scenario walked across every wrap, asserting as it goes'],
