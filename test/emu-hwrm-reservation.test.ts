@@ -76,36 +76,36 @@ function driverRun(): { requests: RecordedRequest[]; atOpen: number } {
   return { requests: rec.requests, atOpen };
 }
 
-t.test("rig-bnxt's FUNC_CFG reserves 2 NQ-type rings (MSI-X) and a statistics context, then takes them", async (t) => {
-  const { requests } = driverRun();
-  const types = requests.map((r) => r.reqType);
-  const at = types.indexOf(REQ.FUNC_CFG);
-  t.ok(at >= 0, 'FUNC_CFG is sent');
-  t.ok(at < types.indexOf(REQ.RING_ALLOC) && at < types.indexOf(REQ.STAT_CTX_ALLOC),
-    'before the first RING_ALLOC and STAT_CTX_ALLOC');
-  t.equal(types[at + 1], REQ.FUNC_QCFG, 'and the grant is read back with FUNC_QCFG (bnxt_hwrm_get_rings)');
-  const b = requests[at]!.bytes;
-  // hwrm_func_cfg_input: fid @16, num_msix @18, flags @20, enables @24, num_rsscos_ctxs @32,
-  // num_cmpl_rings @34, num_tx_rings @36, num_rx_rings @38, num_l2_ctxs @40, num_vnics @42,
-  // num_stat_ctxs @44. FUNC_CFG_REQ_ENABLES_NUM_STAT_CTXS 0x100, _NUM_MSIX 0x200000.
-  t.equal(u16(b, 16), 0xffff, 'fid: the function itself');
-  t.equal(u16(b, 18), 2, 'num_msix: the CREQ and the CQs\' NQ');
-  t.equal(u32(b, 20), 0, 'flags: none');
-  t.equal(u32(b, 24), 0x200100, 'enables: NUM_MSIX | NUM_STAT_CTXS');
-  t.equal(u16(b, 44), 1, 'num_stat_ctxs: the RoCE statistics context');
-  t.same([u16(b, 32), u16(b, 34), u16(b, 36), u16(b, 38), u16(b, 40), u16(b, 42)], [0, 0, 0, 0, 0, 0],
-    'no L2 rings, contexts or VNICs asked for');
-});
+t.test("rig-bnxt's FUNC_CFG reserves RoCE's NQs and statistics context and its L2 receive path, then takes them",
+  async (t) => {
+    const { requests } = driverRun();
+    const types = requests.map((r) => r.reqType);
+    const at = types.indexOf(REQ.FUNC_CFG);
+    t.ok(at >= 0, 'FUNC_CFG is sent');
+    t.ok(at < types.indexOf(REQ.RING_ALLOC) && at < types.indexOf(REQ.STAT_CTX_ALLOC),
+      'before the first RING_ALLOC and STAT_CTX_ALLOC');
+    t.equal(types[at + 1], REQ.FUNC_QCFG, 'and the grant is read back with FUNC_QCFG (bnxt_hwrm_get_rings)');
+    const b = requests[at]!.bytes;
+    // hwrm_func_cfg_input: fid @16, num_msix @18, flags @20, enables @24, num_rsscos_ctxs @32,
+    // num_cmpl_rings @34, num_tx_rings @36, num_rx_rings @38, num_l2_ctxs @40, num_vnics @42,
+    // num_stat_ctxs @44. FUNC_CFG_REQ_ENABLES_NUM_CMPL_RINGS 0x8, _NUM_RX_RINGS 0x20, _NUM_L2_CTXS
+    // 0x40, _NUM_VNICS 0x80, _NUM_STAT_CTXS 0x100, _NUM_MSIX 0x200000.
+    t.equal(u16(b, 16), 0xffff, 'fid: the function itself');
+    t.equal(u16(b, 18), 2, 'num_msix: the CREQ and the CQs\' NQ');
+    t.equal(u32(b, 20), 0, 'flags: none');
+    t.equal(u32(b, 24), 0x2001e8,
+      'enables: NUM_MSIX | NUM_STAT_CTXS | NUM_CMPL_RINGS | NUM_RX_RINGS | NUM_L2_CTXS | NUM_VNICS');
+    t.equal(u16(b, 44), 2, 'num_stat_ctxs: the RoCE statistics context and the L2 rings\'');
+    t.same([u16(b, 32), u16(b, 34), u16(b, 36), u16(b, 38), u16(b, 40), u16(b, 42)], [0, 1, 0, 1, 1, 1],
+      'the L2 receive path: one completion ring, one RX ring, one L2 context, one VNIC; no TX ring, no RSS');
+  });
 
 t.test("rig-bnxt's NQs are polled: RING_ALLOC int_mode POLL", async (t) => {
   const { requests } = driverRun();
   const allocs = requests.filter((r) => r.reqType === REQ.RING_ALLOC);
-  t.equal(allocs.length, 2, 'the CREQ and the NQ');
-  // hwrm_ring_alloc_input: ring_type @20 (NQ 0x5), int_mode @76 (RING_ALLOC_REQ_INT_MODE_POLL 0x3).
-  for (const r of allocs) {
-    t.equal(r.bytes[20], 0x5, 'ring_type NQ');
-    t.equal(r.bytes[76], 0x3, 'int_mode POLL');
-  }
+  // hwrm_ring_alloc_input: ring_type @20 (L2_CMPL 0x0, RX 0x2, NQ 0x5), int_mode @76 (INT_MODE_POLL 0x3).
+  t.same(allocs.map((r) => r.bytes[20]), [0x5, 0x5, 0x0, 0x2], 'the CREQ, the NQ, the L2 completion ring, the RX ring');
+  for (const r of allocs) t.equal(r.bytes[76], 0x3, 'int_mode POLL');
 });
 
 t.test('FUNC_DRV_IF_CHANGE: up after registering, before any ring; down at close, before unregistering', async (t) => {

@@ -175,9 +175,11 @@ t.test('RX: a frame for the filtered MAC lands in the next posted buffer, comple
     id: RX_ID, type: 2, pageTblAddr: RX_BASE, pageTblDepth: 0, pageSizeLog2: 12, length: 8, logicalId: 0, peerRingId: 0,
     rxBufSize: 2048, cqHandle: 0,
   });
-  st.vnics.set(0, { defaultRxRing: RX_ID, defaultCmplRing: CQ_ID, mru: 1500, rxMask: 0x8, rssCtx: undefined });
+  st.vnics.set(0, {
+    defaultRxRing: RX_ID, defaultCmplRing: CQ_ID, mru: 1500, rxMask: 0x8, rssCtx: undefined, flags: 0,
+  });
   const mac = Uint8Array.from([2, 0x62, 0x6e, 0, 0x50, 1]);
-  st.filters.set(1, { mac, vnic: 0 });
+  st.filters.set(1, { mac, vnic: 0, rx: true });
   // bnxt.h rx_bd: len (buffer size) << 16 | type; opaque; haddr.
   const v = new DataView(rx.buffer, 0, 16);
   v.setUint32(0, (2048 << 16) >>> 0, true);

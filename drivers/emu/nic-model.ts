@@ -99,7 +99,7 @@ export class NicModel {
     bus.wqeTrace = teeTrace(this.wqeTraceFile, bus.trace);
     this.engine = new RoceEngine(bus);
     this.roce = new RoceFirmware(bus, this.resources, this.engine);
-    this.hwrm = new HwrmFirmware(bus, this.resources, this.roce);
+    this.hwrm = new HwrmFirmware(bus, this.resources, this.roce, (open) => { this.engine.roceReceivePath = open; });
     this.engine.attach(this.roce);
     this.controls = {
       engine: this.engine.controls, roce: this.roce.controls, hwrm: this.hwrm.controls, model: this.modelControls(),

@@ -28,6 +28,11 @@ export const VnicCfgInput = layout('hwrm_vnic_cfg_input', 48, {
   rx_csum_v2_mode: u8(42), l2_cqe_mode: u8(43),
 });
 export const VnicCfgOutput = empty('hwrm_vnic_cfg_output');
+/** VNIC_CFG_REQ_FLAGS bits (bnxt_hsi.h); the RoCE modes say the VNIC's function runs RoCE beside L2. */
+export const VNIC_CFG_REQ_FLAGS = {
+  DEFAULT: 0x1, VLAN_STRIP_MODE: 0x2, BD_STALL_MODE: 0x4, ROCE_DUAL_VNIC_MODE: 0x8, ROCE_ONLY_VNIC_MODE: 0x10,
+  RSS_DFLT_CR_MODE: 0x20, ROCE_MIRRORING_CAPABLE_VNIC_MODE: 0x40,
+} as const;
 export const VNIC_CFG_REQ_ENABLES = {
   DFLT_RING_GRP: 0x1, RSS_RULE: 0x2, COS_RULE: 0x4, LB_RULE: 0x8, MRU: 0x10, DEFAULT_RX_RING_ID: 0x20,
   DEFAULT_CMPL_RING_ID: 0x40, QUEUE_ID: 0x80,

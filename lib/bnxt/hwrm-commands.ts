@@ -43,3 +43,15 @@ export const STAT_CTX_ALLOC = command(H.HWRM.STAT_CTX_ALLOC, H.StatCtxAllocInput
 export const STAT_CTX_FREE = command(H.HWRM.STAT_CTX_FREE, H.StatCtxFreeInput, H.StatCtxFreeOutput);
 export const RING_ALLOC = command(H.HWRM.RING_ALLOC, H.RingAllocInput, H.RingAllocOutput);
 export const RING_FREE = command(H.HWRM.RING_FREE, H.RingFreeInput, H.RingFreeOutput);
+export const VNIC_ALLOC = command(H.HWRM.VNIC_ALLOC, H.VnicAllocInput, H.VnicAllocOutput);
+export const VNIC_FREE = command(H.HWRM.VNIC_FREE, H.VnicFreeInput, H.VnicFreeOutput);
+export const VNIC_CFG = command(H.HWRM.VNIC_CFG, H.VnicCfgInput, H.VnicCfgOutput);
+export const CFA_L2_FILTER_ALLOC = command(
+  H.HWRM.CFA_L2_FILTER_ALLOC, H.CfaL2FilterAllocInput, H.CfaL2FilterAllocOutput,
+);
+export const CFA_L2_FILTER_FREE = command(
+  H.HWRM.CFA_L2_FILTER_FREE, H.CfaL2FilterFreeInput, H.CfaL2FilterFreeOutput,
+);
+export const CFA_L2_SET_RX_MASK = command(
+  H.HWRM.CFA_L2_SET_RX_MASK, H.CfaL2SetRxMaskInput, H.CfaL2SetRxMaskOutput,
+);

@@ -3,7 +3,7 @@
  * bnxt_re_dev_init; qplib_rcfw.c: bnxt_qplib_enable_rcfw_channel, bnxt_qplib_init_rcfw;
  * qplib_sp.c: bnxt_qplib_get_dev_attr): the CREQ as an HWRM NQ ring, the CMDQ handed over
  * through the BAR0 mailbox, a RoCE statistics context, QUERY_FUNC, INITIALIZE_FW, an NQ for
- * the CQs, and the NIC's GID. Teardown unwinds the same ledger: the kernel's order in reverse.
+ * the CQs, the L2 receive path RoCE frames arrive through (l2-receive.ts), and the NIC's GID. Teardown unwinds the same ledger: the kernel's order in reverse.
  */
 import type { DmaBuffer } from '../../drivers/device.ts';
 import { Ledger } from '../../drivers/ledger.ts';
@@ -21,6 +21,7 @@ import type { ChipProfile } from './chip.ts';
 import { RcfwChannel, CMDQ_ENTRIES, CREQ_ENTRIES } from './rcfw-channel.ts';
 import * as C from './hwrm-commands.ts';
 import * as Q from './roce-commands.ts';
+import { bringUpL2Receive, L2_RECEIVE_RESOURCES } from './l2-receive.ts';
 
 /** The NQ the CQs report to. This driver polls CQs and never arms them, but CREATE_CQ names an NQ. */
 const CQ_NQ_ENTRIES = 256;
@@ -39,6 +40,40 @@ function statsDmaLength(chip: ChipProfile): number {
 /** What RoCE takes from HWRM: two NQ-type rings (the CREQ, the CQs' NQ) and a statistics context. */
 const ROCE_NQ_RINGS = 2;
 const ROCE_STAT_CTXS = 1;
+
+/**
+ * HWRM_FUNC_CFG: reserve what RoCE and its L2 receive path take before taking it, as bnxt_en
+ * (bnxt.c __bnxt_hwrm_reserve_pf_rings, with bnxt_re's share of MSI-X and statistics contexts) and
+ * iPXE (bnxt.c bnxt_hwrm_func_cfg_req) do on Thor: on P5 each NQ-type ring (the CREQ, the NQ)
+ * counts against the function's MSI-X vectors, whether or not it interrupts. Read back from
+ * FUNC_QCFG's alloc_* fields (bnxt_hwrm_get_rings): the firmware may grant less. A string: why not.
+ */
+function reserveResources(func: BnxtFunction): string | undefined {
+  const { hwrm } = func;
+  const L2 = L2_RECEIVE_RESOURCES;
+  const EN = FUNC_CFG_REQ_ENABLES;
+  const want = {
+    msix: ROCE_NQ_RINGS, stat: ROCE_STAT_CTXS + L2.statCtxs, cmpl: L2.cmplRings, rx: L2.rxRings, vnics: L2.vnics,
+    l2: L2.l2Ctxs,
+  };
+  const cfg = hwrm.send(C.FUNC_CFG, {
+    fid: HWRM_FID_SELF,
+    enables: EN.NUM_MSIX | EN.NUM_STAT_CTXS | EN.NUM_CMPL_RINGS | EN.NUM_RX_RINGS | EN.NUM_VNICS | EN.NUM_L2_CTXS,
+    num_msix: want.msix, num_stat_ctxs: want.stat, num_cmpl_rings: want.cmpl, num_rx_rings: want.rx,
+    num_vnics: want.vnics, num_l2_ctxs: want.l2,
+  });
+  if (!cfg.ok) return cfg.error;
+  const granted = hwrm.send(C.FUNC_QCFG, { fid: HWRM_FID_SELF });
+  if (!granted.ok) return `HWRM_FUNC_QCFG: ${granted.error}`;
+  const g = granted.value;
+  const got = {
+    msix: g.alloc_msix, stat: g.alloc_stat_ctx, cmpl: g.alloc_cmpl_rings, rx: g.alloc_rx_rings, vnics: g.alloc_vnics,
+    l2: g.alloc_l2_ctx,
+  };
+  const short = (Object.keys(want) as (keyof typeof want)[]).filter((k) => got[k] < want[k]);
+  if (short.length === 0) return undefined;
+  return `the firmware reserved less than asked: ${short.map((k) => `${k} ${got[k]} of ${want[k]}`).join(', ')}`;
+}
 
 export type FuncCaps = Values<(typeof CreqQueryFuncRespSb)['fields']>;
 
@@ -91,20 +126,11 @@ export function bringUpRoce(func: BnxtFunction, ipv4: Uint8Array): Result<RoceDe
   // iPXE (bnxt.c bnxt_hwrm_func_cfg_req) do on Thor: on P5 each NQ-type ring (the CREQ, the NQ)
   // counts against the function's MSI-X vectors, whether or not it interrupts. Read back from
   // FUNC_QCFG's alloc_* fields (bnxt_hwrm_get_rings): the firmware may grant less.
+  // The L2 receive path's rings, VNIC, filter and statistics context are reserved in the same
+  // request (l2-receive.ts; bnxt_en reserves its netdev's share with bnxt_re's so).
   if (func.reservesResources) {
-    const cfg = hwrm.send(C.FUNC_CFG, {
-      fid: HWRM_FID_SELF, enables: FUNC_CFG_REQ_ENABLES.NUM_MSIX | FUNC_CFG_REQ_ENABLES.NUM_STAT_CTXS,
-      num_msix: ROCE_NQ_RINGS, num_stat_ctxs: ROCE_STAT_CTXS,
-    });
-    if (!cfg.ok) return fail('HWRM_FUNC_CFG (reservation)', cfg.error);
-    const granted = hwrm.send(C.FUNC_QCFG, { fid: HWRM_FID_SELF });
-    if (!granted.ok) return fail('HWRM_FUNC_QCFG (reservation)', granted.error);
-    const { alloc_msix: msix, alloc_stat_ctx: stats } = granted.value;
-    if (msix < ROCE_NQ_RINGS || stats < ROCE_STAT_CTXS) {
-      const what = `${msix} MSI-X vectors and ${stats} statistics contexts`;
-      const asked = `${ROCE_NQ_RINGS} and ${ROCE_STAT_CTXS}`;
-      return fail('HWRM_FUNC_CFG (reservation)', `the firmware reserved ${what} of the ${asked} asked for`);
-    }
+    const reserved = reserveResources(func);
+    if (typeof reserved === 'string') return fail('HWRM_FUNC_CFG (reservation)', reserved);
   }
 
   // CREQ memory: one contiguous block, given to the firmware at page-table depth 0.
@@ -178,6 +204,13 @@ export function bringUpRoce(func: BnxtFunction, ipv4: Uint8Array): Result<RoceDe
   ledger.undo(hwrm, 'HWRM_RING_FREE (NQ)', () => hwrm.send(C.RING_FREE, {
     ring_type: RING_ALLOC_REQ_RING_TYPE.NQ, ring_id: cqNqId,
   }));
+
+  // The L2 receive path RoCE frames arrive through (l2-receive.ts), its completion ring on the NQ.
+  const l2 = bringUpL2Receive({
+    hwrm, ledger, alloc, mac: func.info.mac, mtu: func.info.mtu, nqId: cqNqId,
+    statsDmaLength: statsDmaLength(func.info.chip),
+  });
+  if (!l2.ok) return fail('the L2 receive path', l2.error);
 
   // ADD_GID: the NIC's RoCEv2 GID (IPv4-mapped) with its MAC.
   const gid = ipv4MappedGid(ipv4);

@@ -334,6 +334,9 @@ export class TestNic {
       bar0: new SharedArrayBuffer(BAR0_BYTES), bar2: new SharedArrayBuffer(BAR2_BYTES),
     });
     this.model.engine.attach(this.tables);
+    // The engine alone, without the firmware that builds the function's L2 receive path: its
+    // frames are let in as if that path existed (the rule itself: test/fidelity-l2-receive.test.ts).
+    this.model.engine.roceReceivePath = true;
   }
 
   /** Zeroed host memory mapped at a fresh IOVA (page aligned). */

@@ -29,6 +29,11 @@ export class EngineCounters {
   dropOutOfSequence = 0;
   /** Frames for the GSI QP (QP1): MADs over RoCE are not modelled. */
   dropGsi = 0;
+  /**
+   * RoCE frames for this port while its function had no L2 receive path for them (no receive
+   * filter for its MAC steering to a VNIC in a RoCE mode: firmware/hwrm-kernel.ts roceReceivePath).
+   */
+  dropNoL2Filter = 0;
 
   // Requester
   packetsSent = 0;

@@ -173,6 +173,12 @@ export class RoceEngine implements EngineHooks {
 
   /** Takes the frames that are not RoCEv2 for this port (bnxt_en's receive path, drivers/emu/l2/). */
   onL2Frame: ((frame: Uint8Array, length: number) => void) | undefined;
+  /**
+   * RoCE frames for the port reach the QPs: the function has an L2 receive filter for its MAC on a
+   * VNIC in a RoCE mode. Set by the HWRM firmware as that changes (firmware/hwrm-kernel.ts
+   * roceReceivePath); until then every RoCE frame is dropped (dropNoL2Filter).
+   */
+  roceReceivePath = false;
 
   /** Sends an L2 frame (bnxt_en's TX rings, drivers/emu/l2/) out of the port, as it is. */
   sendL2Frame(frame: Uint8Array, length: number): void {
@@ -274,6 +280,10 @@ export class RoceEngine implements EngineHooks {
       // Not a RoCEv2 packet for this port (ARP, ICMP, other UDP, another MAC): the L2 side's, if any.
       if (this.onL2Frame !== undefined && L2_STATUSES[status] === 1) return this.onL2Frame(frame, length);
       core.counters.parseDrops[status]++;
+      return;
+    }
+    if (!this.roceReceivePath) {
+      core.counters.dropNoL2Filter++;
       return;
     }
     const qp = core.tables.qp(f.destQp);

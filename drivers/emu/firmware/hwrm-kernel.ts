@@ -81,10 +81,14 @@ export interface L2Ring {
 /** The function's L2 objects: rings, VNICs, RSS contexts, MAC filters. */
 export interface L2State {
   readonly rings: Map<number, L2Ring>;
-  readonly vnics: Map<number,
-  { defaultRxRing: number; defaultCmplRing: number; mru: number; rxMask: number; rssCtx: number | undefined }>;
+  readonly vnics: Map<number, {
+    defaultRxRing: number; defaultCmplRing: number; mru: number; rxMask: number; rssCtx: number | undefined;
+    /** VNIC_CFG flags (VNIC_CFG_REQ_FLAGS): a RoCE mode among them. */
+    flags: number;
+  }>;
   readonly rssCtxs: Set<number>;
-  readonly filters: Map<number, { readonly mac: Uint8Array; readonly vnic: number }>;
+  /** `rx`: allocated with CFA_L2_FILTER_ALLOC_REQ_FLAGS_PATH_RX (a receive filter). */
+  readonly filters: Map<number, { readonly mac: Uint8Array; readonly vnic: number; readonly rx: boolean }>;
   nextVnic: number;
   nextRssCtx: number;
   nextFilter: number;
@@ -101,6 +105,29 @@ export function l2Of(fn: FunctionResources): L2State {
     l2States.set(fn, s);
   }
   return s;
+}
+
+const ROCE_VNIC_MODES = H.VNIC_CFG_REQ_FLAGS.ROCE_DUAL_VNIC_MODE | H.VNIC_CFG_REQ_FLAGS.ROCE_ONLY_VNIC_MODE |
+  H.VNIC_CFG_REQ_FLAGS.ROCE_MIRRORING_CAPABLE_VNIC_MODE;
+
+/**
+ * Whether RoCE frames to `mac` reach the function's RoCE engine: a receive filter for the MAC
+ * (CFA_L2_FILTER_ALLOC, PATH_RX) steers to a VNIC configured in a RoCE mode (VNIC_CFG flags
+ * ROCE_DUAL_VNIC_MODE, ROCE_ONLY_VNIC_MODE or ROCE_MIRRORING_CAPABLE_VNIC_MODE). Linux bnxt_en
+ * always builds one before RoCE traffic flows: bnxt_hwrm_set_vnic_filter for the MAC, and
+ * bnxt_hwrm_vnic_cfg sets bnxt_get_roce_vnic_mode's flag on the default VNIC once bnxt_re
+ * registered (bnxt_ulp.c bnxt_register_dev configures VNIC 0 again when the netdev is already
+ * open); the Thor Ultra driver bnge does the same. Whether real firmware drops RoCE frames
+ * without it is not public: the model takes the stricter reading (docs/hardware.md).
+ */
+export function roceReceivePath(fn: FunctionResources, mac: Uint8Array): boolean {
+  const l2 = l2States.get(fn);
+  if (!l2) return false;
+  for (const f of l2.filters.values()) {
+    if (!f.rx || !f.mac.every((b, i) => b === mac[i])) continue;
+    if (((l2.vnics.get(f.vnic)?.flags ?? 0) & ROCE_VNIC_MODES) !== 0) return true;
+  }
+  return false;
 }
 
 /** FUNC_RESET: the reservations and L2 objects go with everything else the function held. */
@@ -253,7 +280,9 @@ export function answerKernelCommand(
     case H.HWRM.VNIC_ALLOC: {
       const l2 = l2Of(fn);
       const id = l2.nextVnic++;
-      l2.vnics.set(id, { defaultRxRing: 0xffff, defaultCmplRing: 0xffff, mru: 0, rxMask: 0, rssCtx: undefined });
+      l2.vnics.set(id, {
+        defaultRxRing: 0xffff, defaultCmplRing: 0xffff, mru: 0, rxMask: 0, rssCtx: undefined, flags: 0,
+      });
       return { values: { vnic_id: id } };
     }
     case H.HWRM.VNIC_FREE:
@@ -275,6 +304,7 @@ export function answerKernelCommand(
         vnic.defaultCmplRing = req.default_cmpl_ring_id as number;
       }
       if (en & VE.MRU) vnic.mru = req.mru as number;
+      vnic.flags = req.flags as number;
       return { values: {} };
     }
     case H.HWRM.VNIC_RSS_COS_LB_CTX_ALLOC: {
@@ -305,7 +335,8 @@ export function answerKernelCommand(
       const vnic = req.dst_id as number;
       if (!l2.vnics.has(vnic)) return { error: E.INVALID_PARAMS };
       const id = l2.nextFilter++;
-      l2.filters.set(id, { mac: (req.l2_addr as Uint8Array).slice(), vnic });
+      const rx = ((req.flags as number) & H.CFA_L2_FILTER_ALLOC.FLAGS_PATH_RX) !== 0;
+      l2.filters.set(id, { mac: (req.l2_addr as Uint8Array).slice(), vnic, rx });
       return { values: { l2_filter_id: id, flow_id: 0 } };
     }
     case H.HWRM.CFA_L2_FILTER_FREE:

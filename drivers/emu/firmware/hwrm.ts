@@ -24,7 +24,13 @@ import { BackingStoreV2 } from './hwrm-backing-store-v2.ts';
 import type { FunctionResources, RoceOfFunction } from './function-resources.ts';
 import {
   answerKernelCommand, beyondReservation, kernelRingAlloc, kernelRingFree, reservedQcfgFields, resetKernelState,
+  roceReceivePath,
 } from './hwrm-kernel.ts';
+
+/** The commands that open or close the function's L2 receive path for RoCE frames (hwrm-kernel.ts roceReceivePath). */
+const L2_RECEIVE_COMMANDS = new Set<number>([
+  H.HWRM.VNIC_CFG, H.HWRM.VNIC_FREE, H.HWRM.CFA_L2_FILTER_ALLOC, H.HWRM.CFA_L2_FILTER_FREE,
+]);
 
 type Req = Record<string, number | bigint | Uint8Array>;
 type Answer = { error: number } | { values: Record<string, unknown> };
@@ -57,6 +63,8 @@ export class HwrmFirmware {
     private readonly fn: FunctionResources,
     /** The function's RoCE side: reset with the function, and asked before a ring is freed. */
     private readonly roce: RoceOfFunction,
+    /** Told whether RoCE frames for the port's MAC reach the RoCE engine, each time that may change. */
+    private readonly onReceivePath: (open: boolean) => void = () => {},
   ) {
     // Read by Linux bnxt.c bnxt_try_map_fw_health_reg when the firmware offers no health
     // registers, at the chip's offset (BNXT_GRC_REG_STATUS_P5 on P5 and P7: firmware-hwrm/chips.ts).
@@ -119,6 +127,7 @@ export class HwrmFirmware {
         this.backingStoreV2.reset();
         resetKernelState(this.fn);
         this.roce.reset();
+        this.onReceivePath(false);
         return { values: {} };
       case H.HWRM.FUNC_QCAPS:
         if (req.fid !== H.HWRM_FID_SELF) return { error: E.INVALID_PARAMS };
@@ -172,7 +181,7 @@ export class HwrmFirmware {
         return { values: {} };
       }
       default:
-        return answerKernelCommand(this.bus, this.fn, reqType, req) ?? { error: E.CMD_NOT_SUPPORTED };
+        return this.kernelCommand(reqType, req);
     }
   }
 
@@ -194,6 +203,13 @@ export class HwrmFirmware {
     const id = this.nextStatId++;
     this.fn.statCtxs.set(id, { dmaAddr: addr, roce: ((req.stat_ctx_flags as number) & 1) !== 0 });
     return { values: { stat_ctx_id: id } };
+  }
+
+  /** bnxt_en's commands (hwrm-kernel.ts); the L2 ones may open or close the RoCE receive path. */
+  private kernelCommand(reqType: number, req: Req): Answer {
+    const answer = answerKernelCommand(this.bus, this.fn, reqType, req) ?? { error: H.HWRM_ERR_CODE.CMD_NOT_SUPPORTED };
+    if (L2_RECEIVE_COMMANDS.has(reqType)) this.onReceivePath(roceReceivePath(this.fn, this.bus.config.mac));
+    return answer;
   }
 
   private ringAlloc(req: Req): Answer {
