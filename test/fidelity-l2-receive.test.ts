@@ -77,7 +77,7 @@ t.test('bring-up builds the L2 receive path, each request as bnxt_hsi.h lays it 
   t.equal(u32(rings[2]!, 16) & 0x80, 0x80, 'enables NQ_RING_ID_VALID');
   t.equal(u16(rings[3]!, 46), cmplId, 'the RX ring names its completion ring');
   t.equal(u16(rings[3]!, 50), 2048, 'rx_buf_size');
-  t.equal(u32(rings[3]!, 16) & 0x108, 0x108, 'enables RX_BUF_SIZE_VALID | STAT_CTX_ID_VALID');
+  t.equal(u32(rings[3]!, 16), 0x100, 'enables RX_BUF_SIZE_VALID (as bnxt_en 6.12 sends it)');
   const l2Stat = u32(answer(REQ.STAT_CTX_ALLOC, 1), 8);
   t.equal(u32(rings[3]!, 64), l2Stat, 'with its own (second, non-RoCE) statistics context');
   t.equal(of(REQ.STAT_CTX_ALLOC)[1]![28], 0, 'stat_ctx_flags: not ROCE');
@@ -86,17 +86,17 @@ t.test('bring-up builds the L2 receive path, each request as bnxt_hsi.h lays it 
   t.equal(u32(of(REQ.VNIC_ALLOC)[0]!, 16), 1, 'VNIC_ALLOC: the default VNIC');
   const vnicId = u32(answer(REQ.VNIC_ALLOC), 8);
   // hwrm_vnic_cfg_input: flags @16, enables @20, vnic_id @24, mru @34, default_rx_ring_id @36,
-  // default_cmpl_ring_id @38. ROCE_DUAL_VNIC_MODE 0x8; enables MRU 0x10 | DEFAULT_RX_RING_ID 0x20 |
-  // DEFAULT_CMPL_RING_ID 0x40.
+  // default_cmpl_ring_id @38. ROCE_DUAL_VNIC_MODE 0x8; enables DEFAULT_RX_RING_ID 0x20 |
+  // DEFAULT_CMPL_RING_ID 0x40 (bnxt_en fills mru beside them).
   const cfg = of(REQ.VNIC_CFG)[0]!;
   t.equal(u32(cfg, 16), 0x8, 'VNIC_CFG flags: ROCE_DUAL_VNIC_MODE');
-  t.equal(u32(cfg, 20), 0x70, 'enables: MRU, DEFAULT_RX_RING_ID, DEFAULT_CMPL_RING_ID');
+  t.equal(u32(cfg, 20), 0x60, 'enables: DEFAULT_RX_RING_ID, DEFAULT_CMPL_RING_ID');
   t.same([u16(cfg, 24), u16(cfg, 36), u16(cfg, 38)], [vnicId, rxId, cmplId], 'the VNIC, its RX and completion ring');
   t.equal(u16(cfg, 34), 9000 + 18, 'mru: the MTU, an Ethernet header and a VLAN tag');
-  // hwrm_cfa_l2_filter_alloc_input: flags @16 (PATH_RX 0x1), enables @20 (L2_ADDR 0x1 | L2_ADDR_MASK
+  // hwrm_cfa_l2_filter_alloc_input: flags @16 (PATH_RX 0x1 | OUTERMOST 0x8), enables @20 (L2_ADDR 0x1 | L2_ADDR_MASK
   // 0x2 | DST_ID 0x8000), l2_addr @24, l2_addr_mask @32, dst_id @78; _output: l2_filter_id @8 (u64).
   const filter = of(REQ.CFA_L2_FILTER_ALLOC)[0]!;
-  t.equal(u32(filter, 16), 0x1, 'flags: PATH_RX');
+  t.equal(u32(filter, 16), 0x9, 'flags: PATH_RX, OUTERMOST');
   t.equal(u32(filter, 20), 0x8003, 'enables: L2_ADDR, L2_ADDR_MASK, DST_ID');
   t.same([...filter.subarray(24, 30)], [...run.mac], 'l2_addr: the function\'s MAC (FUNC_QCAPS)');
   t.same([...filter.subarray(32, 38)], [0xff, 0xff, 0xff, 0xff, 0xff, 0xff], 'l2_addr_mask: every bit');

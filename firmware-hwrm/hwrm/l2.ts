@@ -82,9 +82,12 @@ export const CfaL2FilterFreeInput = layout('hwrm_cfa_l2_filter_free_input', 24, 
   ...REQUEST_HEADER_FIELDS, l2_filter_id: u64(16),
 });
 export const CfaL2FilterFreeOutput = empty('hwrm_cfa_l2_filter_free_output');
-/** CFA_L2_FILTER_ALLOC_REQ_FLAGS_PATH (bit 0: 1 RX) and the enables for the address and its mask. */
+/**
+ * CFA_L2_FILTER_ALLOC_REQ_FLAGS_PATH (bit 0: 1 RX), _OUTERMOST (match the outermost L2 header),
+ * and the enables for the address and its mask.
+ */
 export const CFA_L2_FILTER_ALLOC = {
-  FLAGS_PATH_RX: 0x1, ENABLES_L2_ADDR: 0x1, ENABLES_L2_ADDR_MASK: 0x2, ENABLES_DST_ID: 0x8000,
+  FLAGS_PATH_RX: 0x1, FLAGS_OUTERMOST: 0x8, ENABLES_L2_ADDR: 0x1, ENABLES_L2_ADDR_MASK: 0x2, ENABLES_DST_ID: 0x8000,
 } as const;
 
 // hsi.h: struct hwrm_cfa_l2_set_rx_mask_input (56B) / _output (16B)

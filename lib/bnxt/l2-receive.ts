@@ -92,9 +92,10 @@ export function bringUpL2Receive(x: L2ReceiveContext): Result<L2Receive> {
     enables: RING_ALLOC_REQ_ENABLES.NQ_RING_ID_VALID, nq_ring_id: x.nqId, logical_id: 2, cq_handle: 0,
   });
   if (!cmpl.ok) return cmpl;
-  // HWRM_RING_ALLOC RX: its buffer size, statistics context and completion ring (P5: bnxt_cp_ring_for_rx).
+  // HWRM_RING_ALLOC RX: its buffer size, statistics context and completion ring (P5: bnxt_cp_ring_for_rx);
+  // only the buffer size is flagged valid, as bnxt_en 6.12 was seen sending it (docs/hardware.md).
   const rx = ring(RING.RX, 'RX ring', RX_RING_ENTRIES, {
-    enables: RING_ALLOC_REQ_ENABLES.RX_BUF_SIZE_VALID | RING_ALLOC_REQ_ENABLES.STAT_CTX_ID_VALID,
+    enables: RING_ALLOC_REQ_ENABLES.RX_BUF_SIZE_VALID,
     rx_buf_size: RX_BUFFER_BYTES, stat_ctx_id: statCtxId, cmpl_ring_id: cmpl.value, logical_id: 0,
   });
   if (!rx.ok) return rx;
@@ -104,18 +105,21 @@ export function bringUpL2Receive(x: L2ReceiveContext): Result<L2Receive> {
   if (!vnic.ok) return err(`HWRM_VNIC_ALLOC: ${vnic.error}`);
   const vnicId = vnic.value.vnic_id;
   ledger.undo(hwrm, 'HWRM_VNIC_FREE', () => hwrm.send(C.VNIC_FREE, { vnic_id: vnicId }));
-  // HWRM_VNIC_CFG: default rings and MRU (P5: bnxt_hwrm_vnic_cfg), and RoCE beside L2 on it.
+  // HWRM_VNIC_CFG: default rings and MRU (P5: bnxt_hwrm_vnic_cfg enables the two rings and fills
+  // mru beside them), and RoCE beside L2 on it; no VLAN stripping (nothing here reads L2 frames).
   const VE = VNIC_CFG_REQ_ENABLES;
   const cfg = hwrm.send(C.VNIC_CFG, {
     vnic_id: vnicId, flags: VNIC_CFG_REQ_FLAGS.ROCE_DUAL_VNIC_MODE,
-    enables: VE.DEFAULT_RX_RING_ID | VE.DEFAULT_CMPL_RING_ID | VE.MRU,
+    enables: VE.DEFAULT_RX_RING_ID | VE.DEFAULT_CMPL_RING_ID,
     default_rx_ring_id: rx.value, default_cmpl_ring_id: cmpl.value, mru: x.mtu + L2_HEADER_BYTES,
   });
   if (!cfg.ok) return err(`HWRM_VNIC_CFG: ${cfg.error}`);
 
-  // HWRM_CFA_L2_FILTER_ALLOC: frames to the MAC, received, to the VNIC (bnxt_hwrm_l2_filter_alloc).
+  // HWRM_CFA_L2_FILTER_ALLOC: frames to the MAC, received, to the VNIC, matched on the outermost
+  // header (bnxt_hwrm_l2_filter_alloc: PATH_RX, and OUTERMOST on every chip but Nitro A0).
   const filter = hwrm.send(C.CFA_L2_FILTER_ALLOC, {
-    flags: FILTER.FLAGS_PATH_RX, enables: FILTER.ENABLES_L2_ADDR | FILTER.ENABLES_L2_ADDR_MASK | FILTER.ENABLES_DST_ID,
+    flags: FILTER.FLAGS_PATH_RX | FILTER.FLAGS_OUTERMOST,
+    enables: FILTER.ENABLES_L2_ADDR | FILTER.ENABLES_L2_ADDR_MASK | FILTER.ENABLES_DST_ID,
     l2_addr: x.mac, l2_addr_mask: BROADCAST_MAC_MASK, dst_id: vnicId,
   });
   if (!filter.ok) return err(`HWRM_CFA_L2_FILTER_ALLOC: ${filter.error}`);

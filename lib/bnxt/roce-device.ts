@@ -3,7 +3,8 @@
  * bnxt_re_dev_init; qplib_rcfw.c: bnxt_qplib_enable_rcfw_channel, bnxt_qplib_init_rcfw;
  * qplib_sp.c: bnxt_qplib_get_dev_attr): the CREQ as an HWRM NQ ring, the CMDQ handed over
  * through the BAR0 mailbox, a RoCE statistics context, QUERY_FUNC, INITIALIZE_FW, an NQ for
- * the CQs, the L2 receive path RoCE frames arrive through (l2-receive.ts), and the NIC's GID. Teardown unwinds the same ledger: the kernel's order in reverse.
+ * the CQs, the L2 receive path RoCE frames arrive through (l2-receive.ts), and the NIC's GID.
+ * Teardown unwinds the same ledger: the kernel's order in reverse.
  */
 import type { DmaBuffer } from '../../drivers/device.ts';
 import { Ledger } from '../../drivers/ledger.ts';

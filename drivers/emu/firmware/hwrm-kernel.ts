@@ -303,7 +303,8 @@ export function answerKernelCommand(
           return { error: E.INVALID_PARAMS };
         vnic.defaultCmplRing = req.default_cmpl_ring_id as number;
       }
-      if (en & VE.MRU) vnic.mru = req.mru as number;
+      // bnxt_en fills mru beside the two rings without the MRU enable (seen from 6.12 over vfio-user).
+      if (en & (VE.MRU | VE.DEFAULT_RX_RING_ID)) vnic.mru = req.mru as number;
       vnic.flags = req.flags as number;
       return { values: {} };
     }
