@@ -61,6 +61,14 @@ t.test('one entry at a time through three wraps of every ring: the NIC runs betw
   t.equal(engineCounters(p.nic)['cqOverflows'], 0, 'no CQ overflow');
 });
 
+/** ra holds the read source pattern (64 KiB), then the read destination slots. */
+const SOURCE = 1 << 16;
+/** A slot per ring index (a ring holds up to 4095 entries not yet taken): receives land in rb's, reads in ra's. */
+const SLOT = 4096;
+const READ_SLOT = 2560;
+
+type SendEntry = { read: boolean; n: number; from: number; slot: number };
+
 /**
  * Many wraparounds of every ring: entries posted in seeded batches (often up to a full ring),
  * completions taken in seeded batches (often down to an empty ring), with the room checked
@@ -68,121 +76,155 @@ t.test('one entry at a time through three wraps of every ring: the NIC runs betw
  * next entry's: a send's length, a read's length and bytes, a receive's message length and bytes.
  * Path MTU 1024 so messages of up to 2500 bytes take 1 to 3 packets.
  */
-function wraparounds(t: Test, p: QpPair, entries: number, seed: number): void {
-  const { a, b, ra, rb } = p;
-  const rnd = seeded(seed);
-  const rc = must(Region.alloc(p.nic, 1 << 16), 'read source region');
-  fillPattern(rc.bytes, 0, rc.length, seed ^ 0x5555);
-  const SOURCE = 1 << 16; // ra: [source pattern 64 KiB][read destination slots]
-  fillPattern(ra.bytes, 0, SOURCE, seed);
-  // A slot per ring index (a ring holds up to 4095 entries not yet taken): receives land in
-  // rb's, reads in ra's after the source.
-  const SLOT = 4096;
-  const READ_SLOT = 2560;
-  // Expected completions, in entry order.
-  type SendEntry = { read: boolean; n: number; from: number; slot: number };
-  const sends: SendEntry[] = [];
-  const messages: { n: number; from: number }[] = [];
-  let sendHead = 0; // entries of the send ring taken
-  let recvPosted = 0;
-  let recvTaken = 0;
-  let messagesPosted = 0;
-  let sendFull = 0, recvFull = 0, sendEmpty = 0, recvEmpty = 0;
-  const bad: string[] = [];
-  const check = (what: string) => {
-    const sr = ROOM - (sends.length - sendHead);
-    const rr = ROOM - (recvPosted - recvTaken);
-    if (a.room('send') !== sr) bad.push(`${what}: send room ${a.room('send')}, want ${sr}`);
-    if (b.room('receive') !== rr) bad.push(`${what}: receive room ${b.room('receive')}, want ${rr}`);
-  };
-  const length = () => (rnd() % 16 === 0 ? rnd() % 2501 : rnd() % 200);
-  // Every fourth round fills both rings; the others post a seeded share (all of it a third of the time).
-  const batch = (room: number, round: number) =>
-    (room === 0 ? 0 : round % 4 === 1 || rnd() % 3 === 0 ? room : 1 + (rnd() % room));
+class Wraparounds {
+  private readonly rnd: () => number;
+  private readonly rc: Region;
+  /** Expected completions of the send ring, in entry order. */
+  readonly sends: SendEntry[] = [];
+  /** The messages sent, in order: what each receive takes. */
+  private readonly messages: { n: number; from: number }[] = [];
+  /** Entries of the send ring taken. */
+  private sendHead = 0;
+  recvPosted = 0;
+  private recvTaken = 0;
+  private messagesPosted = 0;
+  sendFull = 0;
+  recvFull = 0;
+  sendEmpty = 0;
+  recvEmpty = 0;
+  readonly bad: string[] = [];
+
+  constructor(private readonly p: QpPair, seed: number) {
+    this.rnd = seeded(seed);
+    this.rc = must(Region.alloc(p.nic, 1 << 16), 'read source region');
+    fillPattern(this.rc.bytes, 0, this.rc.length, seed ^ 0x5555);
+    fillPattern(p.ra.bytes, 0, SOURCE, seed);
+  }
+
+  private check(what: string): void {
+    const { a, b } = this.p;
+    const sr = ROOM - (this.sends.length - this.sendHead);
+    const rr = ROOM - (this.recvPosted - this.recvTaken);
+    if (a.room('send') !== sr) this.bad.push(`${what}: send room ${a.room('send')}, want ${sr}`);
+    if (b.room('receive') !== rr) this.bad.push(`${what}: receive room ${b.room('receive')}, want ${rr}`);
+  }
+
+  private length(): number {
+    return this.rnd() % 16 === 0 ? this.rnd() % 2501 : this.rnd() % 200;
+  }
+
+  /** Every fourth round fills both rings; the others post a seeded share (all of it a third of the time). */
+  private batch(room: number, round: number): number {
+    return room === 0 ? 0 : round % 4 === 1 || this.rnd() % 3 === 0 ? room : 1 + (this.rnd() % room);
+  }
+
   /** Posts a send, or a read when asked or when no receive waits for another message. */
-  const postSendRing = (read: boolean) => {
-    const n = length();
-    const from = rnd() % (SOURCE - n + 1);
-    const slot = sends.length % 4096;
-    if (read || messagesPosted === recvPosted) {
-      a.read(rc, from, ra, SOURCE + slot * READ_SLOT, n);
-      sends.push({ read: true, n, from, slot });
+  private postSendRing(read: boolean): void {
+    const { a, ra } = this.p;
+    const n = this.length();
+    const from = this.rnd() % (SOURCE - n + 1);
+    const slot = this.sends.length % 4096;
+    if (read || this.messagesPosted === this.recvPosted) {
+      a.read(this.rc, from, ra, SOURCE + slot * READ_SLOT, n);
+      this.sends.push({ read: true, n, from, slot });
     } else {
       a.send(ra, from, n);
-      sends.push({ read: false, n, from, slot });
-      messages.push({ n, from });
-      messagesPosted++;
+      this.sends.push({ read: false, n, from, slot });
+      this.messages.push({ n, from });
+      this.messagesPosted++;
     }
-  };
+  }
+
   /** Takes the next send-ring completion: it must be the oldest entry's. */
-  const takeSend = (): boolean => {
-    const e = sends[sendHead]!;
+  private takeSend(): boolean {
+    const { a, ra } = this.p;
+    const e = this.sends[this.sendHead]!;
     const r = a.wait('send', 10e6);
-    if (!r?.ok ||
-      r.value !== e.n) { bad.push(`send entry ` +
-        `${sendHead} (${e.read ? 'read' : 'send'} of ${e.n}): ${JSON.stringify(r)}`); return false; }
-    if (e.read) {
-      const d = firstDifference(ra.bytes, SOURCE + e.slot * READ_SLOT, rc.bytes, e.from, e.n);
-      if (d >= 0) bad.push(`read entry ${sendHead}: byte ${d} differs`);
+    if (!r?.ok || r.value !== e.n) {
+      this.bad.push(`send entry ${this.sendHead} (${e.read ? 'read' : 'send'} of ${e.n}): ${JSON.stringify(r)}`);
+      return false;
     }
-    sendHead++;
-    check(`send entry ${sendHead - 1} taken`);
+    if (e.read) {
+      const d = firstDifference(ra.bytes, SOURCE + e.slot * READ_SLOT, this.rc.bytes, e.from, e.n);
+      if (d >= 0) this.bad.push(`read entry ${this.sendHead}: byte ${d} differs`);
+    }
+    this.sendHead++;
+    this.check(`send entry ${this.sendHead - 1} taken`);
     return true;
-  };
+  }
+
   /** Takes the next receive completion: the oldest receive's, holding the next message. */
-  const takeReceive = (): boolean => {
-    const m = messages[recvTaken]!;
+  private takeReceive(): boolean {
+    const { b, ra, rb } = this.p;
+    const m = this.messages[this.recvTaken]!;
     const r = b.wait('receive', 10e6);
-    if (!r?.ok ||
-      r.value !== m.n) { bad.push(`receive entry ` +
-        `${recvTaken} (message of ${m.n}): ${JSON.stringify(r)}`); return false; }
-    const d = firstDifference(rb.bytes, (recvTaken % 4096) * SLOT, ra.bytes, m.from, m.n);
-    if (d >= 0) bad.push(`receive entry ${recvTaken}: byte ${d} differs`);
-    recvTaken++;
-    check(`receive entry ${recvTaken - 1} taken`);
+    if (!r?.ok || r.value !== m.n) {
+      this.bad.push(`receive entry ${this.recvTaken} (message of ${m.n}): ${JSON.stringify(r)}`);
+      return false;
+    }
+    const d = firstDifference(rb.bytes, (this.recvTaken % 4096) * SLOT, ra.bytes, m.from, m.n);
+    if (d >= 0) this.bad.push(`receive entry ${this.recvTaken}: byte ${d} differs`);
+    this.recvTaken++;
+    this.check(`receive entry ${this.recvTaken - 1} taken`);
     return true;
-  };
-  for (let round = 0; (sends.length < entries || recvPosted < entries) && bad.length < 10; round++) {
+  }
+
+  /** One round: receives, then sends (each ring perhaps to full); then a drain or a seeded share taken. */
+  round(round: number): void {
+    const { a, b, ra, rb } = this.p;
     // Receives first (a send is posted only when a receive waits for it, so no send waits on RNR).
-    for (let k = batch(b.room('receive'), round); k > 0; k--) {
-      b.receive(rb, (recvPosted % 4096) * SLOT, SLOT);
-      recvPosted++;
+    for (let k = this.batch(b.room('receive'), round); k > 0; k--) {
+      b.receive(rb, (this.recvPosted % 4096) * SLOT, SLOT);
+      this.recvPosted++;
     }
     if (b.room('receive') === 0) {
-      recvFull++;
-      try { b.receive(rb, 0, 1); bad.push('receive at room 0 did not throw'); } catch { /* as the spec says */ }
+      this.recvFull++;
+      try { b.receive(rb, 0, 1); this.bad.push('receive at room 0 did not throw'); } catch { /* as the spec says */ }
     }
-    check(`round ${round} after receives`);
-    for (let k = batch(a.room('send'), round); k > 0; k--) postSendRing(rnd() % 5 === 0);
+    this.check(`round ${round} after receives`);
+    for (let k = this.batch(a.room('send'), round); k > 0; k--) this.postSendRing(this.rnd() % 5 === 0);
     if (a.room('send') === 0) {
-      sendFull++;
-      try { a.send(ra, 0, 1); bad.push('send at room 0 did not throw'); } catch { /* as the spec says */ }
+      this.sendFull++;
+      try { a.send(ra, 0, 1); this.bad.push('send at room 0 did not throw'); } catch { /* as the spec says */ }
     }
-    check(`round ${round} after sends`);
+    this.check(`round ${round} after sends`);
     if (round % 4 === 3) {
-      // Every fourth round drains: a message for every receive, then every completion of both rings.
-      while (bad.length === 0 && (recvTaken < recvPosted || sendHead < sends.length)) {
-        while (messagesPosted < recvPosted && a.room('send') > 0) postSendRing(false);
-        while (sendHead < sends.length && takeSend());
-        while (recvTaken < messagesPosted && takeReceive());
-      }
-      if (bad.length === 0) { sendEmpty++; recvEmpty++; }
-      continue;
+      this.drain();
+      return;
     }
     // Otherwise take a seeded share of what is due, in entry order.
-    const takeSends = rnd() % (sends.length - sendHead + 1);
-    for (let k = 0; k < takeSends && takeSend(); k++);
-    const takeReceives = rnd() % (Math.min(messagesPosted, recvPosted) - recvTaken + 1);
-    for (let k = 0; k < takeReceives && takeReceive(); k++);
+    const takeSends = this.rnd() % (this.sends.length - this.sendHead + 1);
+    for (let k = 0; k < takeSends && this.takeSend(); k++);
+    const takeReceives = this.rnd() % (Math.min(this.messagesPosted, this.recvPosted) - this.recvTaken + 1);
+    for (let k = 0; k < takeReceives && this.takeReceive(); k++);
   }
-  t.same(bad.slice(0, 10), [], 'every completion in entry order with its bytes; room as counted');
-  t.ok(sends.length >= entries,
-    `${sends.length} send-ring entries: ${Math.floor(sends.length / 4096)} wraparounds of the SQ and the send CQ`);
-  t.ok(recvPosted >= entries,
-    `${recvPosted} receive-ring entries: ${Math.floor(recvPosted / 4096)} wraparounds of the RQ and the receive CQ`);
-  t.ok(sendFull > 0 && recvFull > 0, `full rings met: send ${sendFull} times, receive ${recvFull} times`);
-  t.ok(sendEmpty > 0 && recvEmpty > 0, `empty rings met: send ${sendEmpty} times, receive ${recvEmpty} times`);
-  t.equal(a.failure, undefined, 'no failure');
+
+  /** Every fourth round drains: a message for every receive, then every completion of both rings. */
+  private drain(): void {
+    const { bad } = this;
+    while (bad.length === 0 && (this.recvTaken < this.recvPosted || this.sendHead < this.sends.length)) {
+      while (this.messagesPosted < this.recvPosted && this.p.a.room('send') > 0) this.postSendRing(false);
+      while (this.sendHead < this.sends.length && this.takeSend());
+      while (this.recvTaken < this.messagesPosted && this.takeReceive());
+    }
+    if (bad.length === 0) { this.sendEmpty++; this.recvEmpty++; }
+  }
+}
+
+function wraparounds(t: Test, p: QpPair, entries: number, seed: number): void {
+  const w = new Wraparounds(p, seed);
+  for (let round = 0; (w.sends.length < entries || w.recvPosted < entries) && w.bad.length < 10; round++) {
+    w.round(round);
+  }
+  t.same(w.bad.slice(0, 10), [], 'every completion in entry order with its bytes; room as counted');
+  t.ok(w.sends.length >= entries,
+    `${w.sends.length} send-ring entries: ${Math.floor(w.sends.length / 4096)} wraparounds of the SQ and the send CQ`);
+  t.ok(w.recvPosted >= entries,
+    `${w.recvPosted} receive-ring entries: ${Math.floor(w.recvPosted / 4096)} wraparounds of the RQ and the ` +
+    'receive CQ');
+  t.ok(w.sendFull > 0 && w.recvFull > 0, `full rings met: send ${w.sendFull} times, receive ${w.recvFull} times`);
+  t.ok(w.sendEmpty > 0 && w.recvEmpty > 0, `empty rings met: send ${w.sendEmpty} times, receive ${w.recvEmpty} times`);
+  t.equal(p.a.failure, undefined, 'no failure');
 }
 
 t.test('room accounting and completion order through many wraparounds, stepped model', async (t) => {
