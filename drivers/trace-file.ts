@@ -32,16 +32,38 @@ export class TraceFile implements TraceSink {
     }
   }
 
+  /** Why the trace stopped short (a write failed: the disk is full...), if it did. */
+  error: string | undefined;
+
+  /**
+   * Appends one record. A write that fails stops the trace, with a warning naming the file and the
+   * records it holds: a trace is never cut short silently, and never fails the driver's call.
+   */
   write(event: TraceEvent): void {
     if (this.fd === undefined) return;
     const t = Number(process.hrtime.bigint() - this.epochNs);
-    writeSync(this.fd, JSON.stringify({ t, ...event }) + '\n');
+    const line = Buffer.from(JSON.stringify({ t, ...event }) + '\n');
+    try {
+      let done = 0;
+      while (done < line.length) done += writeSync(this.fd, line, done, line.length - done);
+    } catch (e) {
+      this.error = `trace ${this.path}: write: ${(e as Error).message}`;
+      this.close();
+      process.emitWarning(`${this.error}; the trace stops after ${this.lines} records`, { code: 'RIG_BNXT_TRACE' });
+      return;
+    }
     this.lines++;
   }
 
   close(): void {
-    if (this.fd !== undefined) closeSync(this.fd);
+    const fd = this.fd;
     this.fd = undefined;
+    if (fd === undefined) return;
+    try {
+      closeSync(fd);
+    } catch (e) {
+      this.error ??= `trace ${this.path}: close: ${(e as Error).message}`;
+    }
   }
 }
 

@@ -3,7 +3,7 @@
 // the header offsets (roce_hsi.h struct cmdq_create_qp, creq_create_qp_resp, creq_qp_event,
 // creq_qp_error_notification; bnxt_hsi.h struct input, hwrm_err_output), never by our encoders.
 import t from 'tap';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -182,4 +182,21 @@ t.test('fetched WQEs: sq_send_hdr / sq_rdma_hdr by wqe_type, rq_wqe_hdr, SGEs as
   }));
   t.same([recv.name, recv.qp, recv.fields.wqe_type, recv.fields.wqe_size, recv.fields.wr_id, recv.fields['sge0.size']],
     ['RCV', 9, 0x80, 3, 5, 2048]);
+});
+
+t.test('a trace whose write fails stops with a warning naming the file and what it holds, never a throw', async (t) => {
+  if (!existsSync('/dev/full')) return void t.comment('no /dev/full here: nothing to write into that fails');
+  const warnings: Error[] = [];
+  const onWarning = (w: Error) => warnings.push(w);
+  process.on('warning', onWarning);
+  t.teardown(() => { process.off('warning', onWarning); });
+  const f = new TraceFile('/dev/full'); // every write: ENOSPC
+  const e = dbEvent(0x1, 0x0400_0045);
+  t.doesNotThrow(() => { f.write(e); f.write(e); }, 'the driver\'s call goes on');
+  t.equal(f.lines, 0);
+  t.match(f.error, /trace \/dev\/full: write: .*ENOSPC/, 'the error is kept');
+  await new Promise((r) => setImmediate(r));
+  t.equal(warnings.length, 1, 'one warning, not one per record');
+  t.match(warnings[0]?.message, /the trace stops after 0 records/);
+  f.close();
 });
