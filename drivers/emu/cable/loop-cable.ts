@@ -12,7 +12,7 @@
  * pass wait for the next one, so a ping-pong between sender and receiver cannot spin forever
  * inside one pass. A full ring drops the new frame, as a NIC's full receive ring would.
  */
-import { frameSlots } from '../wire/frame-memory.ts';
+import { copyBytes, frameSlots } from '../wire/frame-memory.ts';
 import { CableStats, dropAll, type Cable, type FrameReceiver } from './cable.ts';
 
 export interface LoopCableOptions {
@@ -73,7 +73,7 @@ export class LoopCable implements Cable {
     const slot = this.tail & this.mask;
     const view = this.slotViews[slot]!;
     if (length === frame.length) view.set(frame);
-    else for (let i = 0; i < length; i++) view[i] = frame[i]!; // no subarray view: nothing allocated
+    else copyBytes(frame, 0, view, 0, length); // no subarray view: nothing allocated
     this.slotLengths[slot] = length;
     this.tail++;
     this.stats.framesSent++;

@@ -2,11 +2,12 @@
  * Small host-memory accessors for the hot path. A WQE, an SGE list or a CQE lies inside one
  * DMA buffer, so one IOMMU lookup (mappingOf: the range is checked) gives a view of it, and
  * its little-endian words are read and written from there without a call per word. Copies
- * of message bytes go through the same checked lookup; short ones are copied byte by byte
- * so that nothing is allocated (a subarray per copy would be).
+ * of message bytes go through the same checked lookup; short ones are copied word by word
+ * (copyBytes) so that nothing is allocated (a subarray per copy would be).
  */
 import type { Iommu } from '../iommu.ts';
 import type { PagedMemory } from '../objects.ts';
+import { copyBytes } from '../wire/frame-memory.ts';
 
 /** Copies shorter than this go byte by byte; longer ones through one subarray (amortized). */
 const SHORT_COPY_BYTES = 256;
@@ -38,7 +39,7 @@ export function readHost(
   if (m === undefined) return false;
   const from = iommu.viewOffset;
   if (length >= SHORT_COPY_BYTES) dst.set(m.subarray(from, from + length), dstAt);
-  else for (let i = 0; i < length; i++) dst[dstAt + i] = m[from + i]!;
+  else copyBytes(m, from, dst, dstAt, length);
   return true;
 }
 
@@ -54,6 +55,6 @@ export function writeHost(
   iommu.notePagedWrite(memory, offset, length);
   const to = iommu.viewOffset;
   if (length >= SHORT_COPY_BYTES) m.set(src.subarray(srcAt, srcAt + length), to);
-  else for (let i = 0; i < length; i++) m[to + i] = src[srcAt + i]!;
+  else copyBytes(src, srcAt, m, to, length);
   return true;
 }

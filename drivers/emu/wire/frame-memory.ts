@@ -31,3 +31,46 @@ export function frameSlots(count: number, bytes: number): Uint8Array[] {
   for (let i = 0; i < count; i++) slots.push(new Uint8Array(memory, i * stride + FRAME_ALIGN, bytes));
   return slots;
 }
+
+/**
+ * Copies `length` bytes from src[srcAt...] to dst[dstAt...], a 32-bit word at a time where the
+ * two are mutually 4-aligned (frame buffers and slots are, FRAME_ALIGN past a 64-byte boundary,
+ * and so are payloads and host memory when the payload is aligned), byte by byte otherwise;
+ * allocation-free (the word views of the last two buffers seen are kept). For the short copies
+ * of the data path (ACKs and 64-byte SENDs into a cable's slot, their payloads to and from host
+ * memory): a byte loop is four times the iterations, and a subarray for TypedArray.set would be
+ * an allocation per copy.
+ */
+export function copyBytes(src: Uint8Array, srcAt: number, dst: Uint8Array, dstAt: number, length: number): void {
+  const s = src.byteOffset + srcAt;
+  const d = dst.byteOffset + dstAt;
+  let i = 0;
+  if (((s ^ d) & 3) === 0 && length >= 16) {
+    const sw = wordsOf(src.buffer);
+    const dw = wordsOf(dst.buffer);
+    for (; ((s + i) & 3) !== 0; i++) dst[dstAt + i] = src[srcAt + i]!;
+    const words = (length - i) >>> 2;
+    const si = (s + i) >>> 2;
+    const di = (d + i) >>> 2;
+    for (let k = 0; k < words; k++) dw[di + k] = sw[si + k]!;
+    i += words * 4;
+  }
+  for (; i < length; i++) dst[dstAt + i] = src[srcAt + i]!;
+}
+
+/**
+ * Word views of the buffers copyBytes met last: a frame buffer, a cable's slots, host memory.
+ * Looked up by identity among WORD_VIEWS entries, the oldest replaced (an allocation only then).
+ */
+const WORD_VIEWS = 8;
+const viewBuffers: (ArrayBufferLike | undefined)[] = new Array<ArrayBufferLike | undefined>(WORD_VIEWS).fill(undefined);
+const viewWords: Uint32Array[] = Array.from({ length: WORD_VIEWS }, () => new Uint32Array(0));
+let nextView = 0;
+
+function wordsOf(buffer: ArrayBufferLike): Uint32Array {
+  for (let i = 0; i < WORD_VIEWS; i++) if (viewBuffers[i] === buffer) return viewWords[i]!;
+  const i = nextView;
+  nextView = (nextView + 1) % WORD_VIEWS;
+  viewBuffers[i] = buffer;
+  return (viewWords[i] = new Uint32Array(buffer, 0, buffer.byteLength >>> 2));
+}
