@@ -52,7 +52,6 @@ const LONG_FUNCTIONS = new Map<string, string>([
   ['scripts/cli/run-perf.ts: runPaired', 'the paired run\'s steps in perftest\'s order; to split'],
   ['scripts/cli/run-pingpong.ts: runPingpong', 'ibv_rc_pingpong\'s steps in its order; to split'],
   ['scripts/cli/run-serve.ts: runServe', 'the server\'s start, serve and stop in order; to split'],
-  ['scripts/interop/capture-check.ts: checkPingpongCapture', 'one pass over the capture with its checks; to split'],
   ['scripts/interop/run-guest.ts: runGuest', 'the guest run in order (build, boot, follow, collect); to split'],
   ['scripts/bnxt-guest/run.ts: runGuest', 'the guest run in order (serve, boot, follow the steps, collect); to split'],
   ["test/serial/bnxt-guest.test.ts: t.test('bnxt_en and bnxt_re bring up the software NIC over vfio-user')",

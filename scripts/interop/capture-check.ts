@@ -153,120 +153,156 @@ export interface PingpongPair {
 export function checkPingpongCapture(
   frames: readonly CapturedFrame[], pair: PingpongPair, guestMacText = GUEST_DATA_MAC,
 ): CaptureCheck {
-  const { guestQpn, hostQpn, role } = pair;
   const guestMac = parseMac(guestMacText);
   if (guestMac === null) throw new Error(`bad guest MAC ${guestMacText}`);
   const frame = new RoceFrame();
   const [from, to] = stepWindow(frames, pair, guestMac, frame);
-  const badFrames: string[] = [];
-  const naks: string[] = [];
-  const seenToGuest = new Set<number>();
-  const seenFromGuest = new Set<number>();
-  let repeatedToGuest = 0;
-  let repeatedFromGuest = 0;
-  let earlyToGuest = 0;
-  const lastSentToGuestUs = new Map<number, number>();
-  let lastGuestNakUs = -Infinity;
-  let lastRetransmittedPsn: number | undefined;
-  let lastBurstLegal = false;
-  let framesToGuest = 0;
-  let framesFromGuest = 0;
-  const toGuest = new MessageAssembler();
-  const fromGuest = new MessageAssembler();
-  // Messages received by the guest and not yet echoed back.
-  const pending: Uint8Array[] = [];
-  const mismatches: string[] = [];
-  let compared = 0;
-  let guestSends = 0;
-  // Guest request packets awaiting the host's ACK, oldest first: PSNs and first-send times.
-  const unackedPsn: number[] = [];
-  const unackedTimeUs: number[] = [];
-  let ackLatencyMaxUs = 0;
-  let acksLate = 0;
-
+  const check = new PingpongCheck(pair);
   for (let i = from; i <= to; i++) {
     const captured = frames[i]!;
     const bytes = captured.bytes;
     const status = parseFrame(bytes, bytes.length, frame, null);
     if (status !== ParseStatus.OK) {
-      if (isRoceUdp(bytes)) badFrames.push(`frame ${captured.index}: ${parseStatusName(status)}`);
+      if (isRoceUdp(bytes)) check.badFrames.push(`frame ${captured.index}: ${parseStatusName(status)}`);
       continue;
     }
     const fromGuestSide = sameMac(frame.srcMac, guestMac);
-    if (frame.destQp !== (fromGuestSide ? hostQpn : guestQpn)) continue;
-    if (fromGuestSide) framesFromGuest++; else framesToGuest++;
+    if (frame.destQp !== (fromGuestSide ? pair.hostQpn : pair.guestQpn)) continue;
+    check.take(frame, captured, fromGuestSide);
+  }
+  return check.result();
+}
+
+/** The pingpong's frames taken one by one (each of the step's QPs), and what they showed. */
+class PingpongCheck {
+  readonly badFrames: string[] = [];
+  private readonly naks: string[] = [];
+  private readonly seenToGuest = new Set<number>();
+  private readonly seenFromGuest = new Set<number>();
+  private repeatedToGuest = 0;
+  private repeatedFromGuest = 0;
+  private earlyToGuest = 0;
+  private readonly lastSentToGuestUs = new Map<number, number>();
+  private lastGuestNakUs = -Infinity;
+  private lastRetransmittedPsn: number | undefined;
+  private lastBurstLegal = false;
+  private framesToGuest = 0;
+  private framesFromGuest = 0;
+  private readonly toGuest = new MessageAssembler();
+  private readonly fromGuest = new MessageAssembler();
+  /** Messages received by the guest and not yet echoed back. */
+  private readonly pending: Uint8Array[] = [];
+  private readonly mismatches: string[] = [];
+  private compared = 0;
+  private guestSends = 0;
+  /** Guest request packets awaiting the host's ACK, oldest first: PSNs and first-send times. */
+  private readonly unackedPsn: number[] = [];
+  private readonly unackedTimeUs: number[] = [];
+  private ackLatencyMaxUs = 0;
+  private acksLate = 0;
+
+  constructor(private readonly pair: PingpongPair) {}
+
+  /** One frame of the step's QPs, parsed. */
+  take(frame: RoceFrame, captured: CapturedFrame, fromGuestSide: boolean): void {
+    if (fromGuestSide) this.framesFromGuest++; else this.framesToGuest++;
     const op = frame.opcode;
     if (op === Opcode.RC_ACKNOWLEDGE || op === Opcode.RC_ATOMIC_ACKNOWLEDGE) {
-      if (aethKind(frame.aethSyndrome) !== AethKind.ACK) {
-        naks.push(
-          `${fromGuestSide ? 'guest' : 'host'} sent ${aethSyndromeName(frame.aethSyndrome)} (frame ` +
-            `${captured.index}, PSN ${frame.psn})`,
-        );
-        if (fromGuestSide) lastGuestNakUs = captured.timeUs;
-      } else if (!fromGuestSide) {
-        // An ACK covers every PSN up to its own (IBA 9.7.5.1.1: coalesced acknowledgement).
-        while (unackedPsn.length > 0 && psnDiff(unackedPsn[0]!, frame.psn) <= 0) {
-          const latencyUs = captured.timeUs - unackedTimeUs[0]!;
-          if (latencyUs > ackLatencyMaxUs) ackLatencyMaxUs = latencyUs;
-          if (latencyUs > PINGPONG_ACK_TIMEOUT_US) acksLate++;
-          unackedPsn.shift();
-          unackedTimeUs.shift();
-        }
-      }
-      continue;
+      this.takeAck(frame, captured, fromGuestSide);
+      return;
     }
     // A request packet: its PSN must be new in its direction.
-    const seen = fromGuestSide ? seenFromGuest : seenToGuest;
+    const seen = fromGuestSide ? this.seenFromGuest : this.seenToGuest;
     if (seen.has(frame.psn)) {
-      if (fromGuestSide) repeatedFromGuest++;
-      else {
-        repeatedToGuest++;
-        // A retransmission goes back to the oldest unacknowledged packet and resends from there
-        // (go-back-N): it is legal when that packet's timer ran out or a NAK asked for it, and
-        // the packets that follow it in the same burst are legal with it.
-        const previous = lastSentToGuestUs.get(frame.psn)!;
-        const continuesBurst: boolean = lastRetransmittedPsn !== undefined &&
-          frame.psn === ((lastRetransmittedPsn + 1) & 0xffffff) && lastBurstLegal;
-        const legal: boolean = continuesBurst || captured.timeUs - previous >= PINGPONG_ACK_TIMEOUT_US ||
-          lastGuestNakUs >= previous;
-        if (!legal) earlyToGuest++;
-        lastRetransmittedPsn = frame.psn;
-        lastBurstLegal = legal;
-        lastSentToGuestUs.set(frame.psn, captured.timeUs);
-      }
-      continue;
+      if (fromGuestSide) this.repeatedFromGuest++;
+      else this.takeHostRetransmission(frame.psn, captured.timeUs);
+      return;
     }
     seen.add(frame.psn);
-    if (!fromGuestSide) { lastSentToGuestUs.set(frame.psn, captured.timeUs); lastRetransmittedPsn = undefined; }
-    if (fromGuestSide) { unackedPsn.push(frame.psn); unackedTimeUs.push(captured.timeUs); }
-    const payload = bytes.subarray(frame.payloadOffset, frame.payloadOffset + frame.payloadLength);
-    const message = (fromGuestSide ? fromGuest : toGuest).add(op, payload, captured.index);
-    if (message === null) continue;
-    if (!fromGuestSide) { pending.push(message); continue; }
-    guestSends++;
-    // The client's first send is its initial buffer, not an echo.
-    if (role === 'client' && guestSends === 1) continue;
-    const expected = pending.shift();
-    if (expected === undefined) {
-      if (mismatches.length < 5)
-        mismatches.push(
-          `guest message ${guestSends} (frame ${captured.index}) sent before the host's message it should echo`,
-        );
-      continue;
+    if (!fromGuestSide) {
+      this.lastSentToGuestUs.set(frame.psn, captured.timeUs);
+      this.lastRetransmittedPsn = undefined;
     }
-    compared++;
+    if (fromGuestSide) { this.unackedPsn.push(frame.psn); this.unackedTimeUs.push(captured.timeUs); }
+    const payload = captured.bytes.subarray(frame.payloadOffset, frame.payloadOffset + frame.payloadLength);
+    const message = (fromGuestSide ? this.fromGuest : this.toGuest).add(op, payload, captured.index);
+    if (message === null) return;
+    if (!fromGuestSide) this.pending.push(message);
+    else this.takeGuestMessage(message, captured.index);
+  }
+
+  /** A NAK either way is noted; a host ACK covers every guest PSN up to its own. */
+  private takeAck(frame: RoceFrame, captured: CapturedFrame, fromGuestSide: boolean): void {
+    if (aethKind(frame.aethSyndrome) !== AethKind.ACK) {
+      this.naks.push(
+        `${fromGuestSide ? 'guest' : 'host'} sent ${aethSyndromeName(frame.aethSyndrome)} (frame ` +
+          `${captured.index}, PSN ${frame.psn})`,
+      );
+      if (fromGuestSide) this.lastGuestNakUs = captured.timeUs;
+    } else if (!fromGuestSide) {
+      // An ACK covers every PSN up to its own (IBA 9.7.5.1.1: coalesced acknowledgement).
+      const { unackedPsn, unackedTimeUs } = this;
+      while (unackedPsn.length > 0 && psnDiff(unackedPsn[0]!, frame.psn) <= 0) {
+        const latencyUs = captured.timeUs - unackedTimeUs[0]!;
+        if (latencyUs > this.ackLatencyMaxUs) this.ackLatencyMaxUs = latencyUs;
+        if (latencyUs > PINGPONG_ACK_TIMEOUT_US) this.acksLate++;
+        unackedPsn.shift();
+        unackedTimeUs.shift();
+      }
+    }
+  }
+
+  /**
+   * A retransmission goes back to the oldest unacknowledged packet and resends from there
+   * (go-back-N): it is legal when that packet's timer ran out or a NAK asked for it, and
+   * the packets that follow it in the same burst are legal with it.
+   */
+  private takeHostRetransmission(psn: number, timeUs: number): void {
+    this.repeatedToGuest++;
+    const previous = this.lastSentToGuestUs.get(psn)!;
+    const continuesBurst: boolean = this.lastRetransmittedPsn !== undefined &&
+      psn === ((this.lastRetransmittedPsn + 1) & 0xffffff) && this.lastBurstLegal;
+    const legal: boolean = continuesBurst || timeUs - previous >= PINGPONG_ACK_TIMEOUT_US ||
+      this.lastGuestNakUs >= previous;
+    if (!legal) this.earlyToGuest++;
+    this.lastRetransmittedPsn = psn;
+    this.lastBurstLegal = legal;
+    this.lastSentToGuestUs.set(psn, timeUs);
+  }
+
+  /** A whole message from the guest: the echo of the host's oldest message not yet echoed. */
+  private takeGuestMessage(message: Uint8Array, frameIndex: number): void {
+    const { mismatches } = this;
+    this.guestSends++;
+    // The client's first send is its initial buffer, not an echo.
+    if (this.pair.role === 'client' && this.guestSends === 1) return;
+    const expected = this.pending.shift();
+    if (expected === undefined) {
+      if (mismatches.length < 5) {
+        mismatches.push(
+          `guest message ${this.guestSends} (frame ${frameIndex}) sent before the host's message it should echo`,
+        );
+      }
+      return;
+    }
+    this.compared++;
     if (!Buffer.from(expected).equals(Buffer.from(message)) && mismatches.length < 5) {
-      mismatches.push(`guest message ${guestSends} (frame ${captured.index}): ` +
+      mismatches.push(`guest message ${this.guestSends} (frame ${frameIndex}): ` +
         `${describeDifference(expected, message)}`);
     }
   }
-  return {
-    framesToGuest, framesFromGuest, messagesToGuest: toGuest.count, messagesFromGuest: fromGuest.count,
-    badFrames, repeatedPsnsToGuest: repeatedToGuest, repeatedPsnsFromGuest: repeatedFromGuest,
-    earlyRetransmissionsToGuest: earlyToGuest, naks, hostAckLatencyMaxUs: Math.round(ackLatencyMaxUs),
-    hostAcksLate: acksLate + unackedPsn.length, guestPacketsNeverAcked: unackedPsn.length, echoesCompared: compared,
-    echoMismatches: [...mismatches, ...toGuest.errors.slice(0, 3), ...fromGuest.errors.slice(0, 3)],
-  };
+
+  result(): CaptureCheck {
+    const { toGuest, fromGuest, unackedPsn } = this;
+    return {
+      framesToGuest: this.framesToGuest, framesFromGuest: this.framesFromGuest, messagesToGuest: toGuest.count,
+      messagesFromGuest: fromGuest.count, badFrames: this.badFrames, repeatedPsnsToGuest: this.repeatedToGuest,
+      repeatedPsnsFromGuest: this.repeatedFromGuest, earlyRetransmissionsToGuest: this.earlyToGuest, naks: this.naks,
+      hostAckLatencyMaxUs: Math.round(this.ackLatencyMaxUs), hostAcksLate: this.acksLate + unackedPsn.length,
+      guestPacketsNeverAcked: unackedPsn.length, echoesCompared: this.compared,
+      echoMismatches: [...this.mismatches, ...toGuest.errors.slice(0, 3), ...fromGuest.errors.slice(0, 3)],
+    };
+  }
 }
 
 /** The first and last frame index of the step (an empty range, from > to, when it left no frame). */
