@@ -9,7 +9,8 @@ import { HwrmChannel } from '../lib/bnxt/hwrm-channel.ts';
 import { configureBackingStore } from '../lib/bnxt/backing-store.ts';
 import { DmaPool } from '../lib/bnxt/dma-pool.ts';
 import { Ledger } from '../drivers/ledger.ts';
-import { emuDevice } from './helpers/emu-device.ts';
+import { openEmu, type EmuDevice } from '../drivers/emu/device.ts';
+import { macFromNumber } from '../drivers/emu/config.ts';
 import { recordHwrmRequests } from './helpers/hwrm-request-recorder.ts';
 import { answerBackingStoreQcaps } from '../drivers/emu/firmware/hwrm-backing-store.ts';
 import { HWRM } from '../firmware-hwrm/hwrm/index.ts';
@@ -87,8 +88,18 @@ const EN_TQM_RING0_7 = 0x3fc0;
 const EN_TQM_RING8 = 0x10000;
 const u32 = (b: Uint8Array, at: number) => new DataView(b.buffer, b.byteOffset).getUint32(at, true);
 
+/** A P5 software NIC (context memory V1 is P5's; P7 takes V2: test/backing-store-v2.test.ts). */
+function p5Device(): EmuDevice {
+  const d = openEmu({
+    mac: macFromNumber(0x7701), ipv4: Uint8Array.from([10, 77, 0x77, 1]), mtu: 9000, cable: { kind: 'loop' },
+    pcapPath: undefined, seed: 1, mode: 'stepped', chip: 'BCM57508',
+  });
+  if (!d.ok) throw new Error(d.error);
+  return d.value;
+}
+
 function cfgSetUp(maxExtReqLen: number, rings?: [number, number]) {
-  const emu = emuDevice();
+  const emu = p5Device();
   if (rings) emu.emu.hwrm.offerTqmRings(rings[0], rings[1]);
   const { device, requests } = recordHwrmRequests(emu);
   const pool = new DmaPool(device.dma); // the recorder reads short commands from these buffers

@@ -132,8 +132,12 @@ for (const thread of [false, true]) {
     const db = records.filter((r) => r.ch === 'db');
     t.ok(db.every((r) => r.dir === 'req' && r.fields['valid'] === 1 && r.fields['path'] === 0), 'RoCE path, valid');
     const sq = db.filter((r) => r.fields['type'] === DBC_TYPE.SQ && r.fields['xid'] === run.a);
-    t.same(sq.map((r) => [r.name, r.fields['index'], r.fields['epoch']]), [['SQ', 1, 0], ['SQ', 2, 0]],
-      'the sender\'s SQ doorbells: index = WQEs posted (1, then 2), epoch 0 before the first wrap');
+    // The producer index after each of two equal WQEs: in WQEs (static mode: 1, 2) or in 16-byte
+    // slots (variable mode: 3, 6), so the second is twice the first (bnxt_qplib_ring_prod_db).
+    const index = sq.map((r) => r.fields['index'] as number);
+    t.same(sq.map((r) => [r.name, r.fields['epoch']]), [['SQ', 0], ['SQ', 0]],
+      'the sender\'s two SQ doorbells, epoch 0 before the first wrap');
+    t.ok(index[0]! > 0 && index[1] === 2 * index[0]!, `index: the producer after each WQE (${index.join(', ')})`);
     const rq = db.filter((r) => r.fields['type'] === DBC_TYPE.RQ && r.fields['xid'] === run.b);
     t.same(rq.map((r) => r.fields['index']), [1], 'the receiver\'s RQ doorbell: index 1');
     t.ok(db.some((r) => r.fields['type'] === DBC_TYPE.NQ_ARM && r.name === 'NQ_ARM'), 'the CREQ\'s NQ_ARM doorbells');
