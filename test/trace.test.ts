@@ -124,8 +124,17 @@ t.test('a software NIC with a device trace records what the driver sent it, comm
   t.ok(a.value.connect(b.value.endpoint).ok);
   const r = Region.alloc(nic.value, 4096);
   t.ok(r.ok);
+  if (!r.ok) return;
+  t.ok(b.value.connect(a.value.endpoint).ok);
+  b.value.receive(r.value, 0, 64);
+  a.value.send(r.value, 2048, 64);
+  t.equal(a.value.wait('send', 5e6)?.ok, true, 'a send completes');
   nic.value.close();
   const recs = parseTrace(readFileSync(path, 'utf8'));
+  // The device's own trace holds the WQEs it fetched too (and no doorbell: the driver traces those).
+  t.same(recs.filter((x) => x.ch === 'wqe').map((x) => [x.name, x.fields['wqe_size']]), [['SEND', 3], ['RCV', 3]],
+    'the SEND (fetched after its doorbell), then the receive WQE (fetched when the SEND arrived)');
+  t.notOk(recs.some((x) => x.ch === 'db'), 'no doorbell record in the device\'s trace');
   const names = (ch: string) => recs.filter((x) => x.ch === ch && x.dir === (ch === 'creq' ? 'resp' : 'req'))
     .map((x) => x.name);
   t.same(names('hwrm').slice(0, 2), ['HWRM_VER_GET', 'HWRM_FUNC_RESET'], 'the bring-up starts as the driver sends it');
