@@ -3,10 +3,11 @@
 // PSNs the sends and reads must use, and Python recomputes every frame's ICRC (zlib.crc32 with
 // the masking rules written out again, and scapy's RoCE layer when installed).
 import t from 'tap';
-import { spawnSync } from 'node:child_process';
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Endpoint } from '../lib/index.ts';
 import { fillPattern, firstDifference, openPair } from './helpers/qp-data.ts';
 import { findPython, runPython } from './helpers/python.ts';
 
@@ -67,6 +68,35 @@ const haveTshark = spawnSync('tshark', ['-v'], { encoding: 'utf8' }).status === 
 const python = findPython('from scapy.contrib.roce import BTH') ?? findPython();
 const haveScapy = findPython('from scapy.contrib.roce import BTH') !== undefined;
 
+/**
+ * What a's requests to b must be (each message's packets, PSNs consecutive from a's first) and
+ * b's read responses to a, as `opcode destQp psn` lines.
+ */
+function expectedFrames(a: Endpoint, b: Endpoint): { requests: string[]; responses: string[] } {
+  const requests: string[] = [];
+  const responses: string[] = [];
+  let psn = a.psn;
+  for (const n of SEND_SIZES) {
+    for (const op of packets(n, OP.SEND_ONLY, OP.SEND_FIRST, OP.SEND_MIDDLE, OP.SEND_LAST))
+      requests.push(`${op} ${b.qp} ${psn}`), psn = (psn + 1) & PSN_MASK;
+  }
+  for (const n of READ_SIZES) {
+    requests.push(`${OP.READ_REQUEST} ${b.qp} ${psn}`);
+    // The responses carry the request's PSN onward; the read takes that many PSNs.
+    for (const op of packets(n, OP.READ_ONLY, OP.READ_FIRST, OP.READ_MIDDLE, OP.READ_LAST))
+      responses.push(`${op} ${a.qp} ${psn}`), psn = (psn + 1) & PSN_MASK;
+  }
+  return { requests, responses };
+}
+
+/** tshark's decode of the capture: BTH opcode, destination QP and PSN, UDP port, IPv4 checksum status. */
+function tsharkFields(file: string): SpawnSyncReturns<string> {
+  return spawnSync('tshark', ['-r', file, '--disable-protocol', 'rpcordma', '-T', 'fields', '-E', 'separator=|',
+    '-e', 'infiniband.bth.opcode', '-e', 'infiniband.bth.destqp', '-e', 'infiniband.bth.psn', '-e', 'udp.dstport', '-e',
+    'ip.checksum.status',
+    '-o', 'ip.check_checksum:TRUE'], { encoding: 'utf8', timeout: 120_000 });
+}
+
 t.test('a capture of sends and reads decodes in tshark as RoCEv2, and every ICRC checks in Python', {
   skip: !haveTshark ? 'tshark is not installed: capture decode skipped (CI installs tshark; apt-get install -y tshark)'
     : !python ? 'python3 is not installed: independent ICRC check skipped' : false,
@@ -96,26 +126,8 @@ t.test('a capture of sends and reads decodes in tshark as RoCEv2, and every ICRC
     p.nic.close(); // flushes and closes the capture
   }
 
-  // What a's requests to b must be: each message's packets, PSNs consecutive from a's first.
-  const requests: string[] = [];
-  const responses: string[] = [];
-  let psn = a.psn;
-  for (const n of SEND_SIZES) {
-    for (const op of packets(n, OP.SEND_ONLY, OP.SEND_FIRST, OP.SEND_MIDDLE, OP.SEND_LAST))
-      requests.push(`${op} ${b.qp} ${psn}`), psn = (psn + 1) & PSN_MASK;
-  }
-  for (const n of READ_SIZES) {
-    requests.push(`${OP.READ_REQUEST} ${b.qp} ${psn}`);
-    // The responses carry the request's PSN onward; the read takes that many PSNs.
-    for (const op of packets(n, OP.READ_ONLY, OP.READ_FIRST, OP.READ_MIDDLE, OP.READ_LAST))
-      responses.push(`${op} ${a.qp} ${psn}`), psn = (psn + 1) & PSN_MASK;
-  }
-
-  const decoded =
-    spawnSync('tshark', ['-r', file, '--disable-protocol', 'rpcordma', '-T', 'fields', '-E', 'separator=|',
-    '-e', 'infiniband.bth.opcode', '-e', 'infiniband.bth.destqp', '-e', 'infiniband.bth.psn', '-e', 'udp.dstport', '-e',
-    'ip.checksum.status',
-    '-o', 'ip.check_checksum:TRUE'], { encoding: 'utf8', timeout: 120_000 });
+  const { requests, responses } = expectedFrames(a, b);
+  const decoded = tsharkFields(file);
   t.equal(decoded.status, 0, decoded.status === 0 ? 'tshark ran' : `tshark failed: ${decoded.stderr}`);
   const rows = decoded.stdout.trim().split('\n').map((line) => line.split('|'));
   t.ok(rows.length >= requests.length + responses.length, `${rows.length} frames decoded`);

@@ -77,79 +77,82 @@ t.test('DESTROY_QP: qp_cid at 16, 24 bytes', async (t) => {
   t.strictSame(CreqDestroyQpResp.decode(Uint8Array.from(rFixture)), r);
 });
 
+/** MODIFY_QP with every field set, and its 144 bytes written by hand from roce_hsi.h's cmdq_modify_qp. */
+const MODIFY_QP = {
+  ...base(0x03, 9),
+  qp_type: QpType.RC,
+  modify_mask: RcTransitionMask.INIT_TO_RTR,
+  qp_cid: 0x1716_1514,
+  new_state: QpState.RTR, en_sqd_async_notify: 1, network_type: NetworkType.ROCEV2_IPV4,
+  access: 0x07,
+  pkey: 0x1b1a,
+  qkey: 0x1f1e_1d1c,
+  dgid: Uint8Array.from(seq(0x20, 16)),
+  flow_label: 0x3332_3130,
+  sgid_index: 0x3534,
+  hop_limit: 0x36,
+  traffic_class: 0x37,
+  dest_mac: Uint8Array.from(seq(0x38, 6)),
+  tos_ecn: 2, tos_dscp: 0x2e,
+  pingpong_push_enable: 1, path_mtu: PathMtu.MTU_4096,
+  timeout: 0x40, retry_cnt: 0x41, rnr_retry: 0x42, min_rnr_timer: 0x43,
+  rq_psn: 0x4746_4544,
+  sq_psn: 0x4b4a_4948,
+  max_rd_atomic: 0x4c, max_dest_rd_atomic: 0x4d,
+  enable_cc: 1,
+  sq_size: 0x5352_5150,
+  rq_size: 0x5756_5554,
+  sq_sge: 0x5958, rq_sge: 0x5b5a,
+  max_inline_data: 0x5f5e_5d5c,
+  dest_qp_id: 0x6362_6160,
+  pingpong_push_dpi: 0x6766_6564,
+  src_mac: Uint8Array.from(seq(0x68, 6)),
+  vlan_id: 0xabc, vlan_dei: 1, vlan_pcp: 5,
+  irrq_addr: 0x0f_7574_7372_7170,
+  orrq_addr: 0x0f_7d7c_7b7a_7978,
+  ext_modify_mask: 0x8382_8180,
+  ext_stats_ctx_id: 0x8786_8584,
+  schq_id: 0x8988,
+  rate_limit: 0x8f8e_8d8c,
+};
+const MODIFY_QP_FIXTURE = wire(144, ...baseRows(0x03, 9),
+  [7, 0x02],
+  [16, 0xe1, 0x17, 0x15, 0x14],
+  [20, ...seq(0x14, 4)],
+  [24, 0x92], // state 2 | EN_SQD_ASYNC_NOTIFY 0x10 | network type 2 << 6
+  [25, 0x07],
+  [26, 0x1a, 0x1b],
+  [28, ...seq(0x1c, 4)],
+  [32, ...seq(0x20, 16)], // dgid, natural order
+  [48, ...seq(0x30, 4)],
+  [52, 0x34, 0x35],
+  [54, 0x36, 0x37],
+  [56, ...seq(0x38, 6)],
+  [62, 0xba], // ECN 2 in bits 0-1, DSCP 0x2E in bits 2-7
+  [63, 0x41], // pingpong bit 0, MTU code 4 in bits 4-7
+  [64, 0x40, 0x41, 0x42, 0x43],
+  [68, ...seq(0x44, 4)],
+  [72, ...seq(0x48, 4)],
+  [76, 0x4c, 0x4d],
+  [78, 0x01, 0x00],
+  [80, ...seq(0x50, 4)],
+  [84, ...seq(0x54, 4)],
+  [88, 0x58, 0x59, 0x5a, 0x5b],
+  [92, ...seq(0x5c, 4)],
+  [96, ...seq(0x60, 4)],
+  [100, ...seq(0x64, 4)],
+  [104, ...seq(0x68, 6)],
+  [110, 0xbc, 0xba], // VLAN 0xABC | DEI 0x1000 | PCP 5 << 13
+  [112, ...seq(0x70, 6), 0x0f, 0x00],
+  [120, ...seq(0x78, 6), 0x0f, 0x00],
+  [128, ...seq(0x80, 4)],
+  [132, ...seq(0x84, 4)],
+  [136, 0x88, 0x89],
+  [140, ...seq(0x8c, 4)],
+);
 t.test('MODIFY_QP: 144 bytes, qp_type in byte 7', async (t) => {
-  const values = {
-    ...base(0x03, 9),
-    qp_type: QpType.RC,
-    modify_mask: RcTransitionMask.INIT_TO_RTR,
-    qp_cid: 0x1716_1514,
-    new_state: QpState.RTR, en_sqd_async_notify: 1, network_type: NetworkType.ROCEV2_IPV4,
-    access: 0x07,
-    pkey: 0x1b1a,
-    qkey: 0x1f1e_1d1c,
-    dgid: Uint8Array.from(seq(0x20, 16)),
-    flow_label: 0x3332_3130,
-    sgid_index: 0x3534,
-    hop_limit: 0x36,
-    traffic_class: 0x37,
-    dest_mac: Uint8Array.from(seq(0x38, 6)),
-    tos_ecn: 2, tos_dscp: 0x2e,
-    pingpong_push_enable: 1, path_mtu: PathMtu.MTU_4096,
-    timeout: 0x40, retry_cnt: 0x41, rnr_retry: 0x42, min_rnr_timer: 0x43,
-    rq_psn: 0x4746_4544,
-    sq_psn: 0x4b4a_4948,
-    max_rd_atomic: 0x4c, max_dest_rd_atomic: 0x4d,
-    enable_cc: 1,
-    sq_size: 0x5352_5150,
-    rq_size: 0x5756_5554,
-    sq_sge: 0x5958, rq_sge: 0x5b5a,
-    max_inline_data: 0x5f5e_5d5c,
-    dest_qp_id: 0x6362_6160,
-    pingpong_push_dpi: 0x6766_6564,
-    src_mac: Uint8Array.from(seq(0x68, 6)),
-    vlan_id: 0xabc, vlan_dei: 1, vlan_pcp: 5,
-    irrq_addr: 0x0f_7574_7372_7170,
-    orrq_addr: 0x0f_7d7c_7b7a_7978,
-    ext_modify_mask: 0x8382_8180,
-    ext_stats_ctx_id: 0x8786_8584,
-    schq_id: 0x8988,
-    rate_limit: 0x8f8e_8d8c,
-  };
-  const fixture = wire(144, ...baseRows(0x03, 9),
-    [7, 0x02],
-    [16, 0xe1, 0x17, 0x15, 0x14],
-    [20, ...seq(0x14, 4)],
-    [24, 0x92], // state 2 | EN_SQD_ASYNC_NOTIFY 0x10 | network type 2 << 6
-    [25, 0x07],
-    [26, 0x1a, 0x1b],
-    [28, ...seq(0x1c, 4)],
-    [32, ...seq(0x20, 16)], // dgid, natural order
-    [48, ...seq(0x30, 4)],
-    [52, 0x34, 0x35],
-    [54, 0x36, 0x37],
-    [56, ...seq(0x38, 6)],
-    [62, 0xba], // ECN 2 in bits 0-1, DSCP 0x2E in bits 2-7
-    [63, 0x41], // pingpong bit 0, MTU code 4 in bits 4-7
-    [64, 0x40, 0x41, 0x42, 0x43],
-    [68, ...seq(0x44, 4)],
-    [72, ...seq(0x48, 4)],
-    [76, 0x4c, 0x4d],
-    [78, 0x01, 0x00],
-    [80, ...seq(0x50, 4)],
-    [84, ...seq(0x54, 4)],
-    [88, 0x58, 0x59, 0x5a, 0x5b],
-    [92, ...seq(0x5c, 4)],
-    [96, ...seq(0x60, 4)],
-    [100, ...seq(0x64, 4)],
-    [104, ...seq(0x68, 6)],
-    [110, 0xbc, 0xba], // VLAN 0xABC | DEI 0x1000 | PCP 5 << 13
-    [112, ...seq(0x70, 6), 0x0f, 0x00],
-    [120, ...seq(0x78, 6), 0x0f, 0x00],
-    [128, ...seq(0x80, 4)],
-    [132, ...seq(0x84, 4)],
-    [136, 0x88, 0x89],
-    [140, ...seq(0x8c, 4)],
-  );
+  const values = MODIFY_QP;
+  const fixture = MODIFY_QP_FIXTURE;
   t.equal(CmdqModifyQp.size, 144);
   t.strictSame([...CmdqModifyQp.encode(values)], fixture);
   t.strictSame(CmdqModifyQp.decode(Uint8Array.from(fixture)), values);
@@ -166,6 +169,66 @@ t.test('MODIFY_QP response: push state, shaper status, lag_src_mac', async (t) =
   t.strictSame(CreqModifyQpResp.decode(Uint8Array.from(fixture)), values);
 });
 
+/** QUERY_QP's side buffer with every field set, and its 104 bytes by hand from creq_query_qp_resp_sb. */
+const QUERY_QP_SB = {
+  opcode: 0x04, status: 0x00, cookie: 0x0504, flags: 0x0706, resp_size: 7,
+  xid: 0x0b0a_0908,
+  state: QpState.RTS, en_sqd_async_notify: 1,
+  access: 0x0d,
+  pkey: 0x0f0e,
+  qkey: 0x1312_1110,
+  udp_src_port: 0x1514,
+  dgid: Uint8Array.from(seq(0x18, 16)),
+  flow_label: 0x2b2a_2928,
+  sgid_index: 0x2d2c,
+  hop_limit: 0x2e, traffic_class: 0x2f,
+  dest_mac: Uint8Array.from(seq(0x30, 6)),
+  dest_vlan_id: 0x123, path_mtu: PathMtu.MTU_2048,
+  timeout: 0x38, retry_cnt: 0x39, rnr_retry: 0x3a, min_rnr_timer: 0x3b,
+  rq_psn: 0x3f3e_3d3c,
+  sq_psn: 0x4342_4140,
+  max_rd_atomic: 0x44, max_dest_rd_atomic: 0x45,
+  tos_ecn: 1, tos_dscp: 0x1a,
+  enable_cc: 1,
+  sq_size: 0x4b4a_4948,
+  rq_size: 0x4f4e_4d4c,
+  sq_sge: 0x5150, rq_sge: 0x5352,
+  max_inline_data: 0x5756_5554,
+  dest_qp_id: 0x5b5a_5958,
+  port_id: 0x5d5c,
+  stat_collection_id: 0x5f,
+  src_mac: Uint8Array.from(seq(0x60, 6)),
+  vlan_id: 0x456, vlan_dei: 0, vlan_pcp: 7,
+};
+const QUERY_QP_SB_FIXTURE = wire(104,
+  [0, 0x04, 0x00, 0x04, 0x05, 0x06, 0x07, 0x07],
+  [8, ...seq(0x08, 4)],
+  [12, 0x13], // state 3 | EN_SQD_ASYNC_NOTIFY 0x10
+  [13, 0x0d],
+  [14, 0x0e, 0x0f],
+  [16, ...seq(0x10, 4)],
+  [20, 0x14, 0x15],
+  [24, ...seq(0x18, 16)],
+  [40, ...seq(0x28, 4)],
+  [44, 0x2c, 0x2d, 0x2e, 0x2f],
+  [48, ...seq(0x30, 6)],
+  [54, 0x23, 0x31], // VLAN 0x123 in bits 0-11, MTU code 3 in bits 12-15
+  [56, 0x38, 0x39, 0x3a, 0x3b],
+  [60, ...seq(0x3c, 4)],
+  [64, ...seq(0x40, 4)],
+  [68, 0x44, 0x45],
+  [70, 0x69], // ECN 1 | DSCP 0x1A << 2
+  [71, 0x01],
+  [72, ...seq(0x48, 4)],
+  [76, ...seq(0x4c, 4)],
+  [80, 0x50, 0x51, 0x52, 0x53],
+  [84, ...seq(0x54, 4)],
+  [88, ...seq(0x58, 4)],
+  [92, 0x5c, 0x5d],
+  [95, 0x5f],
+  [96, ...seq(0x60, 6)],
+  [102, 0x56, 0xe4], // VLAN 0x456 | PCP 7 << 13
+);
 t.test('QUERY_QP: command, response with side-buffer size, 104-byte side buffer', async (t) => {
   const values = { ...base(0x04, 2), qp_cid: 0x1312_1110 };
   const fixture = wire(24, ...baseRows(0x04, 2), [16, ...seq(0x10, 4)]);
@@ -177,65 +240,8 @@ t.test('QUERY_QP: command, response with side-buffer size, 104-byte side buffer'
   t.strictSame([...CreqQueryQpResp.encode(r)], rFixture);
   t.strictSame(CreqQueryQpResp.decode(Uint8Array.from(rFixture)), r);
 
-  const sb = {
-    opcode: 0x04, status: 0x00, cookie: 0x0504, flags: 0x0706, resp_size: 7,
-    xid: 0x0b0a_0908,
-    state: QpState.RTS, en_sqd_async_notify: 1,
-    access: 0x0d,
-    pkey: 0x0f0e,
-    qkey: 0x1312_1110,
-    udp_src_port: 0x1514,
-    dgid: Uint8Array.from(seq(0x18, 16)),
-    flow_label: 0x2b2a_2928,
-    sgid_index: 0x2d2c,
-    hop_limit: 0x2e, traffic_class: 0x2f,
-    dest_mac: Uint8Array.from(seq(0x30, 6)),
-    dest_vlan_id: 0x123, path_mtu: PathMtu.MTU_2048,
-    timeout: 0x38, retry_cnt: 0x39, rnr_retry: 0x3a, min_rnr_timer: 0x3b,
-    rq_psn: 0x3f3e_3d3c,
-    sq_psn: 0x4342_4140,
-    max_rd_atomic: 0x44, max_dest_rd_atomic: 0x45,
-    tos_ecn: 1, tos_dscp: 0x1a,
-    enable_cc: 1,
-    sq_size: 0x4b4a_4948,
-    rq_size: 0x4f4e_4d4c,
-    sq_sge: 0x5150, rq_sge: 0x5352,
-    max_inline_data: 0x5756_5554,
-    dest_qp_id: 0x5b5a_5958,
-    port_id: 0x5d5c,
-    stat_collection_id: 0x5f,
-    src_mac: Uint8Array.from(seq(0x60, 6)),
-    vlan_id: 0x456, vlan_dei: 0, vlan_pcp: 7,
-  };
-  const sbFixture = wire(104,
-    [0, 0x04, 0x00, 0x04, 0x05, 0x06, 0x07, 0x07],
-    [8, ...seq(0x08, 4)],
-    [12, 0x13], // state 3 | EN_SQD_ASYNC_NOTIFY 0x10
-    [13, 0x0d],
-    [14, 0x0e, 0x0f],
-    [16, ...seq(0x10, 4)],
-    [20, 0x14, 0x15],
-    [24, ...seq(0x18, 16)],
-    [40, ...seq(0x28, 4)],
-    [44, 0x2c, 0x2d, 0x2e, 0x2f],
-    [48, ...seq(0x30, 6)],
-    [54, 0x23, 0x31], // VLAN 0x123 in bits 0-11, MTU code 3 in bits 12-15
-    [56, 0x38, 0x39, 0x3a, 0x3b],
-    [60, ...seq(0x3c, 4)],
-    [64, ...seq(0x40, 4)],
-    [68, 0x44, 0x45],
-    [70, 0x69], // ECN 1 | DSCP 0x1A << 2
-    [71, 0x01],
-    [72, ...seq(0x48, 4)],
-    [76, ...seq(0x4c, 4)],
-    [80, 0x50, 0x51, 0x52, 0x53],
-    [84, ...seq(0x54, 4)],
-    [88, ...seq(0x58, 4)],
-    [92, 0x5c, 0x5d],
-    [95, 0x5f],
-    [96, ...seq(0x60, 6)],
-    [102, 0x56, 0xe4], // VLAN 0x456 | PCP 7 << 13
-  );
+  const sb = QUERY_QP_SB;
+  const sbFixture = QUERY_QP_SB_FIXTURE;
   t.equal(CreqQueryQpRespSb.size, 104);
   t.strictSame([...CreqQueryQpRespSb.encode(sb)], sbFixture);
   t.strictSame(CreqQueryQpRespSb.decode(Uint8Array.from(sbFixture)), sb);

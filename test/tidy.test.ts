@@ -59,11 +59,6 @@ const LONG_FUNCTIONS = new Map<string, string>([
   ['scripts/interop/stand-in-peer.ts: main', 'the stand-in peer\'s script in order; to split'],
   ['test/helpers/hostile-relay.ts: makeKind', 'one case per hostile frame kind: a table'],
   ['test/helpers/fake-vfio-kernel.ts: FakeVfioKernel.ioctl', 'one case per VFIO ioctl: a dispatch table'],
-  ["test/qp-data-capture.test.ts: t.test('a capture of sends and reads decodes in tshark as RoCEv2, an')",
-    'one capture decoded and checked frame kind by frame kind'],
-  ["test/roce-commands-qp.test.ts: t.test('MODIFY_QP: 144 bytes, qp_type in byte 7')", 'a hand fixture of 144 bytes'],
-  ["test/roce-commands-qp.test.ts: t.test('QUERY_QP: command, response with side-buffer size, 104-byte ')",
-    'a hand fixture of the command and its 104-byte side buffer'],
 ]);
 
 /**
