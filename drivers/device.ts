@@ -58,7 +58,12 @@ export interface Clock {
    * look at the clock); one stored into a Float64Array is not.
    */
   readNs(into: Float64Array): void;
-  sleep(us: number): void;
+  /**
+   * Gives up the CPU for up to `us` microseconds; a device may cut the sleep short. True if it
+   * slept the whole time (at least `us` passed), false if it was cut short: a waiting loop then
+   * counts a full sleep's time without reading the clock, and reads it only after a short one.
+   */
+  sleep(us: number): boolean;
   /** Called in spin loops between looks at DMA memory (lets a stepped device run). */
   relax(): void;
   /**

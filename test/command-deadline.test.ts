@@ -8,7 +8,7 @@ class FakeClock implements Clock {
   ns = 1e12;
   nowNs(): number { return this.ns; }
   readNs(into: Float64Array): void { into[0] = this.ns; }
-  sleep(us: number): void { this.ns += us * 1000; }
+  sleep(us: number): boolean { this.ns += us * 1000; return true; }
   relax(): void {}
   deviceRunning(): boolean { return true; }
 }

@@ -42,19 +42,22 @@ class InlineClock implements Clock {
   deviceRunning(): boolean {
     return this.worked;
   }
-  sleep(us: number): void {
+  sleep(us: number): boolean {
     const start = performance.now() * 1e6;
     // Work done is something the caller may be waiting for: let it look before blocking.
-    if ((this.worked = this.runAll(start))) return;
+    if ((this.worked = this.runAll(start))) return false;
     const models = this.models;
     let next = Infinity;
     for (let i = 0; i < models.length; i++) {
       const d = models[i]!.nextDeadlineNs();
       if (d < next) next = d;
     }
-    const waitMs = Math.min(us / 1000, (next - start) / 1e6);
+    const fullMs = us / 1000;
+    const waitMs = Math.min(fullMs, (next - start) / 1e6);
     if (waitMs > 0) Atomics.wait(this.idle, 0, 0, waitMs);
     this.worked = this.runAll(performance.now() * 1e6);
+    // Nobody notifies `idle`: the wait ran its whole timeout, cut short only by a model's deadline.
+    return waitMs >= fullMs;
   }
   private runAll(nowNs: number): boolean {
     const models = this.models;

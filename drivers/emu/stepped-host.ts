@@ -27,7 +27,7 @@ class SteppedClock implements Clock {
   deviceRunning(): boolean {
     return this.worked;
   }
-  sleep(us: number): void {
+  sleep(us: number): boolean {
     const s = this.stepping;
     const until = s.nowNs + us * 1000;
     // Let the models finish what they can now, then jump to the next deadline or the bound
@@ -38,6 +38,7 @@ class SteppedClock implements Clock {
     for (let i = 0; i < models.length; i++) next = Math.min(next, models[i]!.nextDeadlineNs());
     s.nowNs = Math.max(s.nowNs, Math.min(until, next));
     this.worked = this.runAll();
+    return s.nowNs >= until;
   }
   private runAll(): boolean {
     const s = this.stepping;

@@ -44,7 +44,7 @@ class ThreadClock implements Clock {
    */
   private sleptUs = -1;
   private sleepMs: number | undefined = undefined;
-  sleep(us: number): void {
+  sleep(us: number): boolean {
     this.port.check();
     if (us !== this.sleptUs) {
       this.sleptUs = us;
@@ -52,9 +52,10 @@ class ThreadClock implements Clock {
     }
     const seen = Atomics.load(this.wake, WAKE_COUNTER);
     Atomics.store(this.wake, WAKE_SLEEPING, 1);
-    Atomics.wait(this.wake, WAKE_COUNTER, seen, this.sleepMs);
+    const slept = Atomics.wait(this.wake, WAKE_COUNTER, seen, this.sleepMs);
     Atomics.store(this.wake, WAKE_SLEEPING, 0);
     this.port.check();
+    return slept === 'timed-out';
   }
   relax(): void {
     this.port.check();

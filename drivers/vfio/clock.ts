@@ -18,9 +18,9 @@ export class HostClock implements Clock {
   }
 
   /** Gives up the CPU for `us` microseconds. Real hardware cannot wake us early. */
-  sleep(us: number): void {
-    if (!(us > 0)) return; // also refuses NaN, which Atomics.wait would treat as "forever"
-    Atomics.wait(this.sleeper, 0, 0, us / 1000);
+  sleep(us: number): boolean {
+    if (!(us > 0)) return us <= 0; // also refuses NaN, which Atomics.wait would treat as "forever"
+    return Atomics.wait(this.sleeper, 0, 0, us / 1000) === 'timed-out';
   }
 
   /** Real hardware runs by itself; nothing to let run between looks at DMA memory. */

@@ -30,26 +30,45 @@ export function waitForCompletion(driverQp: BnxtQp, side: Side, us: number, cloc
     if (n !== POLL_NONE) return n;
     if (!clock.deviceRunning()) break;
   }
-  // Then sleep between looks until the bound (a device may cut a sleep short). The times stay
-  // in a Float64Array and a full sleep's length is a small integer: no double crosses a call,
-  // so a wait that sleeps allocates nothing either (but for its last, partial, sleep).
+  // Then sleep between looks until the bound (a device may cut a sleep short). The time left is
+  // counted down without reading the clock while sleeps run their whole length (each lasted at
+  // least what it asked); once sleeps come back short twice in a row (the device writes other
+  // things), the clock is read and the time since the last read counts. Never more than the time
+  // that passed is counted, so the wait is not given up before its bound; and a wait whose sleep
+  // is cut short by its completion, or by one other write, reads no clock at all
+  // (performance.now returns a new heap number on every call in Node 20). The times stay in a
+  // Float64Array and a full sleep's length is a small integer: no double crosses a call.
   const time = waitTime;
-  clock.readNs(time);
-  time[DEADLINE] = time[NOW]! + us * 1000;
+  time[LEFT_US] = us;
+  let shortSleeps = 0;
   for (;;) {
+    const leftUs = time[LEFT_US]!;
+    if (leftUs <= 0) return POLL_NONE;
+    if (clock.sleep(leftUs >= LIMITS.waitSleepUs ? LIMITS.waitSleepUs : leftUs)) {
+      time[LEFT_US] = leftUs - (leftUs >= LIMITS.waitSleepUs ? LIMITS.waitSleepUs : leftUs);
+      shortSleeps = 0;
+    } else if (++shortSleeps === 1) {
+      // One short sleep counts nothing (a lower bound of what passed).
+    } else if (shortSleeps === 2) {
+      // The second in a row: from now on the clock says what passed.
+      clock.readNs(waitNow);
+      time[MARK] = waitNow[0]!;
+    } else {
+      clock.readNs(waitNow);
+      time[LEFT_US] = leftUs - (waitNow[0]! - time[MARK]!) / 1000;
+      time[MARK] = waitNow[0]!;
+    }
     n = driverQp.poll(side);
     if (n !== POLL_NONE) return n;
-    clock.readNs(time);
-    if (time[NOW]! >= time[DEADLINE]!) return POLL_NONE;
-    const leftUs = (time[DEADLINE]! - time[NOW]!) / 1000;
-    clock.sleep(leftUs >= LIMITS.waitSleepUs ? LIMITS.waitSleepUs : leftUs);
   }
 }
 
-/** waitForCompletion's clock: [NOW] the last read, [DEADLINE] the bound (one thread runs it at a time). */
+/** waitForCompletion's time: [LEFT_US] the bound's rest, [MARK] the read counted from (one thread at a time). */
 const waitTime = new Float64Array(2);
-const NOW = 0;
-const DEADLINE = 1;
+const LEFT_US = 0;
+const MARK = 1;
+/** Where clock.readNs puts the time. */
+const waitNow = new Float64Array(1);
 
 /**
  * Qp.waitAsync: looks before its first turn of the event loop (a few microseconds, so a
