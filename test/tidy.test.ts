@@ -101,6 +101,8 @@ const HOT_PATH_FILES = new Map<string, Record<string, string>>([
   ['firmware-hwrm/roce/doorbell.ts', {}],
   ['firmware-hwrm/roce/wqe.ts', {}],
   ['firmware-hwrm/roce/cqe.ts', {}],
+  // Ring positions: every post, doorbell and poll of both sides computes them.
+  ['firmware-hwrm/ring.ts', {}],
   // The word accessors generated from the Layout tables (scripts/accessors): both sides' data path calls them.
   ...['cmdq', 'cqe', 'creq', 'doorbell', 'nqe', 'wqe']
     .map((f): [string, Record<string, string>] => [`firmware-hwrm/roce/${f}.g.ts`, {}]),

@@ -16,13 +16,13 @@
  */
 import type { Mmio } from '../../drivers/device.ts';
 import { DbcType, doorbellHi } from '../../firmware-hwrm/roce/doorbell.ts';
-import * as D from '../../firmware-hwrm/roce/doorbell.g.ts';
 import * as C from '../../firmware-hwrm/roce/cqe.g.ts';
+import { RingCursor } from '../../firmware-hwrm/ring.ts';
 import type { RingMemory } from './ring-memory.ts';
 
-export const CQ_ENTRIES = 4096; // a power of two: index = count & mask, pass = count >>> 12
-const CQ_MASK = CQ_ENTRIES - 1;
-const CQ_SHIFT = 12;
+export const CQ_ENTRIES = 4096;
+/** The CQ's slots, laps and toggle phase (firmware-hwrm/ring.ts). */
+export const CQ_RING = new RingCursor(CQ_ENTRIES);
 const CQE_WORDS = C.CQ_BASE_WORDS;
 
 export class CompletionQueue {
@@ -45,20 +45,20 @@ export class CompletionQueue {
 
   /** Word index of the current CQE's first word. */
   at(): number {
-    return (this.cons & CQ_MASK) * CQE_WORDS;
+    return CQ_RING.slot(this.cons) * CQE_WORDS;
   }
 
   /** True if the NIC wrote the CQE at the consumer (its toggle matches this pass). */
   ready(): boolean {
     const trailer = Atomics.load(this.u32, this.at() + C.CQ_BASE_TOGGLE_WORD);
-    return C.cqBaseToggleOf(trailer) === (((this.cons >>> CQ_SHIFT) & 1) ^ 1);
+    return C.cqBaseToggleOf(trailer) === CQ_RING.phase(this.cons);
   }
 
   /** True if the CQE `ahead` entries past the consumer is ready (for counting, never consuming). */
   readyAhead(ahead: number): boolean {
     const c = this.cons + ahead;
-    const trailer = Atomics.load(this.u32, (c & CQ_MASK) * CQE_WORDS + C.CQ_BASE_TOGGLE_WORD);
-    return C.cqBaseToggleOf(trailer) === (((c >>> CQ_SHIFT) & 1) ^ 1);
+    const trailer = Atomics.load(this.u32, CQ_RING.slot(c) * CQE_WORDS + C.CQ_BASE_TOGGLE_WORD);
+    return C.cqBaseToggleOf(trailer) === CQ_RING.phase(c);
   }
 
   /** Consumes the current CQE and tells the NIC (one 64-bit doorbell). */
@@ -84,6 +84,6 @@ export class CompletionQueue {
 
   private tell(): void {
     this.told = this.cons;
-    this.doorbells.doorbell64(this.doorbellOffset, D.dbcDbcWord0(this.cons & CQ_MASK, (this.cons >>> CQ_SHIFT) & 1, 0), this.dbHi);
+    this.doorbells.doorbell64(this.doorbellOffset, CQ_RING.doorbellLo(this.cons), this.dbHi);
   }
 }

@@ -23,7 +23,8 @@ import { ok, err, type Result } from '../result.ts';
 import type { BnxtFunction } from './bringup.ts';
 import type { RoceDevice } from './roce-device.ts';
 import type { RcfwChannel } from './rcfw-channel.ts';
-import { CQ_ENTRIES, type CompletionQueue } from './completion-queue.ts';
+import { CQ_RING, type CompletionQueue } from './completion-queue.ts';
+import { RingCursor } from '../../firmware-hwrm/ring.ts';
 import { createQpResources, RING_ENTRIES, type QpResources } from './qp-resources.ts';
 import { isFlush, requesterStatusMessage, responderStatusMessage } from './completion-status.ts';
 import { legalTransition, transitionMask, STATE_CODE, type DriverQpState } from './qp-state.ts';
@@ -31,8 +32,8 @@ import * as Q from './roce-commands.ts';
 
 export { RING_ENTRIES };
 export const RING_ROOM = RING_ENTRIES - 1;
-const MASK = RING_ENTRIES - 1;
-const RING_SHIFT = 12;
+/** The SQ's and RQ's entries, laps and epochs (firmware-hwrm/ring.ts). */
+const RING = new RingCursor(RING_ENTRIES);
 const WQE_WORDS = R.STATIC_WQE_BYTES / 4;
 const SLOT_WORDS = R.SLOT_BYTES / 4;
 const PSN_WORDS = W.SQ_PSN_SEARCH_EXT_WORDS;
@@ -307,7 +308,7 @@ export class BnxtQp {
 
   private writeSqWqe(word0: number, key: number, vaLo: number, vaHi: number, at: number, n: number, w4: number, w5: number, w6: number, opcode: number): void {
     const prod = this.sqProd;
-    const idx = prod & MASK;
+    const idx = RING.slot(prod);
     this.sqLength[idx] = n;
     if (this.failure !== undefined) {
       // A failed QP runs nothing: the entry completes with the failure's error at poll.
@@ -338,14 +339,14 @@ export class BnxtQp {
     this.sqProd = np;
     this.scq.tellBeforePost(np); // the CQ's consumer, if the NIC must hear it before this entry's CQE
     // The producer: a WQE index (static) or a slot index (variable, max_slot 1), the wrap bit as epoch.
-    const index = (np & MASK) * this.doorbellStep;
-    this.doorbells.doorbell64(this.dbOffset, D.dbcDbcWord0(index, (np >>> RING_SHIFT) & 1, 0), this.sqDbHi);
+    const index = RING.slot(np) * this.doorbellStep;
+    this.doorbells.doorbell64(this.dbOffset, D.dbcDbcWord0(index, RING.epoch(np), 0), this.sqDbHi);
   }
 
   /** Writes an RQ WQE of one SGE (wr_id = its ring index), then rings the RQ doorbell. */
   postReceive(key: number, vaLo: number, vaHi: number, at: number, n: number): void {
     const prod = this.rqProd;
-    const idx = prod & MASK;
+    const idx = RING.slot(prod);
     this.rqLength[idx] = n;
     if (this.failure !== undefined) {
       this.rqProd = prod + 1;
@@ -359,7 +360,7 @@ export class BnxtQp {
     const np = prod + 1;
     this.rqProd = np;
     this.rcq.tellBeforePost(np);
-    this.doorbells.doorbell64(this.dbOffset, D.dbcDbcWord0(np & MASK, (np >>> RING_SHIFT) & 1, 0), this.rqDbHi);
+    this.doorbells.doorbell64(this.dbOffset, RING.doorbellLo(np), this.rqDbHi);
   }
 
   /**
@@ -403,7 +404,7 @@ export class BnxtQp {
       return this.failAtCqe(side, cq, `the NIC wrote a completion of a kind the ${send ? 'send' : 'receive'} ring does not take (CQE type ${R.cqeTypeName(type)})`);
     }
     if (send) {
-      const idx = this.sqTaken & MASK;
+      const idx = RING.slot(this.sqTaken);
       // sq_cons_idx: the entry after the last one this CQE completes. One CQE may complete several
       // (CQE aggregation): every entry before it succeeded, and the CQE stays at the consumer for
       // the last, which takes its status (Linux bnxt_re qplib_fp.c bnxt_qplib_cq_process_req;
@@ -411,7 +412,7 @@ export class BnxtQp {
       // entries is malformed.
       const covered = this.sendCovered(u, w, status, idx);
       if (covered === 0 || covered > this.sqProd - this.sqTaken) {
-        const named = (idx + covered - 1) & MASK;
+        const named = RING.slot(idx + covered - 1);
         return this.failAtCqe(side, cq, `the NIC completed send entry ${named} out of order (expected ${idx})`);
       }
       if (covered > 1) {
@@ -420,7 +421,7 @@ export class BnxtQp {
       }
       bytes = this.sqLength[idx]!;
     } else {
-      const idx = this.rqTaken & MASK;
+      const idx = RING.slot(this.rqTaken);
       const wrId = C.cqResRcSrqOrRqWrId(u, w);
       if (wrId !== idx) {
         return this.failAtCqe(side, cq, `the NIC completed receive entry ${wrId} out of order (expected ${idx})`);
@@ -461,9 +462,9 @@ export class BnxtQp {
    */
   private sendCovered(u: Uint32Array, w: number, status: number, idx: number): number {
     const cons = C.cqReqSqConsIdx(u, w);
-    if (status === 0 || !this.slotErrorCqes) return (cons - idx) & MASK;
+    if (status === 0 || !this.slotErrorCqes) return RING.slotsBetween(idx, cons);
     const wqe = cons / this.slotsPerWqe;
-    return wqe === (wqe | 0) ? ((wqe - idx) & MASK) + 1 : 0;
+    return wqe === (wqe | 0) ? RING.slotsBetween(idx, wqe) + 1 : 0;
   }
 
   /** The error of the first CQE of `side` the NIC wrote that failed its entry (not a flush), if any. */
@@ -473,7 +474,7 @@ export class BnxtQp {
     const due = send ? this.sqProd - this.sqTaken : this.rqProd - this.rqTaken;
     const kind = send ? R.CqeType.REQ : R.CqeType.RES_RC;
     for (let n = 0; n < due && cq.readyAhead(n); n++) {
-      const trailer = cq.u32[((cq.cons + n) & (CQ_ENTRIES - 1)) * C.CQ_BASE_WORDS + TRAILER]!;
+      const trailer = cq.u32[CQ_RING.slot(cq.cons + n) * C.CQ_BASE_WORDS + TRAILER]!;
       const status = C.cqBaseStatusOf(trailer);
       if (C.cqBaseCqeTypeOf(trailer) !== kind || status === 0) continue;
       if (!isFlush(send, status)) return send ? requesterStatusMessage(status) : responderStatusMessage(status);
@@ -512,7 +513,7 @@ export class BnxtQp {
       const trailer = u[w + TRAILER]!;
       const status = C.cqBaseStatusOf(trailer);
       const type = C.cqBaseCqeTypeOf(trailer);
-      const idx = (send ? this.sqTaken : this.rqTaken) & MASK;
+      const idx = RING.slot(send ? this.sqTaken : this.rqTaken);
       const bytes = send ? this.sqLength[idx]! : C.cqResRcLength(u, w);
       const covered = this.sendCovered(u, w, status, idx);
       if (send && type === R.CqeType.REQ && covered > 1 && covered <= this.sqProd - this.sqTaken) {

@@ -22,7 +22,8 @@ import {
 } from '../../firmware-hwrm/roce/creq.g.ts';
 import { CreqType, CreqEvent, RoceOpcode, roceOpcodeName, roceStatusName } from '../../firmware-hwrm/roce/opcodes.ts';
 import { CreqQueryFuncRespSb } from '../../firmware-hwrm/roce/commands-fw.ts';
-import { DbType, doorbellHi, doorbellLo } from '../../firmware-hwrm/roce/doorbell.ts';
+import { DbType, doorbellHi } from '../../firmware-hwrm/roce/doorbell.ts';
+import { RingCursor } from '../../firmware-hwrm/ring.ts';
 import { ok, err, type Result } from '../result.ts';
 import type { DmaPool } from './dma-pool.ts';
 import { CommandDeadline } from './command-deadline.ts';
@@ -32,6 +33,9 @@ import { LIMITS } from './limits.ts';
 export const CMDQ_ENTRIES = 256;
 /** CREQ depth in entries (a power of two: the valid phase flips at each wrap). */
 export const CREQ_ENTRIES = 4096;
+/** The two rings' slots, laps and phases (firmware-hwrm/ring.ts). */
+const CMDQ_RING = new RingCursor(CMDQ_ENTRIES);
+const CREQ_RING = new RingCursor(CREQ_ENTRIES);
 
 export interface RcfwAnswer {
   /** Object the command created or touched (QP number, CQ id, key, GID index). */
@@ -117,7 +121,7 @@ export class RcfwChannel {
     const units = cmdqUnits(bytes.length);
     // Copy unit by unit: a command may wrap at the ring's end (as the kernel's __send_message copies it).
     for (let u = 0; u < units; u++) {
-      const slot = ((this.prod + u) % CMDQ_ENTRIES) * CMDQE_BYTES;
+      const slot = CMDQ_RING.slot(this.prod + u) * CMDQE_BYTES;
       this.cmdq.bytes.fill(0, slot, slot + CMDQE_BYTES);
       this.cmdq.bytes.set(bytes.subarray(u * CMDQE_BYTES, Math.min(bytes.length, (u + 1) * CMDQE_BYTES)), slot);
     }
@@ -174,10 +178,9 @@ export class RcfwChannel {
 
   /** Takes (a copy of) the next CREQ entry if the firmware wrote it (valid bit = this pass's phase). */
   private takeCreqEntry(): Uint32Array | undefined {
-    const index = this.creqCons & (CREQ_ENTRIES - 1);
-    const phase = (this.creqCons / CREQ_ENTRIES) & 1 ? 0 : 1; // expected v starts at 1, flips per wrap
-    const w = index * CREQ_BASE_WORDS;
-    if (creqBaseVOf(Atomics.load(this.creqWords, w + CREQ_BASE_V_WORD)) !== phase) return undefined;
+    const w = CREQ_RING.slot(this.creqCons) * CREQ_BASE_WORDS;
+    // The valid bit is 1 on the first lap and flips at each wrap.
+    if (creqBaseVOf(Atomics.load(this.creqWords, w + CREQ_BASE_V_WORD)) !== CREQ_RING.phase(this.creqCons)) return undefined;
     const entry = this.creqWords.slice(w, w + CREQ_BASE_WORDS);
     this.creqCons++;
     this.ringCreqDoorbell();
@@ -209,11 +212,8 @@ export class RcfwChannel {
   }
 
   private ringCreqDoorbell(): void {
-    const epoch = (this.creqCons / CREQ_ENTRIES) & 1;
     this.doorbells.doorbell64(
-      this.creqDoorbellOffset,
-      doorbellLo(this.creqCons & (CREQ_ENTRIES - 1), epoch),
-      doorbellHi(this.creqRingId, DbType.NQ_ARM),
+      this.creqDoorbellOffset, CREQ_RING.doorbellLo(this.creqCons), doorbellHi(this.creqRingId, DbType.NQ_ARM),
     );
   }
 }

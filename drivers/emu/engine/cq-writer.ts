@@ -16,6 +16,7 @@ import type { EngineCore } from './core.ts';
 import { putLe32 } from './host.ts';
 import type { EmuCq } from '../objects.ts';
 import type { QpTransport } from './transport.ts';
+import { entriesAhead, ringPhase, ringSlot } from '../../../firmware-hwrm/ring.ts';
 
 const WORDS = Cqe.CQ_BASE_WORDS;
 /** The word with the toggle bit (cq_base's trailer), written last. */
@@ -26,8 +27,7 @@ const cqe = new Uint32Array(WORDS);
 /** Free CQE slots: ring entries minus CQEs written and not yet consumed. */
 export function cqRoom(cq: EmuCq): number {
   const n = cq.ring.entries;
-  const laps2 = 2 * n;
-  const used = ((cq.producer % laps2) - cq.consumer + laps2) % laps2;
+  const used = entriesAhead(cq.producer, cq.consumer, n);
   return used > n ? 0 : n - used;
 }
 
@@ -43,11 +43,9 @@ export function cqUsed(cq: EmuCq): number {
 export function cqConsumerDoorbell(cq: EmuCq, index: number, epoch: number): boolean {
   const n = cq.ring.entries;
   if (index >= n) return false;
-  const laps2 = 2 * n;
   const consumer = index + (epoch ? n : 0);
-  const p = cq.producer % laps2;
-  const usedNow = (p - cq.consumer + laps2) % laps2;
-  const usedAfter = (p - consumer + laps2) % laps2;
+  const usedNow = entriesAhead(cq.producer, cq.consumer, n);
+  const usedAfter = entriesAhead(cq.producer, consumer, n);
   if (usedAfter > n || (usedNow <= n && usedAfter > usedNow)) return false;
   cq.consumer = consumer;
   return true;
@@ -74,9 +72,8 @@ function writeCqe(core: EngineCore, cq: EmuCq, solicited: boolean): boolean {
   if (cq.destroyed || cqRoom(cq) === 0) return false;
   const n = cq.ring.entries;
   const memory = cq.ring.memory;
-  const offset = cq.ring.entryOffset(cq.producer % n);
-  const lap = Math.floor(cq.producer / n);
-  const toggle = (lap & 1) === 0 ? 1 : 0;
+  const offset = cq.ring.entryOffset(ringSlot(cq.producer, n));
+  const toggle = ringPhase(cq.producer, n);
   const iommu = core.iommu;
   const b = iommu.bytesIn(memory, offset, CQE_BYTES);
   if (b === undefined) {

@@ -24,6 +24,7 @@ import { ReqState, RespState } from './states.ts';
 import { armCq, cqConsumerDoorbell } from './cq-writer.ts';
 import type { EngineCore } from './core.ts';
 import type { QpTransport } from './transport.ts';
+import { countAt } from '../../../firmware-hwrm/ring.ts';
 
 export function handleDoorbell(core: EngineCore, lo: number, hi: number): void {
   const counters = core.counters;
@@ -91,9 +92,7 @@ export function handleDoorbell(core: EngineCore, lo: number, hi: number): void {
  */
 export function producerCount(count: number, entries: number, index: number, epoch: number): number {
   if (entries === 0 || index >= entries) return -1;
-  const laps2 = 2 * entries;
-  const position = index + (epoch ? entries : 0);
-  return count + ((position - (count % laps2) + laps2) % laps2);
+  return countAt(count, entries, index, epoch);
 }
 
 function sqDoorbell(t: QpTransport, index: number, epoch: number): boolean {

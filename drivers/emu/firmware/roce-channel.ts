@@ -21,6 +21,7 @@ import {
   cmdqBaseCmdSize, cmdqBaseCookie, cmdqBaseOpcode, cmdqInitCmdqLvl, cmdqInitCmdqPblHi, cmdqInitCmdqPblLo, cmdqInitCmdqSize, cmdqInitCreqRingId,
 } from '../../../firmware-hwrm/roce/cmdq.g.ts';
 import { TWO_POW_32 } from '../../../firmware-hwrm/words.ts';
+import { ringSlot } from '../../../firmware-hwrm/ring.ts';
 
 const PAGE_BYTES = 4096;
 /** cmd_size is a u8: no command is longer than 255 units. */
@@ -126,7 +127,7 @@ export class CmdqChannel {
   }
 
   private readUnit(u: number): void {
-    const slot = (this.consumed + u) % this.depth;
+    const slot = ringSlot(this.consumed + u, this.depth);
     const iova = this.memory!.iova(slot * CMDQE_BYTES);
     // An unmapped unit reads as zeros (and counts as an IOMMU fault).
     if (!this.iommu.readInto(iova, CMDQE_BYTES, this.scratch, u * CMDQE_BYTES)) this.scratch.fill(0, u * CMDQE_BYTES, (u + 1) * CMDQE_BYTES);

@@ -18,6 +18,7 @@ import type { NqRing } from './function-resources.ts';
 import { NQE_BYTES } from '../../../firmware-hwrm/roce/nqe.ts';
 import * as Nqe from '../../../firmware-hwrm/roce/nqe.g.ts';
 import * as Creq from '../../../firmware-hwrm/roce/creq.g.ts';
+import { ringLap, ringPhase, ringSlot } from '../../../firmware-hwrm/ring.ts';
 
 const ENTRY_BYTES = NQE_BYTES;
 // One writer serves both kinds of entry: they must agree on their size and where v lies.
@@ -122,7 +123,7 @@ export class NotifyRing {
    */
   private consumerAt(index: number, epoch: number): number | undefined {
     if (index >= this.depth) return undefined;
-    const lap = Math.floor(this.producer / this.depth);
+    const lap = ringLap(this.producer, this.depth);
     for (let l = lap; l >= lap - 1 && l >= 0; l--) {
       const c = l * this.depth + index;
       if ((l & 1) === epoch && c <= this.producer && c >= this.producer - this.depth) return c;
@@ -131,9 +132,8 @@ export class NotifyRing {
   }
 
   private write(w0: number, w1: number, w2: number, w3: number): void {
-    const slot = this.producer % this.depth;
-    const pass = Math.floor(this.producer / this.depth);
-    const v = (pass & 1) === 0 ? 1 : 0;
+    const slot = ringSlot(this.producer, this.depth);
+    const v = ringPhase(this.producer, this.depth);
     const iova = this.memory.iova(slot * ENTRY_BYTES);
     const io = this.iommu;
     const e = this.entry;
