@@ -20,13 +20,12 @@
  */
 import { CqReqStatus } from '../../../firmware-hwrm/roce/cqe.ts';
 import { ReqErrStateReason } from '../../../firmware-hwrm/roce/creq.ts';
-import { psnDiff } from '../../../firmware-hwrm/roce/ib-transport.ts';
+import { PSN_MASK, psnDiff } from '../../../firmware-hwrm/roce/ib-transport.ts';
 import { MSN_ENTRY_BYTES } from '../../../firmware-hwrm/roce/msn-table.ts';
 import { failSendHead } from './flush.ts';
 import type { QpTransport } from './transport.ts';
 import type { EngineCore } from './core.ts';
 
-const PSN_MASK = 0xffffff;
 
 /**
  * Points the requester at PSN `psn` by the MSN table; false (and the QP failed) if the table

@@ -19,7 +19,7 @@ import {
   plugPortCable, type FaultCable, type LocalDelivery, type LoopCable, type PairCable, type PcapTap, type QueuedFrames,
 } from '../cable/index.ts';
 import { RoceFrame, encodeFrame, AETH_BYTES, EXT_AT, ICRC_BYTES, RETH_BYTES, ETH_HEADER_BYTES } from '../wire/index.ts';
-import { pathMtuFor } from '../../../firmware-hwrm/roce/ib-transport.ts';
+import { PSN_MASK, pathMtuFor } from '../../../firmware-hwrm/roce/ib-transport.ts';
 import type { EngineCounters } from './counters.ts';
 import type { QpTransport } from './transport.ts';
 
@@ -144,7 +144,7 @@ export class Port {
     f.udpSrcPort = t.udpSrcPort;
     f.pkey = partitionKey(qp.pkey);
     f.destQp = qp.destQpn & 0xffffff;
-    f.psn &= 0xffffff;
+    f.psn &= PSN_MASK;
     f.payloadLength = payloadLength;
     const length = encodeFrame(this.txBuf, f);
     if (this.socket) this.runBudget--;

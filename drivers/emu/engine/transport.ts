@@ -16,6 +16,7 @@
  */
 import type { EmuMr, EmuQp, PagedMemory } from '../objects.ts';
 import { ReqState, RespState, checkReqTransition, checkRespTransition } from './states.ts';
+import { psnAdd } from '../../../firmware-hwrm/roce/ib-transport.ts';
 
 /** Static WQE mode: at most 6 SGEs in a 128-byte WQE. */
 export const MAX_SGE = 6;
@@ -293,6 +294,6 @@ export class QpTransport {
 
   /** PSN after the last packet of WQE `wqe`. */
   wqeEndPsn(slot: number): number {
-    return (this.wqeStartPsn[slot]! + this.wqePackets[slot]!) & 0xffffff;
+    return psnAdd(this.wqeStartPsn[slot]!, this.wqePackets[slot]!);
   }
 }
