@@ -37,6 +37,7 @@ import { MAX_SGE, READ_CONTEXTS, type QpTransport } from './transport.ts';
 import type { EngineCore } from './core.ts';
 import { wqeBytes } from './sq-wqe.ts';
 import { rqWqeEvent } from '../../../firmware-hwrm/trace.ts';
+import { ringSlot } from '../../../firmware-hwrm/ring.ts';
 
 const OUT_QUEUE = READ_CONTEXTS * 2;
 
@@ -131,7 +132,7 @@ function payloadFits(flags: number, payload: number, mtu: number): boolean {
 function loadReceive(core: EngineCore, t: QpTransport): boolean {
   const iommu = core.iommu;
   const rq = t.qp.rq;
-  const base = rq.entryOffset(t.rqConsumer % t.rqEntries);
+  const base = rq.entryOffset(ringSlot(t.rqConsumer, t.rqEntries));
   const u = iommu.wordsIn(rq.memory, base, STATIC_WQE_BYTES);
   if (u === undefined) {
     core.counters.dmaFaults++;

@@ -18,6 +18,7 @@ import { SglError, loadSgl, loadSglSlots } from './sgl.ts';
 import { sqWqeEvent } from '../../../firmware-hwrm/trace.ts';
 import { MAX_SGE, WqeKind, type QpTransport, type SgList } from './transport.ts';
 import type { EngineCore } from './core.ts';
+import { ringSlot } from '../../../firmware-hwrm/ring.ts';
 
 
 export function wqeKindOf(wqeType: number): number {
@@ -45,7 +46,7 @@ function headerWords(core: EngineCore, t: QpTransport, slot: number, k: number):
   const iommu = core.iommu;
   const sq = t.qp.sq;
   if (!t.variable) return iommu.wordsIn(sq.memory, sq.entryOffset(slot), STATIC_WQE_BYTES);
-  const u = iommu.wordsIn(sq.memory, sq.entryOffset((t.wqeSlot[slot]! + k) % sq.entries), SLOT_BYTES);
+  const u = iommu.wordsIn(sq.memory, sq.entryOffset(ringSlot(t.wqeSlot[slot]! + k, sq.entries)), SLOT_BYTES);
   iommu.wordOffset -= k * (SLOT_BYTES / 4); // slot k's words sit k x 4 words into the header
   return u;
 }
@@ -75,7 +76,7 @@ function tracedWqe(core: EngineCore, t: QpTransport, slot: number, u: Uint32Arra
   const slots = Math.min(Wqe.sqSendHdrWqeSize(u, w), STATIC_WQE_SLOTS);
   const sq = t.qp.sq;
   for (let k = 0; k < slots; k++) {
-    const words = core.iommu.wordsOf(sq.entryIova((t.wqeSlot[slot]! + k) % sq.entries), SLOT_BYTES);
+    const words = core.iommu.wordsOf(sq.entryIova(ringSlot(t.wqeSlot[slot]! + k, sq.entries)), SLOT_BYTES);
     if (words === undefined) break;
     const at = words.byteOffset + core.iommu.wordOffset * 4;
     out.set(new Uint8Array(words.buffer, at, SLOT_BYTES), k * SLOT_BYTES);
@@ -160,7 +161,7 @@ export function loadWqeSgl(core: EngineCore, t: QpTransport, slot: number, sgl: 
 function inlineOffset(t: QpTransport, first: number, length: number): number {
   const sq = t.qp.sq;
   const slots = Math.ceil(length / SLOT_BYTES);
-  const at = first % sq.entries;
+  const at = ringSlot(first, sq.entries);
   if (slots === 0) return sq.entryOffset(at);
   if (at + slots > sq.entries) return -1;
   const start = sq.entryIova(at);

@@ -17,6 +17,7 @@
 import type { EmuMr, EmuQp, PagedMemory } from '../objects.ts';
 import { ReqState, RespState, checkReqTransition, checkRespTransition } from './states.ts';
 import { psnAdd } from '../../../firmware-hwrm/roce/ib-transport.ts';
+import { ringSlot } from '../../../firmware-hwrm/ring.ts';
 
 /** Static WQE mode: at most 6 SGEs in a 128-byte WQE. */
 export const MAX_SGE = 6;
@@ -267,7 +268,7 @@ export class QpTransport {
 
   /** Slot of a free-running send WQE index. */
   sqSlot(wqe: number): number {
-    return wqe % this.sqEntries;
+    return ringSlot(wqe, this.sqEntries);
   }
 
   /**
@@ -276,8 +277,8 @@ export class QpTransport {
    * slots per WQE, Linux qplib_fp.c bnxt_qplib_required_slots).
    */
   startSlot(wqe: number): number {
-    const i = wqe % this.sqEntries;
-    return this.variable ? this.wqeSlot[i]! % this.sqEntries : i * 8;
+    const i = ringSlot(wqe, this.sqEntries);
+    return this.variable ? ringSlot(this.wqeSlot[i]!, this.sqEntries) : i * 8;
   }
 
   /**
@@ -288,7 +289,7 @@ export class QpTransport {
    * bnxt_qplib_cq_process_req, __is_err_cqe_for_var_wqe and bnxt_qplib_get_cqe_sq_cons).
    */
   reqConsIdx(wqe: number, status: number): number {
-    if (!this.variable) return (wqe + 1) % this.sqEntries;
+    if (!this.variable) return ringSlot(wqe + 1, this.sqEntries);
     return status === 0 ? (wqe + 1) & 0xffff : this.startSlot(wqe) & 0xffff;
   }
 
