@@ -170,8 +170,14 @@ const P7: FamilyFacts = {
   firstVerGetTimeoutMs: 1500,
   nqDoorbellOffset: (kb) => kb * 1024,
   dpiDoorbellOffset: (kb) => Math.ceil((kb * 1024) / DOORBELL_PAGE_BYTES) * DOORBELL_PAGE_BYTES,
-  // P7 limits are the P5 ones until the Thor2 work gives them their own (docs/hardware.md).
-  model: { ...MODEL_COMMON, roce: ROCE_CEILINGS, board: { subsystemId: 0, partNumber: '' } },
+  // P7 limits are the P5 ones until the Thor2 work gives them their own (docs/hardware.md). The
+  // L2 doorbell region is 66 KiB, not a whole number of 4 KiB pages, so the NQ doorbells
+  // (0x10800) and DPI 0 (0x11000) differ as the kernel allows them to: a driver that rings one
+  // at the other's base is caught.
+  model: {
+    ...MODEL_COMMON, legacyL2DbSizeKb: 66, l2DoorbellBarSizeKb: 68, roce: ROCE_CEILINGS,
+    board: { subsystemId: 0, partNumber: '' },
+  },
 };
 
 function row(

@@ -47,7 +47,7 @@ class HostMemory extends DmaPool {
 }
 
 function setUp() {
-  const emu = emuDevice();
+  const emu = emuDevice('stepped', 1, 'BCM57608'); // a Thor2: the chip whose firmware has the V2 commands
   const { device, requests } = recordHwrmRequests(emu);
   const pool = new HostMemory(emu.dma);
   const opened = HwrmChannel.open(device, pool);

@@ -6,33 +6,58 @@ import { HWRM, HWRM_ERR_CODE } from '../firmware-hwrm/hwrm/index.ts';
 import { emuDevice } from './helpers/emu-device.ts';
 import type { MalformedKind } from '../drivers/emu/firmware/hwrm-faults.ts';
 
-const STEPS: [string, number][] = [
-  ['HWRM_VER_GET', HWRM.VER_GET],
-  ['HWRM_FUNC_RESET', HWRM.FUNC_RESET],
-  ['HWRM_FUNC_QCAPS', HWRM.FUNC_QCAPS],
-  ['HWRM_FUNC_DRV_RGTR', HWRM.FUNC_DRV_RGTR],
-  ['HWRM_FUNC_BACKING_STORE_QCAPS', HWRM.FUNC_BACKING_STORE_QCAPS],
-  ['HWRM_FUNC_BACKING_STORE_CFG', HWRM.FUNC_BACKING_STORE_CFG],
-  ['HWRM_FUNC_QCFG', HWRM.FUNC_QCFG],
-  ['HWRM_PORT_PHY_QCFG', HWRM.PORT_PHY_QCFG],
-];
+// Each chip's bring-up, in order: P5 takes context memory V1, P7 V2 (FUNC_QCAPS flags_ext
+// BS_V2_SUPPORTED; bnxt.c bnxt_alloc_ctx_mem, bnxt_backing_store_cfg_v2).
+const CHIP_STEPS: Record<'BCM57508' | 'BCM57608', [string, number][]> = {
+  BCM57508: [
+    ['HWRM_VER_GET', HWRM.VER_GET],
+    ['HWRM_FUNC_RESET', HWRM.FUNC_RESET],
+    ['HWRM_FUNC_QCAPS', HWRM.FUNC_QCAPS],
+    ['HWRM_FUNC_DRV_RGTR', HWRM.FUNC_DRV_RGTR],
+    ['HWRM_FUNC_BACKING_STORE_QCAPS', HWRM.FUNC_BACKING_STORE_QCAPS],
+    ['HWRM_FUNC_BACKING_STORE_CFG', HWRM.FUNC_BACKING_STORE_CFG],
+    ['HWRM_FUNC_QCFG', HWRM.FUNC_QCFG],
+    ['HWRM_PORT_PHY_QCFG', HWRM.PORT_PHY_QCFG],
+  ],
+  BCM57608: [
+    ['HWRM_VER_GET', HWRM.VER_GET],
+    ['HWRM_FUNC_RESET', HWRM.FUNC_RESET],
+    ['HWRM_FUNC_QCAPS', HWRM.FUNC_QCAPS],
+    ['HWRM_FUNC_DRV_RGTR', HWRM.FUNC_DRV_RGTR],
+    ['HWRM_FUNC_BACKING_STORE_QCAPS_V2', HWRM.FUNC_BACKING_STORE_QCAPS_V2],
+    ['HWRM_FUNC_BACKING_STORE_CFG_V2', HWRM.FUNC_BACKING_STORE_CFG_V2],
+    ['HWRM_FUNC_QCFG', HWRM.FUNC_QCFG],
+    ['HWRM_PORT_PHY_QCFG', HWRM.PORT_PHY_QCFG],
+  ],
+};
+const CHIPS = ['BCM57508', 'BCM57608'] as const;
+/** What each chip's FUNC_QCFG makes of the doorbells: DPI 0 and the NQ/CREQ offset (firmware-hwrm/chips.ts). */
+const DOORBELLS = {
+  // P5 PF: both at DB_PF_OFFSET_P5 (bnxt.h). P7: legacy_l2_db_size_kb (66 on the model) x 1024
+  // for the NQs, page aligned for DPI 0 (bnxt.c bnxt_hwrm_func_qcfg, bnxt_re_set_db_offset).
+  BCM57508: { dpi: 0x10000, nq: 0x10000, chipNum: 0x1750, family: 'P5' },
+  BCM57608: { dpi: 0x11000, nq: 0x10800, chipNum: 0x1760, family: 'P7' },
+} as const;
+const STEPS = CHIPS.flatMap((chip) => CHIP_STEPS[chip].map(([name, type]) => [chip, name, type] as const));
 
 
-t.test('brings a BCM57508 up and down, in both the stepped and the threaded model', async (t) => {
-  for (const mode of ['stepped', 'thread'] as const) {
-    const d = emuDevice(mode);
+t.test('brings a BCM57508 and a BCM57608 up and down, in both the stepped and the threaded model', async (t) => {
+  for (const chip of CHIPS) for (const mode of ['stepped', 'thread'] as const) {
+    const d = emuDevice(mode, 1, chip);
     const fn = bringUp(d);
     if (!fn.ok) { t.fail(fn.error); d.close(); continue; }
     const info = fn.value.info;
-    t.equal(info.chip.name, 'BCM57508', `${mode}: chip`);
-    t.equal(info.chipNum, 0x1750);
-    t.equal(info.chip.family, 'P5');
+    const want = DOORBELLS[chip];
+    t.equal(info.chip.name, chip, `${mode}: chip`);
+    t.equal(info.chipNum, want.chipNum);
+    t.equal(info.chip.family, want.family);
     t.match(info.hwrmVersion, /^1\.10\.3\.\d+$/);
     t.match(info.firmwareVersion, /^\d+\.\d+\.\d+\.\d+$/);
     t.same([...info.mac], [...d.config.mac], 'MAC from FUNC_QCAPS is the NIC\'s');
     t.equal(info.linkUp, true);
     t.equal(info.linkSpeedMbps, 200000);
-    t.equal(info.doorbellBase, 0x10000, 'P5 PF doorbells start at BAR2 + 0x10000');
+    t.equal(info.doorbellBase, want.dpi, `${chip}: DPI 0 (QP and CQ doorbells)`);
+    t.equal(info.nqDoorbellBase, want.nq, `${chip}: the NQ and CREQ doorbells`);
     const up = d.emu.hwrm.resources();
     t.equal(up.registered, true);
     t.equal(up.backingStore, true);
@@ -45,11 +70,11 @@ t.test('brings a BCM57508 up and down, in both the stepped and the threaded mode
 });
 
 t.test('a refusal at each step names the step and the HWRM error, and gives back everything', async (t) => {
-  for (const [name, type] of STEPS) {
-    const d = emuDevice();
+  for (const [chip, name, type] of STEPS) {
+    const d = emuDevice('stepped', 1, chip);
     d.emu.hwrm.refuseType(type, HWRM_ERR_CODE.RESOURCE_ALLOC_ERROR);
     const fn = bringUp(d);
-    t.notOk(fn.ok, `${name} refused`);
+    t.notOk(fn.ok, `${chip}: ${name} refused`);
     if (!fn.ok) {
       t.match(fn.error, name, 'the error names the step');
       t.match(fn.error, 'RESOURCE_ALLOC_ERROR', 'and the HWRM error');
@@ -64,12 +89,12 @@ t.test('a refusal at each step names the step and the HWRM error, and gives back
 });
 
 t.test('a firmware that stops answering: open fails after the bound, named memory is quarantined', async (t) => {
-  for (let answered = 0; answered < STEPS.length; answered++) {
-    const d = emuDevice();
+  for (const chip of CHIPS) for (let answered = 0; answered < CHIP_STEPS[chip].length; answered++) {
+    const d = emuDevice('stepped', 1, chip);
     // Let `answered` requests through, then go silent.
     d.emu.hwrm.silenceAfter(answered);
     const fn = bringUp(d, { firmwareTimeoutMs: 50 });
-    t.notOk(fn.ok, `silent after ${answered} answers`);
+    t.notOk(fn.ok, `${chip}: silent after ${answered} answers`);
     if (!fn.ok) t.match(fn.error, /did not answer|never set the valid byte/);
     // The response buffer (and anything the silent request named) is never freed until close.
     t.ok(d.dma.allocatedBytes > 0, 'memory the firmware may name stays allocated');

@@ -59,12 +59,13 @@ t.test('per-family formats: context memory, WQE mode, SQ table, statistics, firs
   }
 });
 
-t.test('the driver knows both families and drives P5 only', async (t) => {
+t.test('the driver knows both families and drives both', async (t) => {
   t.equal(chipProfile(0x1750)?.name, 'BCM57508');
   t.equal(chipProfile(0x1760)?.name, 'BCM57608');
   t.equal(chipProfile(0x16c8), undefined, 'P3');
   t.equal(chipSupported(chipProfile(0x1752)!), true);
-  t.equal(chipSupported(chipProfile(0xd818)!), false);
+  t.equal(chipSupported(chipProfile(0xd818)!), true);
+  t.equal(chipSupported(chipProfile(0x1760)!), true);
 });
 
 t.test('profiles are frozen data: nothing can edit a chip for everyone', async (t) => {

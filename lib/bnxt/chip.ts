@@ -20,7 +20,10 @@ export function chipProfile(chipNum: number): ChipProfile | undefined {
   return chipByNumber(chipNum);
 }
 
-/** Only P5 is implemented end to end; P7 needs backing store V2 and the MSN table. */
+/**
+ * Thor (P5) and Thor2 (P7) are driven end to end: P7 with context memory V2, the two doorbell
+ * bases, variable-size WQEs and the MSN table (docs/hardware.md "Thor2 (P7)").
+ */
 export function chipSupported(p: ChipProfile): boolean {
-  return p.family === 'P5';
+  return p.family === 'P5' || p.family === 'P7';
 }

@@ -4,11 +4,12 @@ import { macFromNumber } from '../../drivers/emu/config.ts';
 
 let n = 0x100;
 
-export function emuDevice(mode: 'stepped' | 'thread' = 'stepped', seed = 1): EmuDevice {
+/** `chip`: the profile the NIC plays (unset: RIG_BNXT_CHIP's, else the default). */
+export function emuDevice(mode: 'stepped' | 'thread' = 'stepped', seed = 1, chip?: string): EmuDevice {
   const id = n++;
   const d = openEmu({
     mac: macFromNumber(id), ipv4: Uint8Array.from([10, 77, 1, id & 0xff]), mtu: 9000, cable: { kind: 'loop' },
-    pcapPath: undefined, seed, mode,
+    pcapPath: undefined, seed, mode, ...(chip !== undefined ? { chip } : {}),
   });
   if (!d.ok) throw new Error(d.error);
   return d.value;

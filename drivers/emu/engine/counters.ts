@@ -72,6 +72,11 @@ export class EngineCounters {
   // Doorbells
   doorbells = 0;
   doorbellsRejected = 0;
+  /**
+   * Doorbells (also in doorbellsRejected) at the other kind's base: a QP or CQ doorbell at the NQ
+   * doorbell offset, an NQ or CREQ doorbell on a DPI page (they differ on P7).
+   */
+  doorbellsWrongBase = 0;
   doorbellsIgnored = 0;
   /** SQ and RQ doorbells of the GSI QP (also in doorbellsIgnored): the engine runs no UD queue. */
   gsiDoorbells = 0;

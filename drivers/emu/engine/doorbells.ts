@@ -26,7 +26,15 @@ import type { EngineCore } from './core.ts';
 import type { QpTransport } from './transport.ts';
 import { countAt } from '../../../firmware-hwrm/ring.ts';
 
-export function handleDoorbell(core: EngineCore, lo: number, hi: number): void {
+/**
+ * Which doorbell address a doorbell was written to: a DPI page (QP and CQ doorbells), the NQ
+ * doorbell offset (NQ and CREQ doorbells), or an address that is both (P5: 0x10000). On P7 they
+ * differ (Linux bnxt.c bnxt_hwrm_func_qcfg db_offset for the NQs, bnxt_re main.c
+ * bnxt_re_set_db_offset for the DPIs); a doorbell at the other one's address is refused.
+ */
+export const DoorbellWindow = { DPI: 0, NQ: 1, ANY: 2 } as const;
+
+export function handleDoorbell(core: EngineCore, lo: number, hi: number, window: number): void {
   const counters = core.counters;
   counters.doorbells++;
   if (Db.dbcDbcPathOf(hi) !== DbcPath.ROCE) {
@@ -34,6 +42,12 @@ export function handleDoorbell(core: EngineCore, lo: number, hi: number): void {
     return;
   }
   const type = Db.dbcDbcTypeOf(hi);
+  const nqType = type === DbcType.NQ || type === DbcType.NQ_ARM || type === DbcType.NQ_MASK;
+  if (window !== DoorbellWindow.ANY && nqType !== (window === DoorbellWindow.NQ)) {
+    counters.doorbellsWrongBase++;
+    counters.doorbellsRejected++;
+    return;
+  }
   const xid = Db.dbcDbcXidOf(hi);
   const index = Db.dbcDbcIndexOf(lo);
   const epoch = Db.dbcDbcEpochOf(lo);

@@ -23,7 +23,7 @@ import { EmuQpState, type EmuQp, type EngineHooks, type RoceTables } from '../ob
 import { OPCODE_FLAGS, OpFlag, ParseStatus, ROCEV2_SRC_PORT_BASE, parseFrame } from '../wire/index.ts';
 import { EngineCore } from './core.ts';
 import { Port, partitionKey } from './port.ts';
-import { handleDoorbell } from './doorbells.ts';
+import { DoorbellWindow, handleDoorbell } from './doorbells.ts';
 import { requesterStep } from './requester.ts';
 import { responderOutput, responderReceive } from './responder.ts';
 import { completerReceive, onAckTimeout, onRnrTimer } from './completer.ts';
@@ -63,6 +63,12 @@ export class RoceEngine implements EngineHooks {
    * FUNC_QCFG reports (P5 PF: DPI 0 at DB_PF_OFFSET_P5 0x10000; firmware-hwrm/chips.ts).
    */
   private readonly doorbellBase: number;
+  /**
+   * Where the NQ and CREQ doorbells go: the chip's NQ doorbell offset (P7: legacy_l2_db_size_kb x
+   * 1024, not page aligned; P5: the same as DPI 0). Only NQ-type doorbells are taken there, and
+   * none on the DPI pages unless the two coincide (doorbells.ts DoorbellWindow).
+   */
+  private readonly nqDoorbellBase: number;
   /** Exceptions caught inside the engine (a broken invariant) in a counting model; the worker lives on. */
   internalErrors = 0;
   lastInternalError: string | undefined;
@@ -71,6 +77,7 @@ export class RoceEngine implements EngineHooks {
 
   constructor(private readonly bus: ModelBus) {
     this.doorbellBase = bus.chip.dpiDoorbellOffset(bus.chip.model.legacyL2DbSizeKb);
+    this.nqDoorbellBase = bus.chip.nqDoorbellOffset(bus.chip.model.legacyL2DbSizeKb);
     const core = new EngineCore(bus);
     this.core = core;
     core.port = new Port(
@@ -110,13 +117,17 @@ export class RoceEngine implements EngineHooks {
       high = lo;
       this.pendingLoOffset = -1;
     }
-    // Doorbells go to offset 0 of a doorbell page (push WQEs, at other offsets, are not offered).
-    if (at < this.doorbellBase || at % DOORBELL_PAGE_BYTES !== 0) {
+    // QP and CQ doorbells go to offset 0 of a doorbell page (push WQEs, at other offsets, are not
+    // offered); NQ and CREQ doorbells to the NQ doorbell offset. Anywhere else is refused.
+    const nq = at === this.nqDoorbellBase;
+    const dpi = at >= this.doorbellBase && at % DOORBELL_PAGE_BYTES === 0;
+    if (!nq && !dpi) {
       this.core.counters.doorbellsRejected++;
       return;
     }
+    const window = nq ? (dpi ? DoorbellWindow.ANY : DoorbellWindow.NQ) : DoorbellWindow.DPI;
     try {
-      handleDoorbell(this.core, low >>> 0, high >>> 0);
+      handleDoorbell(this.core, low >>> 0, high >>> 0, window);
     } catch (e) {
       this.internalError(e);
     }

@@ -39,6 +39,7 @@ const WINDOW_BYTES = 128;
 const MAX_EXT_REQ_LEN = 336;
 const MAX_NQ_LENGTH = 1 << 20;
 const CONTEXT_MEMORY_V2 = new Set<number>([H.HWRM.FUNC_BACKING_STORE_QCAPS_V2, H.HWRM.FUNC_BACKING_STORE_CFG_V2]);
+const CONTEXT_MEMORY_V1 = new Set<number>([H.HWRM.FUNC_BACKING_STORE_QCAPS, H.HWRM.FUNC_BACKING_STORE_CFG]);
 
 /** The firmware status register's value on healthy firmware (Linux bnxt.h BNXT_FW_STATUS_HEALTHY). */
 const FW_STATUS_HEALTHY = 0x8000;
@@ -117,7 +118,7 @@ export class HwrmFirmware {
 
   private execute(reqType: number, req: Req): Answer {
     const E = H.HWRM_ERR_CODE;
-    if (CONTEXT_MEMORY_V2.has(reqType)) return this.contextMemoryV2(reqType, req);
+    if (CONTEXT_MEMORY_V1.has(reqType) || CONTEXT_MEMORY_V2.has(reqType)) return this.contextMemory(reqType, req);
     switch (reqType) {
       case H.HWRM.VER_GET:
         return { values: this.verGet() };
@@ -151,17 +152,6 @@ export class HwrmFirmware {
         return { values: { flags: 0 } };
       case H.HWRM.PORT_PHY_QCFG:
         return { values: this.portPhyQcfg() };
-      case H.HWRM.FUNC_BACKING_STORE_QCAPS:
-        return { values: answerBackingStoreQcaps(this.tqmOffer) };
-      case H.HWRM.FUNC_BACKING_STORE_CFG: {
-        // No registration needed: Linux's bnxt_en configures context memory before it registers
-        // (bnxt.c bnxt_fw_init_one_p2: bnxt_hwrm_func_qcaps -> bnxt_alloc_ctx_mem, then
-        // bnxt_hwrm_func_drv_rgtr), and was seen doing so over vfio-user (docs/bnxt-en-bringup.md).
-        const state = checkBackingStoreCfg(req, this.bus.iommu, this.tqmOffer);
-        if (typeof state === 'number') return { error: state };
-        this.fn.backingStore = state;
-        return { values: {} };
-      }
       case H.HWRM.STAT_CTX_ALLOC:
         return this.statCtxAlloc(req);
       case H.HWRM.STAT_CTX_FREE: {
@@ -183,6 +173,25 @@ export class HwrmFirmware {
       default:
         return this.kernelCommand(reqType, req);
     }
+  }
+
+  /**
+   * The context memory commands, in the chip's own form only: the other one is a command this
+   * firmware does not have (the stricter reading: a V2 chip requires V2, BS_V2_REQUIRED; what
+   * a P5 firmware without BS_V2_SUPPORTED answers to QCAPS_V2 is not public).
+   */
+  private contextMemory(reqType: number, req: Req): Answer {
+    const v2 = this.bus.chip.backingStore === 'v2';
+    if (CONTEXT_MEMORY_V2.has(reqType) !== v2) return { error: H.HWRM_ERR_CODE.CMD_NOT_SUPPORTED };
+    if (v2) return this.contextMemoryV2(reqType, req);
+    if (reqType === H.HWRM.FUNC_BACKING_STORE_QCAPS) return { values: answerBackingStoreQcaps(this.tqmOffer) };
+    // CFG: no registration needed: Linux's bnxt_en configures context memory before it registers
+    // (bnxt.c bnxt_fw_init_one_p2: bnxt_hwrm_func_qcaps -> bnxt_alloc_ctx_mem, then
+    // bnxt_hwrm_func_drv_rgtr), and was seen doing so over vfio-user (docs/bnxt-en-bringup.md).
+    const state = checkBackingStoreCfg(req, this.bus.iommu, this.tqmOffer);
+    if (typeof state === 'number') return { error: state };
+    this.fn.backingStore = state;
+    return { values: {} };
   }
 
   /** QCAPS_V2 and CFG_V2: the function has context memory only once BS_CFG_ALL_DONE completed the set. */
@@ -261,8 +270,18 @@ export class HwrmFirmware {
     return {
       fid: 0, port_id: 0, flags: F.ROCE_V1_SUPPORTED | F.ROCE_V2_SUPPORTED | F.EXT_STATS_SUPPORTED,
       mac_address: this.bus.config.mac, max_rsscos_ctx: 64, max_cmpl_rings: 128, max_tx_rings: 128, max_rx_rings: 128,
-      max_l2_ctxs: 128, max_vnics: 64, max_stat_ctx: 128, max_hw_ring_grps: 0, flags_ext: 0,
+      max_l2_ctxs: 128, max_vnics: 64, max_stat_ctx: 128, max_hw_ring_grps: 0, flags_ext: this.contextMemoryFlags(),
     };
+  }
+
+  /**
+   * FUNC_QCAPS flags_ext for the chip's context memory commands: a V2 chip (Thor2) offers and
+   * requires the V2 ones (hsi.h FUNC_QCAPS_RESP_FLAGS_EXT_BS_V2_SUPPORTED / _REQUIRED; bnxt.c
+   * __bnxt_hwrm_func_qcaps), a V1 chip neither.
+   */
+  private contextMemoryFlags(): number {
+    const X = H.FUNC_QCAPS_RESP_FLAGS_EXT;
+    return this.bus.chip.backingStore === 'v2' ? X.BS_V2_SUPPORTED | X.BS_V2_REQUIRED : 0;
   }
 
   private funcQcfg(): Record<string, unknown> {

@@ -25,10 +25,15 @@
  * per MR creation": firmware without the flag has only the classic flow). A software NIC
  * opened without a choice plays RIG_BNXT_EMU_FIRMWARE's personality, else `current`: the
  * test helpers and .ci/run set the variable to run the suite on each.
+ *
+ * On a chip whose firmware keeps the MSN table (Thor2: the profile's sqPsnTable), a personality
+ * with hardware retransmission names HOST_MSN_TABLE instead of HOST_PSN_TABLE
+ * (personalityOnChip): `current` and `current-msn` are then the same firmware.
  */
 import { invalid } from '../../../firmware-hwrm/errors.ts';
+import type { ChipProfile } from '../../../firmware-hwrm/chips.ts';
 import {
-  DevCapFlags, REQ_RETRANSMISSION_SUPPORT_SHIFT, ReqRetransmissionSupport,
+  DevCapFlags, REQ_RETRANSMISSION_SUPPORT_MASK, REQ_RETRANSMISSION_SUPPORT_SHIFT, ReqRetransmissionSupport,
 } from '../../../firmware-hwrm/roce/commands-fw.ts';
 
 export interface FirmwarePersonality {
@@ -93,4 +98,18 @@ export function firmwarePersonality(
     invalid(`Nic.open: ${from} "${chosen}" is not one of ${Object.keys(FIRMWARE_PERSONALITIES).join(', ')}`);
   }
   return FIRMWARE_PERSONALITIES[chosen];
+}
+
+/**
+ * `p` as the firmware of `chip` plays it: with hardware retransmission, the SQ table is the one
+ * the chip keeps (REQ_RETRANSMISSION_SUPPORT HOST_MSN_TABLE on P7, Linux qplib_res.h
+ * _is_host_msn_table; the kernel keeps the MSN table for P7 QPs), else the personality's own.
+ */
+export function personalityOnChip(p: FirmwarePersonality, chip: ChipProfile): FirmwarePersonality {
+  const field = REQ_RETRANSMISSION_SUPPORT_MASK << REQ_RETRANSMISSION_SUPPORT_SHIFT;
+  const psnTable = ReqRetransmissionSupport.HOST_PSN_TABLE << REQ_RETRANSMISSION_SUPPORT_SHIFT;
+  const hwRetx = (p.devCapFlags & DevCapFlags.HW_REQUESTER_RETX_ENABLED) !== 0;
+  if (chip.sqPsnTable !== 'msn' || !hwRetx || (p.devCapExtFlags2 & field) !== psnTable) return p;
+  const msn = ReqRetransmissionSupport.HOST_MSN_TABLE << REQ_RETRANSMISSION_SUPPORT_SHIFT;
+  return { ...p, devCapExtFlags2: (p.devCapExtFlags2 & ~field) | msn };
 }

@@ -29,7 +29,7 @@ import { NotifyRing } from './roce-notify-ring.ts';
 import { RoceFaults, type RoceMalformKind, type RoceRandomFaults } from './roce-faults.ts';
 import { RoceState } from './roce-tables.ts';
 import { roceLimits, type RoceLimits } from './roce-limits.ts';
-import { firmwarePersonality } from './personality.ts';
+import { firmwarePersonality, personalityOnChip } from './personality.ts';
 import { refuse, type Answer, type RoceContext } from './roce-answer.ts';
 import { runCommand } from './roce-commands.ts';
 import { cmdqEvent, creqEvent } from '../../../firmware-hwrm/trace.ts';
@@ -94,8 +94,9 @@ export class RoceFirmware implements RoceTables, RoceOfFunction {
       state: this.state,
       hooks,
       limits: (): RoceLimits => roceLimits(bus.chip, fn.backingStore),
-      firmware: firmwarePersonality(bus.config.firmware),
-      variableWqe: false,
+      firmware: personalityOnChip(firmwarePersonality(bus.config.firmware), bus.chip),
+      // Variable-size WQEs where the kernel runs them (bnxt_re_set_drv_mode: P7 only).
+      variableWqe: bus.chip.wqeMode === 'variable',
       get creqRingId(): number | undefined {
         return channel.open ? channel.creqRingId : undefined;
       },
