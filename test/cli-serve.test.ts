@@ -7,6 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TestClient, fields } from './helpers/vfio-user-client.ts';
+import { emuChip } from '../drivers/emu/config.ts';
+
+/** The chip software NICs opened without one are (RIG_BNXT_CHIP's, else the default). */
+const CHIP = emuChip(undefined);
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const cli = ['--import', './scripts/register-ts.mjs', 'scripts/cli.ts'];
@@ -24,8 +28,13 @@ t.test('bad arguments: one line, exit 2', async (t) => {
   }
 });
 
-// The chip (--chip, default BCM57508) sets the ids the client reads (bnxt.c bnxt_pci_tbl).
-const SERVED = [[[], 'BCM57508', 0x175014e4], [['--chip', 'BCM57608'], 'BCM57608', 0x176014e4]] as const;
+// The chip (--chip, else RIG_BNXT_CHIP's or the default) sets the ids the client reads (bnxt.c
+// bnxt_pci_tbl: device << 16 | vendor 0x14e4).
+const IDS: Record<string, number> = { BCM57508: 0x175014e4, BCM57608: 0x176014e4 };
+const SERVED = [
+  [[], CHIP.name, IDS[CHIP.name]!], [['--chip', 'BCM57608'], 'BCM57608', 0x176014e4],
+  [['--chip', 'BCM57508'], 'BCM57508', 0x175014e4],
+] as const;
 for (const [chipArgs, name, ids] of SERVED)
 t.test(`serves one client as ${name}, then reports and exits 0`, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'serve-'));

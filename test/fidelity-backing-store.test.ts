@@ -52,7 +52,7 @@ t.test('BACKING_STORE_CFG: MRs and as many AHs, split; one TQM ring per CoS queu
     sent.push({ reqType: (args[0] as { reqType: number }).reqType, body: args[1] as Record<string, unknown> });
     return send.apply(this, args);
   } as typeof send;
-  const nic = Nic.open('emu', { stepped: true });
+  const nic = Nic.open('emu', { stepped: true, chip: 'BCM57508' }); // the V1 CFG: a P5
   HwrmChannel.prototype.send = send;
   if (!nic.ok) return void t.fail(nic.error);
   t.teardown(() => nic.value.close());

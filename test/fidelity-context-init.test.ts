@@ -11,10 +11,13 @@ import { answerBackingStoreQcaps } from '../drivers/emu/firmware/hwrm-backing-st
 import { FUNC_BACKING_STORE_QCAPS_RESP_CTX_INIT_MASK as INIT } from '../firmware-hwrm/hwrm/index.ts';
 import { bringUp, EmuRig } from './helpers/emu-roce-setup.ts';
 
+/** The P5 layout these checks are about (static 128-byte WQEs, context memory V1); test/thor2.test.ts has P7's. */
+const P5 = { stepped: true, chip: 'BCM57508' } as const;
+
 const caps = answerBackingStoreQcaps() as Record<string, number>;
 
 t.test('the driver writes ctx_kind_initializer at each entry\'s init offset where ctx_init_mask says so', async (t) => {
-  const opened = Nic.open('emu', { stepped: true });
+  const opened = Nic.open('emu', P5);
   if (!opened.ok) return void t.fail(opened.error);
   const nic = opened.value;
   t.teardown(() => nic.close());

@@ -11,6 +11,9 @@ import type { Qp } from '../lib/index.ts';
 import { engineCounters, openPair } from './helpers/qp-data.ts';
 import { controls } from './helpers/qp-control.ts';
 
+/** The P5 layout these checks are about (static 128-byte WQEs, context memory V1); test/thor2.test.ts has P7's. */
+const P5 = { stepped: true, chip: 'BCM57508' } as const;
+
 const WQE_BYTES = 128;
 
 function sqBytes(q: Qp): Uint8Array {
@@ -23,7 +26,7 @@ function unsignal(q: Qp, wqe: number): void {
 }
 
 t.test('one CQE for three sends: all three complete, with their own lengths, and the ring stays in step', async (t) => {
-  const p = openPair();
+  const p = openPair(P5);
   t.teardown(() => p.nic.close());
   const before = engineCounters(p.nic)['cqesWritten']!;
   for (let i = 0; i < 3; i++) p.b.receive(p.rb, i * 1024, 1024);
@@ -44,7 +47,7 @@ t.test('one CQE for three sends: all three complete, with their own lengths, and
 });
 
 t.test('an aggregated CQE with an error: the entries before its last succeed, the last fails', async (t) => {
-  const p = openPair();
+  const p = openPair(P5);
   t.teardown(() => p.nic.close());
   for (let i = 0; i < 3; i++) p.b.receive(p.rb, i * 1024, 1024);
   for (let i = 0; i < 3; i++) p.a.send(p.ra, 0, 10 * (i + 1));
@@ -60,7 +63,7 @@ t.test('an aggregated CQE with an error: the entries before its last succeed, th
 });
 
 t.test('a requester CQE naming an entry past the due ones still fails the queue pair', async (t) => {
-  const p = openPair();
+  const p = openPair(P5);
   t.teardown(() => p.nic.close());
   p.a.send(p.ra, 0, 8); // no receive posted: the NIC waits on RNR and completes nothing yet
   const scq = (driverQpOf(p.a) as unknown as { scq: { id: number } }).scq.id;

@@ -42,7 +42,9 @@ t.test('the trace holds every command and answer of a bring-up, two queue pairs 
   const hwrmReq = names('hwrm', 'req');
   t.equal(hwrmReq[0], 'HWRM_VER_GET', 'HWRM_VER_GET first');
   t.equal(names('hwrm', 'resp').length, hwrmReq.length, 'an HWRM response for every request');
-  t.ok(hwrmReq.includes('HWRM_FUNC_BACKING_STORE_CFG') && hwrmReq.includes('HWRM_RING_ALLOC'));
+  // Context memory V1 (P5) or V2 (P7, FUNC_QCAPS flags_ext BS_V2_SUPPORTED).
+  const cfg = hwrmReq.includes('HWRM_FUNC_BACKING_STORE_CFG') || hwrmReq.includes('HWRM_FUNC_BACKING_STORE_CFG_V2');
+  t.ok(cfg && hwrmReq.includes('HWRM_RING_ALLOC'));
   const cmdq = names('cmdq', 'req');
   t.equal(names('creq', 'resp').length, cmdq.length, 'a CREQ answer for every RoCE command');
   for (const n of ['QUERY_FUNC', 'INITIALIZE_FW', 'CREATE_QP', 'MODIFY_QP', 'DESTROY_QP', 'DEINITIALIZE_FW']) {

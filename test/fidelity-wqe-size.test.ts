@@ -12,6 +12,9 @@ import { nicInternals } from '../lib/nic.ts';
 import type { Qp } from '../lib/index.ts';
 import { must, openPair } from './helpers/qp-data.ts';
 
+/** The P5 layout these checks are about (static 128-byte WQEs, context memory V1); test/thor2.test.ts has P7's. */
+const P5 = { stepped: true, chip: 'BCM57508' } as const;
+
 const WQE_BYTES = 128;
 const SLOTS = 4096;
 const PSN_AREA = SLOTS * WQE_BYTES;
@@ -34,7 +37,7 @@ function le32(b: Uint8Array, at: number): number {
 }
 
 t.test('SEND, READ and RECV WQEs carry wqe_size 3 (header + one SGE); PSN entries count 8 slots each', async (t) => {
-  const p = openPair();
+  const p = openPair(P5);
   t.teardown(() => p.nic.close());
   p.b.receive(p.rb, 0, 64);
   p.a.send(p.ra, 0, 64);
@@ -59,7 +62,7 @@ t.test('SEND, READ and RECV WQEs carry wqe_size 3 (header + one SGE); PSN entrie
 });
 
 t.test('the software NIC fails a SEND whose wqe_size 8 names six SGEs where one was written', async (t) => {
-  const p = openPair();
+  const p = openPair(P5);
   t.teardown(() => p.nic.close());
   p.b.receive(p.rb, 0, 64);
   p.a.send(p.ra, 0, 64);
@@ -70,7 +73,7 @@ t.test('the software NIC fails a SEND whose wqe_size 8 names six SGEs where one 
 });
 
 t.test('the software NIC fails a receive whose wqe_size 8 names six SGEs where one was written', async (t) => {
-  const p = openPair();
+  const p = openPair(P5);
   t.teardown(() => p.nic.close());
   p.b.receive(p.rb, 0, 64);
   ringBytes(p.b).rq[2] = 8;
@@ -82,7 +85,7 @@ t.test('the software NIC fails a receive whose wqe_size 8 names six SGEs where o
 });
 
 t.test('a receive of one zero-length SGE with no key is accepted (rdma-core bnxt_re_post_recv)', async (t) => {
-  const p = openPair();
+  const p = openPair(P5);
   t.teardown(() => p.nic.close());
   p.b.receive(p.rb, 0, 0);
   const { rq } = ringBytes(p.b);

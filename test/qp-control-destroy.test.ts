@@ -2,11 +2,16 @@
 import t from 'tap';
 import { Qp, Region, InvalidArgument } from '../lib/index.ts';
 import { nicInternals } from '../lib/nic.ts';
+import { emuChip } from '../drivers/emu/config.ts';
 import { openNic, controls, holdings, requests, watchCommands, unwrap, OP, STATUS, emu } from './helpers/qp-control.ts';
 
 const DESTROY_COMMANDS = ['DESTROY_QP', 'DESTROY_CQ', 'DESTROY_CQ'];
-/** A QP's rings: SQ 4096 x (128 + 16) B, RQ 4096 x 128 B, two CQs of 4096 x 32 B. */
-const RING_BYTES = 4096 * 144 + 4096 * 128 + 2 * 4096 * 32;
+/**
+ * A QP's rings: the SQ (static WQEs, P5: 4096 x (128 + 16) B; variable-size, P7: 12288 16-byte
+ * slots and 8192 8-byte MSN entries), RQ 4096 x 128 B, two CQs of 4096 x 32 B.
+ */
+const SQ_BYTES = emuChip(undefined).wqeMode === 'variable' ? 12288 * 16 + 8192 * 8 : 4096 * 144;
+const RING_BYTES = SQ_BYTES + 4096 * 128 + 2 * 4096 * 32;
 
 t.test('destroy qp destroys qp and frees its rings: DESTROY_QP, then the CQs, then the memory', async (t) => {
   const nic = openNic();

@@ -211,8 +211,11 @@ t.test('make sends what each command needs: the QP names its two CQs and the PD'
   t.equal(createQp.body['type'], 0x2, 'CREATE_QP type RC (roce_hsi.h CMDQ_CREATE_QP_TYPE_RC)');
   // roce_hsi.h CMDQ_CREATE_QP_QP_FLAGS_: FORCE_COMPLETION 0x2 (every WR signalled), and the two
   // bnxt_qplib_create_qp always sets, RESERVED_LKEY_ENABLE 0x4 and FR_PMR_ENABLED 0x8.
-  t.equal(createQp.body['qp_flags'], 0x2 | 0x4 | 0x8, 'qp_flags as the kernel sets them');
-  t.equal(createQp.body['sq_size'], 4096, 'a 4096-slot send ring (4095 entries)');
+  // P7 adds VARIABLE_SIZED_WQE_ENABLED 0x10 and counts sq_size in 16-byte slots, 3 per one-SGE
+  // WQE (bnxt_re_set_drv_mode; qplib_fp.c bnxt_qplib_create_qp).
+  const variable = nic.info.chipFamily === 'P7';
+  t.equal(createQp.body['qp_flags'], 0x2 | 0x4 | 0x8 | (variable ? 0x10 : 0), 'qp_flags as the kernel sets them');
+  t.equal(createQp.body['sq_size'], variable ? 3 * 4096 : 4096, 'a send ring of 4096 WQEs (4095 entries)');
   t.equal(createQp.body['rq_size'], 4096, 'a 4096-slot receive ring');
   t.not(createQp.body['scq_cid'], createQp.body['rcq_cid'], 'a CQ for each ring');
   unwrap(qp.destroy());

@@ -4,9 +4,9 @@
 // sq_msn_search entry (start PSN bits 0-23, next PSN 24-47, start slot 48-63) after the SQ's
 // 4096 x 128-byte WQEs, instead of the 16-byte sq_psn_search_ext (Linux qplib_fp.c
 // bnxt_qplib_fill_psn_search -> bnxt_qplib_fill_msn_search); the software NIC retransmits from
-// it. Hardware retransmission with HOST_PSN_TABLE (`current`, what the real bnxt_re was run
-// against) keeps PSN search, as the kernel does. Expected bytes are written out by hand from
-// those bit positions.
+// it, on the P5 layout (test/thor2.test.ts has P7's). Hardware retransmission with
+// HOST_PSN_TABLE (`current`, what the real bnxt_re was run against) keeps PSN search, as the
+// kernel does. Expected bytes are written out by hand from those bit positions.
 import t from 'tap';
 import type { NicOptions } from '../lib/index.ts';
 import { driverQpOf } from '../lib/qp.ts';
@@ -24,7 +24,7 @@ const le24 = (v: number) => [v & 0xff, (v >> 8) & 0xff, (v >> 16) & 0xff];
 
 for (const firmware of ['current-msn', 'current', 'p5-legacy'] as const) {
   t.test(`${firmware}: the entry the driver writes for each WQE`, async (t) => {
-    const p = openPair({ stepped: true, firmware } as NicOptions, 1 << 20, 1024);
+    const p = openPair({ stepped: true, firmware, chip: 'BCM57508' } as NicOptions, 1 << 20, 1024);
     t.teardown(() => p.nic.close());
     const psn = p.a.endpoint.psn;
     p.b.receive(p.rb, 0, 4096);
@@ -48,7 +48,7 @@ for (const firmware of ['current-msn', 'current', 'p5-legacy'] as const) {
 
   const how = firmware === 'current-msn' ? 'from the MSN table' : "from the engine's own record";
   t.test(`${firmware}: a lost packet is resent ${how}, bytes intact`, async (t) => {
-    const p = openPair({ stepped: true, firmware } as NicOptions, 1 << 20, 1024);
+    const p = openPair({ stepped: true, firmware, chip: 'BCM57508' } as NicOptions, 1 << 20, 1024);
     t.teardown(() => p.nic.close());
     fillPattern(p.ra.bytes, 0, 3000, 5);
     const psn = p.a.endpoint.psn;
@@ -66,7 +66,7 @@ for (const firmware of ['current-msn', 'current', 'p5-legacy'] as const) {
 }
 
 t.test('current-msn: a driver entry with a wrong start PSN makes the retransmission fail the message', async (t) => {
-  const p = openPair({ stepped: true, firmware: 'current-msn' } as NicOptions, 1 << 20, 1024);
+  const p = openPair({ stepped: true, firmware: 'current-msn', chip: 'BCM57508' } as NicOptions, 1 << 20, 1024);
   t.teardown(() => p.nic.close());
   fillPattern(p.ra.bytes, 0, 3000, 6);
   const psn = p.a.endpoint.psn;

@@ -27,7 +27,7 @@ async function started(t: Test, tracePath?: string) {
     socketPath, tracePath,
     config: {
       mac: MAC, ipv4: Uint8Array.from([10, 77, 0, 9]), mtu: 1500, cable: { kind: 'loop' }, pcapPath: undefined, seed: 1,
-      mode: 'thread',
+      mode: 'thread', chip: 'BCM57508', // the ids and chip_num below are a BCM57508's
     },
   });
   if (!s.ok) throw new Error(s.error);
@@ -179,7 +179,7 @@ t.test('a strict model that breaks an invariant is reported to the host and ends
     socketPath, onEvent: (e) => { if (e.kind === 'model-failed') events.push(`${e.part}: ${e.detail}`); },
     config: {
       mac: MAC, ipv4: Uint8Array.from([10, 77, 0, 9]), mtu: 1500, cable: { kind: 'loop' }, pcapPath: undefined, seed: 1,
-      mode: 'thread', strict: true,
+      mode: 'thread', chip: 'BCM57508', // the ids and chip_num below are a BCM57508's strict: true,
     },
   });
   if (!s.ok) throw new Error(s.error);

@@ -328,6 +328,9 @@ export class TestNic {
       pcapPath: o.pcapPath,
       seed: o.seed ?? 1,
       mode: 'stepped',
+      // The harness writes P5 doorbells (DPI 0 at 0x10000, DOORBELL): the chip is fixed, whatever
+      // RIG_BNXT_CHIP says; variable-size WQE QPs are made directly (qp({ sqSlots })).
+      chip: 'BCM57508',
     };
     this.model = new NicModel({
       config: this.config, queue: allocWriteQueue(), wake: allocWake(),

@@ -39,7 +39,9 @@ export class EmuRig {
     const config: EmuConfig = {
       mac: Uint8Array.from([0x02, 0x62, 0x6e, 0, 0, 1]), ipv4: Uint8Array.from([10, 0, 0, 1]), mtu: options.mtu ?? 1500,
       cable: { kind: 'loop' }, pcapPath: undefined, seed: 1, mode: 'stepped', firmware: options.firmware,
-      chip: options.chip,
+      // The rig speaks P5's flows by hand (context memory V1, doorbells at 0x10000): a BCM57508
+      // unless a test names another chip, whatever RIG_BNXT_CHIP says.
+      chip: options.chip ?? 'BCM57508',
     };
     const queue = allocWriteQueue();
     this.model = new NicModel({
