@@ -103,11 +103,7 @@ export class HwrmChannel {
     const seq = this.seq;
     this.seq = (this.seq + 1) & 0xffff;
     const full = cmd.request.encode({
-      ...body,
-      req_type: cmd.reqType,
-      cmpl_ring: HWRM_NO_CMPL_RING,
-      seq_id: seq,
-      target_id: HWRM_TARGET_ID.HWRM,
+      ...body, req_type: cmd.reqType, cmpl_ring: HWRM_NO_CMPL_RING, seq_id: seq, target_id: HWRM_TARGET_ID.HWRM,
       resp_addr: this.resp.iova,
     } as Partial<Values<Q>>);
     const request = options.lengthBytes ? full.subarray(0, options.lengthBytes) : full;
@@ -117,7 +113,8 @@ export class HwrmChannel {
     this.resp.bytes.fill(0);
     const direct = !this.caps.shortCmd && request.length <= this.caps.maxReqWinLen;
     if (!direct && request.length > Math.max(this.caps.maxExtReqLen, HWRM_MAX_REQ_LEN) && cmd.reqType !== 0) {
-      return err(`${cmd.name}: a ${request.length}-byte request exceeds the firmware's ${this.caps.maxExtReqLen}-byte limit`);
+      return err(`${cmd.name}: a ${request.length}-byte request exceeds the firmware's ` +
+        `${this.caps.maxExtReqLen}-byte limit`);
     }
     this.requests++;
     if (direct) {
@@ -136,7 +133,8 @@ export class HwrmChannel {
     }
     this.bar0.write32(CHIMP_COMM_TRIGGER, 1);
 
-    const timeoutMs = Math.min(options.timeoutMs ?? this.caps.defaultTimeoutMs, this.caps.maxTimeoutMs, this.timeoutCapMs);
+    const timeoutMs =
+      Math.min(options.timeoutMs ?? this.caps.defaultTimeoutMs, this.caps.maxTimeoutMs, this.timeoutCapMs);
     const respLen = this.awaitResponse(seq, timeoutMs);
     if (respLen < 0) {
       const why = respLen === -1 ? `did not answer within ${timeoutMs} ms` : 'never set the valid byte of its answer';
@@ -159,7 +157,8 @@ export class HwrmChannel {
       return err(`${cmd.name}: malformed firmware answer (it answers request type 0x${echoedType.toString(16)})`);
     }
     if (errorCode !== 0) {
-      return err(`${cmd.name} refused by the firmware: ${hwrmErrorName(errorCode)}${cmdErr ? ` (cmd_err ${cmdErr})` : ''}`);
+      const detail = cmdErr ? ` (cmd_err ${cmdErr})` : '';
+      return err(`${cmd.name} refused by the firmware: ${hwrmErrorName(errorCode)}${detail}`);
     }
     return ok(cmd.response.decode(answer));
   }
