@@ -62,7 +62,10 @@ export class Qp {
 
   /** What a peer needs to connect to this queue pair. */
   get endpoint(): Endpoint {
-    return { qp: this.driverQp.qpn, psn: this.driverQp.psn, gid: this.owner.roce.gid.slice(), mac: this.owner.func.info.mac.slice() };
+    return {
+      qp: this.driverQp.qpn, psn: this.driverQp.psn, gid: this.owner.roce.gid.slice(),
+      mac: this.owner.func.info.mac.slice(),
+    };
   }
 
   /** The QP number. */
@@ -91,8 +94,12 @@ export class Qp {
     const pathMtu = options.pathMtu ?? nicMtu;
     if (!isIbMtu(pathMtu)) invalid(`Qp.connect: path MTU ${pathMtu} is not 256, 512, 1024, 2048 or 4096`);
     // Reads are served only for a peer on this NIC (the spec: then qp serves its peer's reads).
-    const sameNic = sameBytes(e.gid, this.owner.roce.gid) && sameBytes(e.mac, this.owner.func.info.mac) && this.owner.qps.has(e.qp);
-    const r = this.driverQp.connect({ destQp: e.qp, destPsn: e.psn, destGid: e.gid.slice(), destMac: e.mac.slice(), pathMtu: Math.min(pathMtu, nicMtu), remoteRead: sameNic });
+    const sameNic = sameBytes(e.gid, this.owner.roce.gid) && sameBytes(e.mac, this.owner.func.info.mac) &&
+      this.owner.qps.has(e.qp);
+    const r = this.driverQp.connect({
+      destQp: e.qp, destPsn: e.psn, destGid: e.gid.slice(), destMac: e.mac.slice(), pathMtu: Math.min(pathMtu, nicMtu),
+      remoteRead: sameNic,
+    });
     if (!r.ok) return err(`Qp.connect: ${r.error}`);
     return ok();
   }
@@ -100,8 +107,8 @@ export class Qp {
   private checkRegion(what: string, r: Region, at: number, n: number): void {
     // One test on the hot path; the messages are built apart (refuseRegion), so that Qp.send
     // and Qp.receive stay small enough for V8 to inline the ring work they call.
-    if (isRegion(r) && r.nic === this.nic && !r.deregistered && Number.isInteger(n) && n >= 0 && n <= MAX_MESSAGE_BYTES &&
-      Number.isInteger(at) && at >= 0 && at + n <= r.length) return;
+    if (isRegion(r) && r.nic === this.nic && !r.deregistered && Number.isInteger(n) && n >= 0 &&
+      n <= MAX_MESSAGE_BYTES && Number.isInteger(at) && at >= 0 && at + n <= r.length) return;
     this.refuseRegion(what, r, at, n);
   }
 
@@ -128,7 +135,9 @@ export class Qp {
     if (!this.driverQp.connected) invalid('Qp.read: the queue pair is not connected');
     this.checkRegion('Qp.read (destination)', r, at, n);
     this.checkRegion('Qp.read (source)', s, i, n);
-    if (!this.owner.qps.has(this.driverQp.peerQpn) || !this.driverQp.remoteRead) invalid('Qp.read: the peer is not a queue pair of this NIC');
+    if (!this.owner.qps.has(this.driverQp.peerQpn) || !this.driverQp.remoteRead) {
+      invalid('Qp.read: the peer is not a queue pair of this NIC');
+    }
     if (this.driverQp.room(Side.Send) === 0) invalid('Qp.read: the send ring is full (room 0)');
     this.driverQp.postRead(r.key, r.vaLo, r.vaHi, at, n, s.key, s.vaLo, s.vaHi, i);
   }
@@ -209,9 +218,12 @@ export class Qp {
    */
   waitAsync(side: QpSide, us: number): Promise<Result<number> | undefined> {
     const s = sideOf(side);
-    if (typeof us !== 'number' || Number.isNaN(us) || us < 0) invalid(`Qp.waitAsync: us ${us} is negative or not a number`);
+    if (typeof us !== 'number' || Number.isNaN(us) || us < 0) {
+      invalid(`Qp.waitAsync: us ${us} is negative or not a number`);
+    }
     if (this.driverQp.due(s) === 0) invalid(`Qp.waitAsync: no entry of the ${side} ring is due`);
-    return waitForCompletionAsync(this.driverQp, s, us, this.owner.device.clock).then((n) => (n === POLL_NONE ? undefined : this.completion(n)));
+    return waitForCompletionAsync(this.driverQp, s, us, this.owner.device.clock)
+      .then((n) => (n === POLL_NONE ? undefined : this.completion(n)));
   }
 
   private completion(n: number): Result<number> {
