@@ -44,9 +44,14 @@ export class Layout<S extends Record<string, FieldSpec>> {
   ) {
     for (const [key, f] of Object.entries(fields)) {
       const width = f.kind === 'bytes' ? (f.length ?? 0) : WIDTH[f.kind];
-      if (f.offset < 0 || f.offset + width > size) throw new Error(`${name}.${key}: field outside the ${size}-byte structure`);
-      if (f.bits !== undefined && (f.kind === 'u64n' || f.kind === 'bytes')) throw new Error(`${name}.${key}: bit ranges only in u8/u16/u32/u64`);
-      if (f.bits !== undefined && !(f.bits >= 1 && f.bits <= 32 && (f.shift ?? 0) >= 0 && (f.shift ?? 0) + f.bits <= width * 8)) {
+      if (f.offset < 0 || f.offset + width > size) {
+        throw new Error(`${name}.${key}: field outside the ${size}-byte structure`);
+      }
+      if (f.bits !== undefined && (f.kind === 'u64n' || f.kind === 'bytes')) {
+        throw new Error(`${name}.${key}: bit ranges only in u8/u16/u32/u64`);
+      }
+      const shift = f.shift ?? 0;
+      if (f.bits !== undefined && !(f.bits >= 1 && f.bits <= 32 && shift >= 0 && shift + f.bits <= width * 8)) {
         throw new Error(`${name}.${key}: bits ${f.shift ?? 0}+${f.bits} do not lie in a ${width * 8}-bit word`);
       }
     }
@@ -55,7 +60,9 @@ export class Layout<S extends Record<string, FieldSpec>> {
   /** Encodes `values` (absent fields are zero) into a new buffer of `size` bytes, or into `into` at `at`. */
   encode(values: Partial<Values<S>>, into?: Uint8Array, at = 0): Uint8Array {
     const out = into ?? new Uint8Array(this.size);
-    if (at < 0 || at + this.size > out.length) throw new RangeError(`${this.name}: ${this.size} bytes do not fit at ${at} of ${out.length}`);
+    if (at < 0 || at + this.size > out.length) {
+      throw new RangeError(`${this.name}: ${this.size} bytes do not fit at ${at} of ${out.length}`);
+    }
     if (into) out.fill(0, at, at + this.size);
     const view = new DataView(out.buffer, out.byteOffset + at, this.size);
     for (const key in values) {
@@ -115,7 +122,10 @@ function readField(view: DataView, f: FieldSpec): number | bigint | Uint8Array {
       if (f.bits !== undefined) return u64Bits(view, f);
       return view.getUint32(f.offset, true) + view.getUint32(f.offset + 4, true) * TWO_POW_32;
     case 'u64n': return view.getBigUint64(f.offset, true);
-    case 'bytes': return new Uint8Array(view.buffer.slice(view.byteOffset + f.offset, view.byteOffset + f.offset + (f.length ?? 0)));
+    case 'bytes': {
+      const start = view.byteOffset + f.offset;
+      return new Uint8Array(view.buffer.slice(start, start + (f.length ?? 0)));
+    }
     default: {
       const word = readWord(view, f);
       if (f.bits === undefined) return word;
@@ -145,7 +155,9 @@ function writeField(view: DataView, f: FieldSpec, value: number | bigint | Uint8
       const v = value as number;
       const width = WIDTH[f.kind] * 8;
       const bits = f.bits ?? width;
-      if (!Number.isInteger(v) || v < 0 || v >= 2 ** bits) throw new RangeError(`${name}: ${v} does not fit in ${bits} bits`);
+      if (!Number.isInteger(v) || v < 0 || v >= 2 ** bits) {
+        throw new RangeError(`${name}: ${v} does not fit in ${bits} bits`);
+      }
       if (f.bits === undefined) { writeWord(view, f, v); return; }
       const shift = f.shift ?? 0;
       const mask = (2 ** bits - 1) * 2 ** shift;
@@ -169,7 +181,9 @@ function u64Bits(view: DataView, f: FieldSpec): number {
 
 function writeU64Bits(view: DataView, f: FieldSpec, v: number, name: string): void {
   const bits = f.bits!;
-  if (!Number.isInteger(v) || v < 0 || v >= 2 ** bits) throw new RangeError(`${name}: ${v} does not fit in ${bits} bits`);
+  if (!Number.isInteger(v) || v < 0 || v >= 2 ** bits) {
+    throw new RangeError(`${name}: ${v} does not fit in ${bits} bits`);
+  }
   const shift = f.shift ?? 0;
   // Each half takes the part of the range that lies in it.
   for (const [at, base] of [[0, 0], [4, 32]] as const) {
