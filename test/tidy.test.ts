@@ -73,17 +73,12 @@ const WIDTH_PENDING = new Set<string>([
   'drivers/emu/engine/flush.ts',
   'drivers/emu/engine/responder.ts',
   'drivers/emu/engine/sgl.ts',
-  'drivers/emu/engine/sq-wqe.ts',
   'drivers/emu/firmware/hwrm.ts',
   'drivers/emu/firmware/roce-channel.ts',
   'drivers/emu/firmware/roce.ts',
-  'drivers/emu/iommu.ts',
-  'firmware-hwrm/layout.ts',
   'lib/bnxt/completion-queue.ts',
-  'lib/bnxt/hwrm-channel.ts',
   'lib/bnxt/queue-pair.ts',
   'lib/bnxt/rcfw-channel.ts',
-  'lib/qp.ts',
   'scripts/cli/options.ts',
 ]);
 

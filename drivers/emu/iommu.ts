@@ -50,7 +50,9 @@ export class Iommu {
     while (i < this.mappings.length && this.mappings[i]!.iova < iova) i++;
     const prev = this.mappings[i - 1];
     const next = this.mappings[i];
-    if ((prev && prev.end > iova) || (next && next.iova < m.end)) throw new Error(`emu iommu: mapping 0x${iova.toString(16)}+${length} overlaps another`);
+    if ((prev && prev.end > iova) || (next && next.iova < m.end)) {
+      throw new Error(`emu iommu: mapping 0x${iova.toString(16)}+${length} overlaps another`);
+    }
     this.mappings.splice(i, 0, m);
   }
 
