@@ -195,7 +195,8 @@ export class BnxtQp {
     if (!held.ok) return err(`Qp.make: ${held.error}`);
     const { ledger } = held.value;
     return ledger.guard(() => {
-      // The first PSN is the device's random draw: crypto-random on hardware, replayable from a seed on a stepped software NIC.
+      // The first PSN is the device's random draw: crypto-random on hardware, replayable from a
+      // seed on a stepped software NIC.
       const qp = new BnxtQp(roce, held.value, func.doorbells, func.device.random.u32() & R.PSN_MASK);
       // MODIFY_QP RESET -> INIT.
       const init = qp.modify('INIT', {});
@@ -249,7 +250,8 @@ export class BnxtQp {
     });
     if (!rtr.ok) return rtr;
     const rts = this.modify('RTS', {
-      timeout: ACK_TIMEOUT, retry_cnt: RETRY_COUNT, rnr_retry: RNR_RETRY_FOREVER, sq_psn: this.psn, max_rd_atomic: this.readDepths.orrq,
+      timeout: ACK_TIMEOUT, retry_cnt: RETRY_COUNT, rnr_retry: RNR_RETRY_FOREVER, sq_psn: this.psn,
+      max_rd_atomic: this.readDepths.orrq,
     });
     if (!rts.ok) return rts;
     this.mtu = p.pathMtu;
@@ -300,13 +302,20 @@ export class BnxtQp {
   }
 
   /** Writes an RDMA READ WQE (remote va/key; the local SGE is the destination). */
-  postRead(key: number, vaLo: number, vaHi: number, at: number, n: number, rKey: number, rVaLo: number, rVaHi: number, rAt: number): void {
+  postRead(
+    key: number, vaLo: number, vaHi: number, at: number, n: number, rKey: number, rVaLo: number, rVaHi: number,
+    rAt: number,
+  ): void {
     const lo = rVaLo + rAt;
     const carry = lo >= Words.TWO_POW_32 ? 1 : 0;
-    this.writeSqWqe(READ_WORD0, key, vaLo, vaHi, at, n, lo - carry * Words.TWO_POW_32, rVaHi + carry, rKey, READ_OPCODE);
+    this.writeSqWqe(READ_WORD0, key, vaLo, vaHi, at, n, lo - carry * Words.TWO_POW_32, rVaHi + carry, rKey,
+      READ_OPCODE);
   }
 
-  private writeSqWqe(word0: number, key: number, vaLo: number, vaHi: number, at: number, n: number, w4: number, w5: number, w6: number, opcode: number): void {
+  private writeSqWqe(
+    word0: number, key: number, vaLo: number, vaHi: number, at: number, n: number, w4: number, w5: number,
+    w6: number, opcode: number,
+  ): void {
     const prod = this.sqProd;
     const idx = RING.slot(prod);
     this.sqLength[idx] = n;
@@ -401,7 +410,8 @@ export class BnxtQp {
     const expected = send ? R.CqeType.REQ : R.CqeType.RES_RC;
     let bytes: number;
     if (type !== expected) {
-      return this.failAtCqe(side, cq, `the NIC wrote a completion of a kind the ${send ? 'send' : 'receive'} ring does not take (CQE type ${R.cqeTypeName(type)})`);
+      return this.failAtCqe(side, cq, `the NIC wrote a completion of a kind the ${send ? 'send' : 'receive'} ring ` +
+        `does not take (CQE type ${R.cqeTypeName(type)})`);
     }
     if (send) {
       const idx = RING.slot(this.sqTaken);
@@ -428,7 +438,8 @@ export class BnxtQp {
       }
       bytes = C.cqResRcLength(u, w);
       if (bytes > this.rqLength[idx]! && status === 0) {
-        return this.failAtCqe(side, cq, `the NIC completed receive entry ${idx} with ${bytes} bytes, more than its ${this.rqLength[idx]!}`);
+        return this.failAtCqe(side, cq,
+          `the NIC completed receive entry ${idx} with ${bytes} bytes, more than its ${this.rqLength[idx]!}`);
       }
     }
     cq.take(); // one CQE per entry, in order: the NIC hears the consumer at a later post
@@ -531,7 +542,9 @@ export class BnxtQp {
       if (status === 0 && taken) return bytes;
       if (!inOrder) this.keepAfterFailure[side] = 0;
       // An entry that failed itself carries its own error; a flushed one, the failure's.
-      this.lastError = taken && !isFlush(send, status) ? (send ? requesterStatusMessage(status) : responderStatusMessage(status)) : this.failure!;
+      this.lastError = taken && !isFlush(send, status)
+        ? (send ? requesterStatusMessage(status) : responderStatusMessage(status))
+        : this.failure!;
       return POLL_ERROR;
     }
     // Entries the NIC had not completed: the failure's error, in order. Drain any CQEs the NIC
