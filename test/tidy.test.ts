@@ -76,9 +76,6 @@ const WIDTH_PENDING = new Set<string>([
   'drivers/emu/firmware/hwrm.ts',
   'drivers/emu/firmware/roce-channel.ts',
   'drivers/emu/firmware/roce.ts',
-  'lib/bnxt/completion-queue.ts',
-  'lib/bnxt/queue-pair.ts',
-  'lib/bnxt/rcfw-channel.ts',
   'scripts/cli/options.ts',
 ]);
 

@@ -15,10 +15,12 @@ import {
   CMDQE_BYTES, CMDQ_COOKIE_MASK, CMDQ_PROD_OFFSET, CMDQ_TRIGGER_OFFSET, CMDQ_TRIGGER_VALUE, CMDQ_MAILBOX_OFFSET,
   CmdqInit, cmdqProdWord, cmdqUnits,
 } from '../../firmware-hwrm/roce/cmdq.ts';
-import { CreqQpErrorNotification, reqErrStateReasonName, resErrStateReasonName } from '../../firmware-hwrm/roce/creq.ts';
 import {
-  CREQ_BASE_V_WORD, CREQ_BASE_WORDS, creqBaseVOf, creqQpEventCookie, creqQpEventEvent, creqQpEventStatus, creqQpEventType,
-  creqQpEventXid,
+  CreqQpErrorNotification, reqErrStateReasonName, resErrStateReasonName,
+} from '../../firmware-hwrm/roce/creq.ts';
+import {
+  CREQ_BASE_V_WORD, CREQ_BASE_WORDS, creqBaseVOf, creqQpEventCookie, creqQpEventEvent, creqQpEventStatus,
+  creqQpEventType, creqQpEventXid,
 } from '../../firmware-hwrm/roce/creq.g.ts';
 import { CreqType, CreqEvent, RoceOpcode, roceOpcodeName, roceStatusName } from '../../firmware-hwrm/roce/opcodes.ts';
 import { CreqQueryFuncRespSb } from '../../firmware-hwrm/roce/commands-fw.ts';
@@ -117,7 +119,8 @@ export class RcfwChannel {
     if (this.stalledBecause) return err(`${name} not sent: ${this.stalledBecause}`);
     const cookie = this.seq & CMDQ_COOKIE_MASK;
     this.seq = (this.seq + 1) & 0xffff;
-    const bytes = cmd.layout.encode({ ...body, opcode: cmd.opcode, cmd_size: cmdqUnits(cmd.layout.size), cookie } as Partial<Values<Q>>);
+    const header = { opcode: cmd.opcode, cmd_size: cmdqUnits(cmd.layout.size), cookie };
+    const bytes = cmd.layout.encode({ ...body, ...header } as Partial<Values<Q>>);
     const units = cmdqUnits(bytes.length);
     // Copy unit by unit: a command may wrap at the ring's end (as the kernel's __send_message copies it).
     for (let u = 0; u < units; u++) {
@@ -140,7 +143,9 @@ export class RcfwChannel {
     }
     if (this.trace) {
       // QUERY_FUNC answers in its side buffer (the first buffer it names): traced with it.
-      const side = cmd.opcode === RoceOpcode.QUERY_FUNC ? names[0]?.bytes.subarray(0, CreqQueryFuncRespSb.size) : undefined;
+      const side = cmd.opcode === RoceOpcode.QUERY_FUNC
+        ? names[0]?.bytes.subarray(0, CreqQueryFuncRespSb.size)
+        : undefined;
       this.trace.write(creqEvent(new Uint8Array(answer.buffer, answer.byteOffset, answer.byteLength), side));
     }
     const status = creqQpEventStatus(answer, 0);
@@ -166,7 +171,8 @@ export class RcfwChannel {
       if (entry) {
         const type = creqQpEventType(entry, 0);
         const event = creqQpEventEvent(entry, 0);
-        if (type === CreqType.QP_EVENT && event < CreqEvent.QP_ERROR_NOTIFICATION && creqQpEventCookie(entry, 0) === cookie) return entry;
+        const answer = type === CreqType.QP_EVENT && event < CreqEvent.QP_ERROR_NOTIFICATION;
+        if (answer && creqQpEventCookie(entry, 0) === cookie) return entry;
         this.keepEvent(entry); // an async event, or a stale answer: never lost, never mistaken
         continue;
       }
@@ -180,7 +186,8 @@ export class RcfwChannel {
   private takeCreqEntry(): Uint32Array | undefined {
     const w = CREQ_RING.slot(this.creqCons) * CREQ_BASE_WORDS;
     // The valid bit is 1 on the first lap and flips at each wrap.
-    if (creqBaseVOf(Atomics.load(this.creqWords, w + CREQ_BASE_V_WORD)) !== CREQ_RING.phase(this.creqCons)) return undefined;
+    const valid = creqBaseVOf(Atomics.load(this.creqWords, w + CREQ_BASE_V_WORD));
+    if (valid !== CREQ_RING.phase(this.creqCons)) return undefined;
     const entry = this.creqWords.slice(w, w + CREQ_BASE_WORDS);
     this.creqCons++;
     this.ringCreqDoorbell();
@@ -189,12 +196,14 @@ export class RcfwChannel {
 
   private keepEvent(entry: Uint32Array): void {
     // Function events and stale answers are dropped.
-    if (creqQpEventType(entry, 0) !== CreqType.QP_EVENT || creqQpEventEvent(entry, 0) !== CreqEvent.QP_ERROR_NOTIFICATION) return;
+    if (creqQpEventType(entry, 0) !== CreqType.QP_EVENT) return;
+    if (creqQpEventEvent(entry, 0) !== CreqEvent.QP_ERROR_NOTIFICATION) return;
     const e = CreqQpErrorNotification.decode(new Uint8Array(entry.buffer));
     const parts: string[] = [];
     if (e.req_err_state_reason) parts.push(`requester: ${reqErrStateReasonName(e.req_err_state_reason)}`);
     if (e.res_err_state_reason) parts.push(`responder: ${resErrStateReasonName(e.res_err_state_reason)}`);
-    this.qpErrors.set(e.xid, { qpn: e.xid, message: `the NIC reported the QP failed (${parts.join(', ') || 'no reason given'})` });
+    const message = `the NIC reported the QP failed (${parts.join(', ') || 'no reason given'})`;
+    this.qpErrors.set(e.xid, { qpn: e.xid, message });
   }
 
   /** Reads any new CREQ entries (no firmware request); cheap when there are none. */
