@@ -112,7 +112,8 @@ export function writeReqCqe(core: EngineCore, t: QpTransport, sqConsIdx: number,
 
 /** roce_hsi.h: struct cq_res_rc. `imm` as the LE number equal to the wire value; `wrId` from the RQ WQE. */
 export function writeResCqe(
-  core: EngineCore, t: QpTransport, length: number, imm: number, status: number, flags: number, wrId: number, solicited: boolean,
+  core: EngineCore, t: QpTransport, length: number, imm: number, status: number, flags: number, wrId: number,
+  solicited: boolean,
 ): boolean {
   if (!core.mayWrite(t)) return false;
   const qp = t.qp;
