@@ -22,7 +22,9 @@ import type { QpTransport } from './transport.ts';
  * Moves the QP to ERR (once). `notify`: the NIC found the failure, so the driver hears of it
  * through a QP error notification carrying the requester and responder reasons.
  */
-export function enterError(core: EngineCore, t: QpTransport, reqReason: number, resReason: number, notify: boolean): void {
+export function enterError(
+  core: EngineCore, t: QpTransport, reqReason: number, resReason: number, notify: boolean,
+): void {
   if (t.reqState === ReqState.ERROR && t.respState === RespState.ERROR) return;
   t.qp.state = EmuQpState.ERR;
   t.setReqState(ReqState.ERROR);
@@ -70,7 +72,8 @@ export function flushStep(core: EngineCore, t: QpTransport): boolean {
   let progress = false;
   if (t.notifyPending) {
     // The entries that failed complete first (if their CQ has room), then the report.
-    if (t.sqFailStatus !== 0 && t.compWqe < t.sqProducer && writeReqCqe(core, t, t.reqConsIdx(t.compWqe, t.sqFailStatus), t.sqFailStatus)) {
+    if (t.sqFailStatus !== 0 && t.compWqe < t.sqProducer &&
+      writeReqCqe(core, t, t.reqConsIdx(t.compWqe, t.sqFailStatus), t.sqFailStatus)) {
       t.sqFailStatus = 0;
       t.compWqe++;
       progress = true;
