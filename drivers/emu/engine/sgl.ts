@@ -126,7 +126,8 @@ function addSge(
  * short or a piece leaves its region) or FAULT (the IOMMU refused an access).
  */
 export function copySgl(
-  iommu: Iommu, tables: RoceTables, sgl: SgList, at: number, length: number, buf: Uint8Array, bufAt: number, toHost: boolean,
+  iommu: Iommu, tables: RoceTables, sgl: SgList, at: number, length: number, buf: Uint8Array, bufAt: number,
+  toHost: boolean,
 ): number {
   if (length === 0) return SglError.OK;
   if (at + length > sgl.total) return SglError.RANGE;
@@ -187,7 +188,9 @@ export function stillRegistered(tables: RoceTables, mr: EmuMr): boolean {
 }
 
 /** Copies between a region (from byte `offset` of its page list) and `buf`, page by page. */
-export function copyRegion(iommu: Iommu, mr: EmuMr, offset: number, length: number, buf: Uint8Array, bufAt: number, toHost: boolean): boolean {
+export function copyRegion(
+  iommu: Iommu, mr: EmuMr, offset: number, length: number, buf: Uint8Array, bufAt: number, toHost: boolean,
+): boolean {
   const memory = mr.memory;
   let left = length;
   let off = offset;
