@@ -69,10 +69,6 @@ const LONG_FUNCTIONS = new Map<string, string>([
  * Empty when the work is done.
  */
 const WIDTH_PENDING = new Set<string>([
-  'drivers/emu/engine/cq-writer.ts',
-  'drivers/emu/engine/flush.ts',
-  'drivers/emu/engine/responder.ts',
-  'drivers/emu/engine/sgl.ts',
   'drivers/emu/firmware/hwrm.ts',
   'drivers/emu/firmware/roce-channel.ts',
   'drivers/emu/firmware/roce.ts',

@@ -22,7 +22,9 @@ import { CqResRcFlags, CqResRcStatus } from '../../../firmware-hwrm/roce/cqe.ts'
 import { ResErrStateReason } from '../../../firmware-hwrm/roce/creq.ts';
 import { MrAccess } from '../../../firmware-hwrm/roce/commands-mr.ts';
 import { QpAccess } from '../../../firmware-hwrm/roce/commands-qp.ts';
-import { RQ_WQE_TYPE_RCV, STATIC_WQE_BYTES, WQE_HEADER_BYTES, WQE_HEADER_SLOTS } from '../../../firmware-hwrm/roce/wqe.ts';
+import {
+  RQ_WQE_TYPE_RCV, STATIC_WQE_BYTES, WQE_HEADER_BYTES, WQE_HEADER_SLOTS,
+} from '../../../firmware-hwrm/roce/wqe.ts';
 import * as Wqe from '../../../firmware-hwrm/roce/wqe.g.ts';
 import { TWO_POW_32 } from '../../../firmware-hwrm/words.ts';
 import {
@@ -69,12 +71,12 @@ export function responderReceive(core: EngineCore, t: QpTransport, frame: Uint8A
   const flags = OPCODE_FLAGS[op]!;
   // CHK_OP_SEQ
   if (!opcodeFollows(t.lastOpcode, flags)) {
-    classError(core, t, NakCode.INVALID_REQUEST, CqResRcStatus.REMOTE_INVALID_REQUEST_ERR, ResErrStateReason.RES_OPCODE_ERROR);
+    invalidRequest(core, t, ResErrStateReason.RES_OPCODE_ERROR);
     return;
   }
   // CHK_OP_VALID: atomics and SEND with invalidate are not served by this model.
   if ((flags & (OpFlag.ATOMIC | OpFlag.IETH)) !== 0) {
-    classError(core, t, NakCode.INVALID_REQUEST, CqResRcStatus.REMOTE_INVALID_REQUEST_ERR, ResErrStateReason.RES_UNSUPPORTED_OPCODE);
+    invalidRequest(core, t, ResErrStateReason.RES_UNSUPPORTED_OPCODE);
     return;
   }
   if ((flags & OpFlag.READ) !== 0 && (t.qp.access & QpAccess.REMOTE_READ) === 0) {
@@ -86,7 +88,8 @@ export function responderReceive(core: EngineCore, t: QpTransport, frame: Uint8A
     return;
   }
   // CHK_RESOURCE: a SEND's first packet, and a WRITE's immediate, take a receive WQE.
-  const takesReceive = ((flags & OpFlag.SEND) !== 0 && (flags & OpFlag.FIRST) !== 0) || ((flags & OpFlag.WRITE) !== 0 && (flags & OpFlag.IMMDT) !== 0);
+  const takesReceive = ((flags & OpFlag.SEND) !== 0 && (flags & OpFlag.FIRST) !== 0) ||
+    ((flags & OpFlag.WRITE) !== 0 && (flags & OpFlag.IMMDT) !== 0);
   if (takesReceive && !t.recvActive) {
     if (t.rqConsumer === t.rqProducer) {
       // IBA: Receiver Not Ready; the requester retries after the advertised delay.
@@ -99,11 +102,11 @@ export function responderReceive(core: EngineCore, t: QpTransport, frame: Uint8A
   }
   // CHK_LENGTH
   if ((flags & OpFlag.PAYLOAD) !== 0 && !payloadFits(flags, f.payloadLength, t.mtu)) {
-    classError(core, t, NakCode.INVALID_REQUEST, CqResRcStatus.REMOTE_INVALID_REQUEST_ERR, ResErrStateReason.RES_PAYLOAD_LENGTH_MISMATCH);
+    invalidRequest(core, t, ResErrStateReason.RES_PAYLOAD_LENGTH_MISMATCH);
     return;
   }
   if ((flags & OpFlag.RETH) !== 0 && f.rethDmaLength > MAX_MESSAGE_BYTES) {
-    classError(core, t, NakCode.INVALID_REQUEST, CqResRcStatus.REMOTE_INVALID_REQUEST_ERR, ResErrStateReason.RES_EXCEED_MAX);
+    invalidRequest(core, t, ResErrStateReason.RES_EXCEED_MAX);
     return;
   }
   // CHK_RKEY and EXECUTE
@@ -136,7 +139,8 @@ function loadReceive(core: EngineCore, t: QpTransport): boolean {
   const u = iommu.wordsIn(rq.memory, base, STATIC_WQE_BYTES);
   if (u === undefined) {
     core.counters.dmaFaults++;
-    classError(core, t, NakCode.REMOTE_OPERATIONAL_ERROR, CqResRcStatus.LOCAL_QP_OPERATION_ERR, ResErrStateReason.RES_RX_PCI_ERROR, true);
+    classError(core, t, NakCode.REMOTE_OPERATIONAL_ERROR, CqResRcStatus.LOCAL_QP_OPERATION_ERR,
+      ResErrStateReason.RES_RX_PCI_ERROR, true);
     return false;
   }
   const w = iommu.wordOffset;
@@ -145,12 +149,14 @@ function loadReceive(core: EngineCore, t: QpTransport): boolean {
   const sges = Wqe.rqWqeHdrWqeSize(u, w) - WQE_HEADER_SLOTS;
   const limit = t.qp.rqSge > 0 && t.qp.rqSge < MAX_SGE ? t.qp.rqSge : MAX_SGE;
   if (Wqe.rqWqeHdrWqeType(u, w) !== RQ_WQE_TYPE_RCV || sges < 0 || sges > limit) {
-    classError(core, t, NakCode.REMOTE_OPERATIONAL_ERROR, CqResRcStatus.LOCAL_QP_OPERATION_ERR, ResErrStateReason.RES_WQE_FORMAT_ERROR, true);
+    classError(core, t, NakCode.REMOTE_OPERATIONAL_ERROR, CqResRcStatus.LOCAL_QP_OPERATION_ERR,
+      ResErrStateReason.RES_WQE_FORMAT_ERROR, true);
     return false;
   }
   const status = loadSgl(iommu, core.tables, t.qp.pd, t.recvSgl, rq.memory, base + WQE_HEADER_BYTES, sges, true, true);
   if (status !== SglError.OK) {
-    classError(core, t, NakCode.REMOTE_OPERATIONAL_ERROR, CqResRcStatus.LOCAL_PROTECTION_ERR, ResErrStateReason.RES_WQE_FORMAT_ERROR, true);
+    classError(core, t, NakCode.REMOTE_OPERATIONAL_ERROR, CqResRcStatus.LOCAL_PROTECTION_ERR,
+      ResErrStateReason.RES_WQE_FORMAT_ERROR, true);
     return false;
   }
   t.recvWrId = wrId;
@@ -169,7 +175,9 @@ function executeSend(core: EngineCore, t: QpTransport, frame: Uint8Array, flags:
     return;
   }
   if (!core.mayWrite(t)) return;
-  const copied = n > 0 ? copySgl(core.iommu, core.tables, t.recvSgl, t.recvOffset, n, frame, f.payloadOffset, true) : SglError.OK;
+  const copied = n > 0
+    ? copySgl(core.iommu, core.tables, t.recvSgl, t.recvOffset, n, frame, f.payloadOffset, true)
+    : SglError.OK;
   if (copied !== SglError.OK) {
     // The receive's region was deregistered under it (checked on every packet) or its memory went away.
     if (copied === SglError.FAULT) core.counters.dmaFaults++;
@@ -180,7 +188,9 @@ function executeSend(core: EngineCore, t: QpTransport, frame: Uint8Array, flags:
   t.recvOffset += n;
   if ((flags & OpFlag.LAST) !== 0) {
     const withImm = (flags & OpFlag.IMMDT) !== 0;
-    if (!completeReceive(core, t, t.recvOffset, withImm ? f.immDt : 0, withImm ? CqResRcFlags.IMM : 0, f.se !== 0)) return;
+    if (!completeReceive(core, t, t.recvOffset, withImm ? f.immDt : 0, withImm ? CqResRcFlags.IMM : 0, f.se !== 0)) {
+      return;
+    }
   }
   done(core, t, flags);
 }
@@ -208,18 +218,20 @@ function executeWrite(core: EngineCore, t: QpTransport, frame: Uint8Array, flags
   }
   const last = (flags & OpFlag.LAST) !== 0;
   if (n > t.writeResid || (last && n !== t.writeResid)) {
-    classError(core, t, NakCode.INVALID_REQUEST, CqResRcStatus.REMOTE_INVALID_REQUEST_ERR, ResErrStateReason.RES_PAYLOAD_LENGTH_MISMATCH);
+    invalidRequest(core, t, ResErrStateReason.RES_PAYLOAD_LENGTH_MISMATCH);
     return;
   }
   if (n > 0 && !stillRegistered(core.tables, t.writeMr!)) {
     // The RETH's region was deregistered since the WRITE's first packet (checked on every packet).
-    classError(core, t, NakCode.REMOTE_ACCESS_ERROR, CqResRcStatus.REMOTE_INVALID_REQUEST_ERR, ResErrStateReason.RES_RX_INVALID_R_KEY);
+    classError(core, t, NakCode.REMOTE_ACCESS_ERROR, CqResRcStatus.REMOTE_INVALID_REQUEST_ERR,
+      ResErrStateReason.RES_RX_INVALID_R_KEY);
     return;
   }
   if (!core.mayWrite(t)) return;
   if (n > 0 && !copyRegion(core.iommu, t.writeMr!, t.writeOffset, n, frame, f.payloadOffset, true)) {
     core.counters.dmaFaults++;
-    classError(core, t, NakCode.REMOTE_OPERATIONAL_ERROR, CqResRcStatus.LOCAL_PROTECTION_ERR, ResErrStateReason.RES_RX_PCI_ERROR);
+    classError(core, t, NakCode.REMOTE_OPERATIONAL_ERROR, CqResRcStatus.LOCAL_PROTECTION_ERR,
+      ResErrStateReason.RES_RX_PCI_ERROR);
     return;
   }
   t.writeOffset += n;
@@ -300,7 +312,9 @@ function done(core: EngineCore, t: QpTransport, flags: number): void {
 }
 
 /** COMPLETE: the receive at rqConsumer is done. False if its CQ overflowed (the QP fails, nothing is acknowledged). */
-function completeReceive(core: EngineCore, t: QpTransport, length: number, imm: number, cqeFlags: number, solicited: boolean): boolean {
+function completeReceive(
+  core: EngineCore, t: QpTransport, length: number, imm: number, cqeFlags: number, solicited: boolean,
+): boolean {
   if (!writeResCqe(core, t, length, imm, CqResRcStatus.OK, cqeFlags, t.recvWrId, solicited)) {
     core.counters.cqOverflows++;
     enterError(core, t, 0, ResErrStateReason.RES_CMP_ERROR, true);
@@ -336,7 +350,9 @@ function duplicateRequest(core: EngineCore, t: QpTransport): void {
   // No context covers it (too old): dropped (rxe: Class D).
 }
 
-function startReadResponses(core: EngineCore, t: QpTransport, c: number, psn: number, va: number, length: number): void {
+function startReadResponses(
+  core: EngineCore, t: QpTransport, c: number, psn: number, va: number, length: number,
+): void {
   t.rdCurPsn[c] = psn;
   t.rdCurVa[c] = va;
   t.rdResid[c] = length;
@@ -413,9 +429,11 @@ function sendReadResponse(core: EngineCore, t: QpTransport, c: number): boolean 
     const mr = core.tables.mr(t.rdRkey[c]!);
     const va = t.rdCurVa[c]!;
     const status = checkRange(mr, t.qp.pd, va, n, MrAccess.REMOTE_READ);
-    if (status !== SglError.OK || !copyRegion(core.iommu, mr!, regionOffset(mr!, va), n, port.txBuf, payloadOffsetFor(opcode), false)) {
+    if (status !== SglError.OK ||
+      !copyRegion(core.iommu, mr!, regionOffset(mr!, va), n, port.txBuf, payloadOffsetFor(opcode), false)) {
       if (status === SglError.OK) core.counters.dmaFaults++;
-      classErrorAt(core, t, NakCode.REMOTE_ACCESS_ERROR, cur, status === SglError.OK ? ResErrStateReason.RES_TX_PCI_ERROR : txKeyReason(status));
+      classErrorAt(core, t, NakCode.REMOTE_ACCESS_ERROR, cur,
+        status === SglError.OK ? ResErrStateReason.RES_TX_PCI_ERROR : txKeyReason(status));
       return false;
     }
   }
@@ -460,15 +478,24 @@ function sendAck(core: EngineCore, t: QpTransport, syndrome: number, psn: number
   if (syndrome !== AETH_SYNDROME_ACK) core.counters.naksSent++;
 }
 
+/** A request IBA calls invalid: NAK Invalid Request, a receive it took completes REMOTE_INVALID_REQUEST_ERR. */
+function invalidRequest(core: EngineCore, t: QpTransport, resReason: number): void {
+  classError(core, t, NakCode.INVALID_REQUEST, CqResRcStatus.REMOTE_INVALID_REQUEST_ERR, resReason);
+}
+
 /**
  * Class A/C errors: one NAK for the packet at hand, then the QP fails. The receive in
  * progress (or, with `receive`, the one just taken) completes with `recvStatus`.
  */
-function classError(core: EngineCore, t: QpTransport, nakCode: number, recvStatus: number, resReason: number, receive = false): void {
+function classError(
+  core: EngineCore, t: QpTransport, nakCode: number, recvStatus: number, resReason: number, receive = false,
+): void {
   classErrorAt(core, t, nakCode, core.port.rxf.psn, resReason, recvStatus, receive || t.recvActive);
 }
 
-function classErrorAt(core: EngineCore, t: QpTransport, nakCode: number, psn: number, resReason: number, recvStatus = 0, receive = false): void {
+function classErrorAt(
+  core: EngineCore, t: QpTransport, nakCode: number, psn: number, resReason: number, recvStatus = 0, receive = false,
+): void {
   sendAck(core, t, nakSyndrome(nakCode), psn);
   if (receive && recvStatus !== 0) failReceive(core, t, recvStatus, t.recvOffset, resReason);
   else failResponder(core, t, resReason);
