@@ -85,9 +85,11 @@ export class HwrmFirmware {
     if (value !== 1) return;
     const window = this.bus.bar0Bytes(0, WINDOW_BYTES);
     let request: Uint8Array = window;
-    if (hwrmShortInputSignature(new Uint32Array(window.buffer, window.byteOffset, HWRM_SHORT_INPUT_WORDS), 0) === H.SHORT_REQ_SIGNATURE_SHORT_CMD) {
+    const windowWords = new Uint32Array(window.buffer, window.byteOffset, HWRM_SHORT_INPUT_WORDS);
+    if (hwrmShortInputSignature(windowWords, 0) === H.SHORT_REQ_SIGNATURE_SHORT_CMD) {
       const short = H.HwrmShortInput.decode(window);
-      if (short.req_addr % 16 !== 0 || short.size < 16 || short.size > MAX_EXT_REQ_LEN) return; // nothing sane to answer to
+      // Nothing sane to answer to.
+      if (short.req_addr % 16 !== 0 || short.size < 16 || short.size > MAX_EXT_REQ_LEN) return;
       const body = new Uint8Array(short.size);
       if (!this.bus.iommu.readInto(short.req_addr, short.size, body, 0)) return; // IOMMU fault: no answer
       request = body;
@@ -226,7 +228,9 @@ export class HwrmFirmware {
     if (!this.fn.registered) return { error: E.RESOURCE_ACCESS_DENIED };
     if (!this.fn.backingStore) return { error: E.RESOURCE_ACCESS_DENIED }; // P5 keeps ring contexts in context memory
     // The CREQ and the RoCE NQs are rings of type NQ on P5; L2 rings (bnxt_en's) live in hwrm-kernel.ts.
-    if (req.ring_type !== H.RING_ALLOC_REQ_RING_TYPE.NQ) return kernelRingAlloc(this.bus, this.fn, req, () => this.nextRingId++);
+    if (req.ring_type !== H.RING_ALLOC_REQ_RING_TYPE.NQ) {
+      return kernelRingAlloc(this.bus, this.fn, req, () => this.nextRingId++);
+    }
     const length = req.length as number;
     const depth = req.page_tbl_depth as number;
     const pageSizeLog2 = req.page_size as number;
@@ -235,11 +239,16 @@ export class HwrmFirmware {
     if (depth === 0 && !this.bus.iommu.check(addr, length * 16)) return { error: E.INVALID_PARAMS };
     if (depth === 1) {
       const pages = Math.ceil((length * 16) / 2 ** pageSizeLog2);
-      if (pageSizeLog2 < 12 || pageSizeLog2 > 30 || !this.bus.iommu.check(addr, pages * 8)) return { error: E.INVALID_PARAMS };
+      if (pageSizeLog2 < 12 || pageSizeLog2 > 30 || !this.bus.iommu.check(addr, pages * 8)) {
+        return { error: E.INVALID_PARAMS };
+      }
     }
     if (beyondReservation(this.fn, 'nq') !== undefined) return { error: E.RESOURCE_ALLOC_ERROR };
     const id = this.nextRingId++;
-    this.fn.rings.set(id, { id, pageTblAddr: addr, pageTblDepth: depth, pageSizeLog2, length, logicalId: req.logical_id as number, intMode: req.int_mode as number });
+    this.fn.rings.set(id, {
+      id, pageTblAddr: addr, pageTblDepth: depth, pageSizeLog2, length, logicalId: req.logical_id as number,
+      intMode: req.int_mode as number,
+    });
     return { values: { ring_id: id, logical_ring_id: req.logical_id } };
   }
 
@@ -255,7 +264,8 @@ export class HwrmFirmware {
       netctrl_fw_maj_8b: 230, netctrl_fw_min_8b: 2, netctrl_fw_bld_8b: 52,
       roce_fw_maj_8b: 230, roce_fw_min_8b: 2, roce_fw_bld_8b: 52,
       dev_caps_cfg: H.VER_GET_RESP_DEV_CAPS_CFG.SHORT_CMD_SUPPORTED,
-      hwrm_fw_name: name('rig-bnxt-emu'), mgmt_fw_name: name('ChiMP'), netctrl_fw_name: name('netctrl'), active_pkg_name: name('230.2.52.0'), roce_fw_name: name('roce'),
+      hwrm_fw_name: name('rig-bnxt-emu'), mgmt_fw_name: name('ChiMP'), netctrl_fw_name: name('netctrl'),
+      active_pkg_name: name('230.2.52.0'), roce_fw_name: name('roce'),
       chip_num: chip.chipNum, chip_rev: chip.model.chipRev, chip_metal: chip.model.chipMetal, chip_platform_type: 0,
       max_req_win_len: WINDOW_BYTES, max_resp_len: H.HWRM_MAX_RESP_LEN, def_req_timeout: 500, flags: 0, always_1: 1,
       hwrm_intf_major: intf.maj, hwrm_intf_minor: intf.min, hwrm_intf_build: intf.upd, hwrm_intf_patch: intf.rsvd,
@@ -296,19 +306,27 @@ export class HwrmFirmware {
 
   private portPhyQcfg(): Record<string, unknown> {
     return {
-      link: H.PORT_PHY_QCFG_RESP_LINK.LINK, link_speed: H.PORT_PHY_QCFG_RESP_LINK_SPEED['200GB'], duplex_cfg: 1, duplex_state: 1,
+      link: H.PORT_PHY_QCFG_RESP_LINK.LINK, link_speed: H.PORT_PHY_QCFG_RESP_LINK_SPEED['200GB'], duplex_cfg: 1,
+      duplex_state: 1,
       media_type: H.PORT_PHY_QCFG_RESP_MEDIA_TYPE.DAC, active_lanes: 4,
     };
   }
 
   /** Writes the answer at resp_addr: everything but the last byte, then the valid byte. */
-  private respond(hdr: { req_type: number; seq_id: number; resp_addr: number }, spec: H.HwrmCommandSpec | undefined, answer: Answer, malformed: MalformedKind | undefined): void {
+  private respond(
+    hdr: { req_type: number; seq_id: number; resp_addr: number }, spec: H.HwrmCommandSpec | undefined, answer: Answer,
+    malformed: MalformedKind | undefined,
+  ): void {
     let bytes: Uint8Array;
     if ('error' in answer) {
-      bytes = H.HwrmErrOutput.encode({ error_code: answer.error, req_type: hdr.req_type, seq_id: hdr.seq_id, resp_len: 16, valid: 1 });
+      bytes = H.HwrmErrOutput.encode({
+        error_code: answer.error, req_type: hdr.req_type, seq_id: hdr.seq_id, resp_len: 16, valid: 1,
+      });
     } else {
       const layout = spec!.response;
-      bytes = layout.encode({ ...answer.values, error_code: 0, req_type: hdr.req_type, seq_id: hdr.seq_id, resp_len: layout.size, valid: 1 } as never);
+      bytes = layout.encode({
+        ...answer.values, error_code: 0, req_type: hdr.req_type, seq_id: hdr.seq_id, resp_len: layout.size, valid: 1,
+      } as never);
     }
     const head = new Uint32Array(bytes.buffer, bytes.byteOffset, OUTPUT_WORDS);
     if (malformed === 'seq') setOutputSeqId(head, 0, (hdr.seq_id + 1) & 0xffff);
@@ -326,7 +344,10 @@ export class HwrmFirmware {
     refuseNth: (n: number, code: number) => this.faults.refuseNth(n, code),
     refuseType: (reqType: number, code: number) => this.faults.refuseType(reqType, code),
     malformNth: (n: number, kind: MalformedKind) => this.faults.malformNth(n, kind),
-    /** Per-request probabilities of a refusal, of going silent, of a malformed answer, drawn from the model's seeded PRNG. */
+    /**
+     * Per-request probabilities of a refusal, of going silent, of a malformed answer, drawn from
+     * the model's seeded PRNG.
+     */
     setRandomFaults: (spec: HwrmRandomFaults) => this.faults.setRandom(this.bus.random, spec),
     silence: () => { this.faults.silent = true; },
     silenceAfter: (n: number) => this.faults.silenceAfter(n),
@@ -336,10 +357,13 @@ export class HwrmFirmware {
     seen: () => this.faults.seen,
     internalErrors: () => this.internalErrors,
     lastInternalError: () => this.lastInternalError,
-    backingStoreV2: () => ({ allDone: this.backingStoreV2.allDone, configured: this.backingStoreV2.configuredCount, lastRefusal: this.backingStoreV2.lastRefusal }),
+    backingStoreV2: () => ({
+      allDone: this.backingStoreV2.allDone, configured: this.backingStoreV2.configuredCount,
+      lastRefusal: this.backingStoreV2.lastRefusal,
+    }),
     resources: () => ({
-      registered: this.fn.registered, interfaceUp: this.fn.interfaceUp, backingStore: this.fn.backingStore !== undefined,
-      rings: this.fn.rings.size, statCtxs: this.fn.statCtxs.size,
+      registered: this.fn.registered, interfaceUp: this.fn.interfaceUp,
+      backingStore: this.fn.backingStore !== undefined, rings: this.fn.rings.size, statCtxs: this.fn.statCtxs.size,
     }),
   };
 }
