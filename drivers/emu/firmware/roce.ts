@@ -16,10 +16,12 @@
 import type { ModelBus } from '../bus.ts';
 import type { EmuCq, EmuGid, EmuMr, EmuQp, EngineHooks, RoceTables } from '../objects.ts';
 import {
-  CMDQ_TRIGGER_VALUE, CmdqBase, CreqQpErrorNotification, CreqRespSbHeader, CreqEvent, CreqType, QpState, RoceStatus, NqType, roceOpcodeName, CREQ_ENTRY_BYTES, NQE_BYTES,
+  CMDQ_TRIGGER_VALUE, CmdqBase, CreqQpErrorNotification, CreqRespSbHeader, CreqEvent, CreqType, QpState, RoceStatus,
+  NqType, roceOpcodeName, CREQ_ENTRY_BYTES, NQE_BYTES,
 } from '../../../firmware-hwrm/roce/index.ts';
 import {
-  CREQ_QP_EVENT_V_WORD, creqQpEventCookie, creqQpEventWord0, setCreqQpEventCookie, setCreqQpEventEvent, setCreqQpEventType, setCreqQpEventWord0, setCreqQpEventXid,
+  CREQ_QP_EVENT_V_WORD, creqQpEventCookie, creqQpEventWord0, setCreqQpEventCookie, setCreqQpEventEvent,
+  setCreqQpEventType, setCreqQpEventWord0, setCreqQpEventXid,
 } from '../../../firmware-hwrm/roce/creq.g.ts';
 import {
   nqCnWord0, setNqCnCqHandleHigh, setNqCnCqHandleLow, setNqCnWord0,
@@ -157,7 +159,10 @@ export class RoceFirmware implements RoceTables, RoceOfFunction {
     this.channel.forget();
   }
 
-  /** True while RoCE names ring `ringId` (HWRM refuses to free it): the CREQ of an initialized function, or a CQ's NQ. */
+  /**
+   * True while RoCE names ring `ringId` (HWRM refuses to free it): the CREQ of an initialized
+   * function, or a CQ's NQ.
+   */
   usesRing(ringId: number): boolean {
     if (this.state.initialized && this.channel.open && ringId === this.channel.creqRingId) return true;
     for (const { cq } of this.state.cqs.values()) if (cq.nqId === ringId) return true;
@@ -186,7 +191,9 @@ export class RoceFirmware implements RoceTables, RoceOfFunction {
    * A QP error notification (CREQ type 0x38, event 0xC0) for `qp`, which is in ERR from now
    * on. The engine is not called back: it is the one reporting.
    */
-  postQpError(qp: EmuQp, reqErrStateReason: number, resErrStateReason: number, sqConsIdx = NO_CONS_IDX, rqConsIdx = NO_CONS_IDX): void {
+  postQpError(
+    qp: EmuQp, reqErrStateReason: number, resErrStateReason: number, sqConsIdx = NO_CONS_IDX, rqConsIdx = NO_CONS_IDX,
+  ): void {
     try {
       if (qp.destroyed) return;
       qp.state = QpState.ERR as EmuQp['state'];
@@ -267,7 +274,9 @@ export class RoceFirmware implements RoceTables, RoceOfFunction {
   }
 
   /** Writes the side buffer (if any), then the CREQ entry. */
-  private answer(creq: NotifyRing, opcode: number, cookie: number, answer: Answer, cmd: Uint8Array, malform?: RoceMalformKind): void {
+  private answer(
+    creq: NotifyRing, opcode: number, cookie: number, answer: Answer, cmd: Uint8Array, malform?: RoceMalformKind,
+  ): void {
     const e = this.entry;
     e.fill(0);
     let status = answer.status;
@@ -291,7 +300,8 @@ export class RoceFirmware implements RoceTables, RoceOfFunction {
     setCreqQpEventWord0(w, 0, creqQpEventWord0(CreqType.QP_EVENT, status, cookie & 0xffff));
     setCreqQpEventEvent(w, 0, opcode);
     if (malform !== undefined) this.malform(malform, opcode);
-    this.postEntry(creq, status === RoceStatus.SUCCESS ? answer.sideBuffer : undefined, status === RoceStatus.SUCCESS ? undefined : why);
+    const success = status === RoceStatus.SUCCESS;
+    this.postEntry(creq, success ? answer.sideBuffer : undefined, success ? undefined : why);
   }
 
   /** Fault hook: spoils the answer in `entry` (its valid bit stays the ring's to set). */
@@ -300,7 +310,8 @@ export class RoceFirmware implements RoceTables, RoceOfFunction {
     const w = this.entryWords;
     const f = this.faults;
     switch (kind) {
-      case 'opcode': setCreqQpEventEvent(w, 0, ((opcode + (f.draw() % 0x3e)) % 0x3f) + 1); break; // another command's opcode (0x01..0x3f)
+      // Another command's opcode (0x01..0x3f).
+      case 'opcode': setCreqQpEventEvent(w, 0, ((opcode + (f.draw() % 0x3e)) % 0x3f) + 1); break;
       case 'cookie': setCreqQpEventCookie(w, 0, creqQpEventCookie(w, 0) ^ (1 + (f.draw() & 0xfe))); break;
       case 'type': setCreqQpEventType(w, 0, (CreqType.QP_EVENT + 1 + (f.draw() % 0x3e)) & 0x3f); break;
       case 'xid': setCreqQpEventXid(w, 0, f.draw()); break;
@@ -366,9 +377,15 @@ export class RoceFirmware implements RoceTables, RoceOfFunction {
     silence: () => {
       this.faults.silent = true;
     },
-    /** Answer the command `n` commands from now with a malformed CREQ entry ('opcode', 'cookie', 'type', 'xid', 'bytes'). */
+    /**
+     * Answer the command `n` commands from now with a malformed CREQ entry ('opcode', 'cookie',
+     * 'type', 'xid', 'bytes').
+     */
     malformNth: (n: number, kind: RoceMalformKind) => this.faults.malformNth(n, kind),
-    /** Per-command probabilities of a refusal, of going silent, of a malformed answer, drawn from the model's seeded PRNG. */
+    /**
+     * Per-command probabilities of a refusal, of going silent, of a malformed answer, drawn from
+     * the model's seeded PRNG.
+     */
     setRandomFaults: (spec: RoceRandomFaults) => this.faults.setRandom(spec),
     clearFaults: () => this.faults.clear(),
     /** Commands taken so far. */
@@ -411,7 +428,10 @@ export class RoceFirmware implements RoceTables, RoceOfFunction {
       const k = this.state.keys.get(key);
       const mr = k?.mr;
       if (!k || !mr) return undefined;
-      return { key: mr.key, pd: mr.pd, va: mr.va, length: mr.length, access: mr.access, pageBytes: mr.memory.pageBytes, pages: [...mr.memory.pages] };
+      return {
+        key: mr.key, pd: mr.pd, va: mr.va, length: mr.length, access: mr.access, pageBytes: mr.memory.pageBytes,
+        pages: [...mr.memory.pages],
+      };
     },
   };
 }
