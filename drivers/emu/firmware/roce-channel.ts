@@ -18,7 +18,8 @@ import {
   CMDQE_BYTES, CMDQ_FIRST_COMMAND_FLAG, CMDQ_MAILBOX_OFFSET, CMDQ_PROD_IDX_MASK, CMDQ_PROD_OFFSET,
 } from '../../../firmware-hwrm/roce/index.ts';
 import {
-  cmdqBaseCmdSize, cmdqBaseCookie, cmdqBaseOpcode, cmdqInitCmdqLvl, cmdqInitCmdqPblHi, cmdqInitCmdqPblLo, cmdqInitCmdqSize, cmdqInitCreqRingId,
+  cmdqBaseCmdSize, cmdqBaseCookie, cmdqBaseOpcode, cmdqInitCmdqLvl, cmdqInitCmdqPblHi, cmdqInitCmdqPblLo,
+  cmdqInitCmdqSize, cmdqInitCreqRingId,
 } from '../../../firmware-hwrm/roce/cmdq.g.ts';
 import { TWO_POW_32 } from '../../../firmware-hwrm/words.ts';
 import { ringSlot } from '../../../firmware-hwrm/ring.ts';
@@ -130,7 +131,9 @@ export class CmdqChannel {
     const slot = ringSlot(this.consumed + u, this.depth);
     const iova = this.memory!.iova(slot * CMDQE_BYTES);
     // An unmapped unit reads as zeros (and counts as an IOMMU fault).
-    if (!this.iommu.readInto(iova, CMDQE_BYTES, this.scratch, u * CMDQE_BYTES)) this.scratch.fill(0, u * CMDQE_BYTES, (u + 1) * CMDQE_BYTES);
+    if (!this.iommu.readInto(iova, CMDQE_BYTES, this.scratch, u * CMDQE_BYTES)) {
+      this.scratch.fill(0, u * CMDQE_BYTES, (u + 1) * CMDQE_BYTES);
+    }
   }
 
   private readMailbox(bar0Written: Uint32Array): void {
