@@ -519,10 +519,13 @@ export function parseSize(text: string): Result<number> {
   return ok(bytes);
 }
 
+/** Six hex pairs, the separator after the first (':' or '-') repeated between the others. */
+const MAC_TEXT = new RegExp('^([0-9a-fA-F]{2})([:-])([0-9a-fA-F]{2})\\2([0-9a-fA-F]{2})\\2([0-9a-fA-F]{2})\\2' +
+  '([0-9a-fA-F]{2})\\2([0-9a-fA-F]{2})$');
+
 /** A MAC address written as six hex pairs separated by ':' or '-'. */
 export function parseMac(text: string): Result<Uint8Array> {
-  const m =
-    /^([0-9a-fA-F]{2})([:-])([0-9a-fA-F]{2})\2([0-9a-fA-F]{2})\2([0-9a-fA-F]{2})\2([0-9a-fA-F]{2})\2([0-9a-fA-F]{2})$/.exec(text);
+  const m = MAC_TEXT.exec(text);
   if (!m) return err(`'${text}' is not a MAC address (expected six hex pairs, e.g. 02:00:00:00:00:01)`);
   return ok(Uint8Array.from([m[1], m[3], m[4], m[5], m[6], m[7]], (pair) => parseInt(pair!, 16)));
 }
