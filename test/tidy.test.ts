@@ -61,16 +61,6 @@ const LONG_FUNCTIONS = new Map<string, string>([
   ['test/helpers/fake-vfio-kernel.ts: FakeVfioKernel.ioctl', 'one case per VFIO ioctl: a dispatch table'],
 ]);
 
-/**
- * Files whose long lines are not rewrapped yet: at the end of session 3, exactly the files the
- * two unlanded branches were changing (the generated word accessors of issue 10 item 1, and the
- * CLI / soft-RoCE interop work of issue 14), left to them so their merges stay clean. An entry
- * with nothing left is only noted, so that work on other branches need not edit this list.
- * Empty when the work is done.
- */
-const WIDTH_PENDING = new Set<string>([
-]);
-
 /** The hot-path files -> their setup functions (dotted names, see helpers/tidy.ts) and why each is setup. */
 const HOT_PATH_FILES = new Map<string, Record<string, string>>([
   ['lib/qp.ts', {
@@ -126,26 +116,11 @@ const isTableRow = (line: string): boolean => line.trimStart().startsWith('|');
 
 t.test(`rule 1: no line is wider than ${MAX_COLUMNS} columns (URLs, and Markdown tables, exempt)`, async (t) => {
   const found: string[] = [];
-  const pendingSeen = new Set<string>();
-  for (const [path, text] of code) {
-    const long = longLines(path, text, MAX_COLUMNS, hasUrl);
-    if (WIDTH_PENDING.has(path)) {
-      if (long.length > 0) pendingSeen.add(path);
-    } else {
-      found.push(...long);
-    }
-  }
+  for (const [path, text] of code) found.push(...longLines(path, text, MAX_COLUMNS, hasUrl));
   for (const [path, text] of markdown) {
-    const long = longLines(path, text, MAX_COLUMNS, (line) => hasUrl(line) || isTableRow(line));
-    if (WIDTH_PENDING.has(path)) {
-      if (long.length > 0) pendingSeen.add(path);
-    } else {
-      found.push(...long);
-    }
+    found.push(...longLines(path, text, MAX_COLUMNS, (line) => hasUrl(line) || isTableRow(line)));
   }
   t.same(found, [], 'lines to wrap');
-  const done = [...WIDTH_PENDING].filter((p) => !pendingSeen.has(p));
-  if (done.length > 0) t.comment(`WIDTH_PENDING entries with nothing left to wrap: ${done.join(', ')}`);
   t.ok(code.has('lib/bnxt/queue-pair.ts') && code.has('scripts/bind-vfio.sh') && markdown.has('docs/api.md'),
     'the files are read');
 });
