@@ -37,8 +37,7 @@ import { writeResCqe } from './cq-writer.ts';
 import { enterError, failReceive, failResponder } from './flush.ts';
 import { MAX_SGE, READ_CONTEXTS, type QpTransport } from './transport.ts';
 import type { EngineCore } from './core.ts';
-import { wqeBytes } from './sq-wqe.ts';
-import { rqWqeEvent } from '../../../firmware-hwrm/trace.ts';
+import { traceRqWqe } from './sq-wqe.ts';
 import { ringSlot } from '../../../firmware-hwrm/ring.ts';
 
 const OUT_QUEUE = READ_CONTEXTS * 2;
@@ -144,7 +143,7 @@ function loadReceive(core: EngineCore, t: QpTransport): boolean {
     return false;
   }
   const w = iommu.wordOffset;
-  if (core.bus.wqeTrace !== undefined) core.bus.wqeTrace.write(rqWqeEvent(t.qp.qpn, wqeBytes(u, w)));
+  if (core.bus.wqeTrace !== undefined) traceRqWqe(core, t, u, w);
   const wrId = Wqe.rqWqeHdrWrId(u, w);
   const sges = Wqe.rqWqeHdrWqeSize(u, w) - WQE_HEADER_SLOTS;
   const limit = t.qp.rqSge > 0 && t.qp.rqSge < MAX_SGE ? t.qp.rqSge : MAX_SGE;
