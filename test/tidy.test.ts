@@ -36,8 +36,6 @@ const CODE_FOLDERS = ['lib', 'drivers', 'firmware-hwrm', 'scripts', 'bench', 'te
 const LONG_FUNCTIONS = new Map<string, string>([
   ['lib/bnxt/bringup.ts: bringUp',
     'bring-up as the manual\'s table of contents: one commented HWRM step after another'],
-  ['lib/bnxt/backing-store.ts: configureBackingStore', 'one table row per context kind, in the order bnxt_en fills ' +
-    'FUNC_BACKING_STORE_CFG (bnxt_hwrm_func_backing_store_cfg); to move into its own function'],
   ['lib/bnxt/roce-device.ts: bringUpRoce', 'the RoCE bring-up\'s table of contents, one commented step each'],
   ['drivers/vfio/open.ts: bringUp', 'the VFIO open in the kernel API\'s order (container, group, device, BARs)'],
   ['drivers/emu/firmware/hwrm-kernel.ts: answerKernelCommand',

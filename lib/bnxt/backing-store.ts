@@ -58,6 +58,47 @@ export function configureBackingStore(hwrm: HwrmChannel, pool: DmaPool, ledger: 
   const q = hwrm.send(BACKING_STORE_QCAPS, {});
   if (!q.ok) return q;
   const caps = q.value;
+  // The CFG's form: all 336 bytes where the firmware takes requests that long, else the 256-byte
+  // legacy form (bnxt.c bnxt_hwrm_func_backing_store_cfg: req_len = sizeof(*req) unless it
+  // exceeds hwrm_max_ext_req_len, then BNXT_BACKING_STORE_CFG_LEGACY_LEN).
+  const fullForm = hwrm.caps.maxExtReqLen >= FuncBackingStoreCfgInput.size;
+  const sized = contextSizes(hwrm, caps, fullForm);
+  if (!sized.ok) return sized;
+  const areas: Area[] = [];
+  const cfg: Cfg = {};
+  let enables = 0;
+  for (const kind of contextKinds(caps, sized.value)) {
+    if (kind.entries <= 0 || kind.size <= 0) continue;
+    const area = allocateArea(pool, ledger, caps, kind);
+    if (!area.ok) return area;
+    areas.push(area.value);
+    const table = area.value.table;
+    kind.apply(cfg, table.dir, backingStorePgSizeLvl(FUNC_BACKING_STORE_PG_SIZE.PG_4K, table.level), kind.entries);
+    enables |= kind.enable;
+  }
+  const buffers = areas.flatMap((a) => [a.data, ...a.table.tables]);
+  // HWRM_FUNC_BACKING_STORE_CFG, in the form chosen above.
+  const flags = caps.mrav_num_entries_units !== 0 ? CFG_FLAGS.MRAV_RESERVATION_SPLIT : 0;
+  const r = hwrm.send(BACKING_STORE_CFG, { ...cfg, flags, enables: enables >>> 0 }, {
+    names: buffers, lengthBytes: fullForm ? FuncBackingStoreCfgInput.size : FUNC_BACKING_STORE_CFG_LEGACY_LEN,
+  });
+  if (!r.ok) return err(r.error);
+  return ok({ areas, buffers, qpEntries: sized.value.extraQps });
+}
+
+/** How many of each the context memory holds: the kernel's recipe with this driver's RoCE limits. */
+interface ContextSizes {
+  readonly extraQps: number;
+  readonly qp1: number;
+  readonly l2Qps: number;
+  readonly mrs: number;
+  readonly ahs: number;
+  readonly tqmRings: number;
+  readonly tqmEntries: number;
+}
+
+/** The sizes from QCAPS (and, where it names no TQM ring count, QUEUE_QPORTCFG's CoS queues). */
+function contextSizes(hwrm: HwrmChannel, caps: Qcaps, fullForm: boolean): Result<ContextSizes> {
   const extraQps = Math.max(
     0, Math.min(ROCE_LIMITS.qps, caps.qp_max_entries - caps.qp_max_l2_entries - caps.qp_min_qp1_entries),
   );
@@ -65,10 +106,6 @@ export function configureBackingStore(hwrm: HwrmChannel, pool: DmaPool, ledger: 
   const l2Qps = caps.qp_max_l2_entries;
   const mrs = Math.min(Math.floor(caps.mrav_max_entries / 2), ROCE_LIMITS.mrs);
   const ahs = Math.min(mrs, ROCE_LIMITS.ahs);
-  // The CFG's form: all 336 bytes where the firmware takes requests that long, else the 256-byte
-  // legacy form (bnxt.c bnxt_hwrm_func_backing_store_cfg: req_len = sizeof(*req) unless it
-  // exceeds hwrm_max_ext_req_len, then BNXT_BACKING_STORE_CFG_LEGACY_LEN).
-  const fullForm = hwrm.caps.maxExtReqLen >= FuncBackingStoreCfgInput.size;
   // Fast-path TQM rings: QCAPS's count, or where it says 0 the port's CoS queues from
   // QUEUE_QPORTCFG (bnxt.c bnxt_hwrm_func_backing_store_qcaps: bp->max_q), at most the 8 the
   // legacy CFG carries; at 8, with the full form, tqm_fp_rings_count_ext more, at most 9 in all
@@ -87,11 +124,23 @@ export function configureBackingStore(hwrm: HwrmChannel, pool: DmaPool, ledger: 
     l2Qps + 2 * (extraQps + qp1), caps.tqm_min_entries_per_ring, caps.tqm_max_entries_per_ring,
     caps.tqm_entries_multiple || 1,
   );
+  return ok({ extraQps, qp1, l2Qps, mrs, ahs, tqmRings, tqmEntries });
+}
 
-  const kinds: {
-    name: string; entries: number; size: number; enable: number; init?: Init;
-    apply: (cfg: Cfg, dir: number, pgLvl: number, entries: number) => void;
-  }[] = [
+/** One context kind: its entries and their size, its CFG enable bit, its initializer, and its CFG fields. */
+interface ContextKind {
+  readonly name: string;
+  readonly entries: number;
+  readonly size: number;
+  readonly enable: number;
+  readonly init?: Init;
+  readonly apply: (cfg: Cfg, dir: number, pgLvl: number, entries: number) => void;
+}
+
+/** One row per context kind, in the order bnxt_en fills FUNC_BACKING_STORE_CFG (bnxt_hwrm_func_backing_store_cfg). */
+function contextKinds(caps: Qcaps, sizes: ContextSizes): ContextKind[] {
+  const { extraQps, qp1, l2Qps, mrs, ahs, tqmRings, tqmEntries } = sizes;
+  return [
     { name: 'QP', entries: l2Qps + qp1 + extraQps, size: caps.qp_entry_size, enable: EN.QP,
       init: { mask: INIT.QP, offset: caps.qp_init_offset },
       apply: (c, d, p, n) => Object.assign(c, {
@@ -150,33 +199,19 @@ export function configureBackingStore(hwrm: HwrmChannel, pool: DmaPool, ledger: 
         tim_page_dir: d, tim_pg_size_tim_lvl: p, tim_num_entries: n, tim_entry_size: caps.tim_entry_size,
       }) },
   ];
+}
 
-  const areas: Area[] = [];
-  const cfg: Cfg = {};
-  let enables = 0;
-  for (const kind of kinds) {
-    if (kind.entries <= 0 || kind.size <= 0) continue;
-    const data = pool.alloc(kind.entries * kind.size);
-    if (!data.ok) return err(`no memory for ${kind.name} context memory: ${data.error}`);
-    ledger.take(data.value);
-    if (kind.init) initContext(data.value, kind.size, caps, kind.init);
-    // 4 KiB pages, level 1 at least, as the kernel does (it never uses level 0 here).
-    const table = buildPageTable(pool, data.value, 4096, () => PTU_PTE_VALID, 1);
-    if (!table.ok) return err(table.error);
-    ledger.takeAll(table.value.tables);
-    areas.push({ data: data.value, table: table.value });
-    kind.apply(cfg, table.value.dir, backingStorePgSizeLvl(FUNC_BACKING_STORE_PG_SIZE.PG_4K, table.value.level),
-      kind.entries);
-    enables |= kind.enable;
-  }
-  const buffers = areas.flatMap((a) => [a.data, ...a.table.tables]);
-  // HWRM_FUNC_BACKING_STORE_CFG, in the form chosen above.
-  const flags = caps.mrav_num_entries_units !== 0 ? CFG_FLAGS.MRAV_RESERVATION_SPLIT : 0;
-  const r = hwrm.send(BACKING_STORE_CFG, { ...cfg, flags, enables: enables >>> 0 }, {
-    names: buffers, lengthBytes: fullForm ? FuncBackingStoreCfgInput.size : FUNC_BACKING_STORE_CFG_LEGACY_LEN,
-  });
-  if (!r.ok) return err(r.error);
-  return ok({ areas, buffers, qpEntries: extraQps });
+/** A kind's context memory (zeroed, then initialised where asked) and its level-1 page table, both in the ledger. */
+function allocateArea(pool: DmaPool, ledger: Ledger, caps: Qcaps, kind: ContextKind): Result<Area> {
+  const data = pool.alloc(kind.entries * kind.size);
+  if (!data.ok) return err(`no memory for ${kind.name} context memory: ${data.error}`);
+  ledger.take(data.value);
+  if (kind.init) initContext(data.value, kind.size, caps, kind.init);
+  // 4 KiB pages, level 1 at least, as the kernel does (it never uses level 0 here).
+  const table = buildPageTable(pool, data.value, 4096, () => PTU_PTE_VALID, 1);
+  if (!table.ok) return err(table.error);
+  ledger.takeAll(table.value.tables);
+  return ok({ data: data.value, table: table.value });
 }
 
 /** Fast-path TQM rings the 256-byte legacy CFG names (tqm_ring0..7); the 336-byte form one more (tqm_ring8). */
