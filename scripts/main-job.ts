@@ -5,6 +5,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Nic } from '../lib/index.ts';
+import { emuChip } from '../drivers/emu/config.ts';
 import { probeLines } from './cli/run-probe.ts';
 import { parseCommandLine, type PerfCommand } from './cli/options.ts';
 import { runPerf } from './cli/run-perf.ts';
@@ -12,7 +13,10 @@ import { runPerf } from './cli/run-perf.ts';
 const pcap = join(tmpdir(), `rig-bnxt-main-job-${process.pid}.pcap`);
 
 async function main(): Promise<number> {
-  console.log('rig-bnxt: bringing up a software NIC (BCM57508 model) over HWRM and the RoCE command queue');
+  // The default software NIC: a Thor2 (BCM57608) unless RIG_BNXT_CHIP names another chip.
+  const chip = emuChip(undefined);
+  const what = `a software NIC (${chip.name} model, ${chip.family})`;
+  console.log(`rig-bnxt: bringing up ${what} over HWRM and the RoCE command queue`);
   const t0 = performance.now();
   const nic = Nic.open('emu');
   if (!nic.ok) {

@@ -69,10 +69,10 @@ t.test('the vfio-user config space carries the chip\'s ids (PCI header offsets 0
   t.equal(u16(p5.config.bytes, 0x2e), 0x5208);
 });
 
-t.test('the chip comes from the option, else RIG_BNXT_CHIP, else BCM57508; an unknown one is a misuse', async (t) => {
-  t.equal(emuChip(undefined, {}).name, 'BCM57508', 'default');
-  t.equal(emuChip(undefined, { [CHIP_ENV]: 'BCM57608' }).name, 'BCM57608', 'from the environment');
-  t.equal(emuChip('BCM57508', { [CHIP_ENV]: 'BCM57608' }).name, 'BCM57508', 'the option wins');
+t.test('the chip comes from the option, else RIG_BNXT_CHIP, else BCM57608; an unknown one is a misuse', async (t) => {
+  t.equal(emuChip(undefined, {}).name, 'BCM57608', 'default: the Thor2');
+  t.equal(emuChip(undefined, { [CHIP_ENV]: 'BCM57508' }).name, 'BCM57508', 'from the environment');
+  t.equal(emuChip('BCM57608', { [CHIP_ENV]: 'BCM57508' }).name, 'BCM57608', 'the option wins');
   t.throws(() => emuChip('BCM57414', {}), { code: 'ERR_RIG_BNXT_INVALID_ARGUMENT', message: /BCM57508, .*BCM57608/ });
   t.throws(() => emuChip(undefined, { [CHIP_ENV]: 'thor3' }), { message: /RIG_BNXT_CHIP "thor3" is not a known chip/ });
   t.throws(() => Nic.open('emu', { stepped: true, chip: 'BCM99999' }), {

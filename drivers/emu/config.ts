@@ -54,7 +54,7 @@ export interface EmuConfig {
    * The chip the NIC is (a profile name of firmware-hwrm/chips.ts: BCM57508, BCM57608, ...): its
    * PCI ids, VER_GET chip_num, doorbell offsets and limits all come from that profile. A name,
    * not the profile, so the config crosses to a worker thread as it is. Unset: RIG_BNXT_CHIP's,
-   * else BCM57508.
+   * else BCM57608.
    */
   readonly chip?: string;
 }
@@ -76,11 +76,11 @@ export function strictByDefault(env: Readonly<Record<string, string | undefined>
 
 /** The environment variable naming the chip of software NICs opened without one. */
 export const CHIP_ENV = 'RIG_BNXT_CHIP';
-/** The chip a software NIC is when nobody says: Thor's BCM57508 PF. */
-export const DEFAULT_EMU_CHIP = 'BCM57508';
+/** The chip a software NIC is when nobody says: Thor2's BCM57608 PF (the generation sold now; issue 12). */
+export const DEFAULT_EMU_CHIP = 'BCM57608';
 
 /**
- * The profile of chip `name`, else of the environment's RIG_BNXT_CHIP, else BCM57508. A name no
+ * The profile of chip `name`, else of the environment's RIG_BNXT_CHIP, else BCM57608. A name no
  * profile has (given, or in the environment) is a misuse: InvalidArgument naming the known ones.
  */
 export function emuChip(

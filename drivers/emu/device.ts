@@ -60,7 +60,7 @@ let opened = 0;
 
 
 /**
- * Opens a software NIC as `given` says. Its chip (given.chip, else RIG_BNXT_CHIP's, else BCM57508)
+ * Opens a software NIC as `given` says. Its chip (given.chip, else RIG_BNXT_CHIP's, else BCM57608)
  * is settled here, once, so a worker thread builds the same chip; an unknown name is a misuse
  * (InvalidArgument naming the known chips).
  */

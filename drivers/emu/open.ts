@@ -11,7 +11,7 @@
  *           distinct addresses)
  *   MTU     9000; a capture file from RIG_BNXT_PCAP; seed 1
  *   firmware RIG_BNXT_EMU_FIRMWARE's personality, else `current` (firmware/personality.ts)
- *   chip    RIG_BNXT_CHIP's, else BCM57508 (a profile of firmware-hwrm/chips.ts)
+ *   chip    RIG_BNXT_CHIP's, else BCM57608 (a profile of firmware-hwrm/chips.ts)
  *   model   where it runs (config.ts mode): stepped if asked; else in a worker thread for a UDP
  *           cable (frames come from outside on the event loop) or when `thread` is asked (the
  *           NIC progresses while the program computes); else inline in the driver's thread on
@@ -73,7 +73,7 @@ export interface EmuOpenOptions {
   /**
    * Software NIC only: the chip it is, a profile name of firmware-hwrm/chips.ts (BCM57508,
    * BCM57608, ...): PCI ids, VER_GET's chip_num, doorbell offsets and limits follow it. Unset,
-   * RIG_BNXT_CHIP's, else BCM57508. A hardware NIC is the chip it is (VFIO ignores this).
+   * RIG_BNXT_CHIP's, else BCM57608. A hardware NIC is the chip it is (VFIO ignores this).
    */
   readonly chip?: string;
 }

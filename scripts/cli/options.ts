@@ -49,7 +49,7 @@ export interface NicSettings {
   readonly ethMtu: number | undefined;
   /** --trace: the driver's command trace (every command, doorbell and software NIC WQE fetch) to this file. */
   readonly trace?: string;
-  /** Software NIC: the chip it is (a profile name: BCM57508, BCM57608, ...); unset, RIG_BNXT_CHIP's or BCM57508. */
+  /** Software NIC: the chip it is (a profile name: BCM57508, BCM57608, ...); unset, RIG_BNXT_CHIP's or BCM57608. */
   readonly chip?: string;
 }
 
@@ -126,7 +126,7 @@ export interface ProbeCommand {
   /** -v: also the NIC's capabilities (as ibv_devinfo -v). */
   readonly verbose: boolean;
   readonly json: boolean;
-  /** --chip: the chip a software NIC is (unset: RIG_BNXT_CHIP's, else BCM57508). */
+  /** --chip: the chip a software NIC is (unset: RIG_BNXT_CHIP's, else BCM57608). */
   readonly chip?: string;
 }
 
@@ -180,7 +180,7 @@ Options (as perftest's; docs/cli.md lists every perftest option and why some are
       --nic-mac=<mac>    software NIC: its MAC
       --eth-mtu=<bytes>  software NIC: its Ethernet MTU (1500 gives path MTU 1024)
       --trace=<file>     write every command, doorbell and fetched WQE, decoded, one JSON line each
-      --chip=<name>      software NIC: the chip it is (${chipNames().join(', ')}; default BCM57508)
+      --chip=<name>      software NIC: the chip it is (${chipNames().join(', ')}; default BCM57608)
   -h, --help             show this text`;
 
 export const PINGPONG_USAGE = `Usage: rig-bnxt pingpong [options] [SERVER]
@@ -198,7 +198,7 @@ Options (as ibv_rc_pingpong's):
       --nic-mac=<mac>    software NIC: its MAC
       --eth-mtu=<bytes>  software NIC: its Ethernet MTU (1500 gives path MTU 1024)
       --trace=<file>     write every command, doorbell and fetched WQE, decoded, one JSON line each
-      --chip=<name>      software NIC: the chip it is (${chipNames().join(', ')}; default BCM57508)
+      --chip=<name>      software NIC: the chip it is (${chipNames().join(', ')}; default BCM57608)
   -h, --help             show this text`;
 
 export const PROBE_USAGE = `Usage: rig-bnxt probe [DEV] [-v] [--json] [--trace FILE] [--chip NAME]
@@ -207,7 +207,7 @@ devices; a function bound to vfio-pci is one rig-bnxt can open).
 With DEV: opens it and prints what the NIC reports (chip, firmware, MAC, link); -v adds its
 capabilities (as ibv_devinfo -v); --json prints the same as data; --trace FILE writes every
 command of the bring-up and teardown (HWRM, RoCE, doorbells), decoded, one JSON line each; --chip
-NAME: the chip a software NIC is (${chipNames().join(', ')}; default BCM57508).`;
+NAME: the chip a software NIC is (${chipNames().join(', ')}; default BCM57608).`;
 
 /** Parses the arguments after the program name (process.argv.slice(2)). */
 export function parseCommandLine(argv: readonly string[]): Result<CliCommand> {

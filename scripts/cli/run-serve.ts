@@ -16,11 +16,11 @@ import { chipByName, chipNames } from '../../firmware-hwrm/chips.ts';
 import { parseMac } from './options.ts';
 
 export const SERVE_USAGE = `Usage: rig-bnxt serve SOCKET [options]
-Serves one software NIC (a PF of its chip, BCM57508 unless told) on the vfio-user socket SOCKET for QEMU:
+Serves one software NIC (a PF of its chip, BCM57608 unless told) on the vfio-user socket SOCKET for QEMU:
   qemu-system-x86_64 ... -object memory-backend-memfd,id=mem,size=512M,share=on \\
     -machine pc,memory-backend=mem -device '{"driver":"vfio-user-pci","socket":{"type":"unix","path":"SOCKET"}}'
 Guest RAM must be a shared memfd backend: the model reaches it by mmap (see docs/vfio-user.md).
-  --chip NAME            the chip the model is: ${chipNames().join(', ')} (default RIG_BNXT_CHIP's, else BCM57508)
+  --chip NAME            the chip the model is: ${chipNames().join(', ')} (default RIG_BNXT_CHIP's, else BCM57608)
   -d, --ib-dev CABLE     the NIC's port: emu (looped back, default) or emu:LOCAL:REMOTE (UDP ports)
   --nic-mac MAC          the NIC's MAC (default 02:62:6e:..)
   --ipv4 A.B.C.D         its RoCE address (default 10.77.x.y from the cable)
