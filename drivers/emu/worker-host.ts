@@ -138,8 +138,8 @@ class ControlPort {
   }
 }
 
-/** Starts the worker and waits for its first sign of life, so open fails cleanly if it cannot start. */
-export function hostInWorker(init: ModelInit): Result<ModelHost> {
+/** The worker thread running the model, and the host's end of its message channel. */
+function startWorker(init: ModelInit): Result<{ worker: Worker; hostPort: MessagePort }> {
   // A missing worker file would only show as a start-up timeout: find it first, or say where it is not.
   const workerFile = findWorkerFile();
   if (!workerFile.ok) return workerFile;
@@ -152,6 +152,14 @@ export function hostInWorker(init: ModelInit): Result<ModelHost> {
   }
   worker.unref();
   worker.on('error', (e) => { console.error('emu worker died:', e); });
+  return ok({ worker, hostPort });
+}
+
+/** Starts the worker and waits for its first sign of life, so open fails cleanly if it cannot start. */
+export function hostInWorker(init: ModelInit): Result<ModelHost> {
+  const spawned = startWorker(init);
+  if (!spawned.ok) return spawned;
+  const { worker, hostPort } = spawned.value;
   const wake = new Int32Array(init.wake);
   const port = new ControlPort(hostPort, wake, worker);
   const clock = new ThreadClock(wake, port);
