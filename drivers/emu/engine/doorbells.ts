@@ -24,7 +24,7 @@ import { ReqState, RespState } from './states.ts';
 import { armCq, cqConsumerDoorbell } from './cq-writer.ts';
 import type { EngineCore } from './core.ts';
 import type { QpTransport } from './transport.ts';
-import { countAt } from '../../../firmware-hwrm/ring.ts';
+import { countAt, ringSlot } from '../../../firmware-hwrm/ring.ts';
 
 /**
  * Which doorbell address a doorbell was written to: a DPI page (QP and CQ doorbells), the NQ
@@ -146,7 +146,7 @@ function walkPostedWqes(core: EngineCore, t: QpTransport): void {
   const iommu = core.iommu;
   while (t.parsedSlot < t.sqSlotProducer && t.sqProducer - t.compWqe < t.sqEntries) {
     const at = t.parsedSlot;
-    const u = iommu.wordsIn(sq.memory, sq.entryOffset(at % sq.entries), SLOT_BYTES);
+    const u = iommu.wordsIn(sq.memory, sq.entryOffset(ringSlot(at, sq.entries)), SLOT_BYTES);
     const size = u === undefined ? 0 : Wqe.sqSendHdrWqeSize(u, iommu.wordOffset);
     const i = t.sqSlot(t.sqProducer);
     t.wqeSlot[i] = at;

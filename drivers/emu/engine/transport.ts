@@ -2,7 +2,8 @@
  * The engine's per-QP transport state (hung on EmuQp.transport): the requester's and
  * completer's positions on the send ring, the responder's on the receive ring, and their
  * scratch, all numbers and typed arrays made once when the QP is first seen. Indexes called
- * "...Wqe" count WQEs since the QP left RESET (free-running); the ring slot is index % entries.
+ * "...Wqe" count WQEs since the QP left RESET (free-running); the ring slot is
+ * ringSlot(index, entries) (firmware-hwrm/ring.ts).
  *
  *   send ring:  compWqe ........ txWqe ........ fetchedWqe ........ sqProducer
  *               oldest without   next packet    next WQE to read    posted by the
