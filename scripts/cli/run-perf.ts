@@ -316,22 +316,38 @@ export const SERVER_BANNER = [
   '************************************',
 ];
 
-async function runPaired(cmd: PerfCommand, nic: Nic, out: PerfOutput): Promise<number> {
-  const queues = makeQueues(nic, maxSize(cmd), cmd.qps, false);
-  const { a, ra } = queues;
-  const machine = cmd.server === undefined ? 'server' : 'client';
-  // A rig-bnxt peer on this machine finds our MAC by our IPv4 (perftest's keys carry only the GID).
-  const withdraw = publishOwnAddress(nic.info.ipv4, a[0]!.endpoint.mac);
-  // One key block per QP, each naming that QP's receive buffer (set_up_connection's my_dest[i]).
+/** One key block per QP, each naming that QP's receive buffer (perftest set_up_connection's my_dest[i]). */
+function keyBlocks(a: readonly Qp[], ra: Region, size: number): PerftestKeys[] {
   const base = (BigInt(ra.vaHi) << 32n) | BigInt(ra.vaLo);
-  const size = maxSize(cmd);
-  const keys: PerftestKeys[] = a.map((qp, i) => {
+  return a.map((qp, i) => {
     const e = qp.endpoint;
     return {
       lid: 0, outReads: 1, qpn: e.qp, psn: e.psn, rkey: ra.key, vaddr: base + BigInt(B.incomingOffset(i, size)),
       gid: e.gid, srqn: 0,
     };
   });
+}
+
+/** QP i connects to the peer's QP i (perftest ctx_connect with rem_dest[i]); a refusal throws, naming the QP. */
+function connectToPeer(cmd: PerfCommand, a: readonly Qp[], s: PerftestSession): void {
+  for (let i = 0; i < a.length; i++) {
+    const peer = s.peer.keys[i]!;
+    const mac = cmd.peerMac !== undefined ? ok(cmd.peerMac) : resolvePeerMac(peer.gid);
+    if (!mac.ok) throw new Error(mac.error);
+    const c = a[i]!.connect({ qp: peer.qpn, psn: peer.psn, gid: peer.gid, mac: mac.value }, {
+      pathMtu: s.peer.pathMtu,
+    });
+    if (!c.ok) throw new Error(a.length > 1 ? `queue pair ${i + 1} of ${a.length}: ${c.error}` : c.error);
+  }
+}
+
+async function runPaired(cmd: PerfCommand, nic: Nic, out: PerfOutput): Promise<number> {
+  const queues = makeQueues(nic, maxSize(cmd), cmd.qps, false);
+  const { a, ra } = queues;
+  const machine = cmd.server === undefined ? 'server' : 'client';
+  // A rig-bnxt peer on this machine finds our MAC by our IPv4 (perftest's keys carry only the GID).
+  const withdraw = publishOwnAddress(nic.info.ipv4, a[0]!.endpoint.mac);
+  const keys = keyBlocks(a, ra, maxSize(cmd));
   const pathMtu = pathMtuFor(nic.info.mtu);
   // perftest's server banner (send_lat.c, send_bw.c), before it waits for its client.
   if (machine === 'server' && fullOutput(cmd)) for (const l of SERVER_BANNER) out.log(l);
@@ -350,16 +366,7 @@ async function runPaired(cmd: PerfCommand, nic: Nic, out: PerfOutput): Promise<n
     return r.value;
   };
   try {
-    // QP i connects to the peer's QP i (ctx_connect with rem_dest[i]).
-    for (let i = 0; i < a.length; i++) {
-      const peer = s.peer.keys[i]!;
-      const mac = cmd.peerMac !== undefined ? ok(cmd.peerMac) : resolvePeerMac(peer.gid);
-      if (!mac.ok) throw new Error(mac.error);
-      const c = a[i]!.connect({ qp: peer.qpn, psn: peer.psn, gid: peer.gid, mac: mac.value }, {
-        pathMtu: s.peer.pathMtu,
-      });
-      if (!c.ok) throw new Error(a.length > 1 ? `queue pair ${i + 1} of ${a.length}: ${c.error}` : c.error);
-    }
+    connectToPeer(cmd, a, s);
     await step('after connecting');
     // Then one handshake per QP, whose keys are printed as that QP's remote address.
     const remotes: { qp: number; psn: number; gid: Uint8Array }[] = [];
