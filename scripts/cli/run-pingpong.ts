@@ -72,34 +72,8 @@ export async function runPingpong(
       if (!c.ok) throw new Error(c.error);
     }
     log(pingpongAddressLine('remote', peer));
-    const size = cmd.sizeBytes;
-    const client = cmd.server !== undefined;
-    const progress = createProgress('pingpong', cmd.iterations, cmd.iterations * 0.05);
-    let bad = 0;
-    const t0 = performance.now();
-    for (let i = 0; i < cmd.iterations; i++) {
-      if (client) {
-        if (cmd.check) fill(r.bytes, size, i);
-        q.send(r, 0, size);
-        expect(q.waitBytes('send', WAIT_US), q, 'send');
-        expect(q.waitBytes('receive', WAIT_US), q, 'receive');
-      } else {
-        expect(q.waitBytes('receive', WAIT_US), q, 'receive');
-        if (cmd.check && !check(r.bytes, size, size, i)) bad++;
-        if (i + 1 < cmd.iterations) q.receive(r, size, size);
-        if (cmd.check) r.bytes.copyWithin(0, size, 2 * size);
-        q.send(r, 0, size);
-        expect(q.waitBytes('send', WAIT_US), q, 'send');
-        progress.update(i + 1);
-        continue;
-      }
-      if (cmd.check && !check(r.bytes, size, size, i)) bad++;
-      if (i + 1 < cmd.iterations) q.receive(r, size, size);
-      progress.update(i + 1);
-    }
-    const elapsedUs = (performance.now() - t0) * 1000;
-    progress.finish();
-    for (const l of pingpongSummaryLines(size, cmd.iterations, elapsedUs)) log(l);
+    const { bad, elapsedUs } = bounce(cmd, q, r);
+    for (const l of pingpongSummaryLines(cmd.sizeBytes, cmd.iterations, elapsedUs)) log(l);
     if (bad > 0) {
       console.error(`rig-bnxt pingpong: ${bad} of ${cmd.iterations} messages arrived with wrong bytes`);
       return 1;
@@ -112,6 +86,42 @@ export async function runPingpong(
     withdraw();
     nic.value.close();
   }
+}
+
+/**
+ * The messages bounce: the client sends and waits for the echo; the server waits, then sends
+ * back from the buffer it received into (rc_pingpong's loop). Returns the messages that came
+ * with wrong bytes (checked with -c) and the loop's time.
+ */
+function bounce(cmd: PingpongCommand, q: Qp, r: Region): { bad: number; elapsedUs: number } {
+  const size = cmd.sizeBytes;
+  const client = cmd.server !== undefined;
+  const progress = createProgress('pingpong', cmd.iterations, cmd.iterations * 0.05);
+  let bad = 0;
+  const t0 = performance.now();
+  for (let i = 0; i < cmd.iterations; i++) {
+    if (client) {
+      if (cmd.check) fill(r.bytes, size, i);
+      q.send(r, 0, size);
+      expect(q.waitBytes('send', WAIT_US), q, 'send');
+      expect(q.waitBytes('receive', WAIT_US), q, 'receive');
+    } else {
+      expect(q.waitBytes('receive', WAIT_US), q, 'receive');
+      if (cmd.check && !check(r.bytes, size, size, i)) bad++;
+      if (i + 1 < cmd.iterations) q.receive(r, size, size);
+      if (cmd.check) r.bytes.copyWithin(0, size, 2 * size);
+      q.send(r, 0, size);
+      expect(q.waitBytes('send', WAIT_US), q, 'send');
+      progress.update(i + 1);
+      continue;
+    }
+    if (cmd.check && !check(r.bytes, size, size, i)) bad++;
+    if (i + 1 < cmd.iterations) q.receive(r, size, size);
+    progress.update(i + 1);
+  }
+  const elapsedUs = (performance.now() - t0) * 1000;
+  progress.finish();
+  return { bad, elapsedUs };
 }
 
 function expect(n: number, q: Qp, side: string): void {
