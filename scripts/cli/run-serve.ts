@@ -14,6 +14,7 @@ import {
 } from '../../drivers/emu/config.ts';
 import { chipByName, chipNames } from '../../firmware-hwrm/chips.ts';
 import { parseMac } from './options.ts';
+import { ok, err, type Result } from './result.ts';
 
 export const SERVE_USAGE = `Usage: rig-bnxt serve SOCKET [options]
 Serves one software NIC (a PF of its chip, BCM57608 unless told) on the vfio-user socket SOCKET for QEMU:
@@ -33,6 +34,41 @@ Guest RAM must be a shared memfd backend: the model reaches it by mmap (see docs
   -h, --help             show this text`;
 
 const hex4 = (n: number) => n.toString(16).padStart(4, '0');
+
+/** The port's cable, MAC, IPv4 address and MTU from -d, --nic-mac, --ipv4 and --eth-mtu, or what is wrong. */
+function portOptions(
+  values: Record<string, string | boolean | undefined>,
+): Result<{ cable: CableSpec; mac: Uint8Array; ipv4: Uint8Array; mtu: number }> {
+  const dev = (values['ib-dev'] as string | undefined) ?? 'emu';
+  const m = /^emu(?::(\d{1,5}):(\d{1,5}))?$/.exec(dev);
+  if (!m) return err(`-d ${dev}: expected emu or emu:LOCAL:REMOTE`);
+  let cable: CableSpec = { kind: 'loop' };
+  let number = (process.pid & 0xff) * 256 + 1;
+  if (m[1] !== undefined) {
+    const [local, remote] = [Number(m[1]), Number(m[2])];
+    if (local < 1 || local > 65535 || remote < 1 || remote > 65535) return err(`-d ${dev}: ports must be 1..65535`);
+    cable = { kind: 'udp', localPort: local, remotePort: remote };
+    number = local;
+  }
+  let mac = macFromNumber(number);
+  if (values['nic-mac'] !== undefined) {
+    const parsed = parseMac(values['nic-mac'] as string);
+    if (!parsed.ok) return err(`--nic-mac: ${parsed.error}`);
+    mac = parsed.value;
+  }
+  let ipv4 = ipv4FromNumber(number);
+  if (values.ipv4 !== undefined) {
+    const parts = (values.ipv4 as string).split('.').map(Number);
+    if (parts.length !== 4 || parts.some((p) => !Number.isInteger(p) || p < 0 || p > 255))
+      return err(`--ipv4 '${values.ipv4}' is not an IPv4 address`);
+    ipv4 = Uint8Array.from(parts);
+  }
+  const mtu = values['eth-mtu'] === undefined ? 1500 : Number(values['eth-mtu']);
+  if (!Number.isInteger(mtu) || mtu < 576 || mtu > 9216) {
+    return err(`--eth-mtu ${values['eth-mtu']}: expected 576..9216`);
+  }
+  return ok({ cable, mac, ipv4, mtu });
+}
 
 export async function runServe(argv: readonly string[]): Promise<number> {
   let values: Record<string, string | boolean | undefined>;
@@ -61,33 +97,9 @@ export async function runServe(argv: readonly string[]): Promise<number> {
   const chipName = (values.chip as string | undefined) ?? (process.env[CHIP_ENV] || DEFAULT_EMU_CHIP);
   const chip = chipByName(chipName);
   if (!chip) return fail(`--chip ${chipName}: not a known chip (one of ${chipNames().join(', ')})`);
-  const dev = (values['ib-dev'] as string | undefined) ?? 'emu';
-  const m = /^emu(?::(\d{1,5}):(\d{1,5}))?$/.exec(dev);
-  if (!m) return fail(`-d ${dev}: expected emu or emu:LOCAL:REMOTE`);
-  let cable: CableSpec = { kind: 'loop' };
-  let number = (process.pid & 0xff) * 256 + 1;
-  if (m[1] !== undefined) {
-    const [local, remote] = [Number(m[1]), Number(m[2])];
-    if (local < 1 || local > 65535 || remote < 1 || remote > 65535) return fail(`-d ${dev}: ports must be 1..65535`);
-    cable = { kind: 'udp', localPort: local, remotePort: remote };
-    number = local;
-  }
-  let mac = macFromNumber(number);
-  if (values['nic-mac'] !== undefined) {
-    const parsed = parseMac(values['nic-mac'] as string);
-    if (!parsed.ok) return fail(`--nic-mac: ${parsed.error}`);
-    mac = parsed.value;
-  }
-  let ipv4 = ipv4FromNumber(number);
-  if (values.ipv4 !== undefined) {
-    const parts = (values.ipv4 as string).split('.').map(Number);
-    if (parts.length !== 4 || parts.some((p) => !Number.isInteger(p) || p < 0 || p > 255))
-      return fail(`--ipv4 '${values.ipv4}' is not an IPv4 address`);
-    ipv4 = Uint8Array.from(parts);
-  }
-  const mtu = values['eth-mtu'] === undefined ? 1500 : Number(values['eth-mtu']);
-  if (!Number.isInteger(mtu) || mtu < 576 || mtu > 9216)
-    return fail(`--eth-mtu ${values['eth-mtu']}: expected 576..9216`);
+  const port = portOptions(values);
+  if (!port.ok) return fail(port.error);
+  const { cable, mac, ipv4, mtu } = port.value;
   const verbose = values.verbose === true;
   let modelFailed = false;
   const started = await serveVfioUser({
@@ -109,11 +121,8 @@ export async function runServe(argv: readonly string[]): Promise<number> {
   if (!started.ok) return fail(started.error);
   const server = started.value;
   const macText = Array.from(mac, (b) => b.toString(16).padStart(2, '0')).join(':');
-  console.log(
-    `serving ${chip.name} (${hex4(chip.pciVendorId)}:${hex4(chip.pciDeviceId)}) MAC ${macText} ` +
-      `on ${server.socketPath}; ` +
-      `waiting for a vfio-user client`,
-  );
+  console.log(`serving ${chip.name} (${hex4(chip.pciVendorId)}:${hex4(chip.pciDeviceId)}) MAC ${macText} ` +
+    `on ${server.socketPath}; waiting for a vfio-user client`);
   const stop = () => { void server.close(); };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
