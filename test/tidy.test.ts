@@ -45,7 +45,6 @@ const LONG_FUNCTIONS = new Map<string, string>([
   ['drivers/emu/wire/build.ts: encodeFrame',
     'the headers in wire order, allocation-free: split, it would pass state around'],
   ['drivers/emu/wire/parse.ts: parseFrame', 'the headers in wire order, one status per check, allocation-free'],
-  ['scripts/cli/options.ts: parsePerf', 'one check per perf option in usage order; to split with the option table'],
   ['scripts/interop/run-guest.ts: runGuest', 'the guest run in order (build, boot, follow, collect); to split'],
   ['scripts/bnxt-guest/run.ts: runGuest', 'the guest run in order (serve, boot, follow the steps, collect); to split'],
   ["test/serial/bnxt-guest.test.ts: t.test('bnxt_en and bnxt_re bring up the software NIC over vfio-user')",

@@ -319,6 +319,25 @@ function parsePerf(args: readonly string[]): Result<CliCommand> {
         `reliable-connected (RC)`,
     );
   }
+  const queues = perfQueueOptions(where, kind, values);
+  if (!queues.ok) return queues;
+  const output = perfOutput(where, kind, values.output);
+  if (!output.ok) return output;
+  const nic = parseNicSettings(where, values);
+  if (!nic.ok) return nic;
+  return ok({
+    ...nic.value, peerMac: mac.value, reportGbits: values.report_gbits === true, ...queues.value, output: output.value,
+    histogram: values.histogram === true, command: 'perf', deviceGiven: values['ib-dev'] !== undefined, test,
+    verb: test.startsWith('send') ? 'send' : 'read', kind, device: device.value, sizes: all ? ALL_SIZES : [size.value],
+    all, iterations: iterations.value, durationSeconds: duration.value, port: port.value, pcapFile: values.pcap,
+    json: values.json === true, server: server.value,
+  });
+}
+
+/** -q, -x and -t as perftest's parser takes them for a test of this kind. */
+function perfQueueOptions(
+  where: string, kind: PerfCommand['kind'], values: ParsedValues<typeof PERF_OPTIONS>,
+): Result<{ qps: number; gidIndex: number | undefined; txDepth: number }> {
   const qps = parseOptional(where, '-q/--qp', values.qp, 1, (t) => parseIntegerIn(t, MIN_QPS, MAX_QPS));
   if (!qps.ok) return qps;
   // perftest's parser: "Multiple QPs only available on bw tests" (perftest_parameters.c, case 'q').
@@ -340,41 +359,21 @@ function parsePerf(args: readonly string[]): Result<CliCommand> {
   if (!txDepth.ok) return txDepth;
   if (kind === 'latency' && txDepth.value !== 1)
     return err(`${where}: -t/--tx-depth: a latency test keeps one message outstanding (perftest's as well)`);
-  let output: PerfCommand['output'] = 'full';
-  if (values.output !== undefined) {
-    if (!(OUTPUTS as readonly string[]).includes(values.output))
-      return err(`${where}: --output '${values.output}': use bandwidth, latency or message_rate`);
-    output = values.output as PerfCommand['output'];
-    if (kind === 'bandwidth' && output === 'latency')
-      return err(`${where}: --output for a bandwidth test can be: bandwidth, message_rate`);
-    if (kind === 'latency' && output !== 'latency') return err(`${where}: --output for a latency test can be: latency`);
-  }
-  const nic = parseNicSettings(where, values);
-  if (!nic.ok) return nic;
-  return ok({
-    ...nic.value,
-    peerMac: mac.value,
-    reportGbits: values.report_gbits === true,
-    txDepth: txDepth.value,
-    output,
-    gidIndex: gidIndex.value,
-    histogram: values.histogram === true,
-    qps: qps.value,
-    command: 'perf',
-    deviceGiven: values['ib-dev'] !== undefined,
-    test,
-    verb: test.startsWith('send') ? 'send' : 'read',
-    kind,
-    device: device.value,
-    sizes: all ? ALL_SIZES : [size.value],
-    all,
-    iterations: iterations.value,
-    durationSeconds: duration.value,
-    port: port.value,
-    pcapFile: values.pcap,
-    json: values.json === true,
-    server: server.value,
-  });
+  return ok({ qps: qps.value, gidIndex: gidIndex.value, txDepth: txDepth.value });
+}
+
+/** --output: full unless given; bandwidth or message_rate for a bandwidth test, latency for a latency test. */
+function perfOutput(
+  where: string, kind: PerfCommand['kind'], given: string | undefined,
+): Result<PerfCommand['output']> {
+  if (given === undefined) return ok('full');
+  if (!(OUTPUTS as readonly string[]).includes(given))
+    return err(`${where}: --output '${given}': use bandwidth, latency or message_rate`);
+  const output = given as PerfCommand['output'];
+  if (kind === 'bandwidth' && output === 'latency')
+    return err(`${where}: --output for a bandwidth test can be: bandwidth, message_rate`);
+  if (kind === 'latency' && output !== 'latency') return err(`${where}: --output for a latency test can be: latency`);
+  return ok(output);
 }
 
 // ---- pingpong ------------------------------------------------------------------------------
