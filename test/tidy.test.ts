@@ -45,11 +45,14 @@ const LONG_FUNCTIONS = new Map<string, string>([
   ['drivers/emu/wire/build.ts: encodeFrame',
     'the headers in wire order, allocation-free: split, it would pass state around'],
   ['drivers/emu/wire/parse.ts: parseFrame', 'the headers in wire order, one status per check, allocation-free'],
-  ['scripts/interop/run-guest.ts: runGuest', 'the guest run in order (build, boot, follow, collect); to split'],
-  ['scripts/bnxt-guest/run.ts: runGuest', 'the guest run in order (serve, boot, follow the steps, collect); to split'],
+  ['scripts/interop/run-guest.ts: runGuest', 'the guest run in order (build, boot, follow, collect); to split ' +
+    'where the serial QEMU test can check it (nothing else runs it)'],
+  ['scripts/bnxt-guest/run.ts: runGuest', 'the guest run in order (serve, boot, follow the steps, collect); to split ' +
+    'where the serial QEMU test can check it (nothing else runs it)'],
   ["test/serial/bnxt-guest.test.ts: t.test('bnxt_en and bnxt_re bring up the software NIC over vfio-user')",
     'one guest boot, asserted step by step'],
-  ['scripts/interop/stand-in-peer.ts: main', 'the stand-in peer\'s script in order; to split'],
+  ['scripts/interop/stand-in-peer.ts: main', 'the stand-in peer\'s script in order; to split where the serial ' +
+    'QEMU test can check it (it pairs only with ibv_rc_pingpong in the guest)'],
   ['test/helpers/hostile-relay.ts: makeKind', 'one case per hostile frame kind: a table'],
   ['test/helpers/fake-vfio-kernel.ts: FakeVfioKernel.ioctl', 'one case per VFIO ioctl: a dispatch table'],
 ]);
