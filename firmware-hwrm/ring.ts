@@ -99,6 +99,14 @@ export function ringEpoch(count: number, depth: number): number {
 }
 
 /**
+ * Entries from free-running count `count` forward to ring slot `toSlot` (0..depth-1) of a ring
+ * of `depth` entries: what a producer index in a doorbell adds (less than one lap).
+ */
+export function ringSlotsForward(count: number, toSlot: number, depth: number): number {
+  return (toSlot - (count % depth) + depth) % depth;
+}
+
+/**
  * The free-running count a doorbell's (index, epoch) names, at or after `count`: the position
  * index + epoch x depth, seen modulo two laps, so a doorbell moves a count forward by less than
  * two laps and never back. (A doorbell names a position in 2 x depth: index and epoch.)

@@ -4,7 +4,7 @@
 // cq_base toggle / creq_base v: 1 on the first pass, flipping at each wrap).
 import t from 'tap';
 import {
-  RingCursor, countAt, entriesAhead, ringEpoch, ringLap, ringPhase, ringSlot, MAX_RING_DEPTH,
+  RingCursor, countAt, entriesAhead, ringEpoch, ringLap, ringPhase, ringSlot, ringSlotsForward, MAX_RING_DEPTH,
 } from '../firmware-hwrm/ring.ts';
 
 t.test('a ring of 4: slots, epochs and phases over three laps', async (t) => {
@@ -58,4 +58,11 @@ t.test('the count a doorbell names: forward from the current one, less than two 
   t.equal(entriesAhead(9, 2 + 4, 4), 3, 'consumer at slot 2 epoch 1, producer at 9: entries 6, 7, 8');
   t.equal(entriesAhead(8, 0, 4), 0, 'caught up two laps on: empty');
   t.equal(entriesAhead(4, 0, 4), 4, 'one lap ahead: full');
+});
+
+t.test('a producer index moves a count forward by less than one lap (a ring of any depth: 5)', async (t) => {
+  t.equal(ringSlotsForward(0, 3, 5), 3, 'from the start to slot 3: entries 0, 1, 2');
+  t.equal(ringSlotsForward(7, 4, 5), 2, 'count 7 is slot 2; slot 4 is two on');
+  t.equal(ringSlotsForward(8, 1, 5), 3, 'past the end: slot 3 wraps to slot 1 over 4 and 0');
+  t.equal(ringSlotsForward(10, 0, 5), 0, 'the same slot: nothing new');
 });

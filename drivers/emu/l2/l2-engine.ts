@@ -15,6 +15,7 @@ import type { FunctionResources } from '../firmware/function-resources.ts';
 import { l2Of } from '../firmware/hwrm-kernel.ts';
 import { RING_ALLOC_REQ_INT_MODE, RING_ALLOC_REQ_RING_TYPE } from '../../../firmware-hwrm/hwrm/ring.ts';
 import { elementAddress, type RingMemory } from './ring-address.ts';
+import { ringPhase, ringSlot, ringSlotsForward } from '../../../firmware-hwrm/ring.ts';
 
 type L2RingView = RingMemory & { readonly id: number; readonly peerRingId: number };
 
@@ -39,7 +40,7 @@ const BROADCAST_OR_MULTICAST = 0x01;
 const RX_MASK = { MCAST: 0x2, ALL_MCAST: 0x4, BCAST: 0x8, PROMISCUOUS: 0x10 } as const;
 const MAX_FRAME = 9216 + 18;
 
-interface RingCursor {
+interface CompletionCounts {
   /** Entries the model wrote (free-running). */
   produced: number;
   /** The driver's consumer index from its last doorbell (position in the ring). */
@@ -56,7 +57,7 @@ export interface L2Counters {
 }
 
 export class L2Engine {
-  private readonly cursors = new Map<number, RingCursor>();
+  private readonly cursors = new Map<number, CompletionCounts>();
   readonly counters: L2Counters = { doorbells: 0, rejected: 0, completions: 0, notifications: 0, interrupts: 0 };
   private readonly entry = new Uint8Array(16);
   private readonly entryView = new DataView(this.entry.buffer);
@@ -128,7 +129,7 @@ export class L2Engine {
         if (!ring || ring.type !== RING_ALLOC_REQ_RING_TYPE.RX ||
           index >= ring.length) { this.counters.rejected++; return true; }
         const posted = this.rxPosted.get(xid) ?? 0;
-        this.rxPosted.set(xid, posted + ((index - (posted % ring.length) + ring.length) % ring.length));
+        this.rxPosted.set(xid, posted + ringSlotsForward(posted, index, ring.length));
         return true;
       }
       default:
@@ -149,7 +150,7 @@ export class L2Engine {
   private transmitUpTo(ring: L2RingView, index: number): void {
     const iommu = this.bus.iommu;
     let taken = this.txTaken.get(ring.id) ?? 0;
-    const pending = (index - (taken % ring.length) + ring.length) % ring.length;
+    const pending = ringSlotsForward(taken, index, ring.length);
     const end = taken + pending;
     while (taken < end) {
       const first = elementAddress(iommu, ring, taken);
@@ -271,23 +272,22 @@ export class L2Engine {
     return r && r.type === RING_ALLOC_REQ_RING_TYPE.L2_CMPL ? r : undefined;
   }
 
-  private cursor(id: number): RingCursor {
+  private cursor(id: number): CompletionCounts {
     let c = this.cursors.get(id);
     if (!c) { c = { produced: 0, consumer: 0, armed: false }; this.cursors.set(id, c); }
     return c;
   }
 
-  private unread(c: RingCursor, length: number): boolean {
-    return c.produced % length !== c.consumer % length;
+  private unread(c: CompletionCounts, length: number): boolean {
+    return ringSlot(c.produced, length) !== ringSlot(c.consumer, length);
   }
 
   /** Writes this.entry at the ring's producer with the valid bit of this pass, valid dword last. */
-  private writeEntry(ring: RingMemory, c: RingCursor): boolean {
+  private writeEntry(ring: RingMemory, c: CompletionCounts): boolean {
     const at = elementAddress(this.bus.iommu, ring, c.produced);
     if (at < 0) return false;
-    const pass = Math.floor(c.produced / ring.length);
     const e = this.entryView;
-    e.setUint32(8, (e.getUint32(8, true) & ~1) | ((pass & 1) === 0 ? 1 : 0), true);
+    e.setUint32(8, (e.getUint32(8, true) & ~1) | ringPhase(c.produced, ring.length), true);
     const iommu = this.bus.iommu;
     if (!iommu.writeFrom(at, this.entry, 0, 8) || !iommu.writeFrom(at + 12, this.entry, 12, 4)) return false;
     iommu.write32Release(at + 8, e.getUint32(8, true));
