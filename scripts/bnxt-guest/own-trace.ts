@@ -8,10 +8,11 @@ import { readFileSync } from 'node:fs';
 import { Nic, Qp, Region } from '../../lib/index.ts';
 import { parseTrace, type TraceRecord } from '../../firmware-hwrm/trace.ts';
 import { ok, err, type Result } from '../../lib/result.ts';
+import { BNXT_GUEST_CHIP } from './guest-chip.ts';
 
 export function traceOwnDriver(path: string): Result<TraceRecord[]> {
-  // The guest's Ethernet MTU, so the path MTU the drivers pick is the same.
-  const nic = Nic.open('emu', { stepped: true, deviceTrace: path, mtu: 1500 });
+  // The guest's chip and Ethernet MTU, so both drivers meet the same device and pick the same path MTU.
+  const nic = Nic.open('emu', { stepped: true, deviceTrace: path, mtu: 1500, chip: BNXT_GUEST_CHIP });
   if (!nic.ok) return err(`Nic.open: ${nic.error}`);
   try {
     const region = Region.alloc(nic.value, 8192);

@@ -30,6 +30,7 @@ import { jobScript, type GuestStep } from '../interop/job-script.ts';
 import { SerialFollower } from '../interop/serial-follow.ts';
 import { SerialTranscript } from '../interop/serial-transcript.ts';
 import type { HostRun } from '../interop/run-guest.ts';
+import { BNXT_GUEST_CHIP } from './guest-chip.ts';
 
 const PEER_MAC = Uint8Array.from([0x02, 0x62, 0x6e, 0x00, 0x99, 0x01]);
 const PEER_IP = Uint8Array.from([10, 77, 0, 9]);
@@ -203,9 +204,7 @@ export async function runGuest(o: GuestRunOptions = {}): Promise<GuestRunReport>
     tracePath,
     config: {
       mac: macFromNumber(0x5001), ipv4: Uint8Array.from([10, 77, 0, 2]), mtu: 1500, cable, pcapPath, seed: 1,
-      // Linux's bnxt_en and bnxt_re were compared against the model as a BCM57508: the kernel's P7
-      // paths (its own context memory V2, P7 doorbells) have not been run against the model.
-      mode: 'thread', chip: 'BCM57508',
+      mode: 'thread', chip: BNXT_GUEST_CHIP,
     },
     verbose: true,
     onEvent: (e) => {
