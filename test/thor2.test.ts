@@ -15,7 +15,9 @@ import type { Qp } from '../lib/index.ts';
 import { parseTrace } from '../firmware-hwrm/trace.ts';
 import { emuOf, engineCounters, fillPattern, firstDifference, openPair } from './helpers/qp-data.ts';
 
-const P7: NicOptions = { stepped: true, chip: 'BCM57608' };
+// The current firmware: the older personality (p5-legacy, no hardware retransmission, so no MSN
+// table) is a P5 firmware, and the tests below are about the P7's MSN table and slots.
+const P7: NicOptions = { stepped: true, chip: 'BCM57608', firmware: 'current' };
 const SLOT = 16;
 const WQE_SLOTS = 3; // a 32-byte header and one SGE
 const SQ_SLOTS = 4096 * WQE_SLOTS; // 12288: a multiple of 256 (bnxt_qplib_get_depth)
