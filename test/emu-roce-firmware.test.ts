@@ -7,7 +7,9 @@
 import t from 'tap';
 import * as R from '../firmware-hwrm/roce/index.ts';
 import * as H from '../firmware-hwrm/hwrm/index.ts';
-import { EmuRig, TestCmdq, bringUp, openRoce as openAnyRoce, makeCq, makeQp, creqXid, type DmaBuf } from './helpers/emu-roce-setup.ts';
+import {
+  EmuRig, TestCmdq, bringUp, openRoce as openAnyRoce, makeCq, makeQp, creqXid, type DmaBuf,
+} from './helpers/emu-roce-setup.ts';
 import { seeded, testSeed } from './helpers/seeded.ts';
 
 const O = R.RoceOpcode;
