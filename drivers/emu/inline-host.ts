@@ -21,7 +21,7 @@
 import type { Clock } from '../device.ts';
 import { WriteQueueProducer } from './write-queue.ts';
 import { NicModel, type ModelInit } from './nic-model.ts';
-import { SharedStepping, pairLink, type Stepped } from './cable/pair-cable.ts';
+import { SharedStepping, pairLink, runModelsOnce, type Stepped } from './cable/pair-cable.ts';
 import type { ModelHost } from './model-host.ts';
 
 class InlineClock implements Clock {
@@ -60,10 +60,7 @@ class InlineClock implements Clock {
     return waitMs >= fullMs;
   }
   private runAll(nowNs: number): boolean {
-    const models = this.models;
-    let worked = false;
-    for (let i = 0; i < models.length; i++) if (models[i]!.runOnce(nowNs)) worked = true;
-    return worked;
+    return runModelsOnce(this.models, nowNs);
   }
 }
 

@@ -8,7 +8,7 @@
 import type { Clock } from '../device.ts';
 import { WriteQueueProducer } from './write-queue.ts';
 import { NicModel, type ModelInit } from './nic-model.ts';
-import { SharedStepping, pairLink } from './cable/pair-cable.ts';
+import { SharedStepping, pairLink, runModelsOnce } from './cable/pair-cable.ts';
 import type { ModelHost } from './model-host.ts';
 
 class SteppedClock implements Clock {
@@ -41,11 +41,7 @@ class SteppedClock implements Clock {
     return s.nowNs >= until;
   }
   private runAll(): boolean {
-    const s = this.stepping;
-    const models = s.models;
-    let worked = false;
-    for (let i = 0; i < models.length; i++) if (models[i]!.runOnce(s.nowNs)) worked = true;
-    return worked;
+    return runModelsOnce(this.stepping.models, this.stepping.nowNs);
   }
 }
 

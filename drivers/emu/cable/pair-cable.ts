@@ -22,6 +22,13 @@ export interface Stepped {
   nextDeadlineNs(): number;
 }
 
+/** Runs each model once at `nowNs` (the inline and the stepped host's turn); whether any did work. */
+export function runModelsOnce(models: readonly Stepped[], nowNs: number): boolean {
+  let worked = false;
+  for (let i = 0; i < models.length; i++) if (models[i]!.runOnce(nowNs)) worked = true;
+  return worked;
+}
+
 /** One clock and the models run on it: a virtual one (stepped NICs) or the real one (inline NICs). */
 export class SharedStepping {
   nowNs = 0;
