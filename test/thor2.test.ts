@@ -14,6 +14,7 @@ import { driverQpOf } from '../lib/qp.ts';
 import type { Qp } from '../lib/index.ts';
 import { parseTrace } from '../firmware-hwrm/trace.ts';
 import { emuOf, engineCounters, fillPattern, firstDifference, openPair } from './helpers/qp-data.ts';
+import { lostMiddleIsResent } from './helpers/lost-packet.ts';
 
 // The current firmware: the older personality (p5-legacy, no hardware retransmission, so no MSN
 // table) is a P5 firmware, and the tests below are about the P7's MSN table and slots.
@@ -95,18 +96,7 @@ t.test('WQEs of 3 slots one after another, slot-indexed MSN entries, bytes deliv
 });
 
 t.test('a lost packet on P7 is resent from the MSN table with the right PSNs and bytes', async (t) => {
-  const p = openPair(P7, 1 << 20, 1024);
-  t.teardown(() => p.nic.close());
-  fillPattern(p.ra.bytes, 0, 3000, 5);
-  const psn = p.a.endpoint.psn;
-  emuOf(p.nic).emu.engine.dropFrames('tx', RC_SEND_MIDDLE, psn + 1, 1);
-  p.b.receive(p.rb, 0, 4096);
-  p.a.send(p.ra, 0, 3000);
-  t.same(p.a.wait('send', 5_000_000), { ok: true, value: 3000 });
-  t.same(p.b.wait('receive', 5_000_000), { ok: true, value: 3000 });
-  t.equal(firstDifference(p.rb.bytes, 0, p.ra.bytes, 0, 3000), -1, 'bytes intact');
-  const c = engineCounters(p.nic);
-  t.equal(c['faultTxDropped'], 1, 'the MIDDLE was lost once');
+  const c = lostMiddleIsResent(t, P7);
   t.ok(c['msnRetransmissions']! >= 1, 'the rewind was found in the MSN table');
 });
 

@@ -186,8 +186,8 @@ export function bringUpRoce(func: BnxtFunction, ipv4: Uint8Array): Result<RoceDe
   // INITIALIZE_FW: context fields stay 0 on P5 (context memory came from the backing store).
   // HW_REQUESTER_RETX_SUPPORTED where QUERY_FUNC reports hardware retransmission (requester or
   // responder), as Linux bnxt_re does (qplib_rcfw.c bnxt_qplib_init_rcfw, qplib_res.h _is_hw_retx_supported).
-  const hwRetx = DevCapFlags.HW_REQUESTER_RETX_ENABLED | DevCapFlags.HW_RESPONDER_RETX_ENABLED;
-  const flags = (caps.dev_cap_flags & hwRetx) !== 0 ? InitializeFwFlags.HW_REQUESTER_RETX_SUPPORTED : 0;
+  const hwRetxFlags = DevCapFlags.HW_REQUESTER_RETX_ENABLED | DevCapFlags.HW_RESPONDER_RETX_ENABLED;
+  const flags = (caps.dev_cap_flags & hwRetxFlags) !== 0 ? InitializeFwFlags.HW_REQUESTER_RETX_SUPPORTED : 0;
   const init = ch.send(Q.INITIALIZE_FW, { flags, log2_dbr_pg_size: 0, stat_ctx_id: statCtxId });
   if (!init.ok) return fail('INITIALIZE_FW', init.error);
   ledger.undo(ch, 'DEINITIALIZE_FW', () => ch.send(Q.DEINITIALIZE_FW, {}));

@@ -37,7 +37,7 @@ export function initializeFw(ctx: RoceContext, cmd: Uint8Array): Answer {
   // The context-table fields are 0 on P5 (context memory comes from HWRM) and are ignored.
   state.initialized = true;
   state.statCtxId = c.stat_ctx_id;
-  state.hwRetx = (c.flags & InitializeFwFlags.HW_REQUESTER_RETX_SUPPORTED) !== 0
+  state.retransmitsFromMsnTable = (c.flags & InitializeFwFlags.HW_REQUESTER_RETX_SUPPORTED) !== 0
     && (ctx.firmware.devCapFlags & DevCapFlags.HW_REQUESTER_RETX_ENABLED) !== 0
     // The SQ's table is the MSN table only where dev_cap_ext_flags_2 says so, as the kernel and
     // rdma-core read it (qplib_res.h _is_host_msn_table): with hardware retransmission but

@@ -53,7 +53,7 @@ export function createQp(ctx: RoceContext, cmd: Uint8Array): Answer {
   // entry per sq_size, or with hardware retransmission the MSN table of roundup_pow_of_two(sq_size)
   // entries, half that in variable mode (qplib_fp.c bnxt_qplib_create_qp).
   const variable = (c.qp_flags & CreateQpFlags.VARIABLE_SIZED_WQE_ENABLED) !== 0;
-  const msnEntries = ctx.state.hwRetx ? msnTableEntries(c.sq_size, variable) : 0;
+  const msnEntries = ctx.state.retransmitsFromMsnTable ? msnTableEntries(c.sq_size, variable) : 0;
   const chip = ctx.bus.chip;
   const tableBytes = msnEntries ? msnEntries * chip.msnEntryBytes : c.sq_size * chip.psnSearchEntryBytes;
   const queues = checkQueues(ctx, c, tableBytes);

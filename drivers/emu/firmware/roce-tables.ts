@@ -116,7 +116,7 @@ export class RoceState {
    * retransmission where QUERY_FUNC offered HW_REQUESTER_RETX_ENABLED and dev_cap_ext_flags_2
    * HOST_MSN_TABLE (engine/msn-table.ts).
    */
-  hwRetx = false;
+  retransmitsFromMsnTable = false;
   readonly qps = new Map<number, FwQp>();
   readonly cqs = new Map<number, FwCq>();
   readonly keys = new Map<number, FwKey>();
@@ -134,7 +134,7 @@ export class RoceState {
   clear(): void {
     this.initialized = false;
     this.statCtxId = 0;
-    this.hwRetx = false;
+    this.retransmitsFromMsnTable = false;
     this.qps.clear();
     this.cqs.clear();
     this.keys.clear();
