@@ -41,11 +41,14 @@ export interface ChipModelFacts {
   readonly board: { readonly subsystemId: number; readonly partNumber: string };
   /** RoCE ceilings before context memory is counted (firmware/roce-limits.ts; QUERY_FUNC answers). */
   readonly roce: {
+    /** QUERY_FUNC max_qp: QPs besides QP0/QP1 (the kernel adds 1 for QP1). */
     readonly maxQp: number;
+    /** QUERY_FUNC max_qp_wr: entries per SQ or RQ. */
     readonly maxQpWqes: number;
     readonly maxCq: number;
     /** QUERY_FUNC max_cqe: CQEs per CQ. */
     readonly maxCqe: number;
+    /** Memory keys (MR/PMR) in MRAV context memory. */
     readonly maxMr: number;
     readonly maxGid: number;
     /** SGEs per WQE in static WQE mode. */

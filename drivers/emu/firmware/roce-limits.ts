@@ -9,19 +9,15 @@ import type { ChipProfile } from '../../../firmware-hwrm/chips.ts';
 import { DevCapExtFlags, type CreqQueryFuncRespSb } from '../../../firmware-hwrm/roce/index.ts';
 import type { Values } from '../../../firmware-hwrm/layout.ts';
 
-export interface RoceLimits {
-  /** QPs besides QP0/QP1 (QUERY_FUNC max_qp; the kernel adds 1 for QP1). */
-  readonly maxQp: number;
-  /** Entries per SQ or RQ (QUERY_FUNC max_qp_wr). */
-  readonly maxQpWqes: number;
-  readonly maxCq: number;
-  /** CQEs per CQ (P5 reports at most 0xFFFFF). */
-  readonly maxCqe: number;
-  /** Memory keys (MR/PMR) in MRAV context memory. */
-  readonly maxMr: number;
-  readonly maxGid: number;
-  /** SGEs per WQE in static WQE mode. */
-  readonly maxSge: number;
+/** The chip's RoCE ceilings (firmware-hwrm/chips.ts), before context memory is counted. */
+export type RoceCeilings = ChipProfile['model']['roce'];
+
+/**
+ * What QUERY_FUNC reports and the create commands are held to: the chip's ceilings (maxQp, maxCq
+ * and maxMr capped by context memory), the read depth under QUERY_FUNC's two names, and the
+ * doorbell pages and MR size of this model.
+ */
+export interface RoceLimits extends Omit<RoceCeilings, 'maxRdAtom'> {
   /** Responder (IRD) and initiator (ORD) depths; the kernel caps both at 126. */
   readonly maxQpRdAtom: number;
   readonly maxQpInitRdAtom: number;
@@ -29,7 +25,6 @@ export interface RoceLimits {
   readonly maxDpi: number;
   /** Where DPI 0 starts in BAR2: the chip's RoCE doorbell offset for the L2 region FUNC_QCFG reports. */
   readonly dpiBaseBytes: number;
-  readonly maxInlineData: number;
   readonly maxMrSizeBytes: number;
 }
 
