@@ -61,62 +61,31 @@ function nextDue(outstandingOf: (i: number) => number, q: number, from: number):
 export function sendBandwidthLocal(as: readonly Qp[], bs: readonly Qp[], ra: Region, rb: Region, size: number,
   posted: Float64Array, completed: Float64Array, tick: ((i: number) => void) | undefined, window: number): void {
   const q = as.length;
-  const total = posted.length;
-  const iters = total / q;
-  const sent = new Int32Array(q);
-  const done = new Int32Array(q);
+  const iters = posted.length / q;
   const recvPosted = new Int32Array(q);
   const recvDone = new Int32Array(q);
-  const sendsDue = (i: number) => sent[i]! - done[i]!;
-  let totSent = 0;
-  let totDone = 0;
-  let turn = q - 1;
-  let lastProgress = now();
-  while (totDone < total) {
-    for (let i = 0; i < q; i++) {
-      const a = as[i]!;
+  const receiver: Peer = {
+    allow(i) {
       const b = bs[i]!;
       const at = incomingOffset(i, size);
       while (recvPosted[i]! < iters && recvPosted[i]! - recvDone[i]! < window) {
         b.receive(rb, at, size);
         recvPosted[i]!++;
       }
-      while (sent[i]! < iters && sent[i]! - done[i]! < window && sent[i]! < recvPosted[i]!) {
-        posted[totSent++] = now();
-        a.send(ra, 0, size);
-        sent[i]!++;
-      }
-    }
-    let found = 0;
-    for (let i = 0; i < q; i++) {
-      const a = as[i]!;
-      for (let n = a.pollBytes('send'); n !== -1; n = a.pollBytes('send')) {
-        if (n === -2) failed(a, i, 'send');
-        done[i]!++;
-        completed[totDone++] = now();
-        tick?.(totDone - 1);
-        found++;
-      }
+      return recvPosted[i]!;
+    },
+    sweep(i) {
       const b = bs[i]!;
+      let found = 0;
       for (let r = b.pollBytes('receive'); r !== -1; r = b.pollBytes('receive')) {
         if (r === -2) failed(b, i, 'receive');
         recvDone[i]!++;
         found++;
       }
-    }
-    if (found > 0) { lastProgress = now(); continue; }
-    const i = nextDue(sendsDue, q, turn);
-    if (i < 0) continue;
-    turn = i;
-    const n = as[i]!.waitBytes('send', TURN_WAIT_US);
-    if (n === -2) failed(as[i]!, i, 'send');
-    if (n >= 0) {
-      done[i]!++;
-      completed[totDone++] = now();
-      tick?.(totDone - 1);
-      lastProgress = now();
-    } else checkStuck(lastProgress, 'send');
-  }
+      return found;
+    },
+  };
+  postAndComplete(as, size, posted, completed, tick, window, (a) => a.send(ra, 0, size), receiver);
   // Every receive completes too, so nothing is left posted for the next size.
   for (let i = 0; i < q; i++) {
     const b = bs[i]!;
@@ -146,10 +115,21 @@ export function sendBandwidthClient(
   postAndComplete(as, size, posted, completed, tick, window, (a) => a.send(ra, 0, size));
 }
 
-/** run_iter_bw: per QP, post up to `window` outstanding, take send completions in sweeps. */
+/** The receiving side of a loop that runs both sides (send_bw here), served with each QP in turn. */
+interface Peer {
+  /** Posts what QP i's peer keeps posted; returns how many sends QP i may have posted by now. */
+  allow(i: number): number;
+  /** Takes the completions QP i's peer has; returns how many. */
+  sweep(i: number): number;
+}
+
+/**
+ * run_iter_bw: per QP, post up to `window` outstanding, take send completions in sweeps; with
+ * `peer`, its receives are kept posted and taken in the same turns (a send waits for its receive).
+ */
 function postAndComplete(
   as: readonly Qp[], size: number, posted: Float64Array, completed: Float64Array,
-  tick: ((i: number) => void) | undefined, window: number, post: (a: Qp, i: number) => void,
+  tick: ((i: number) => void) | undefined, window: number, post: (a: Qp, i: number) => void, peer?: Peer,
 ): void {
   const q = as.length;
   const total = posted.length;
@@ -164,7 +144,8 @@ function postAndComplete(
   while (totDone < total) {
     for (let i = 0; i < q; i++) {
       const a = as[i]!;
-      while (sent[i]! < iters && sent[i]! - done[i]! < window) {
+      const allowed = peer === undefined ? iters : peer.allow(i);
+      while (sent[i]! < iters && sent[i]! - done[i]! < window && sent[i]! < allowed) {
         posted[totSent++] = now();
         post(a, i);
         sent[i]!++;
@@ -180,6 +161,7 @@ function postAndComplete(
         tick?.(totDone - 1);
         found++;
       }
+      if (peer !== undefined) found += peer.sweep(i);
     }
     if (found > 0) { lastProgress = now(); continue; }
     const i = nextDue(due, q, turn);
