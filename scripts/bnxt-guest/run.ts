@@ -64,6 +64,8 @@ export interface GuestRunOptions {
   readonly cacheDir?: string;
   /** The image folder to boot (buildGuest's); built from this work tree when absent. */
   readonly imageDir?: string;
+  /** The chip the served NIC is (default BNXT_GUEST_CHIP). */
+  readonly chip?: string;
   readonly bnxtRe?: boolean;
   /** ibv_rc_pingpong server and client in the guest, through the model's port (it delivers its own frames). */
   readonly rcLoopback?: boolean;
@@ -204,7 +206,7 @@ export async function runGuest(o: GuestRunOptions = {}): Promise<GuestRunReport>
     tracePath,
     config: {
       mac: macFromNumber(0x5001), ipv4: Uint8Array.from([10, 77, 0, 2]), mtu: 1500, cable, pcapPath, seed: 1,
-      mode: 'thread', chip: BNXT_GUEST_CHIP,
+      mode: 'thread', chip: o.chip ?? BNXT_GUEST_CHIP,
     },
     verbose: true,
     onEvent: (e) => {
@@ -276,7 +278,9 @@ export const HOST_PEER_STEPS: readonly GuestStep[] = [
 if (import.meta.url === `file://${process.argv[1]}`) {
   const args = process.argv.slice(2);
   const waitAt = args.indexOf('--wait');
+  const chipAt = args.indexOf('--chip');
   const report = await runGuest({
+    chip: chipAt >= 0 ? args[chipAt + 1] : undefined,
     bnxtRe: args.includes('--re'), rcLoopback: args.includes('--rc-loopback'), ping: args.includes('--ping'),
     hostSteps: args.includes('--host-peer') ? HOST_PEER_STEPS : undefined,
     waitS: waitAt >= 0 ? Number(args[waitAt + 1]) : undefined, log: (l) => console.log(l),

@@ -14,9 +14,12 @@
  *     writes it (every entry_size step of each 4 KiB page): uninitialised context is corrupt.
  *   - Each (type, instance) once; BS_CFG_ALL_DONE ends the configuration and is refused unless
  *     every type bnxt_alloc_ctx_mem sets up (QP, SRQ, CQ, VNIC, STAT, both TQM kinds in every
- *     instance, MRAV, TIM) and every firmware trace type offered (bnxt_backing_store_cfg_v2)
- *     was configured. Only then does the function have context memory: RING_ALLOC and every
- *     RoCE command before it are refused.
+ *     instance, MRAV, TIM) was configured. Only then does the function have context memory:
+ *     RING_ALLOC and every RoCE command before it are refused.
+ *   - Firmware trace types are optional: a driver may configure them (bnxt_backing_store_cfg_v2
+ *     since "bnxt_en: Allocate backing store memory for FW trace logs", which carries on when
+ *     their memory cannot be had) or never learn of them (Linux 6.12's QCAPS_V2 walk stops at
+ *     BNXT_CTX_V2_MAX = XID_PARTITION + 1 and puts ALL_DONE on TIM), and firmware serves both.
  */
 import * as H from '../../../firmware-hwrm/hwrm/index.ts';
 import type { Iommu } from '../iommu.ts';
@@ -69,7 +72,7 @@ export const OFFERED_TYPES: readonly OfferedType[] = [
     .map((t) => offer(t, 1, 16384, 0, { flags: F.TYPE_VALID | F.FW_DBG_TRACE })),
 ];
 
-/** The types bnxt_alloc_ctx_mem always sets up (RoCE on); trace types are required when offered. */
+/** The types bnxt_alloc_ctx_mem always sets up (RoCE on); trace types are optional. */
 const REQUIRED = new Set<number>([T.QP, T.SRQ, T.CQ, T.VNIC, T.STAT, T.SP_TQM_RING, T.FP_TQM_RING, T.MRAV, T.TIM]);
 
 type Req = Record<string, number | bigint | Uint8Array>;
@@ -190,8 +193,7 @@ export class BackingStoreV2 {
 
   private missing(): string | undefined {
     for (const t of this.offered.values()) {
-      const trace = (t.flags & (F.FW_DBG_TRACE | F.FW_BIN_DBG_TRACE)) !== 0;
-      if (!REQUIRED.has(t.type) && !trace) continue;
+      if (!REQUIRED.has(t.type)) continue;
       for (const i of instancesOf(t.instance_bit_map)) {
         if (!this.configured.has(key(t.type, i))) return `type 0x${t.type.toString(16)} instance ${i}`;
       }
