@@ -54,6 +54,34 @@ t.test('WQEs of 3 and 5 slots wrap the ring slot by slot; every byte arrives, sq
   t.same(dst.bytes, src.bytes, 'every byte where it belongs, the wrapped WQEs too');
 });
 
+t.test('variable-mode receive WQEs take (2 + rq_sge) slots: 48-byte receives, one across a page', async (t) => {
+  // Found by Linux 6.12 on a served BCM57608 (docs/bnxt-en-bringup.md): rdma-core posts a receive
+  // of rq_sge 1 in 3 slots (bnxt_re_get_rq_slots), so receive n starts at byte 48 n; the model
+  // read 128-byte entries and took the second receive's bytes for garbage. The RQ's two pages lie
+  // in reverse order in memory: receive 85 (bytes 4080-4127) has its header in one, its SGE in the other.
+  const nic = new TestNic();
+  t.teardown(() => nic.close());
+  const [a, b] = nic.pair({ mtu: MTU, sqSlots: SLOTS, rqEntries: 128, rqSge: 1, cqEntries: 512 });
+  t.equal(b.qp.rq.entryBytes, 48);
+  const n = 100;
+  const size = 64;
+  const src = nic.alloc(n * size);
+  src.bytes.set(pattern(n * size, 5));
+  const dst = nic.alloc(n * size);
+  const smr = nic.mr(src, 0);
+  const dmr = nic.mr(dst, ACCESS_MR.LOCAL_WRITE);
+  for (let i = 0; i < n; i++) {
+    b.recv([{ va: dst.iova + i * size, lkey: dmr.key, size }]);
+    a.post({ sges: [{ va: src.iova + i * size, lkey: smr.key, size }] });
+    if (i % 20 === 19) t.ok(nic.runUntil(() => a.scq.cq.producer >= i + 1, 5e9), `sends up to ${i} complete`);
+  }
+  const res = b.rcq.pollAll();
+  t.equal(res.length, n);
+  t.ok(res.every((c) => c.status === RES.OK && c.length === size), 'every receive succeeded');
+  t.same(res.map((c) => c.wrId), Array.from({ length: n }, (_, i) => i), 'in order, each its own wr_id');
+  t.same(dst.bytes, src.bytes, 'each message in its own receive buffer, receive 85 too');
+});
+
 t.test('a failed WQE\'s CQE names its first slot', async (t) => {
   const nic = new TestNic();
   t.teardown(() => nic.close());

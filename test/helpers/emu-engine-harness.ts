@@ -240,16 +240,19 @@ export class TestQp {
 
   /** Writes a receive WQE (roce_hsi.h rq_wqe_hdr): wr_id = its index, unless given. */
   recv(sges: readonly Sge[], wrId?: number): number {
-    const n = this.qp.rq.entries;
-    const at = (this.rqProd % n) * 128;
+    const ring = this.qp.rq;
+    const n = ring.entries;
+    const at = (this.rqProd % n) * ring.entryBytes;
     const b = this.rq.bytes;
     const v = this.rq.view;
-    b.fill(0, at, at + 128);
-    b[at] = WQE.RECV;
-    b[at + 2] = 2 + Math.max(1, sges.length);
-    v.setUint32(at + 8, (wrId ?? this.rqProd) & 0xfffff, true);
+    // Where ring offset `x` is in the buffer (the ring's pages may be in any order).
+    const o = (x: number) => ring.memory.iova(x) - this.rq.iova;
+    for (let x = at; x < at + ring.entryBytes; x += 16) b.fill(0, o(x), o(x) + 16);
+    b[o(at)] = WQE.RECV;
+    b[o(at) + 2] = 2 + Math.max(1, sges.length);
+    v.setUint32(o(at) + 8, (wrId ?? this.rqProd) & 0xfffff, true);
     sges.forEach((g, i) => {
-      const s = at + 32 + 16 * i;
+      const s = o(at + 32 + 16 * i);
       v.setUint32(s, g.va % 2 ** 32, true);
       v.setUint32(s + 4, Math.floor(g.va / 2 ** 32), true);
       v.setUint32(s + 8, g.lkey, true);
@@ -302,6 +305,12 @@ export interface QpOptions {
   /** A variable-size WQE SQ of this many slots. */
   readonly sqSlots?: number;
   readonly rqEntries?: number;
+  /**
+   * With sqSlots: receive WQEs of (2 + rqSge) 16-byte slots, as CREATE_QP's rq_sge sizes them in
+   * variable mode (Linux bnxt_re_get_rwqe_size, rdma-core bnxt_re_get_rq_slots), in RQ pages
+   * laid out in reverse order in memory, so a WQE crossing a page is split in bus addresses.
+   */
+  readonly rqSge?: number;
   readonly cqEntries?: number;
   readonly scq?: TestCq;
   readonly rcq?: TestCq;
@@ -388,13 +397,18 @@ export class TestNic {
     const rcq = o.rcq ?? this.cq(o.cqEntries ?? 256);
     const sqBytes = sqEntries * (sqEntryBytes + 16);
     const sq = this.alloc(sqBytes);
-    const rq = this.alloc(rqEntries * 128);
+    const rqSge = variable && o.rqSge !== undefined ? o.rqSge : undefined;
+    const rqEntryBytes = rqSge === undefined ? 128 : (2 + rqSge) * 16;
+    const rqBytes = rqEntries * rqEntryBytes;
+    const rq = this.alloc(rqBytes);
+    const rqPages = this.paged(rq, rqBytes);
     const qpn = this.nextQpn++;
     const qp = new EmuQp(
       qpn, o.pd ?? 1, 0xa0 + qpn, 0,
       new Ring(this.paged(sq, sqBytes), sqEntries, sqEntryBytes),
-      new Ring(this.paged(rq, rqEntries * 128), rqEntries, 128),
-      scq.cq, rcq.cq, 6, 6,
+      new Ring(rqSge === undefined ? rqPages : new PagedMemory([...rqPages.pages].reverse(), PAGE, rqBytes),
+        rqEntries, rqEntryBytes),
+      scq.cq, rcq.cq, 6, rqSge ?? 6,
     );
     qp.variableWqe = variable;
     this.tables.qps.set(qpn, qp);

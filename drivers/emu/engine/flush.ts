@@ -12,6 +12,7 @@
  */
 import { CqReqStatus, CqResRcStatus } from '../../../firmware-hwrm/roce/cqe.ts';
 import * as Wqe from '../../../firmware-hwrm/roce/wqe.g.ts';
+import { SLOT_BYTES } from '../../../firmware-hwrm/roce/wqe.ts';
 import { EmuQpState } from '../objects.ts';
 import { ReqState, RespState } from './states.ts';
 import { writeReqCqe, writeResCqe } from './cq-writer.ts';
@@ -106,7 +107,8 @@ function writeFailedReceive(core: EngineCore, t: QpTransport): boolean {
   // The receive's tag from its WQE (0 if its memory is gone: the CQE still keeps the order).
   const base = t.qp.rq.entryIova(t.rqConsumer % t.rqEntries);
   const iommu = core.iommu;
-  const u = iommu.check(base, Wqe.RQ_WQE_HDR_WORDS * 4) ? iommu.wordsOf(base, Wqe.RQ_WQE_HDR_WORDS * 4) : undefined;
+  // wr_id is in the header's first 16-byte slot, which never crosses a page (a variable-mode WQE may).
+  const u = iommu.check(base, SLOT_BYTES) ? iommu.wordsOf(base, SLOT_BYTES) : undefined;
   const wrId = u === undefined ? 0 : Wqe.rqWqeHdrWrId(u, iommu.wordOffset);
   const failed = t.rqFailStatus !== 0;
   const status = failed ? t.rqFailStatus : CqResRcStatus.WORK_REQUEST_FLUSHED_ERR;

@@ -23,7 +23,7 @@ import { ResErrStateReason } from '../../../firmware-hwrm/roce/creq.ts';
 import { MrAccess } from '../../../firmware-hwrm/roce/commands-mr.ts';
 import { QpAccess } from '../../../firmware-hwrm/roce/commands-qp.ts';
 import {
-  RQ_WQE_TYPE_RCV, STATIC_WQE_BYTES, WQE_HEADER_BYTES, WQE_HEADER_SLOTS,
+  RQ_WQE_TYPE_RCV, SLOT_BYTES, STATIC_WQE_BYTES, WQE_HEADER_BYTES, WQE_HEADER_SLOTS,
 } from '../../../firmware-hwrm/roce/wqe.ts';
 import * as Wqe from '../../../firmware-hwrm/roce/wqe.g.ts';
 import { TWO_POW_32 } from '../../../firmware-hwrm/words.ts';
@@ -32,7 +32,9 @@ import {
 } from '../wire/index.ts';
 import { RespState } from './states.ts';
 import { MAX_MESSAGE_BYTES, psnAdd, psnDiff, psnPackets } from '../../../firmware-hwrm/roce/ib-transport.ts';
-import { SglError, checkRange, copyRegion, copySgl, loadSgl, regionOffset, stillRegistered } from './sgl.ts';
+import {
+  SglError, checkRange, copyRegion, copySgl, loadSgl, loadSglEach, regionOffset, stillRegistered,
+} from './sgl.ts';
 import { writeResCqe } from './cq-writer.ts';
 import { enterError, failReceive, failResponder } from './flush.ts';
 import { MAX_SGE, READ_CONTEXTS, type QpTransport } from './transport.ts';
@@ -135,7 +137,10 @@ function loadReceive(core: EngineCore, t: QpTransport): boolean {
   const iommu = core.iommu;
   const rq = t.qp.rq;
   const base = rq.entryOffset(ringSlot(t.rqConsumer, t.rqEntries));
-  const u = iommu.wordsIn(rq.memory, base, STATIC_WQE_BYTES);
+  // Variable mode: a receive WQE is (2 + rq_sge) slots (roce-cmd-qp.ts) and may cross a page, so
+  // its header slot and each SGE slot are read on their own; static WQEs never cross one.
+  const variable = t.variable;
+  const u = iommu.wordsIn(rq.memory, base, variable ? SLOT_BYTES : STATIC_WQE_BYTES);
   if (u === undefined) {
     core.counters.dmaFaults++;
     classError(core, t, NakCode.REMOTE_OPERATIONAL_ERROR, CqResRcStatus.LOCAL_QP_OPERATION_ERR,
@@ -143,16 +148,19 @@ function loadReceive(core: EngineCore, t: QpTransport): boolean {
     return false;
   }
   const w = iommu.wordOffset;
-  if (core.bus.wqeTrace !== undefined) traceRqWqe(core, t, u, w);
+  if (core.bus.wqeTrace !== undefined) traceRqWqe(core, t, u, w, variable ? rq.entryBytes : STATIC_WQE_BYTES);
   const wrId = Wqe.rqWqeHdrWrId(u, w);
   const sges = Wqe.rqWqeHdrWqeSize(u, w) - WQE_HEADER_SLOTS;
-  const limit = t.qp.rqSge > 0 && t.qp.rqSge < MAX_SGE ? t.qp.rqSge : MAX_SGE;
+  const staticLimit = t.qp.rqSge > 0 && t.qp.rqSge < MAX_SGE ? t.qp.rqSge : MAX_SGE;
+  const limit = variable ? rq.entryBytes / SLOT_BYTES - WQE_HEADER_SLOTS : staticLimit;
   if (Wqe.rqWqeHdrWqeType(u, w) !== RQ_WQE_TYPE_RCV || sges < 0 || sges > limit) {
     classError(core, t, NakCode.REMOTE_OPERATIONAL_ERROR, CqResRcStatus.LOCAL_QP_OPERATION_ERR,
       ResErrStateReason.RES_WQE_FORMAT_ERROR, true);
     return false;
   }
-  const status = loadSgl(iommu, core.tables, t.qp.pd, t.recvSgl, rq.memory, base + WQE_HEADER_BYTES, sges, true, true);
+  const status = (variable ? loadSglEach : loadSgl)(
+    iommu, core.tables, t.qp.pd, t.recvSgl, rq.memory, base + WQE_HEADER_BYTES, sges, true, true,
+  );
   if (status !== SglError.OK) {
     classError(core, t, NakCode.REMOTE_OPERATIONAL_ERROR, CqResRcStatus.LOCAL_PROTECTION_ERR,
       ResErrStateReason.RES_WQE_FORMAT_ERROR, true);

@@ -78,6 +78,26 @@ export function loadSgl(
 }
 
 /**
+ * loadSgl for a variable-mode receive WQE, whose (2 + rq_sge) slots may cross a page: each SGE
+ * is read on its own (a 16-byte slot never crosses one). Same checks and outcome as loadSgl.
+ */
+export function loadSglEach(
+  iommu: Iommu, tables: RoceTables, pd: number, sgl: SgList, ring: PagedMemory, sgeOffset: number, count: number,
+  needLocalWrite: boolean, emptyReceive = false,
+): number {
+  sgl.clear();
+  const access = needLocalWrite ? MrAccess.LOCAL_WRITE : 0;
+  const skipEmpty = emptyReceive && count === 1;
+  for (let i = 0; i < count; i++) {
+    const u = iommu.wordsIn(ring, sgeOffset + i * SGE_BYTES, SGE_BYTES);
+    if (u === undefined) return SglError.FAULT;
+    const status = addSge(tables, pd, sgl, u, iommu.wordOffset, access, skipEmpty);
+    if (status !== SglError.OK) return status;
+  }
+  return SglError.OK;
+}
+
+/**
  * loadSgl for a variable-size WQE: its `count` SGEs are the ring slots after its header, one
  * 16-byte slot each, wrapping at the ring's end as the driver writes them (Linux qplib_fp.c
  * bnxt_qplib_post_send takes each slot with bnxt_qplib_get_prod_qe).

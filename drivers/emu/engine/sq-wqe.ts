@@ -93,13 +93,15 @@ function tracedWqe(core: EngineCore, t: QpTransport, slot: number, u: Uint32Arra
 }
 
 /** A copy of the static-mode WQE at word `w` of `u`, for its trace record (tracing on only). */
-export function wqeBytes(u: Uint32Array, w: number): Uint8Array {
-  return new Uint8Array(u.buffer, u.byteOffset + w * 4, STATIC_WQE_BYTES).slice();
+export function wqeBytes(u: Uint32Array, w: number, bytes: number = STATIC_WQE_BYTES): Uint8Array {
+  // Within the mapping the words came from (a variable-mode receive WQE may end a mapping).
+  const n = Math.min(bytes, u.byteLength - w * 4);
+  return new Uint8Array(u.buffer, u.byteOffset + w * 4, n).slice();
 }
 
 /** The "wqe" trace record of a receive WQE (tracing on only; the responder's hook is one check and one call). */
-export function traceRqWqe(core: EngineCore, t: QpTransport, u: Uint32Array, w: number): void {
-  core.bus.wqeTrace?.write(rqWqeEvent(t.qp.qpn, wqeBytes(u, w)));
+export function traceRqWqe(core: EngineCore, t: QpTransport, u: Uint32Array, w: number, bytes: number): void {
+  core.bus.wqeTrace?.write(rqWqeEvent(t.qp.qpn, wqeBytes(u, w, bytes)));
 }
 
 /** Loads WQE `slot`'s remote address, key (sq_rdma_hdr) and immediate for the requester. */

@@ -8,14 +8,16 @@
  *              or, with hardware retransmission, [ roundup_pow_of_two(sq_size) MSN entries x 8 B ]
  *              variable mode: sq_size counts 16-byte slots, and the MSN table has half as many
  *              (entry sizes: the chip profile's, firmware-hwrm/chips.ts)
- *   RQ memory: [ rq_size WQEs x 128 B ]
+ *   RQ memory: [ rq_size WQEs x 128 B ], or in variable mode x (2 + rq_sge) x 16 B: rdma-core's
+ *              bnxt_re_get_rq_slots and Linux's bnxt_re_get_rwqe_size size a receive WQE for
+ *              its SGEs there (the 32-byte header and rq_sge SGEs), and post them back to back
  *   ORRQ (max_qp_init_rd_atom + 1) x 32 B, IRRQ (2 x max_qp_rd_atom + 2) x 32 B, contiguous
  */
 import {
   CmdqCreateQp, CmdqDestroyQp, CmdqQueryQp, CreateQpFlags, CreqCreateQpResp, CreqDestroyQpResp, CreqQueryQpRespSb,
   QpType, RoceStatus, XRRQ_ENTRY_BYTES,
 } from '../../../firmware-hwrm/roce/index.ts';
-import { SLOT_BYTES, VAR_SQ_SLOT_ALIGN } from '../../../firmware-hwrm/roce/wqe.ts';
+import { SLOT_BYTES, VAR_SQ_SLOT_ALIGN, WQE_HEADER_SLOTS } from '../../../firmware-hwrm/roce/wqe.ts';
 import { EmuQp, type EmuCq } from '../objects.ts';
 import { handleHalves, refuse, success, type Answer, type RoceContext } from './roce-answer.ts';
 import { resolveRing } from './roce-memory.ts';
@@ -123,8 +125,10 @@ function checkQueues(ctx: RoceContext, c: CreateQp, auxBytes: number): QpQueues 
     // (Linux bnxt_re main.c bnxt_re_set_drv_mode). The stricter reading: P5 refuses it.
     return refuse(RoceStatus.INVALID_PARAMETER, 'CREATE_QP: this chip takes only static (128-byte) WQEs');
   }
-  if (variable && c.type !== QpType.RC) {
-    return refuse(RoceStatus.NOT_IMPLEMENTED, 'CREATE_QP: variable-size WQEs are modelled on RC QPs only');
+  // bnxt_re creates its GSI QP (QP1) in the function's WQE mode too (qplib_fp.c
+  // bnxt_qplib_create_qp1: VARIABLE_SIZED_WQE_ENABLED and sq_size in slots on P7).
+  if (variable && c.type !== QpType.RC && c.type !== QpType.GSI) {
+    return refuse(RoceStatus.NOT_IMPLEMENTED, 'CREATE_QP: variable-size WQEs are modelled on RC and GSI QPs only');
   }
   if (c.sq_size > limits.maxQpWqes || c.rq_size > limits.maxQpWqes)
     return refuse(P, `CREATE_QP: sq_size ${c.sq_size} / rq_size ${c.rq_size} over ${limits.maxQpWqes}`);
@@ -147,7 +151,10 @@ function checkQueues(ctx: RoceContext, c: CreateQp, auxBytes: number): QpQueues 
   );
   const after = auxBytes ? ' (with its PSN search area or MSN table)' : '';
   if (!sq) return refuse(P, `CREATE_QP: the SQ${after} at 0x${c.sq_pbl.toString(16)} is not mapped`);
-  const rq = resolveRing(iommu, c.rq_pbl, c.rq_lvl, c.rq_pg_size, c.rq_size, WQE_BYTES, c.rq_size * WQE_BYTES);
+  const rqEntryBytes = variable ? (WQE_HEADER_SLOTS + c.rq_sge) * SLOT_BYTES : WQE_BYTES;
+  const rq = resolveRing(
+    iommu, c.rq_pbl, c.rq_lvl, c.rq_pg_size, c.rq_size, rqEntryBytes, c.rq_size * rqEntryBytes,
+  );
   if (!rq) return refuse(P, `CREATE_QP: the RQ at 0x${c.rq_pbl.toString(16)} is not mapped`);
   return { sq, rq, scq, rcq };
 }
