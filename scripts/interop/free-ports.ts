@@ -4,13 +4,14 @@
  * any other process as an ephemeral port (an outgoing connection, an unbound UDP send), and a
  * parallel test may draw it too. So ports are drawn from *outside* the kernel's ephemeral range
  * (/proc/sys/net/ipv4/ip_local_port_range), which the kernel never hands out by itself, and each
- * one is reserved with a lock file (created exclusively, holding the owner's process id) that
+ * one is reserved with a lock file (appearing at once with the owner's process id: lockPort) that
  * every user of this module respects while the owner lives; the port is also bound once to prove
- * it is free now. Reservations end when the process exits (or the lock is found stale).
+ * it is free now. Reservations end when the process exits, or when another process finds the
+ * owner gone (one process at a time judges a lock: breakStale).
  */
 import { createSocket } from 'node:dgram';
 import { createServer } from 'node:net';
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -52,35 +53,85 @@ function alive(pid: number): boolean {
   try { process.kill(pid, 0); return true; } catch (e) { return (e as { code?: string }).code === 'EPERM'; }
 }
 
-/** Takes the lock file of `port`, or says it is held by a live process. */
-function lock(port: number): boolean {
-  mkdirSync(LOCK_DIR, { recursive: true });
-  const file = join(LOCK_DIR, String(port));
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fd = openSync(file, 'wx');
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
-      reserved.add(port);
-      if (!exitHook) {
-        exitHook = true;
-        process.on('exit', () => { for (const p of reserved) rmSync(join(LOCK_DIR, String(p)), { force: true }); });
-      }
-      return true;
-    } catch (e) {
-      if ((e as { code?: string }).code !== 'EEXIST') return false;
-      let owner = 0;
-      try { owner = Number(readFileSync(file, 'utf8')); } catch { /* vanished: try again */ }
-      if (owner > 0 && alive(owner)) return false;
-      rmSync(file, { force: true }); // stale: its owner is gone
-    }
+/** Lock files this process holds (removed at exit). */
+const held = new Set<string>();
+
+/**
+ * Takes the lock file of `port` in `dir` for this process, or says another process holds it.
+ * The lock appears whole, holding its owner's pid: it is written under a name of this process's
+ * own and then linked into place, and link fails if the name exists. (Created and then written
+ * in place, it could be read empty in between by another process, which would take it for
+ * stale and remove it.)
+ */
+export function lockPort(port: number, dir: string = LOCK_DIR): boolean {
+  const file = join(dir, String(port));
+  const draft = join(dir, `.draft-${process.pid}-${port}`);
+  try {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(draft, String(process.pid));
+  } catch {
+    return false;
   }
-  return false;
+  try {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        linkSync(draft, file);
+        hold(file);
+        return true;
+      } catch (e) {
+        if ((e as { code?: string }).code !== 'EEXIST') return false;
+      }
+      if (!breakStale(file)) return false;
+    }
+    return false;
+  } finally {
+    rmSync(draft, { force: true });
+  }
 }
 
-function release(port: number): void {
-  reserved.delete(port);
-  rmSync(join(LOCK_DIR, String(port)), { force: true });
+/** Gives back a lock `lockPort` took. */
+export function unlockPort(port: number, dir: string = LOCK_DIR): void {
+  const file = join(dir, String(port));
+  if (held.delete(file)) rmSync(file, { force: true });
+}
+
+function hold(file: string): void {
+  held.add(file);
+  if (!exitHook) {
+    exitHook = true;
+    process.on('exit', () => { for (const f of held) rmSync(f, { force: true }); });
+  }
+}
+
+/**
+ * Removes the lock `file` if its owner is gone, and says whether to try to take it again. One
+ * process at a time judges a lock: the one that created `<file>.break`. Two that both read the
+ * dead owner's pid would otherwise both remove "the stale lock", the second removing the lock
+ * the first had just taken, and both would use the port. A lock without a pid (written in place
+ * by an older version of this module, perhaps this very moment) is left alone; so is one whose
+ * judge died judging: either keeps one port out of use, nothing worse.
+ */
+function breakStale(file: string): boolean {
+  const breaker = `${file}.break`;
+  try {
+    closeSync(openSync(breaker, 'wx'));
+  } catch {
+    return false;
+  }
+  try {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      return true; // gone already: try to take it
+    }
+    const owner = Number(text);
+    if (!(Number.isInteger(owner) && owner > 0) || alive(owner)) return false;
+    rmSync(file, { force: true });
+    return true;
+  } finally {
+    rmSync(breaker, { force: true });
+  }
 }
 
 function bindable(port: number, kind: 'udp' | 'tcp'): Promise<boolean> {
@@ -102,10 +153,12 @@ async function reservePort(kind: 'udp' | 'tcp'): Promise<number> {
   const candidates = candidatePorts();
   for (let tries = 0; tries < 200; tries++) {
     const port = candidates[Math.floor(Math.random() * candidates.length)]!;
-    if (reserved.has(port) || !lock(port)) continue;
+    if (reserved.has(port) || !lockPort(port)) continue;
+    reserved.add(port);
     // Free for both kinds: a port's users here are QEMU (UDP and TCP) and rig-bnxt (UDP and TCP).
     if (await bindable(port, kind)) return port;
-    release(port);
+    reserved.delete(port);
+    unlockPort(port);
   }
   throw new Error(`no free ${kind.toUpperCase()} port on 127.0.0.1 outside the ephemeral range after 200 tries`);
 }
