@@ -91,3 +91,55 @@ t.test('ring sizes must be powers of two; send lengths must fit the buffer', asy
   const cable = new LoopCable({ slots: 2, slotBytes: 64, delivery: 'manual' });
   t.throws(() => cable.send(new Uint8Array(4), 5), RangeError);
 });
+
+t.test('a frame handed over in one of the cable\'s buffers arrives with its bytes, and another buffer comes back', async (t) => {
+  const cable = new LoopCable({ slots: 8, slotBytes: 64, delivery: 'manual' });
+  t.teardown(() => cable.close());
+  const got: number[][] = [];
+  cable.setReceiver((frame, length) => got.push([...frame.subarray(0, length)]));
+  let buf = cable.spareBuffer();
+  if (buf === null) throw new Error('a new cable has a spare buffer');
+  t.equal(cable.spareBuffer(), null, 'the spare is handed out once');
+  t.equal(buf.length, 64);
+  const inUse = new Set<Uint8Array>();
+  // 12 frames through 8 slots: buffers move between slots and back to the sender.
+  for (let seq = 0; seq < 12; seq++) {
+    const frame = numberedFrame(seq, 20 + seq);
+    buf.set(frame);
+    const before = buf;
+    buf = cable.sendBuffer(buf, frame.length);
+    t.not(buf, before, `frame ${seq}: the sender gets another buffer to build the next frame in`);
+    t.notOk(inUse.has(buf), `frame ${seq}: not a buffer holding a frame still waiting`);
+    inUse.add(before);
+    buf.fill(0xee); // the sender writes its next frame at once
+    if (seq % 3 === 2) {
+      cable.deliverPending();
+      inUse.clear();
+    }
+  }
+  cable.deliverPending();
+  t.equal(got.length, 12);
+  for (let seq = 0; seq < 12; seq++) t.same(got[seq], [...numberedFrame(seq, 20 + seq)], `frame ${seq} intact`);
+  t.equal(cable.stats.framesSent, 12);
+  t.equal(cable.stats.bytesSent, got.reduce((n, f) => n + f.length, 0));
+});
+
+t.test('sendBuffer copies a buffer that is not the cable\'s, and drops on a full ring as send does', async (t) => {
+  const cable = new LoopCable({ slots: 2, slotBytes: 64, delivery: 'manual' });
+  t.teardown(() => cable.close());
+  const got: number[][] = [];
+  cable.setReceiver((frame, length) => got.push([...frame.subarray(0, length)]));
+  const own = new Uint8Array(64);
+  own.set(numberedFrame(1, 30));
+  t.equal(cable.sendBuffer(own, 30), own, 'a foreign buffer is copied and stays the sender\'s');
+  own.fill(0);
+  let buf = cable.spareBuffer()!;
+  buf.set(numberedFrame(2, 30));
+  buf = cable.sendBuffer(buf, 30);
+  buf.set(numberedFrame(3, 30));
+  const kept = buf;
+  t.equal(cable.sendBuffer(buf, 30), kept, 'a full ring keeps nothing: the sender keeps its buffer');
+  t.equal(cable.stats.sendDropped, 1);
+  cable.deliverPending();
+  t.same(got, [[...numberedFrame(1, 30)], [...numberedFrame(2, 30)]]);
+});

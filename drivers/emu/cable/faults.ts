@@ -116,6 +116,11 @@ export class FaultCable implements Cable {
     d.matchCount = count;
   }
 
+  /** No fault applies to a frame sent now: send would hand it straight to the inner cable. */
+  get sendsThrough(): boolean {
+    return !this.tx.active && this.held === 0;
+  }
+
   send(frame: Uint8Array, length: number): void {
     if (!this.tx.active && this.held === 0) {
       this.inner.send(frame, length);

@@ -2,7 +2,8 @@
  * The NIC's Ethernet port: the cable it is plugged into (from the config: a loop back to
  * itself, a UDP tunnel, a unix stream; the pcap tap and the fault injector wrapped around
  * it), whole RoCEv2 frames built into one preallocated buffer (the cable copies what it
- * keeps), and received frames handed to the engine.
+ * keeps; a loop cable takes the buffer itself and hands back another), and received frames
+ * handed to the engine.
  *
  * Frames reach the engine two ways. Inside run(), the in-memory queues deliver what was sent
  * into them (manual delivery: stepped mode has no event-loop turns): a loop cable's frames, a
@@ -47,8 +48,15 @@ export class Port {
   readonly mtuCap: number;
   readonly txf = new RoceFrame();
   readonly rxf = new RoceFrame();
-  readonly txBuf: Uint8Array;
+  /**
+   * The buffer the next frame is built in. On a loop cable without a capture it is one of the
+   * loop's own buffers, handed over with each frame (LoopCable.sendBuffer) and replaced by the
+   * one handed back, so read it afresh for every frame.
+   */
+  txBuf: Uint8Array;
   private readonly loop: LoopCable | null;
+  /** The loop that takes frames by buffer (no capture records them on the way), if any. */
+  private readonly handOver: LoopCable | null;
   /** Two stepped NICs of this process cabled together: this end. */
   private readonly pair: PairCable | null;
   /** On a cable to other machines: the port's frames to itself, and forged ones refused. */
@@ -106,6 +114,9 @@ export class Port {
     this.ready = plugged.ready;
     this.queues = plugged.queues;
     this.socket = plugged.socket;
+    const spare = this.loop !== null && this.capture === null ? this.loop.spareBuffer() : null;
+    this.handOver = spare !== null ? this.loop : null;
+    if (spare !== null) this.txBuf = spare;
     if (this.socket) this.rxSlots.push(...frameSlots(RECEIVE_QUEUE_SLOTS, receiveBytes));
     this.cable.setReceiver(this.onFrame);
   }
@@ -137,7 +148,9 @@ export class Port {
   send(t: QpTransport, payloadLength: number): void {
     const f = this.txf;
     const qp = t.qp;
-    f.dstMac.set(qp.destMac);
+    const mac = qp.destMac;
+    const dstMac = f.dstMac;
+    for (let i = 0; i < 6; i++) dstMac[i] = mac[i]!;
     f.srcIp = this.ip;
     f.dstIp = t.dstIp;
     f.ipId = this.ipId = (this.ipId + 1) & 0xffff;
@@ -151,6 +164,12 @@ export class Port {
     if (this.onTransmit !== undefined) this.onTransmit(this.txBuf, length);
     this.counters.framesSent++;
     this.counters.bytesSent += length;
+    // On the loop with no fault in the way, the frame's buffer itself goes into the loop.
+    const loop = this.handOver;
+    if (loop !== null && this.cable.sendsThrough) {
+      this.txBuf = loop.sendBuffer(this.txBuf, length);
+      return;
+    }
     // A cable copies a frame given as exactly its bytes with one memcpy; shorter ones byte by byte.
     this.cable.send(length >= LONG_FRAME_BYTES ? this.txBuf.subarray(0, length) : this.txBuf, length);
   }
