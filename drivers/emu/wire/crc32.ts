@@ -69,6 +69,19 @@ export function crc32Register(reg: number, bytes: Uint8Array, start: number, end
   return c;
 }
 
+/**
+ * Folds the eight bytes b0..b7 (in order) into the register `reg` and returns it, as one step of
+ * crc32Register: for bytes that are not all in memory as they are folded (masked header fields).
+ */
+export function crc32Fold8(
+  reg: number, b0: number, b1: number, b2: number, b3: number, b4: number, b5: number, b6: number, b7: number,
+): number {
+  const t = TABLE;
+  const c = reg ^ (b0 | (b1 << 8) | (b2 << 16) | (b3 << 24));
+  return t[7 * 256 + (c & 0xff)]! ^ t[6 * 256 + ((c >>> 8) & 0xff)]! ^ t[5 * 256 + ((c >>> 16) & 0xff)]! ^
+    t[4 * 256 + (c >>> 24)]! ^ t[3 * 256 + b4]! ^ t[2 * 256 + b5]! ^ t[256 + b6]! ^ t[b7]!;
+}
+
 /** CRC-32 of bytes[start, end) (the whole array by default). */
 export function crc32(bytes: Uint8Array, start = 0, end = bytes.length): number {
   return crc32Update(0, bytes, start, end);
