@@ -92,7 +92,7 @@ t.test('ring sizes must be powers of two; send lengths must fit the buffer', asy
   t.throws(() => cable.send(new Uint8Array(4), 5), RangeError);
 });
 
-t.test('a frame handed over in one of the cable\'s buffers arrives with its bytes, and another buffer comes back', async (t) => {
+t.test('a frame handed over in a cable buffer arrives with its bytes, and another buffer comes back', async (t) => {
   const cable = new LoopCable({ slots: 8, slotBytes: 64, delivery: 'manual' });
   t.teardown(() => cable.close());
   const got: number[][] = [];
