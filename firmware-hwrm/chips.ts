@@ -53,6 +53,8 @@ export interface ChipModelFacts {
     readonly maxGid: number;
     /** SGEs per WQE in static WQE mode. */
     readonly maxSge: number;
+    /** QUERY_FUNC max_sge_var_wqe: SGEs per WQE in variable-size WQE mode (0 where it is not run). */
+    readonly maxSgeVarWqe: number;
     readonly maxRdAtom: number;
     readonly maxInlineData: number;
   };
@@ -138,11 +140,24 @@ const MODEL_COMMON: Omit<ChipModelFacts, 'roce' | 'board'> = {
   },
 };
 
-/** The model's RoCE ceilings; P5 max_cqe 0xFFFFF is the cap qplib_sp.c applies except on P7. */
+/**
+ * The model's RoCE ceilings as a P5. No public source gives a chip's own figures (firmware reports
+ * them in QUERY_FUNC); these are the model's, within what the kernel accepts: max_cqe 0xFFFFF is
+ * the cap qplib_sp.c bnxt_qplib_get_dev_attr applies before P7, max_gid 256 its
+ * BNXT_QPLIB_NUM_GIDS_SUPPORTED, the read depths its BNXT_QPLIB_MAX_OUT_RD_ATOM 126, 6 SGEs and
+ * 96 inline bytes the static WQE's room (128 bytes less the 32-byte header).
+ */
 const ROCE_CEILINGS = {
   maxQp: 1024, maxQpWqes: 65535, maxCq: 4096, maxCqe: 0xfffff, maxMr: 65536, maxGid: 256, maxSge: 6,
-  maxRdAtom: 126, maxInlineData: 96,
+  maxSgeVarWqe: 0, maxRdAtom: 126, maxInlineData: 96,
 } as const;
+
+/**
+ * As a P7: the P5's, unverified (no public source gives a Thor2 figure; the kernel lifts the
+ * 0xFFFFF CQ cap on P7, so a P7 firmware may report more), but for variable-size WQEs, which
+ * only P7 runs: max_sge_var_wqe 13, the most bnxt_re takes (qplib_sp.h BNXT_VAR_MAX_SGE).
+ */
+const ROCE_CEILINGS_P7 = { ...ROCE_CEILINGS, maxSgeVarWqe: 13 } as const;
 
 type FamilyFacts = Omit<ChipProfile, 'name' | 'chipNum' | 'pciVendorId' | 'pciDeviceId'>;
 
@@ -173,12 +188,11 @@ const P7: FamilyFacts = {
   firstVerGetTimeoutMs: 1500,
   nqDoorbellOffset: (kb) => kb * 1024,
   dpiDoorbellOffset: (kb) => Math.ceil((kb * 1024) / DOORBELL_PAGE_BYTES) * DOORBELL_PAGE_BYTES,
-  // P7 limits are the P5 ones until the Thor2 work gives them their own (docs/hardware.md). The
-  // L2 doorbell region is 66 KiB, not a whole number of 4 KiB pages, so the NQ doorbells
+  // The L2 doorbell region is 66 KiB, not a whole number of 4 KiB pages, so the NQ doorbells
   // (0x10800) and DPI 0 (0x11000) differ as the kernel allows them to: a driver that rings one
   // at the other's base is caught.
   model: {
-    ...MODEL_COMMON, legacyL2DbSizeKb: 66, l2DoorbellBarSizeKb: 68, roce: ROCE_CEILINGS,
+    ...MODEL_COMMON, legacyL2DbSizeKb: 66, l2DoorbellBarSizeKb: 68, roce: ROCE_CEILINGS_P7,
     board: { subsystemId: 0, partNumber: '' },
   },
 };

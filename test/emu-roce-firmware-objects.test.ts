@@ -56,7 +56,7 @@ t.test('CREATE_CQ refusals: size, NQ, memory, full table', async (t) => {
   const base = { opcode: O.CREATE_CQ, cnq_id: setup.nqRingId, cq_size: 16, pbl: ring.iova };
   const cases: [string, Record<string, number>][] = [
     ['cq_size 0', { cq_size: 0 }],
-    ['cq_size over max_cqe', { cq_size: 0x100000 }],
+    ['cq_size over max_cqe + 1', { cq_size: 0x100001 }],
     ['cnq_id of the CREQ', { cnq_id: setup.creqRingId }],
     ['cnq_id of no ring', { cnq_id: 999 }],
     ['unmapped ring', { pbl: 0x1_0000 }],

@@ -18,6 +18,7 @@ import { CompletionQueue, CQ_ENTRIES } from './completion-queue.ts';
 import { allocRingMemory, ringBuffers, type RingMemory } from './ring-memory.ts';
 import * as Q from './roce-commands.ts';
 import { sqLayout, type SqLayout } from './sq-layout.ts';
+import { qpBeyondLimits } from './device-limits.ts';
 
 /** WQEs each work ring has room for (the SQ's 16-byte slots: sq-layout.ts). */
 export const RING_ENTRIES = 4096;
@@ -44,13 +45,23 @@ export interface QpResources {
  * quarantines everything taken and reaches the caller.
  */
 export function createQpResources(func: BnxtFunction, roce: RoceDevice, handle: number): Result<QpResources> {
+  // Before anything is taken, as bnxt_re checks a CQ's and a QP's sizes against the device's
+  // limits before it asks the firmware (device-limits.ts): the rings here are fixed, so a device
+  // below them can never hold a queue pair of this driver.
+  const layout = sqLayout(func.info.chip, RING_ENTRIES, roce.msnTable);
+  const beyond = qpBeyondLimits(roce.limits, {
+    cqEntries: CQ_ENTRIES - 1, ringEntries: RING_ENTRIES - 1, sqSges: layout.sqSge, rqSges: R.STATIC_MAX_SGE,
+  });
+  if (beyond !== undefined) return err(beyond);
   const ledger = new Ledger(func.pool, [roce.rcfw]);
-  const made = ledger.guard(() => createSteps(func, roce, handle, ledger));
+  const made = ledger.guard(() => createSteps(func, roce, handle, layout, ledger));
   if (!made.ok) ledger.unwind();
   return made;
 }
 
-function createSteps(func: BnxtFunction, roce: RoceDevice, handle: number, ledger: Ledger): Result<QpResources> {
+function createSteps(
+  func: BnxtFunction, roce: RoceDevice, handle: number, layout: SqLayout, ledger: Ledger,
+): Result<QpResources> {
   const { pool } = func;
   const rcfw = roce.rcfw;
   const doorbells = func.doorbells;
@@ -77,7 +88,6 @@ function createSteps(func: BnxtFunction, roce: RoceDevice, handle: number, ledge
 
   // SQ (ring + PSN search area or MSN table, in the chip's WQE mode: sq-layout.ts) and RQ
   // memory, and the read-request queues (ORRQ / IRRQ).
-  const layout = sqLayout(func.info.chip, RING_ENTRIES, roce.msnTable);
   const sq = takeRing(pool, ledger, layout.bytes);
   if (!sq.ok) return sq;
   const rq = takeRing(pool, ledger, RING_ENTRIES * R.STATIC_WQE_BYTES);

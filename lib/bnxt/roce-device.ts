@@ -23,6 +23,7 @@ import { RcfwChannel, CMDQ_ENTRIES, CREQ_ENTRIES } from './rcfw-channel.ts';
 import * as C from './hwrm-commands.ts';
 import * as Q from './roce-commands.ts';
 import { bringUpL2Receive, L2_RECEIVE_RESOURCES } from './l2-receive.ts';
+import { deviceLimits, type DeviceLimits } from './device-limits.ts';
 
 /** The NQ the CQs report to. This driver polls CQs and never arms them, but CREATE_CQ names an NQ. */
 const CQ_NQ_ENTRIES = 256;
@@ -81,6 +82,8 @@ export type FuncCaps = Values<(typeof CreqQueryFuncRespSb)['fields']>;
 export interface RoceDevice {
   readonly rcfw: RcfwChannel;
   readonly caps: FuncCaps;
+  /** The queue limits of `caps` as bnxt_re reads them (device-limits.ts): Qp.make checks its rings by them. */
+  readonly limits: DeviceLimits;
   readonly gid: Uint8Array;
   readonly gidIndex: number;
   readonly cqNqId: number;
@@ -226,6 +229,7 @@ export function bringUpRoce(func: BnxtFunction, ipv4: Uint8Array): Result<RoceDe
 
   return ok({
     rcfw: ch, caps, gid, gidIndex, cqNqId, doorbellOffset, pdId: 1, buffers: ledger.buffers(), creqRingId, statCtxId,
+    limits: deviceLimits(func.info.chip, caps),
     // The SQ keeps the MSN table where dev_cap_ext_flags_2 names it (qplib_res.h
     // _is_host_msn_table -> qp->is_host_msn_tbl in bnxt_qplib_create_qp), else PSN search.
     ledger, msnTable: isHostMsnTable(caps.dev_cap_ext_flags_2),

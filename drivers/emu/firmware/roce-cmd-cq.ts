@@ -18,8 +18,11 @@ export function createCq(ctx: RoceContext, cmd: Uint8Array): Answer {
   const { state, bus, fn } = ctx;
   const limits = ctx.limits();
   const P = RoceStatus.INVALID_PARAMETER;
-  if (c.cq_size < 1 || c.cq_size > limits.maxCqe)
-    return refuse(P, `CREATE_CQ: cq_size ${c.cq_size} is not in 1..${limits.maxCqe}`);
+  // A CQ of max_cqe + 1 entries is what Linux bnxt_re hands the chip for a consumer asking
+  // max_cqe CQEs (ib_verbs.c bnxt_re_create_cq: entries capped at max_cq_wqes + 1), so firmware
+  // takes that many; one more is beyond the reported limit and refused (docs/hardware.md).
+  if (c.cq_size < 1 || c.cq_size > limits.maxCqe + 1)
+    return refuse(P, `CREATE_CQ: cq_size ${c.cq_size} is not in 1..max_cqe + 1 (max_cqe ${limits.maxCqe})`);
   if (c.dpi >= limits.maxDpi) return refuse(P, `CREATE_CQ: dpi ${c.dpi} is not below ${limits.maxDpi}`);
   if (!fn.rings.has(c.cnq_id) || c.cnq_id === ctx.creqRingId)
     return refuse(P, `CREATE_CQ: cnq_id ${c.cnq_id} is no NQ ring`);

@@ -24,9 +24,12 @@ import { resolveRing } from './roce-memory.ts';
 import { internalQueueMemory } from './roce-cmd-modify-qp.ts';
 import { msnTableEntries } from '../../../firmware-hwrm/roce/msn-table.ts';
 import type { FwQp } from './roce-tables.ts';
+import type { RoceLimits } from './roce-limits.ts';
 
 /** Static WQE mode: every SQ and RQ WQE occupies 128 bytes. */
 export const WQE_BYTES = 128;
+/** The most 16-byte slots a variable-mode SQ may have (qplib_sp.h: "FW is capping sq_size at 65535"). */
+const MAX_VAR_SQ_SLOTS = 0xffff;
 /** The GSI QP's number. */
 export const GSI_QPN = 1;
 
@@ -130,16 +133,8 @@ function checkQueues(ctx: RoceContext, c: CreateQp, auxBytes: number): QpQueues 
   if (variable && c.type !== QpType.RC && c.type !== QpType.GSI) {
     return refuse(RoceStatus.NOT_IMPLEMENTED, 'CREATE_QP: variable-size WQEs are modelled on RC and GSI QPs only');
   }
-  if (c.sq_size > limits.maxQpWqes || c.rq_size > limits.maxQpWqes)
-    return refuse(P, `CREATE_QP: sq_size ${c.sq_size} / rq_size ${c.rq_size} over ${limits.maxQpWqes}`);
-  // Variable mode: sq_size counts slots, a multiple of 256 (qplib_fp.h bnxt_qplib_get_depth aligns
-  // it to BNXT_VAR_MAX_SLOT_ALIGN), and at most 0xffff (maxQpWqes; bnxt_re's BNXT_QPLIB_MAX_SQSZ).
-  if (variable && (c.sq_size % VAR_SQ_SLOT_ALIGN !== 0 || c.sq_size === 0)) {
-    const why = `a variable-size WQE SQ of ${c.sq_size} slots is not a multiple of ${VAR_SQ_SLOT_ALIGN}`;
-    return refuse(P, `CREATE_QP: ${why}`);
-  }
-  if (c.sq_sge > limits.maxSge || c.rq_sge > limits.maxSge)
-    return refuse(P, `CREATE_QP: sq_sge ${c.sq_sge} / rq_sge ${c.rq_sge} over ${limits.maxSge}`);
+  const sizes = beyondQueueLimits(c, variable, limits);
+  if (sizes !== undefined) return refuse(P, `CREATE_QP: ${sizes}`);
   if (c.dpi >= limits.maxDpi) return refuse(P, `CREATE_QP: dpi ${c.dpi} is not below ${limits.maxDpi}`);
   const scq = state.cqs.get(c.scq_cid)?.cq;
   const rcq = state.cqs.get(c.rcq_cid)?.cq;
@@ -157,6 +152,29 @@ function checkQueues(ctx: RoceContext, c: CreateQp, auxBytes: number): QpQueues 
   );
   if (!rq) return refuse(P, `CREATE_QP: the RQ at 0x${c.rq_pbl.toString(16)} is not mapped`);
   return { sq, rq, scq, rcq };
+}
+
+/**
+ * Sizes and SGEs beyond what QUERY_FUNC reported (the strict reading: firmware holds a QP to the
+ * limits it reports; docs/hardware.md). A static SQ and every RQ count WQEs against max_qp_wr:
+ * Linux bnxt_re hands the chip at most max_qp_wr SQ WQEs in static mode (ib_verbs.c
+ * bnxt_re_init_sq_attr: max_qp_wqes + 128 + 1) and fewer RQ WQEs. A variable-mode SQ counts
+ * 16-byte slots, which QUERY_FUNC bounds by no field: the firmware caps them at 65535 (qplib_sp.h,
+ * beside BNXT_VAR_MAX_WQE), in whole 256-slot blocks (bnxt_qplib_get_depth, BNXT_VAR_MAX_SLOT_ALIGN).
+ * SGEs: max_sge in static mode, max_sge_var_wqe in variable mode (what bnxt_qplib_get_dev_attr
+ * reads for each mode).
+ */
+function beyondQueueLimits(c: CreateQp, variable: boolean, limits: RoceLimits): string | undefined {
+  if (variable && (c.sq_size > MAX_VAR_SQ_SLOTS || c.sq_size % VAR_SQ_SLOT_ALIGN !== 0 || c.sq_size === 0)) {
+    const blocks = `a multiple of ${VAR_SQ_SLOT_ALIGN} up to ${MAX_VAR_SQ_SLOTS}`;
+    return `a variable-size WQE SQ of ${c.sq_size} slots is not ${blocks}`;
+  }
+  if (!variable && c.sq_size > limits.maxQpWqes) return `sq_size ${c.sq_size} is over max_qp_wr ${limits.maxQpWqes}`;
+  if (c.rq_size > limits.maxQpWqes) return `rq_size ${c.rq_size} is over max_qp_wr ${limits.maxQpWqes}`;
+  const maxSge = variable ? limits.maxSgeVarWqe : limits.maxSge;
+  const field = variable ? 'max_sge_var_wqe' : 'max_sge';
+  if (c.sq_sge > maxSge || c.rq_sge > maxSge) return `sq_sge ${c.sq_sge} / rq_sge ${c.rq_sge} over ${field} ${maxSge}`;
+  return undefined;
 }
 
 function newContext(qp: EmuQp, sqSize: number, rqSize: number): FwQp {

@@ -41,11 +41,14 @@ const UNCONFIGURED: BackingStoreState = { qpEntries: 4096, cqEntries: 8192, mrav
 
 /**
  * What the function's RoCE firmware can hold as chip `chip` (its ceilings, before context memory
- * is counted, and its doorbell offset: firmware-hwrm/chips.ts) with context memory `store`.
+ * is counted, and its doorbell offset: firmware-hwrm/chips.ts) with context memory `store`;
+ * `override`, a test's: ceilings in place of the chip's (the firmware reports and enforces them).
  */
-export function roceLimits(chip: ChipProfile, store: BackingStoreState | undefined): RoceLimits {
+export function roceLimits(
+  chip: ChipProfile, store: BackingStoreState | undefined, override: Partial<RoceCeilings> = {},
+): RoceLimits {
   const bs = store ?? UNCONFIGURED;
-  const CEILING = chip.model.roce;
+  const CEILING = { ...chip.model.roce, ...override };
   const dpiBaseBytes = chip.dpiDoorbellOffset(chip.model.legacyL2DbSizeKb);
   return {
     maxQp: Math.max(0, Math.min(CEILING.maxQp, bs.qpEntries - RESERVED_QPS)),
@@ -55,6 +58,7 @@ export function roceLimits(chip: ChipProfile, store: BackingStoreState | undefin
     maxMr: Math.max(0, Math.min(CEILING.maxMr, bs.mravEntries)),
     maxGid: CEILING.maxGid,
     maxSge: CEILING.maxSge,
+    maxSgeVarWqe: CEILING.maxSgeVarWqe,
     maxQpRdAtom: CEILING.maxRdAtom,
     maxQpInitRdAtom: CEILING.maxRdAtom,
     maxDpi: (BAR2_BYTES - dpiBaseBytes) / DB_PAGE_BYTES,
@@ -96,8 +100,8 @@ export function queryFuncValues(
     max_srq: 0,
     max_gid: l.maxGid,
     max_dpi: l.maxDpi,
-    max_sge_var_wqe: 0,
-    // The engine runs no atomics; static (fixed-size) WQEs only; PSN search table in host memory.
+    max_sge_var_wqe: l.maxSgeVarWqe,
+    // The engine runs no atomics.
     dev_cap_ext_flags: DevCapExtFlags.ATOMIC_OPS_NOT_SUPPORTED,
     max_inline_data_var_wqe: 0,
     start_qid: 0,

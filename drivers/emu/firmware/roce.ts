@@ -30,7 +30,7 @@ import { CmdqChannel, Take } from './roce-channel.ts';
 import { NotifyRing } from './roce-notify-ring.ts';
 import { RoceFaults, type RoceMalformKind, type RoceRandomFaults } from './roce-faults.ts';
 import { RoceState } from './roce-tables.ts';
-import { roceLimits, type RoceLimits } from './roce-limits.ts';
+import { roceLimits, type RoceCeilings, type RoceLimits } from './roce-limits.ts';
 import { firmwarePersonality, personalityOnChip } from './personality.ts';
 import { refuse, type Answer, type RoceContext } from './roce-answer.ts';
 import { runCommand } from './roce-commands.ts';
@@ -79,6 +79,8 @@ export class RoceFirmware implements RoceTables, RoceOfFunction {
   };
   lastRefusal: string | undefined;
   lastInternalError: string | undefined;
+  /** A test's RoCE ceilings in place of the chip's (controls.setCeilings). */
+  private ceilings: Partial<RoceCeilings> = {};
 
   constructor(
     private readonly bus: ModelBus,
@@ -95,7 +97,7 @@ export class RoceFirmware implements RoceTables, RoceOfFunction {
       fn,
       state: this.state,
       hooks,
-      limits: (): RoceLimits => roceLimits(bus.chip, fn.backingStore),
+      limits: (): RoceLimits => roceLimits(bus.chip, fn.backingStore, this.ceilings),
       firmware: personalityOnChip(firmwarePersonality(bus.config.firmware), bus.chip),
       // Variable-size WQEs where the kernel runs them (bnxt_re_set_drv_mode: P7 only).
       variableWqe: bus.chip.wqeMode === 'variable',
@@ -388,6 +390,13 @@ export class RoceFirmware implements RoceTables, RoceOfFunction {
      */
     setRandomFaults: (spec: RoceRandomFaults) => this.faults.setRandom(spec),
     clearFaults: () => this.faults.clear(),
+    /**
+     * Report (QUERY_FUNC) and enforce (CREATE_CQ, CREATE_QP, ...) these RoCE ceilings in place of
+     * the chip's (firmware-hwrm/chips.ts), from the next command on: a device with other limits.
+     */
+    setCeilings: (ceilings: Partial<RoceCeilings>) => {
+      this.ceilings = { ...ceilings };
+    },
     /** Commands taken so far. */
     seen: () => this.faults.seen,
     resources: (): RoceResources => ({
