@@ -34,9 +34,12 @@ export interface ChipModelFacts {
   readonly hwrmInterface: { readonly maj: number; readonly min: number; readonly upd: number; readonly rsvd: number };
   /**
    * The adapter the model's config space presents (PCI subsystem id, VPD part number): for the
-   * BCM57508 the BCM957508-N2100G OCP 3.0 adapter (14e4:5208 in pci.ids); for the others no
-   * adapter of ours is named, so the subsystem id repeats the device id and the part number is
-   * BCM9 + the chip's digits (a model choice, docs/hardware.md).
+   * BCM57508 the BCM957508-N2100G OCP 3.0 adapter (14e4:5208 in pci.ids); for the BCM57608 the
+   * "BCM57608 1x400G PCIe Ethernet NIC" (14e4:9110 under 14e4:1760 in pci.ids, which names no part
+   * number: BCM957608 is the model's); the other rows, which no test plays as an adapter, name
+   * none (pci.ids has no subsystem under the BCM57502 or BCM58818 at all), so the subsystem id
+   * repeats the device id and the part number is BCM9 + the chip's digits (a model choice,
+   * docs/hardware.md).
    */
   readonly board: { readonly subsystemId: number; readonly partNumber: string };
   /** RoCE ceilings before context memory is counted (firmware/roce-limits.ts; QUERY_FUNC answers). */
@@ -213,7 +216,7 @@ export const CHIP_PROFILES: readonly ChipProfile[] = Object.freeze([
   row('BCM57508', 0x1750, 0x1750, P5, { subsystemId: 0x5208, partNumber: 'BCM957508-N2100G' }),
   row('BCM57504', 0x1751, 0x1751, P5),
   row('BCM57502', 0x1752, 0x1752, P5),
-  row('BCM57608', 0x1760, 0x1760, P7),
+  row('BCM57608', 0x1760, 0x1760, P7, { subsystemId: 0x9110, partNumber: 'BCM957608' }),
   row('BCM58818', 0xd818, 0xd818, P7),
 ]);
 

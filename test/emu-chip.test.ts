@@ -67,6 +67,10 @@ t.test('the vfio-user config space carries the chip\'s ids (PCI header offsets 0
   const p5 = new NicVfioDevice(config('BCM57508', 'thread'));
   t.teardown(() => p5.close());
   t.equal(u16(p5.config.bytes, 0x2e), 0x5208);
+  // The BCM57608 a single-port 400G PCIe NIC, 14e4:9110 (pci.ids, under 14e4:1760).
+  const p7 = new NicVfioDevice(config('BCM57608', 'thread'));
+  t.teardown(() => p7.close());
+  t.equal(u16(p7.config.bytes, 0x2e), 0x9110);
 });
 
 t.test('the chip comes from the option, else RIG_BNXT_CHIP, else BCM57608; an unknown one is a misuse', async (t) => {
