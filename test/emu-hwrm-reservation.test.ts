@@ -26,7 +26,7 @@ function nq(rig: EmuRig): () => Uint8Array {
 
 function stat(rig: EmuRig, flags = 0): () => Uint8Array {
   return () => rig.hwrm(H.StatCtxAllocInput, H.HWRM.STAT_CTX_ALLOC, {
-    stats_dma_addr: rig.alloc(4096).iova, stats_dma_length: 176, stat_ctx_flags: flags,
+    stats_dma_addr: rig.alloc(4096).iova, stats_dma_length: 160, stat_ctx_flags: flags,
   });
 }
 

@@ -6,6 +6,13 @@
 import { layout, u8, u16, u32, u64 } from '../layout.ts';
 import { REQUEST_HEADER_FIELDS, RESPONSE_HEADER_FIELDS } from './header.ts';
 
+/**
+ * sizeof(struct ctx_hw_stats) (hsi.h): the ring statistics block without TPA v2's counters, what
+ * bnxt_en's hw_ring_stats_size is unless VNIC_QCAPS reports TPA v2 (then BNXT_RING_STATS_SIZE_P5
+ * or _P7, the chip profile's ringStatsBytes).
+ */
+export const CTX_HW_STATS_BYTES = 160;
+
 // hsi.h: struct hwrm_stat_ctx_alloc_input
 export const StatCtxAllocInput = layout('hwrm_stat_ctx_alloc_input', 40, {
   ...REQUEST_HEADER_FIELDS,

@@ -46,6 +46,7 @@ export const RING_FREE = command(H.HWRM.RING_FREE, H.RingFreeInput, H.RingFreeOu
 export const VNIC_ALLOC = command(H.HWRM.VNIC_ALLOC, H.VnicAllocInput, H.VnicAllocOutput);
 export const VNIC_FREE = command(H.HWRM.VNIC_FREE, H.VnicFreeInput, H.VnicFreeOutput);
 export const VNIC_CFG = command(H.HWRM.VNIC_CFG, H.VnicCfgInput, H.VnicCfgOutput);
+export const VNIC_QCAPS = command(H.HWRM.VNIC_QCAPS, H.VnicQcapsInput, H.VnicQcapsOutput);
 export const CFA_L2_FILTER_ALLOC = command(
   H.HWRM.CFA_L2_FILTER_ALLOC, H.CfaL2FilterAllocInput, H.CfaL2FilterAllocOutput,
 );

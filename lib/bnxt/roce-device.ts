@@ -10,7 +10,7 @@ import type { DmaBuffer } from '../../drivers/device.ts';
 import { Ledger } from '../../drivers/ledger.ts';
 import {
   RING_ALLOC_REQ_RING_TYPE, RING_ALLOC_REQ_INT_MODE, RING_ALLOC_REQ_PAGE_TBL_DEPTH, STAT_CTX_ALLOC_REQ_STAT_CTX_FLAGS,
-  FUNC_CFG_REQ_ENABLES, HWRM_FID_SELF,
+  FUNC_CFG_REQ_ENABLES, HWRM_FID_SELF, CTX_HW_STATS_BYTES,
 } from '../../firmware-hwrm/hwrm/index.ts';
 import {
   CreqQueryFuncRespSb, DevCapFlags, InitializeFwFlags, gidWords, macWords, cmdqUnits, isHostMsnTable,
@@ -18,7 +18,6 @@ import {
 import type { Values } from '../../firmware-hwrm/layout.ts';
 import { ok, err, type Result } from '../result.ts';
 import type { BnxtFunction } from './bringup.ts';
-import type { ChipProfile } from './chip.ts';
 import { RcfwChannel, CMDQ_ENTRIES, CREQ_ENTRIES } from './rcfw-channel.ts';
 import * as C from './hwrm-commands.ts';
 import * as Q from './roce-commands.ts';
@@ -29,15 +28,17 @@ import { deviceLimits, type DeviceLimits } from './device-limits.ts';
 const CQ_NQ_ENTRIES = 256;
 const STATS_BYTES = 4096;
 /**
- * RoCE statistics block length: the ring statistics size bnxt_en reports to bnxt_re
+ * RoCE statistics block length: the ring statistics size bnxt_en hands bnxt_re
  * (hw_ring_stats_size; qplib_res.c bnxt_qplib_alloc_stat_mem, main.c
- * bnxt_re_net_stats_ctx_alloc): sizeof(ctx_hw_stats), 160 bytes, unless bnxt.c
- * bnxt_hwrm_vnic_qcaps sees TPA v2 (max_aggs_supported), then BNXT_RING_STATS_SIZE_P5 or _P7.
- * This driver sends no VNIC_QCAPS: it keeps the 160 bytes the kernel was seen sending on P5 and
- * takes the larger P7 block on every P7, which holds either (docs/hardware.md).
+ * bnxt_re_net_stats_ctx_alloc), as bnxt.c sets it: sizeof(ctx_hw_stats), 160 bytes, unless
+ * HWRM_VNIC_QCAPS reports TPA v2 (max_aggs_supported), then the chip's extended block
+ * (BNXT_RING_STATS_SIZE_P5 168, _P7 176: bnxt_hwrm_vnic_qcaps). bnxt_en goes on with 160 when
+ * VNIC_QCAPS fails, and so does this driver (a silent firmware fails the next command anyway).
  */
-function statsDmaLength(chip: ChipProfile): number {
-  return chip.family === 'P7' ? chip.ringStatsBytes : 160;
+function statsDmaLength(func: BnxtFunction): number {
+  const caps = func.hwrm.send(C.VNIC_QCAPS, {});
+  if (!caps.ok || caps.value.max_aggs_supported === 0) return CTX_HW_STATS_BYTES;
+  return func.info.chip.ringStatsBytes;
 }
 /** What RoCE takes from HWRM: two NQ-type rings (the CREQ, the CQs' NQ) and a statistics context. */
 const ROCE_NQ_RINGS = 2;
@@ -154,12 +155,14 @@ export function bringUpRoce(func: BnxtFunction, ipv4: Uint8Array): Result<RoceDe
     ring_type: RING_ALLOC_REQ_RING_TYPE.NQ, ring_id: creqRingId,
   }));
 
-  // HWRM_STAT_CTX_ALLOC with the ROCE flag: INITIALIZE_FW names it.
+  // HWRM_STAT_CTX_ALLOC with the ROCE flag: INITIALIZE_FW names it. Its length, and the L2
+  // receive path's, follow VNIC_QCAPS as bnxt_en's hw_ring_stats_size does.
+  const statsBytes = statsDmaLength(func);
   const stats = alloc(STATS_BYTES);
   if (typeof stats === 'string') return fail('statistics memory', stats);
   const stat = hwrm.send(C.STAT_CTX_ALLOC, {
     stats_dma_addr: stats.iova, update_period_ms: 1000, stat_ctx_flags: STAT_CTX_ALLOC_REQ_STAT_CTX_FLAGS.ROCE,
-    stats_dma_length: statsDmaLength(func.info.chip),
+    stats_dma_length: statsBytes,
   }, { names: [stats] });
   if (!stat.ok) return fail('HWRM_STAT_CTX_ALLOC', stat.error);
   const statCtxId = stat.value.stat_ctx_id;
@@ -212,7 +215,7 @@ export function bringUpRoce(func: BnxtFunction, ipv4: Uint8Array): Result<RoceDe
   // The L2 receive path RoCE frames arrive through (l2-receive.ts), its completion ring on the NQ.
   const l2 = bringUpL2Receive({
     hwrm, ledger, alloc, mac: func.info.mac, mtu: func.info.mtu, nqId: cqNqId,
-    statsDmaLength: statsDmaLength(func.info.chip),
+    statsDmaLength: statsBytes,
   });
   if (!l2.ok) return fail('the L2 receive path', l2.error);
 

@@ -175,7 +175,7 @@ export function bringUp(rig: EmuRig, o: BringUpOptions = {}): HwrmSetup {
   const nqRingId = ringAlloc(rig, nq.iova, 0, nqDepth, 1);
   const stats = rig.alloc(4096);
   const out = rig.hwrm(H.StatCtxAllocInput, H.HWRM.STAT_CTX_ALLOC, {
-    stats_dma_addr: stats.iova, stats_dma_length: 176,
+    stats_dma_addr: stats.iova, stats_dma_length: 160,
     stat_ctx_flags: o.statCtxFlags ?? H.STAT_CTX_ALLOC_REQ_STAT_CTX_FLAGS.ROCE,
   });
   const statCtxId = H.StatCtxAllocOutput.decode(out).stat_ctx_id;

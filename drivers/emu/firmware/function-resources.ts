@@ -32,6 +32,12 @@ export class FunctionResources {
   /** FUNC_DRV_IF_CHANGE: the driver said its interface is up (UP) and not down since. */
   interfaceUp = false;
   backingStore: BackingStoreState | undefined;
+  /**
+   * VNIC_QCAPS max_aggs_supported: TPA v2 offered, which makes the chip's extended ring
+   * statistics block a valid STAT_CTX_ALLOC length. 0 (no TPA) unless a test offers it
+   * (hwrm controls.offerTpaV2); a property of the firmware, so FUNC_RESET keeps it.
+   */
+  tpaV2MaxAggs = 0;
   readonly rings = new Map<number, NqRing>();
   readonly statCtxs = new Map<number, StatCtx>();
 

@@ -262,7 +262,8 @@ export function answerKernelCommand(
       return { values: { num_leds: 0 } };
     case H.HWRM.VNIC_QCAPS: {
       const F = H.VNIC_QCAPS_RESP_FLAGS;
-      return { values: { mru: 9600, flags: F.VLAN_STRIP_CAP | F.ROCE_DUAL_VNIC_CAP, max_aggs_supported: 0 } };
+      const flags = F.VLAN_STRIP_CAP | F.ROCE_DUAL_VNIC_CAP;
+      return { values: { mru: 9600, flags, max_aggs_supported: fn.tpaV2MaxAggs } };
     }
     case H.HWRM.FUNC_RESOURCE_QCAPS: {
       if (req.fid !== H.HWRM_FID_SELF) return { error: E.INVALID_PARAMS };

@@ -204,12 +204,23 @@ export class HwrmFirmware {
     return 'error' in a ? a : { values: {} };
   }
 
+  /**
+   * The statistics blocks the firmware writes: sizeof(ctx_hw_stats), 160 bytes, and where
+   * VNIC_QCAPS offers TPA v2 also the chip's extended block (168 on P5, 176 on P7), the sizes
+   * bnxt_en asks for (bnxt.c bnxt_hwrm_vnic_qcaps sets hw_ring_stats_size; kernels before the
+   * extended block sent 160 to TPA v2 firmware). Any other length would have the firmware write
+   * past the driver's buffer or leave part of it stale: refused (the strict reading).
+   */
+  private statsLengths(): readonly number[] {
+    return this.fn.tpaV2MaxAggs > 0 ? [H.CTX_HW_STATS_BYTES, this.bus.chip.ringStatsBytes] : [H.CTX_HW_STATS_BYTES];
+  }
+
   private statCtxAlloc(req: Req): Answer {
     const E = H.HWRM_ERR_CODE;
     if (!this.fn.registered) return { error: E.RESOURCE_ACCESS_DENIED };
     const addr = req.stats_dma_addr as number;
     const len = req.stats_dma_length as number;
-    if (len < 8 || !this.bus.iommu.check(addr, len)) return { error: E.INVALID_PARAMS };
+    if (!this.statsLengths().includes(len) || !this.bus.iommu.check(addr, len)) return { error: E.INVALID_PARAMS };
     if (beyondReservation(this.fn, 'stat') !== undefined) return { error: E.RESOURCE_ALLOC_ERROR };
     const id = this.nextStatId++;
     this.fn.statCtxs.set(id, { dmaAddr: addr, roce: ((req.stat_ctx_flags as number) & 1) !== 0 });
@@ -352,6 +363,8 @@ export class HwrmFirmware {
     silence: () => { this.faults.silent = true; },
     silenceAfter: (n: number) => this.faults.silenceAfter(n),
     clearFaults: () => this.faults.clear(),
+    /** VNIC_QCAPS offers TPA v2 with `maxAggs` aggregations (0: none, the default). */
+    offerTpaV2: (maxAggs: number) => { this.fn.tpaV2MaxAggs = maxAggs; },
     /** BACKING_STORE_QCAPS offers `count` fast-path TQM rings and `ext` beyond 8 (before the CFG). */
     offerTqmRings: (count: number, ext: number) => { this.tqmOffer = { count, ext }; },
     seen: () => this.faults.seen,
