@@ -5,6 +5,7 @@
  * dbc_dbc doorbells; roce_hsi.h sq_send_hdr / sq_rdma_hdr / sq_sge SQ WQEs, rq_wqe_hdr RQ WQEs,
  * cq_req / cq_res_rc CQEs), not from the engine's own code.
  */
+import { Buffer as NodeBuffer } from 'node:buffer';
 import { NicModel, BAR0_BYTES, BAR2_BYTES } from '../../drivers/emu/nic-model.ts';
 import { allocWriteQueue } from '../../drivers/emu/write-queue.ts';
 import { allocWake } from '../../drivers/emu/wake.ts';
@@ -40,7 +41,11 @@ export function doorbellHalves(type: number, xid: number, index: number, epoch: 
 
 export interface Buffer {
   readonly iova: number;
-  readonly bytes: Uint8Array;
+  /**
+   * A Node Buffer over the memory, as pattern() makes: tap compares two Buffers with
+   * Buffer.equals, any other byte array element by element and with a printed diff (seconds a MiB).
+   */
+  readonly bytes: NodeBuffer;
   readonly view: DataView;
 }
 
@@ -358,7 +363,7 @@ export class TestNic {
     const iova = nextIova;
     nextIova += size + PAGE; // a hole after each buffer: overruns fault
     this.model.iommu.map(iova, sab, size);
-    return { iova, bytes: new Uint8Array(sab), view: new DataView(sab) };
+    return { iova, bytes: NodeBuffer.from(sab), view: new DataView(sab) };
   }
 
   paged(b: Buffer, length: number): PagedMemory {
@@ -487,8 +492,8 @@ export class TestNic {
 }
 
 /** Bytes that name their position and a seed, so misplaced or repeated bytes show. */
-export function pattern(length: number, seed: number): Uint8Array {
-  const b = new Uint8Array(length);
+export function pattern(length: number, seed: number): NodeBuffer {
+  const b = NodeBuffer.alloc(length);
   for (let i = 0; i < length; i++) b[i] = (i * 7 + seed * 13 + (i >> 8)) & 0xff;
   return b;
 }
