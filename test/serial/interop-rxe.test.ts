@@ -18,7 +18,6 @@
  */
 import t, { type Test } from 'tap';
 import { readFileSync, rmSync } from 'node:fs';
-import { spawn } from 'node:child_process';
 import { RoceFrame } from '../../drivers/emu/wire/roce-frame.ts';
 import { buildFrame } from '../../drivers/emu/wire/build.ts';
 import { Opcode } from '../../drivers/emu/wire/opcodes.ts';
@@ -36,6 +35,7 @@ import {
 } from '../../scripts/interop/serial-transcript.ts';
 import { checkRetransmissions, type RequesterFlow } from '../../scripts/interop/retransmission-check.ts';
 import { HOST_DATA_MAC } from '../../scripts/interop/guest-config.ts';
+import { cpuHog } from '../helpers/cpu-hog.ts';
 
 // ---- 1. the harness's parts ---------------------------------------------------------------------
 
@@ -472,6 +472,7 @@ t.test('the harness boots an rxe guest and drives it with the stand-in host peer
     { kind: 'counters', id: 'after' },
     { kind: 'kernel-log', id: 'kernel' },
   ];
+  cpuHog(t);
   const result = await runGuest({ steps, templates: standInTemplates(), log: (line) => t.comment(line) });
   if (!runSucceeded(t, result)) return;
   t.equal(result.gidIndex, 1, "rxe0's RoCE v2 GID of 10.77.0.1 is at index 1");
@@ -486,29 +487,23 @@ t.test('the harness boots an rxe guest and drives it with the stand-in host peer
   checkPingpongStep(t, result, frames, 'pp64', 5);
   checkPingpongStep(t, result, frames, 'pp4096', 5);
   checkPingpongStep(t, result, frames, 'client64', 5);
-  checkPingpongStep(t, result, frames, 'multi', 300);
+  const multi = checkPingpongStep(t, result, frames, 'multi', 300);
+  // The stand-in resends a message its peer has not acknowledged after 1 s, which a guest
+  // descheduled beside another busy process may take: legal, so resends are allowed, not
+  // forbidden. What the protocol requires: no gap, no NAK, no echo error, every duplicate the
+  // guest counted a packet resent on the wire, and no message delivered twice (rdma_recvs).
   t.match(stepOf(result, 'multi').host?.output ?? '',
-    /stand-in: duplicates \d+ out_of_sequence 0 retransmitted 0 naks_received 0 echo_errors 0/);
+    /stand-in: duplicates \d+ out_of_sequence 0 retransmitted \d+ naks_received 0 echo_errors 0/);
 
   const delta = counterDelta(result, 'before', 'after');
   for (const name of RETRANSMISSION_COUNTERS) t.ok(delta.has(name), `rxe exposes ${name}`);
   t.equal(delta.get('rdma_recvs'), 300, 'the guest received exactly 300 messages');
   t.equal(delta.get('rdma_sends'), 300, 'the guest sent exactly 300 messages');
-  t.equal(delta.get('duplicate_request'), 0, 'the stand-in never retransmitted');
+  t.equal(delta.get('duplicate_request'), multi?.repeatedPsnsToGuest ?? 0,
+    'duplicate_request equals the stand-in\'s resent packets on the wire');
   t.notMatch(stepOf(result, 'kernel').output.join('\n'), /icrc/i, 'rxe logged no ICRC error');
   if (t.passing()) rmSync(result.files.workDir, { recursive: true, force: true });
 });
-
-/**
- * Another CPU-heavy process beside the guest, as on a loaded CI machine: the test must hold on
- * what the protocol requires, not on the host being scheduled promptly. It spins for at most
- * `limitMs` (bounded, so nothing spins forever) and is killed when the test ends.
- */
-function cpuHog(t: Test, limitMs = 15 * 60_000): void {
-  const spin = `const end = Date.now() + ${limitMs}; let x = 0; while (Date.now() < end) x++;`;
-  const hog = spawn(process.execPath, ['-e', spin], { stdio: 'ignore' });
-  t.teardown(() => { if (hog.exitCode === null) hog.kill('SIGKILL'); });
-}
 
 t.test('rig-bnxt pingpong interoperates with Linux rxe (64 B, 4096 B, a long run)', {
   skip: guestSkip || hostSkip,
