@@ -45,6 +45,11 @@ export interface HostileOptions {
   readonly timeoutMs?: number;
   /** These kinds instead of the seed's (comma-separated names of helpers/hostile-plan.ts). */
   readonly kinds?: string;
+  /**
+   * Once a third of the messages arrived, the path carries nothing for this long, then every
+   * frame it held (a slow path, not a lossy one: as a host too busy to run the relay).
+   */
+  readonly holdPathMs?: number;
 }
 
 export interface HostileResult {
@@ -127,7 +132,14 @@ export async function runHostileWire(o: HostileOptions): Promise<HostileResult> 
       })))}\n`,
     );
     await relay.nextLine('keys taken');
-    await driveStreams(run, streams, plan);
+    let holding = o.holdPathMs !== undefined;
+    await driveStreams(run, streams, plan, (delivered) => {
+      if (!holding || delivered < (streams.length * o.messages) / 3) return;
+      holding = false;
+      relay.child.stdin!.write(`hold ${o.holdPathMs}\n`);
+    });
+    // The held frames reach the NICs before their counters are read.
+    if (o.holdPathMs !== undefined && !holding) await relay.nextLine('released');
     checkSecrets(secrets, problems);
     const drops = socketDrops([portA, portB, ra!, rb!]);
     const counters = nics.map(
@@ -207,7 +219,9 @@ function takeSend(run: Run, s: Stream, c: Result<number>): boolean {
 }
 
 /** Every stream runs until it has sent and received every message, or failed, or the run's time is up. */
-async function driveStreams(run: Run, streams: Stream[], plan: HostilePlan): Promise<void> {
+async function driveStreams(
+  run: Run, streams: Stream[], plan: HostilePlan, onDelivered: (messages: number) => void,
+): Promise<void> {
   const { o } = run;
   const deadline = Date.now() + (o.timeoutMs ?? 300_000);
   const done = (s: Stream) => s.failed !== undefined || (s.received === o.messages && s.sendsDone === o.messages);
@@ -223,6 +237,7 @@ async function driveStreams(run: Run, streams: Stream[], plan: HostilePlan): Pro
     }
     let moved = false;
     for (const s of streams) if (s.failed === undefined && pumpStream(run, s, forgedEnds)) moved = true;
+    onDelivered(streams.reduce((n, s) => n + s.received, 0));
     if (!moved) {
       // Nothing came: let the workers and the relay run (a short sleep on the oldest due entry).
       const s = streams.find((x) => x.failed === undefined && x.sendsDone < x.sent);

@@ -3,6 +3,8 @@
 // says what must hold). Fixed seeds only, so a run of npm test is the same draw every time:
 // two whose kinds are all harmless, one that also forges valid frames. `npm run soak` runs
 // seeds from the clock, more and longer. Run one seed: SEED=n npx tap test/hostile-wire.test.ts
+// A harmless wire may still end a queue pair one way, by the spec's retry rule on a path slower
+// than 7 x 67 ms (a loaded host): the last test makes that happen on purpose and holds it to the rules.
 import t from 'tap';
 import { runHostileWire } from './hostile-wire-run.ts';
 import { HARMLESS_KINDS, planFor } from './helpers/hostile-plan.ts';
@@ -42,3 +44,16 @@ for (const seed of seeds) {
       t.equal(r.delivered, r.expected, 'harmless kinds only, no queue pair out of retries: every message arrived');
   });
 }
+
+// The one way a harmless wire may end a queue pair, made to happen: a path that carries nothing
+// for 2 s (then all it held, in order) is a peer that does not acknowledge for longer than the
+// spec's 7 retries of 67 ms, as a host too busy to run the relay is. Queue pairs with sends
+// outstanding fail "retry exceeded", each having spent its 7 retries, every one an ACK timeout or
+// a sequence NAK its peer sent (checked from the NICs' counters); nothing else breaks a rule.
+t.test('a path silent for 2 s on a harmless wire: queue pairs fail only by spending their retries', async (t) => {
+  const r = await runHostileWire({ seed: 1, messages: MESSAGES, holdPathMs: 2000, timeoutMs: 240_000 });
+  for (const f of r.failures) t.comment(`failed: ${f}`);
+  t.same(r.problems, [], 'no rule broken (replay: npx tap test/hostile-wire.test.ts)');
+  t.ok(r.failures.length > 0, 'queue pairs with sends outstanding failed');
+  t.ok(r.failures.every((f) => f.endsWith('(TRANSPORT_RETRY_CNT_ERR)')), 'each by running out of retries');
+});

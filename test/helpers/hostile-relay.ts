@@ -24,7 +24,8 @@
  * Usage: node hostile-relay.ts SEED NIC_A_PORT NIC_B_PORT [KINDS]. Prints `ports RA RB` (open NIC A
  * as emu:PA:RA and NIC B as emu:PB:RB) and `plan {...}`. Reads lines on stdin: `keys JSON`
  * ([{nic: 'A' | 'B', key, vaHi, vaLo, length}]: what the attacker knows of each NIC's
- * regions) and `stats`, which prints `stats {...}` and exits. It watches what the NICs send
+ * regions), `hold MS` (the path carries nothing for MS ms, then every frame it held, in order;
+ * prints `released`) and `stats`, which prints `stats {...}` and exits. It watches what the NICs send
  * for bytes they must never send: READ responses and atomic ACKs (no queue pair across the
  * NICs grants remote reads) and the secret marker.
  */
@@ -135,10 +136,31 @@ function remember(from: 0 | 1, msg: Uint8Array): void {
   s.historyNext = (s.historyNext + 1) % HISTORY;
 }
 
+/** While the path is held (`hold MS`): the frames it would have carried, in order, with their NIC. */
+const held: { to: 0 | 1; frame: Uint8Array }[] = [];
+let holdUntilMs = 0;
+
 function send(to: 0 | 1, frame: Uint8Array): void {
+  if (holdUntilMs > 0) {
+    held.push({ to, frame: Uint8Array.from(frame) });
+    return;
+  }
   const s = sides[to]!;
   s.sentTo++;
   s.socket.send(frame, 0, frame.length, nicPort[to], '127.0.0.1', onSent);
+}
+
+/**
+ * The path stops carrying frames for `ms` and then delivers every one it held, in order: a
+ * path that is only slow (a host too busy to run the relay), losing nothing and adding nothing.
+ */
+function hold(ms: number): void {
+  holdUntilMs = Date.now() + ms;
+  setTimeout(() => {
+    holdUntilMs = 0;
+    for (const h of held.splice(0)) send(h.to, h.frame);
+    console.log('released');
+  }, ms);
 }
 
 function onSent(e: Error | null): void {
@@ -324,6 +346,8 @@ createInterface({ input: process.stdin }).on('line', (line) => {
       JSON.parse(line.slice(5)) as { nic: 'A' | 'B'; key: number; vaHi: number; vaLo: number; length: number }[];
     for (const k of keys) sides[k.nic === 'A' ? 0 : 1]!.keys.push(k);
     console.log('keys taken');
+  } else if (line.startsWith('hold ')) {
+    hold(Number(line.slice(5)));
   } else if (line === 'stats') {
     console.log(`stats ${JSON.stringify({ ...stats, sentToNic: [sides[0]!.sentTo, sides[1]!.sentTo] })}`);
     for (const s of sides) s.socket.close();
