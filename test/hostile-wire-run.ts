@@ -13,7 +13,8 @@
  *   - with harmless kinds only (frames IBA has a NIC drop or answer), such frames never count
  *     toward a queue pair's retries: every retry a NIC made was an ACK timeout or a sequence NAK
  *     its peer sent (countingProblems), and no queue pair fails but by running out of those
- *     retries; with none failed, every message arrives. (The spec gives a send 7 retries of
+ *     retries (each one that did has none left in the model: unspentRetries); with none failed,
+ *     every message arrives. (The spec gives a send 7 retries of
  *     67 ms: a host too loaded to carry a frame through the relay and back in that time fails
  *     a queue pair by the rule, whatever the wire carried; seen at load 16 on 2 cores, with no
  *     hostile frame at all.)
@@ -140,6 +141,7 @@ export async function runHostileWire(o: HostileOptions): Promise<HostileResult> 
     });
     // The held frames reach the NICs before their counters are read.
     if (o.holdPathMs !== undefined && !holding) await relay.nextLine('released');
+    problems.push(...unspentRetries(streams, nics));
     checkSecrets(secrets, problems);
     const drops = socketDrops([portA, portB, ra!, rb!]);
     const counters = nics.map(
@@ -286,6 +288,29 @@ function pumpStream(run: Run, s: Stream, forgedEnds: boolean): boolean {
     s.lastReceiveMs = performance.now();
   }
   return moved;
+}
+
+/**
+ * A queue pair that failed "retry exceeded" spent every one of its 7 retries first: the model's
+ * own count of its retries left (engine.qp) is 0. One failed with that error by anything else (a
+ * frame that ended it directly, a retry count cut short) shows here.
+ */
+function unspentRetries(streams: readonly Stream[], nics: readonly Nic[]): string[] {
+  const problems: string[] = [];
+  const seen = new Set<Qp>();
+  for (const s of streams) {
+    const [fromNic, toNic] = s.name.endsWith('A>B') ? [0, 1] : [1, 0];
+    for (const [qp, nic] of [[s.from, fromNic], [s.to, toNic]] as const) {
+      if (seen.has(qp) || !qp.failure?.endsWith('(TRANSPORT_RETRY_CNT_ERR)')) continue;
+      seen.add(qp);
+      const qpn = qp.endpoint.qp;
+      const left = (nicInternals(nics[nic]!).device as EmuDevice).emu.engine.qp(qpn)?.retryLeft;
+      if (left !== 0) {
+        problems.push(`QP ${qpn} of NIC ${nic === 0 ? 'A' : 'B'}: retry exceeded with ${left} retries left`);
+      }
+    }
+  }
+  return problems;
 }
 
 /** The secret regions: never written. */
