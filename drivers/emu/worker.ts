@@ -7,13 +7,13 @@
  * takes the core the driver needs to post the next doorbell, and a spin of 2 ms kept a core
  * busy through any traffic. On a socket cable it does not spin at all: its frames arrive on the
  * event loop, which a spin keeps from looking at the socket. The spin reads the clock and runs
- * the model only when a write is queued or every IDLE_LOOKS looks (a clock read allocates: an
- * idle spin that read it at every look collected garbage every 25 ms). It beats the heartbeat
- * (wake.ts) at every look, so the driver spins only while this thread runs.
+ * the model only when a write is queued, after a run that worked, or every IDLE_LOOKS looks (a
+ * clock read allocates: an idle spin that read it at every look collected garbage every 25 ms).
+ * It beats the heartbeat (wake.ts) at every look, so the driver spins only while this thread runs.
  *
  * Asleep, a worker whose cable is in memory blocks in Atomics.wait (a futex: woken by the
- * driver's next write in microseconds) and turns its event loop at least every
- * EVENT_LOOP_TURN_MS (captures flush on a timer); on a socket cable it waits with
+ * driver's next write in microseconds) inside its slice, and turns its event loop every
+ * EVENT_LOOP_TURN_MS (captures flush on a timer), busy or not; on a socket cable it waits with
  * Atomics.waitAsync, so the event loop keeps reading the socket.
  */
 import { workerData, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
@@ -26,8 +26,14 @@ import { WAKE_FAILED, WAKE_HEARTBEAT } from './wake.ts';
 const SPIN_AFTER_WORK_MS = 0.05;
 /** How long one spin slice runs before yielding to the event loop (for sockets, timers), in ms. */
 const SLICE_MS = 0.05;
-/** Looks at the write queue between two runs of the model while it has nothing queued. */
-const IDLE_LOOKS = 16;
+/**
+ * Looks at the write queue between two runs of the model while nothing is queued and the last
+ * run found nothing to do (a queued write, or a run that worked, runs the model at once). Each
+ * run starts with a clock read, a new heap number in Node 20: 16 looks between reads were most
+ * of the worker's garbage in the zero-GC benchmark; 64 are a few microseconds, far inside any
+ * timer the model keeps (ACK timeouts start at 4.096 us x 2^1).
+ */
+const IDLE_LOOKS = 64;
 /** Longest synchronous sleep before the event loop turns (timers: the capture's flush), in ms. */
 const EVENT_LOOP_TURN_MS = 20;
 
@@ -81,29 +87,66 @@ function handle(m: ControlMessage): void {
 }
 
 const now = () => performance.now() * 1e6;
-let lastWorkMs = performance.now();
+/**
+ * Times in ms, kept in a Float64Array: a double stored in a module variable is a new heap
+ * number at every store, and the spin stores one after every run that worked.
+ */
+const times = new Float64Array(1);
+const LAST_WORK = 0;
+times[LAST_WORK] = performance.now();
 let sleeping = false;
 let scheduled = false;
+/**
+ * How long a slice runs before the event loop turns. A socket's frames arrive on the event
+ * loop, so its slices are short. A cable in memory needs the event loop only for timers (the
+ * capture's flush): its slice spins, sleeps in Atomics.wait and runs again inside one slice for
+ * up to EVENT_LOOP_TURN_MS, since each turn is a setImmediate, an object, and turns every
+ * 50 us were the worker's garbage in the zero-GC benchmark.
+ */
+const sliceMs = socketCable ? SLICE_MS : EVENT_LOOP_TURN_MS;
 
 function slice(): void {
   scheduled = false;
   const sliceStart = performance.now();
   try {
     let idle = 0;
+    let worked = true;
     for (;;) {
       if (closed) return;
       beat = (beat + 1) | 0;
       Atomics.store(wake, WAKE_HEARTBEAT, beat);
-      if (!model.hasQueuedWrites() && ++idle < IDLE_LOOKS) continue;
+      if (!worked && !model.hasQueuedWrites() && ++idle < IDLE_LOOKS) continue;
       idle = 0;
       const t = performance.now();
-      if (model.runOnce(t * 1e6)) lastWorkMs = t;
-      if (t - lastWorkMs > spinAfterWorkMs) return sleep();
-      if (t - sliceStart > SLICE_MS) return schedule();
+      worked = model.runOnce(t * 1e6);
+      if (worked) times[LAST_WORK] = t;
+      if (t - sliceStart > sliceMs) return schedule();
+      if (t - times[LAST_WORK]! <= spinAfterWorkMs) continue;
+      if (socketCable) return sleep();
+      // A cable in memory: block here until the next write or deadline, within this slice,
+      // then run at once.
+      sleepInSlice(sliceStart + sliceMs - t);
+      worked = true;
     }
   } catch (e) {
     fail(e);
   }
+}
+
+/**
+ * Blocks on the write queue (a futex: the driver's next write wakes it) until a write, the
+ * model's next deadline, or `leftMs`, the rest of the slice; returns at once if a write is
+ * already queued.
+ */
+function sleepInSlice(leftMs: number): void {
+  const tail = model.prepareSleep();
+  if (tail === undefined) return;
+  const deadline = model.nextDeadlineNs();
+  const untilDeadlineMs = deadline === Infinity ? leftMs : (deadline - now()) / 1e6;
+  const timeoutMs = untilDeadlineMs < leftMs ? untilDeadlineMs : leftMs;
+  if (timeoutMs > 0) Atomics.wait(model.queueWords(), model.queueTailIndex(), tail, timeoutMs);
+  model.awake();
+  times[LAST_WORK] = performance.now();
 }
 
 /**
@@ -133,18 +176,13 @@ function schedule(): void {
   setImmediate(slice);
 }
 
+/** A socket cable's sleep: Atomics.waitAsync on the queue, so the event loop keeps reading the socket. */
 function sleep(): void {
   const tail = model.prepareSleep();
   if (tail === undefined) return schedule();
   sleeping = true;
   const deadline = model.nextDeadlineNs();
   const timeoutMs = deadline === Infinity ? undefined : Math.max(0, (deadline - now()) / 1e6);
-  if (!socketCable) {
-    // Nothing but the driver's writes (and timers) gives this model work: block on the queue.
-    Atomics.wait(model.queueWords(), model.queueTailIndex(), tail,
-      Math.min(timeoutMs ?? EVENT_LOOP_TURN_MS, EVENT_LOOP_TURN_MS));
-    return resume();
-  }
   const waited = Atomics.waitAsync(model.queueWords(), model.queueTailIndex(), tail, timeoutMs);
   if (waited.async) waited.value.then(resume);
   else resume();
@@ -154,14 +192,14 @@ function resume(): void {
   if (!sleeping) return;
   sleeping = false;
   model.awake();
-  lastWorkMs = performance.now();
+  times[LAST_WORK] = performance.now();
   schedule();
 }
 
 /** Frames from a socket arrive on the event loop; make sure the model looks at them soon. */
 function kick(): void {
   if (sleeping) resume();
-  else lastWorkMs = performance.now();
+  else times[LAST_WORK] = performance.now();
 }
 
 // A pending Atomics.waitAsync does not keep a worker's event loop alive: this timer does,
