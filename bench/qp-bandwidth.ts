@@ -11,7 +11,7 @@
  */
 import { atLeast, benchResult } from './helpers/result.ts';
 import { openBenchPair, waitOne } from './helpers/qp-setup.ts';
-import { nowNs } from './helpers/timing.ts';
+import { cpuNs, nowNs } from './helpers/timing.ts';
 import type { BenchOptions, BenchResult } from './helpers/types.ts';
 import type { NicOptions } from '../lib/index.ts';
 
@@ -28,14 +28,17 @@ export async function run(options: BenchOptions): Promise<BenchResult[]> {
   return [benchResult({
     label: `1 MiB sends, ${IN_FLIGHT} in flight, bandwidth (total bytes / total time)`, figure: inline.gbps,
     unit: 'GB/s', reference, goal: atLeast(1),
-    detail: `${inline.messages} messages in ${(inline.ns / 1e9).toFixed(2)} s, model inline (loop cable); model in a ` +
+    detail: `${inline.messages} messages in ${(inline.ns / 1e9).toFixed(2)} s, model inline (loop cable), `
+      + `${((inline.messages * MIB) / inline.cpuNs).toFixed(3)} GB per CPU-second of this process; model in a ` +
       `worker thread: ${thread.gbps.toFixed(3)} GB/s `
       + `(${thread.messages} messages); per byte the model makes 2 copies and 2 CRC-32 passes; GB/s = 1e9 bytes/s`,
   })];
 }
 
 /** Messages completed in the run after a warm-up, and the time they took: total bytes over total time. */
-function measure(nicOptions: NicOptions, options: BenchOptions): { gbps: number; messages: number; ns: number } {
+function measure(
+  nicOptions: NicOptions, options: BenchOptions,
+): { gbps: number; messages: number; ns: number; cpuNs: number } {
   const p = openBenchPair(nicOptions, IN_FLIGHT * MIB);
   try {
     const { a, b, ra, rb } = p;
@@ -55,6 +58,7 @@ function measure(nicOptions: NicOptions, options: BenchOptions): { gbps: number;
     const d = options.durations;
     const warmEnd = nowNs() + d.warmupMs * 1e6;
     while (nowNs() < warmEnd) oneMessage();
+    const cpuStart = cpuNs();
     const start = nowNs();
     const end = start + d.runMs * 1e6;
     let messages = 0;
@@ -64,12 +68,13 @@ function measure(nicOptions: NicOptions, options: BenchOptions): { gbps: number;
       messages++;
       t = nowNs();
     }
+    const cpu = cpuNs() - cpuStart;
     for (let i = 0; i < IN_FLIGHT; i++) {
       waitOne(b, 'receive', LIMIT_US);
       waitOne(a, 'send', LIMIT_US);
     }
     const ns = t - start;
-    return { gbps: (messages * MIB) / ns, messages, ns };
+    return { gbps: (messages * MIB) / ns, messages, ns, cpuNs: cpu };
   } finally {
     p.close();
   }

@@ -9,7 +9,7 @@
  */
 import { atLeast, benchResult } from './helpers/result.ts';
 import { openBenchPair, type BenchPair } from './helpers/qp-setup.ts';
-import { sampleBatches, summarize, type Durations, type Summary } from './helpers/timing.ts';
+import { cpuNs, sampleBatches, summarize, type Durations, type Summary } from './helpers/timing.ts';
 import type { BenchOptions, BenchResult } from './helpers/types.ts';
 import { ratePerSecond } from './helpers/units.ts';
 import { nicInternals } from '../lib/nic.ts';
@@ -36,22 +36,26 @@ export async function run(options: BenchOptions): Promise<BenchResult[]> {
     reference, goal: atLeast(0.8),
     detail: `${inline.count} batches of ${BATCH} messages, model inline (loop cable); median batch ` +
       `${(inline.median / 1e3).toFixed(2)} us per message (p90 ${(inline.p90 / 1e3).toFixed(2)} us), `
-      + `${inline.acksPerMessage.toFixed(3)} ACKs a message; `
+      + `${inline.acksPerMessage.toFixed(3)} ACKs a message; CPU time ${(inline.cpuPerMessage / 1e3).toFixed(2)} us a `
+      + `message (${(1e3 / inline.cpuPerMessage).toFixed(3)} M messages per CPU-second); `
       + `model in a worker thread: ${ratePerSecond(thread.mean, 'Mops/s').toFixed(3)} Mops/s`,
   })];
 }
 
-function measureRate(thread: boolean, d: Durations): Summary & { acksPerMessage: number } {
+/** The batches, the ACKs a message, and the process CPU time a message (from the first post to the last completion). */
+function measureRate(thread: boolean, d: Durations): Summary & { acksPerMessage: number; cpuPerMessage: number } {
   const p = openBenchPair({ thread }, 1 << 16);
   try {
     const engine = (nicInternals(p.nic).device as EmuDevice).emu.engine;
     const stream = new MessageStream(p);
+    const cpuStart = cpuNs();
     stream.start();
     const acksBefore = engine.counters()['acksSent']!;
     const s = summarize(sampleBatches((n) => stream.complete(n), BATCH, d));
     stream.drain();
+    const cpu = cpuNs() - cpuStart;
     const acks = engine.counters()['acksSent']! - acksBefore;
-    return { ...s, acksPerMessage: acks / stream.messages };
+    return { ...s, acksPerMessage: acks / stream.messages, cpuPerMessage: cpu / stream.messages };
   } finally {
     p.close();
   }

@@ -11,7 +11,7 @@
 import type { NicOptions } from '../lib/index.ts';
 import { atMost, benchResult } from './helpers/result.ts';
 import { openBenchPair, waitOne } from './helpers/qp-setup.ts';
-import { sampleEach, summarize, type Durations, type Summary } from './helpers/timing.ts';
+import { cpuNs, sampleEach, summarize, type Durations, type Summary } from './helpers/timing.ts';
 import type { BenchOptions, BenchResult } from './helpers/types.ts';
 
 export const name = 'qp-pingpong';
@@ -28,7 +28,7 @@ export async function run(options: BenchOptions): Promise<BenchResult[]> {
   const thread = measureTrips({ thread: true }, options.durations);
   const detail =
     `${inline.count} round trips, model inline (loop cable); min ${us(inline.min)}, p90 ${us(inline.p90)}, mean ` +
-    `${us(inline.mean)}; `
+    `${us(inline.mean)}, CPU time ${us(inline.cpuPerTrip)} a trip (of this process, warm-up included); `
     + `model in a worker thread: median ${us(thread.median)}, p99 ${us(thread.p99)}`;
   return [
     benchResult({
@@ -42,13 +42,16 @@ export async function run(options: BenchOptions): Promise<BenchResult[]> {
   ];
 }
 
-function measureTrips(options: NicOptions, d: Durations): Summary {
+/** The trips' times, and the process CPU time a trip. */
+function measureTrips(options: NicOptions, d: Durations): Summary & { cpuPerTrip: number } {
   const p = openBenchPair(options, 1 << 16);
   try {
     const { a, b, ra, rb } = p;
     a.receive(ra, 4096, BYTES);
     b.receive(rb, 4096, BYTES);
+    let trips = 0;
     const trip = () => {
+      trips++;
       a.send(ra, 0, BYTES);
       if (waitOne(b, 'receive', LIMIT_US) !== BYTES) throw new Error('b received a message of another length');
       b.receive(rb, 4096, BYTES);
@@ -58,7 +61,9 @@ function measureTrips(options: NicOptions, d: Durations): Summary {
       waitOne(a, 'send', LIMIT_US);
       waitOne(b, 'send', LIMIT_US);
     };
-    return summarize(sampleEach(trip, d));
+    const cpuStart = cpuNs();
+    const s = summarize(sampleEach(trip, d));
+    return { ...s, cpuPerTrip: (cpuNs() - cpuStart) / trips };
   } finally {
     p.close();
   }

@@ -39,6 +39,17 @@ export function nowNs(): number {
 }
 
 /** Times each call of `op`: ns per call, one sample per call. `op` throws to abort the run. */
+/**
+ * This process's CPU time (user + system, every thread) in ns. On a shared machine a figure in
+ * real time also counts the time this process waited for a core; CPU time per operation is the
+ * work itself, so the two side by side tell load from cost (an inline model runs in this thread,
+ * so its work is in the count too). Allocates (one object per read): read it around runs only.
+ */
+export function cpuNs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) * 1e3;
+}
+
 export function sampleEach(op: () => void, d: Durations): Float64Array {
   const warmEnd = nowNs() + d.warmupMs * 1e6;
   while (nowNs() < warmEnd) op();
