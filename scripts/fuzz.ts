@@ -10,8 +10,10 @@
  *           answers and random completions (test/fuzz-driver.ts): clear errors, no exception,
  *           no IOMMU fault, every DMA byte back at close
  *
- * Prints the seed first (a run is replayed by its seed); exits 1 on any violation.
+ * Prints the chip and the seed first (a run is replayed by both); exits 1 on any violation. The
+ * chip is the software NIC's: the BCM57608 unless RIG_BNXT_CHIP names another (BCM57508: the P5).
  */
+import { emuChip, CHIP_ENV } from '../drivers/emu/config.ts';
 import { fuzzPort } from '../test/fuzz-port.ts';
 import { fuzzDriver } from '../test/fuzz-driver.ts';
 
@@ -58,7 +60,8 @@ function main(): number {
     console.error((e as Error).message);
     return 2;
   }
-  console.log(`fuzz: seed ${a.seed} (replay: npm run fuzz -- --seed ${a.seed})`);
+  const replay = `${CHIP_ENV}=${emuChip(undefined).name} npm run fuzz -- --seed ${a.seed}`;
+  console.log(`fuzz: ${emuChip(undefined).name}, seed ${a.seed} (replay: ${replay})`);
   let failed = false;
   if (a.only !== 'driver') {
     console.log(`port: ${a.frames} crafted frames`);
@@ -107,7 +110,7 @@ function main(): number {
       for (const v of r.violations) console.error(`  ${v}`);
     } else console.log('driver: ok');
   }
-  if (failed) console.error(`replay: npm run fuzz -- --seed ${a.seed}`);
+  if (failed) console.error(`replay: ${replay}`);
   return failed ? 1 : 0;
 }
 

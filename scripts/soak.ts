@@ -8,7 +8,10 @@
  * or out of order, or a room was inconsistent. Then the hostile wire of issue 15
  * (test/hostile-wire-run.ts): 10 seeds (from the soak's seed on) of 2,000 messages per stream
  * through the fault-injecting relay; a failing seed is printed with the line that replays it.
+ * Both run on the software NIC's chip: the BCM57608 unless RIG_BNXT_CHIP names another
+ * (RIG_BNXT_CHIP=BCM57508 for the P5); the first line says which, and the replay line keeps it.
  */
+import { emuChip, CHIP_ENV } from '../drivers/emu/config.ts';
 import { runSoak, faultTotals, DEFAULT_FAULTS } from '../test/soak-run.ts';
 import { runHostileWire } from '../test/hostile-wire-run.ts';
 
@@ -76,7 +79,8 @@ async function hostile(first: number, count: number, messages: number): Promise<
       failed++;
       console.error(`FAILED (hostile wire, seed ${seed}):`);
       for (const problem of r.problems) console.error(`  ${problem}`);
-      console.error(`replay: npm run soak -- --hostile-seed ${seed} --hostile-messages ${messages}`);
+      const chip = `${CHIP_ENV}=${emuChip(undefined).name}`;
+      console.error(`replay: ${chip} npm run soak -- --hostile-seed ${seed} --hostile-messages ${messages}`);
     }
   }
   if (failed === 0)
@@ -97,8 +101,9 @@ async function main(): Promise<number> {
   }
   const { messages, seed, faults } = args;
   if (args.hostileSeed !== undefined) return hostile(args.hostileSeed, 1, args.hostileMessages);
-  console.log(`soak: seed ${seed}, ${messages} messages, faults per frame sent ${JSON.stringify(faults)}`);
-  console.log(`      replay: npm run soak -- --seed ${seed} --messages ${messages}`);
+  const chip = emuChip(undefined).name;
+  console.log(`soak: ${chip}, seed ${seed}, ${messages} messages, faults per frame sent ${JSON.stringify(faults)}`);
+  console.log(`      replay: ${CHIP_ENV}=${chip} npm run soak -- --seed ${seed} --messages ${messages}`);
   const r = runSoak({
     seed, messages, faults, progress: (line) => console.log(`  ${line}`),
     progressEvery: Math.max(10_000, Math.floor(messages / 20)),
