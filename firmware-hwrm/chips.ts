@@ -92,9 +92,10 @@ export interface ChipProfile {
   /** Bytes per sq_msn_search entry where it keeps the MSN table (roce_hsi.h). */
   readonly msnEntryBytes: number;
   /**
-   * Bytes of a ring statistics context as bnxt_en sizes it and bnxt_re allocates and sends it
-   * (bnxt.h BNXT_RING_STATS_SIZE_P5 / _P7, set in bnxt.c bnxt_hwrm_vnic_qcaps; qplib_res.c
-   * bnxt_qplib_alloc_stat_mem takes hw_ring_stats_size): 21 counters on P5, 22 on P7.
+   * Bytes of the extended ring statistics context bnxt_en sizes where VNIC_QCAPS reports TPA v2
+   * and bnxt_re then allocates and sends (bnxt.h BNXT_RING_STATS_SIZE_P5 / _P7, set in bnxt.c
+   * bnxt_hwrm_vnic_qcaps; qplib_res.c bnxt_qplib_alloc_stat_mem takes hw_ring_stats_size): 21
+   * counters on P5, 22 on P7. Without TPA v2 both use sizeof(ctx_hw_stats), 160 bytes.
    */
   readonly ringStatsBytes: number;
   /**
