@@ -267,6 +267,7 @@ export class RoceEngine implements EngineHooks {
     t.pendingAck = t.pendingNak = false;
     t.outHead = t.outTail;
     this.core.forget(t);
+    t.releaseSlots();
   }
 
   // ---- internals ----------------------------------------------------------------------

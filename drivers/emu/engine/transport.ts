@@ -106,14 +106,17 @@ export class QpTransport {
   /** ACK timeout and RNR timer deadlines in ns (Infinity when stopped). */
   ackDeadlineNs = Infinity;
   rnrDeadlineNs = Infinity;
-  /** Per send-ring slot: first PSN, PSNs used, kind, WQE flags, length, local failure status (0 = none). */
-  readonly wqeStartPsn: Int32Array;
-  readonly wqePackets: Int32Array;
-  readonly wqeKind: Uint8Array;
-  readonly wqeFlags: Uint8Array;
-  readonly wqeType: Uint8Array;
-  readonly wqeLength: Float64Array;
-  readonly wqeStatus: Uint8Array;
+  /**
+   * Per send-ring slot: first PSN, PSNs used, kind, WQE flags, length, local failure status (0 = none).
+   * From SlotArrays (taken at creation, given back when the QP is destroyed).
+   */
+  wqeStartPsn: Int32Array;
+  wqePackets: Int32Array;
+  wqeKind: Uint8Array;
+  wqeFlags: Uint8Array;
+  wqeType: Uint8Array;
+  wqeLength: Float64Array;
+  wqeStatus: Uint8Array;
   /** The WQE whose header and SGEs are loaded for transmission (-1 = none). */
   txLoaded = -1;
   /** The loaded WQE's remote_va as 32-bit halves (the peer's address space is 64-bit). */
@@ -203,25 +206,40 @@ export class QpTransport {
   /** Slot where the next WQE the doorbell handler has not walked yet starts (free-running). */
   parsedSlot = 0;
   /** Per WQE (by sqSlot): its first slot, free-running. */
-  readonly wqeSlot: Float64Array;
+  wqeSlot: Float64Array;
   /** Per WQE: 1 if its header did not fit the slots posted (a wqe_size past the doorbell, or below 2). */
-  readonly wqeMalformed: Uint8Array;
+  wqeMalformed: Uint8Array;
+  private slots: SlotArrays | undefined;
 
   constructor(readonly qp: EmuQp) {
     this.variable = qp.variableWqe;
     this.sqEntries = Math.max(1, qp.sq.entries);
     this.rqEntries = Math.max(1, qp.rq.entries);
-    const n = this.sqEntries;
-    this.wqeStartPsn = new Int32Array(n);
-    this.wqePackets = new Int32Array(n);
-    this.wqeKind = new Uint8Array(n);
-    this.wqeFlags = new Uint8Array(n);
-    this.wqeType = new Uint8Array(n);
-    this.wqeLength = new Float64Array(n);
-    this.wqeStatus = new Uint8Array(n);
-    // A variable-mode ring of n slots holds at most n WQEs (each takes one slot or more).
-    this.wqeSlot = new Float64Array(this.variable ? n : 1);
-    this.wqeMalformed = new Uint8Array(this.variable ? n : 1);
+    const a = takeSlotArrays(this.sqEntries, this.variable);
+    this.slots = a;
+    this.wqeStartPsn = a.startPsn;
+    this.wqePackets = a.packets;
+    this.wqeKind = a.kind;
+    this.wqeFlags = a.flags;
+    this.wqeType = a.type;
+    this.wqeLength = a.length;
+    this.wqeStatus = a.status;
+    this.wqeSlot = a.slot;
+    this.wqeMalformed = a.malformed;
+  }
+
+  /**
+   * The QP is destroyed: its per-slot arrays go back for the next QP with a ring of this size.
+   * This transport keeps empty ones, so nothing it might still be asked writes into them.
+   */
+  releaseSlots(): void {
+    const a = this.slots;
+    if (a === undefined) return;
+    this.slots = undefined;
+    this.wqeStartPsn = this.wqePackets = NO_SLOTS.startPsn;
+    this.wqeKind = this.wqeFlags = this.wqeType = this.wqeStatus = this.wqeMalformed = NO_SLOTS.kind;
+    this.wqeLength = this.wqeSlot = NO_SLOTS.length;
+    giveSlotArrays(a);
   }
 
   setReqState(next: number): void {
@@ -298,4 +316,75 @@ export class QpTransport {
   wqeEndPsn(slot: number): number {
     return psnAdd(this.wqeStartPsn[slot]!, this.wqePackets[slot]!);
   }
+}
+
+/**
+ * The per-slot arrays of one send ring. A queue pair's are about 30 bytes a slot (350 KiB for
+ * a 12,288-slot Thor2 ring), zeroed by the allocator and counted as external memory: made new
+ * for every QP, a make + destroy loop spent a tenth of its time in their allocation and in
+ * the scavenges their external memory forces. Kept after destroy (bounded) and zeroed again
+ * for the next QP: each array then reads as a fresh one does.
+ */
+class SlotArrays {
+  readonly startPsn: Int32Array;
+  readonly packets: Int32Array;
+  readonly kind: Uint8Array;
+  readonly flags: Uint8Array;
+  readonly type: Uint8Array;
+  readonly length: Float64Array;
+  readonly status: Uint8Array;
+  readonly slot: Float64Array;
+  readonly malformed: Uint8Array;
+  readonly bytes: number;
+  constructor(readonly entries: number, readonly variable: boolean) {
+    const n = entries;
+    this.startPsn = new Int32Array(n);
+    this.packets = new Int32Array(n);
+    this.kind = new Uint8Array(n);
+    this.flags = new Uint8Array(n);
+    this.type = new Uint8Array(n);
+    this.length = new Float64Array(n);
+    this.status = new Uint8Array(n);
+    // A variable-mode ring of n slots holds at most n WQEs (each takes one slot or more).
+    this.slot = new Float64Array(variable ? n : 1);
+    this.malformed = new Uint8Array(variable ? n : 1);
+    this.bytes = n * 20 + this.slot.byteLength + this.malformed.byteLength;
+  }
+
+  zero(): void {
+    this.startPsn.fill(0);
+    this.packets.fill(0);
+    this.kind.fill(0);
+    this.flags.fill(0);
+    this.type.fill(0);
+    this.length.fill(0);
+    this.status.fill(0);
+    this.slot.fill(0);
+    this.malformed.fill(0);
+  }
+}
+
+const NO_SLOTS = new SlotArrays(0, false);
+/** At most this many bytes of per-slot arrays are kept for reuse (per thread that runs a model). */
+const SLOT_POOL_LIMIT_BYTES = 8 * 1024 * 1024;
+const slotPool: SlotArrays[] = [];
+let slotPoolBytes = 0;
+
+function takeSlotArrays(entries: number, variable: boolean): SlotArrays {
+  for (let i = slotPool.length - 1; i >= 0; i--) {
+    const a = slotPool[i]!;
+    if (a.entries !== entries || a.variable !== variable) continue;
+    slotPool[i] = slotPool[slotPool.length - 1]!;
+    slotPool.pop();
+    slotPoolBytes -= a.bytes;
+    a.zero();
+    return a;
+  }
+  return new SlotArrays(entries, variable);
+}
+
+function giveSlotArrays(a: SlotArrays): void {
+  if (slotPoolBytes + a.bytes > SLOT_POOL_LIMIT_BYTES) return;
+  slotPool.push(a);
+  slotPoolBytes += a.bytes;
 }
