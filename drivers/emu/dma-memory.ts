@@ -3,6 +3,7 @@
  * into the model's IOMMU at an IOVA chosen here, as VFIO maps memfd buffers. IOVAs start
  * above 4 GiB so the high halves of every address field are exercised.
  */
+import { openSync, readSync } from 'node:fs';
 import type { DmaBuffer, DmaMemory } from '../device.ts';
 import { ok, err, type Result } from '../../firmware-hwrm/result.ts';
 import { IovaAllocator, IOVA_BASE, IOVA_LIMIT } from '../iova-allocator.ts';
@@ -135,13 +136,44 @@ export class EmuDmaMemory implements DmaMemory {
 }
 
 /**
- * Zeroes the first `size` bytes of shared memory (rounded up to 8 when the memory has room), in
- * 8-byte stores: V8 fills a SharedArrayBuffer element by element (relaxed atomic stores), so a
- * Uint8Array fill makes eight times the stores of a BigInt64Array one (2 MiB: 569 us against
- * 71 us), and zeroing reused rings was half of a queue pair's make + connect + destroy.
+ * Zeroes the first `size` bytes of shared memory (rounded up to 8 when the memory has room).
+ * V8 fills a SharedArrayBuffer element by element (relaxed atomic stores), so a Uint8Array
+ * fill makes eight times the stores of a BigInt64Array one (2 MiB: 569 us against 71 us), and
+ * zeroing reused rings was half of a queue pair's make + connect + destroy. Large buffers are
+ * read from /dev/zero instead: the kernel clears them with its memset (1.4 MiB: 35-75 us
+ * against 50-115 us for the 8-byte fill, same runs); small ones, where the system call would
+ * cost more than it saves, and any machine without /dev/zero, take the 8-byte fill.
  */
 export function zeroShared(memory: SharedArrayBuffer, size: number): void {
+  if (size >= DEV_ZERO_MIN_BYTES && zeroFromDevice(memory, size)) return;
   const words = Math.ceil(size / 8);
   if (words * 8 <= memory.byteLength) new BigInt64Array(memory, 0, words).fill(0n);
   else new Uint8Array(memory, 0, size).fill(0);
+}
+
+const DEV_ZERO_MIN_BYTES = 64 * 1024;
+/** /dev/zero, opened on first use (-1: not there, or it failed once: the fill is used from then on). */
+let devZero: number | undefined;
+
+function zeroFromDevice(memory: SharedArrayBuffer, size: number): boolean {
+  if (devZero === undefined) {
+    try {
+      devZero = openSync('/dev/zero', 'r');
+    } catch {
+      devZero = -1;
+    }
+  }
+  if (devZero < 0) return false;
+  const bytes = new Uint8Array(memory, 0, size);
+  try {
+    for (let at = 0; at < size;) {
+      const n = readSync(devZero, bytes, at, size - at, null);
+      if (n <= 0) throw new Error('short read');
+      at += n;
+    }
+    return true;
+  } catch {
+    devZero = -1; // the fill zeroes what this left
+    return false;
+  }
 }
