@@ -3,7 +3,9 @@
  * (`emu:LOCAL:REMOTE`) whose queue pair sends every message back as it came, until a message
  * of 0 bytes (echoed too), or 30 s without one.
  *
- *   node --import ./scripts/register-ts.mjs bench/helpers/qp-echo-child.ts LOCAL REMOTE
+ *   node --import ./scripts/register-ts.mjs bench/helpers/qp-echo-child.ts LOCAL REMOTE [thread]
+ *
+ * `thread`: the NIC's model runs in a worker thread (Nic.open's thread), else where `emu:` puts it.
  *
  * stdout: its endpoint (formatEndpoint), then `ready` once connected with receives posted.
  * stdin: the peer's endpoint, one line.
@@ -11,7 +13,7 @@
 import { createInterface } from 'node:readline';
 import { Nic, Qp, Region, formatEndpoint, parseEndpoint } from '../../lib/index.ts';
 
-const [local, remote] = process.argv.slice(2);
+const [local, remote, mode] = process.argv.slice(2);
 const SLOTS = 16;
 const SLOT = 4096;
 const SILENCE_US = 30e6;
@@ -21,7 +23,7 @@ function fail(message: string): never {
   process.exit(1);
 }
 
-const opened = Nic.open(`emu:${local}:${remote}`);
+const opened = Nic.open(`emu:${local}:${remote}`, mode === 'thread' ? { thread: true } : {});
 if (!opened.ok) fail(opened.error);
 const nic = opened.value;
 const made = Qp.make(nic);

@@ -2,13 +2,15 @@
  * The software NIC as a Device: BAR writes go through the write queue, BAR reads come from
  * the model's published registers, DMA memory is mapped into the model's IOMMU. The model
  * runs in a worker thread (worker-host.ts), inline in this thread on the real clock
- * (inline-host.ts) or stepped in this thread on a virtual clock (stepped-host.ts).
+ * (inline-host.ts; inline-udp-host.ts for a UDP cable) or stepped in this thread on a virtual clock (stepped-host.ts).
  */
 import type { Device, Mmio, PciIdentity, RandomSource } from '../device.ts';
 import { CryptoRandom } from '../crypto-random.ts';
 import { Random } from './random.ts';
 import { ok, err, type Result } from '../../firmware-hwrm/result.ts';
-import { allocWriteQueue, WriteQueueProducer, WriteKind } from './write-queue.ts';
+import { allocWriteQueue, setWriteQueueWakeFd, WriteQueueProducer, WriteKind } from './write-queue.ts';
+import { closeWakeFd, openWakeFd } from './wake-fd.ts';
+import { udpThroughLibc } from './cable/udp-socket-cable.ts';
 import { allocWake } from './wake.ts';
 import { EmuDmaMemory } from './dma-memory.ts';
 import type { EmuControls } from './control.ts';
@@ -17,6 +19,7 @@ import { BAR0_BYTES, BAR2_BYTES, BAR2_PUBLISHED_BYTES, type ModelInit } from './
 import type { ModelHost } from './model-host.ts';
 import { hostStepped } from './stepped-host.ts';
 import { hostInline } from './inline-host.ts';
+import { hostInlineUdp } from './inline-udp-host.ts';
 import { hostInWorker } from './worker-host.ts';
 
 export { BAR0_BYTES, BAR2_BYTES };
@@ -78,14 +81,31 @@ export function openEmu(given: EmuConfig): Result<EmuDevice> {
   let host: ModelHost;
   if (config.mode !== 'thread') {
     try {
-      host = config.mode === 'stepped' ? hostStepped(init) : hostInline(init);
+      host = config.mode === 'stepped' ? hostStepped(init)
+        : config.cable.kind === 'udp' ? hostInlineUdp(init) : hostInline(init);
     } catch (e) {
       return err(`cannot start the software NIC: ${(e as Error).message}`);
     }
   } else {
+    // A worker reading its UDP socket through libc sleeps in poll(2): the driver wakes it through an eventfd.
+    const wakeFd = config.cable.kind === 'udp' && udpThroughLibc() ? openWakeFd() : -1;
+    if (wakeFd >= 0) setWriteQueueWakeFd(init.queue, wakeFd);
     const started = hostInWorker(init);
-    if (!started.ok) return started;
-    host = started.value;
+    if (!started.ok) {
+      closeWakeFd(wakeFd);
+      return started;
+    }
+    const worker = started.value;
+    host = wakeFd < 0 ? worker : {
+      ...worker,
+      close() {
+        try {
+          worker.close();
+        } finally {
+          closeWakeFd(wakeFd); // the worker has stopped: nobody polls it any more
+        }
+      },
+    };
   }
   return ok(makeDevice(identity, config, init, host));
 }

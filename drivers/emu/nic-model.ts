@@ -213,6 +213,14 @@ export class NicModel {
   queueTailIndex(): number {
     return this.queue.tailIndex();
   }
+  /** The UDP socket to poll while asleep (-1: the cable is not read through libc). */
+  cablePollFd(): number {
+    return this.engine.cablePollFd();
+  }
+  /** See RoceEngine.watchCable (an inline model on a UDP socket). */
+  watchCable(onArrival: () => void): void {
+    this.engine.watchCable(onArrival);
+  }
 
   /**
    * Runs control `name` ('part.op', as controlNames() lists them) with `args`: how a worker's

@@ -12,11 +12,14 @@
  *   MTU     9000; a capture file from RIG_BNXT_PCAP; seed 1
  *   firmware RIG_BNXT_EMU_FIRMWARE's personality, else `current` (firmware/personality.ts)
  *   chip    RIG_BNXT_CHIP's, else BCM57608 (a profile of firmware-hwrm/chips.ts)
- *   model   where it runs (config.ts mode): stepped if asked; else in a worker thread for a UDP
- *           cable (frames come from outside on the event loop) or when `thread` is asked (the
- *           NIC progresses while the program computes); else inline in the driver's thread on
- *           the real clock (loop and pair: nothing outside gives the model work, so it runs
- *           inside driver calls, without hand-offs between threads). RIG_BNXT_EMU_THREAD=1
+ *   model   where it runs (config.ts mode): stepped if asked; else in a worker thread when
+ *           `thread` is asked (the NIC progresses while the program computes); else inline in
+ *           the driver's thread on the real clock: loop and pair (nothing outside gives the model
+ *           work, so it runs inside driver calls, without hand-offs between threads), and UDP
+ *           when its socket can be read through libc (koffi loads; RIG_BNXT_UDP_IO=dgram says
+ *           not to): the model then also runs when a datagram comes or a timer is due while the
+ *           program waits on the event loop (inline-udp-host.ts). A UDP cable without libc runs
+ *           in a worker, whose event loop reads Node's dgram socket. RIG_BNXT_EMU_THREAD=1
  *           makes `thread` the default (to run a suite in thread mode).
  *
  * Cables that would clash are refused: a UDP cable whose two ends are one port, or whose local
@@ -32,6 +35,8 @@ import { parseIpv4, parseMac } from '../address-text.ts';
 import { openEmu } from './device.ts';
 import { emuChip, ipv4FromNumber, macFromNumber, type CableSpec, type WqeTraceTarget } from './config.ts';
 import { firmwarePersonality } from './firmware/personality.ts';
+import { udpThroughLibc } from './cable/udp-socket-cable.ts';
+import { udpLibc } from './cable/udp-libc.ts';
 
 /** What a user may say about a NIC when opening it (drivers/open-device.ts OpenOptions). */
 export interface EmuOpenOptions {
@@ -54,8 +59,9 @@ export interface EmuOpenOptions {
   readonly stepped?: boolean;
   /**
    * Software NIC only: run the model in a worker thread, so the NIC progresses while the program
-   * computes without calling the driver (a UDP cable always does). Default: inline in this
-   * thread on the real clock for the loop and pair cables (it progresses inside driver calls).
+   * computes without calling the driver (a UDP cable without koffi always does). Default: inline
+   * in this thread on the real clock (it progresses inside driver calls; on a UDP cable also
+   * while the program waits on the event loop).
    */
   readonly thread?: boolean;
   /**
@@ -141,9 +147,11 @@ export function openEmuNamed(name: string, options: EmuOpenOptions, wqeTrace?: W
     cable = { kind: 'udp', localPort, remotePort };
     number = localPort;
   }
-  // A UDP cable's frames arrive on an event loop: the worker's, which runs whatever this thread does.
-  const mode = options.stepped ? 'stepped' : (thread || cable.kind === 'udp') && cable.kind !== 'pair' ? 'thread'
-    : 'inline';
+  // A UDP cable runs inline when its socket can be read through libc (inline-udp-host.ts), else in
+  // a worker, whose event loop reads the socket whatever this thread does.
+  const udpInline = cable.kind === 'udp' && udpThroughLibc() && typeof udpLibc() !== 'string';
+  const mode = options.stepped ? 'stepped'
+    : (thread || (cable.kind === 'udp' && !udpInline)) && cable.kind !== 'pair' ? 'thread' : 'inline';
   const mac = options.mac !== undefined ? parseMac(options.mac) : macFromNumber(number);
   const ipv4 = options.ipv4 !== undefined ? parseIpv4(options.ipv4) : ipv4FromNumber(number);
   if (cable.kind === 'udp') refuseSharedAddress(name, cable.remotePort, mac, ipv4);

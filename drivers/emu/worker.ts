@@ -13,14 +13,18 @@
  *
  * Asleep, a worker whose cable is in memory blocks in Atomics.wait (a futex: woken by the
  * driver's next write in microseconds) inside its slice, and turns its event loop every
- * EVENT_LOOP_TURN_MS (captures flush on a timer), busy or not; on a socket cable it waits with
- * Atomics.waitAsync, so the event loop keeps reading the socket.
+ * EVENT_LOOP_TURN_MS (captures flush on a timer), busy or not; a UDP cable whose socket this
+ * thread reads through libc is run the same way, its sleep a ppoll on the socket and on the
+ * driver's eventfd (socket-sleep.ts); on a socket the event loop reads (Node's dgram, a stream)
+ * it waits with Atomics.waitAsync, so the event loop keeps reading the socket.
  */
 import { workerData, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import { NicModel, type ModelInit } from './nic-model.ts';
 import { FAILURE_REPLY, type ControlMessage, type ControlReply } from './control.ts';
 import { ModelInternalError } from './bus.ts';
 import { WAKE_FAILED, WAKE_HEARTBEAT } from './wake.ts';
+import { writeQueueWakeFd } from './write-queue.ts';
+import { SocketSleep } from './socket-sleep.ts';
 
 /** How long the model keeps looking for work after its last work, in ms (a cable in memory). */
 const SPIN_AFTER_WORK_MS = 0.05;
@@ -41,8 +45,12 @@ const data = workerData as ModelInit & { port: MessagePort };
 const port = data.port;
 const model = new NicModel(data);
 const wake = new Int32Array(data.wake);
+/** A UDP socket this thread reads itself: asleep, block in ppoll on it and on the driver's eventfd. */
+const pollFd = model.cablePollFd();
+const socketSleep = pollFd >= 0 ? SocketSleep.forWorker(pollFd, writeQueueWakeFd(data.queue)) : undefined;
 /** Frames come from a socket on the event loop: no spin, and sleep with waitAsync. */
-const socketCable = data.config.cable.kind === 'udp' || data.config.cable.kind === 'stream';
+const socketCable = (data.config.cable.kind === 'udp' || data.config.cable.kind === 'stream') &&
+  socketSleep === undefined;
 const spinAfterWorkMs = socketCable ? 0 : SPIN_AFTER_WORK_MS;
 let beat = 0;
 let closed = false;
@@ -136,7 +144,8 @@ function slice(): void {
 /**
  * Blocks on the write queue (a futex: the driver's next write wakes it) until a write, the
  * model's next deadline, or `leftMs`, the rest of the slice; returns at once if a write is
- * already queued.
+ * already queued. A UDP socket read through libc blocks in ppoll on it and on the eventfd the
+ * driver signals with its next write (socket-sleep.ts) instead: a datagram wakes it too.
  */
 function sleepInSlice(leftMs: number): void {
   const tail = model.prepareSleep();
@@ -144,7 +153,10 @@ function sleepInSlice(leftMs: number): void {
   const deadline = model.nextDeadlineNs();
   const untilDeadlineMs = deadline === Infinity ? leftMs : (deadline - now()) / 1e6;
   const timeoutMs = untilDeadlineMs < leftMs ? untilDeadlineMs : leftMs;
-  if (timeoutMs > 0) Atomics.wait(model.queueWords(), model.queueTailIndex(), tail, timeoutMs);
+  if (timeoutMs > 0) {
+    if (socketSleep !== undefined) socketSleep.wait(timeoutMs);
+    else Atomics.wait(model.queueWords(), model.queueTailIndex(), tail, timeoutMs);
+  }
   model.awake();
   times[LAST_WORK] = performance.now();
 }

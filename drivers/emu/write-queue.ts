@@ -8,9 +8,10 @@
  * SharedArrayBuffer so the device may run in a worker thread.
  *
  *   header (Int32): [0] head (consumer count) [1] tail (producer count)
- *                   [2] device sleeping flag  [3] spare
+ *                   [2] device sleeping flag  [3] wake eventfd + 1 (0: none; wake-fd.ts)
  *   entries: 4 x Int32 each: kind, offset, lo, hi
  */
+import { signalWakeFd } from './wake-fd.ts';
 
 export const enum WriteKind {
   Bar0Write32 = 0,
@@ -23,6 +24,7 @@ export const enum WriteKind {
 const HEAD = 0;
 const TAIL = 1;
 const SLEEPING = 2;
+const WAKE_FD_WORD = 3;
 const HEADER_WORDS = 4;
 const ENTRY_WORDS = 4;
 
@@ -32,9 +34,21 @@ export function allocWriteQueue(): SharedArrayBuffer {
   return new SharedArrayBuffer((HEADER_WORDS + WRITE_QUEUE_ENTRIES * ENTRY_WORDS) * 4);
 }
 
+/** Records the eventfd a device sleeping in poll(2) is woken by (wake-fd.ts); before the device starts. */
+export function setWriteQueueWakeFd(sab: SharedArrayBuffer, fd: number): void {
+  Atomics.store(new Int32Array(sab), WAKE_FD_WORD, fd + 1);
+}
+
+/** The eventfd recorded by setWriteQueueWakeFd, or -1. */
+export function writeQueueWakeFd(sab: SharedArrayBuffer): number {
+  return Atomics.load(new Int32Array(sab), WAKE_FD_WORD) - 1;
+}
+
 export class WriteQueueProducer {
   private readonly words: Int32Array;
   private tail: number;
+  /** A device that sleeps in poll(2) is woken through this eventfd too (-1: none). */
+  private readonly wakeFd: number;
 
   constructor(
     sab: SharedArrayBuffer,
@@ -43,6 +57,7 @@ export class WriteQueueProducer {
   ) {
     this.words = new Int32Array(sab);
     this.tail = Atomics.load(this.words, TAIL);
+    this.wakeFd = Atomics.load(this.words, WAKE_FD_WORD) - 1;
   }
 
   push(kind: number, offset: number, lo: number, hi: number): void {
@@ -57,7 +72,10 @@ export class WriteQueueProducer {
     // The release store publishes the entry (and every earlier DMA write) to the device.
     this.tail = (tail + 1) | 0;
     Atomics.store(w, TAIL, this.tail);
-    if (Atomics.load(w, SLEEPING) !== 0) Atomics.notify(w, TAIL);
+    if (Atomics.load(w, SLEEPING) !== 0) {
+      Atomics.notify(w, TAIL);
+      if (this.wakeFd >= 0) signalWakeFd(this.wakeFd);
+    }
   }
 }
 

@@ -5,14 +5,17 @@
  *   FaultCable ─> LocalDelivery (cables to other machines) ─> PcapTap (if a capture) ─> cable
  *
  * where the cable is a LoopCable (back to the port), a PairCable (two stepped NICs of this
- * process), a UdpCable (QEMU's -netdev dgram) or a StreamCable (QEMU's -netdev stream).
+ * process), a UDP cable (QEMU's -netdev dgram: a UdpSocketCable the model's worker reads through
+ * libc, or, without koffi or with RIG_BNXT_UDP_IO=dgram, a UdpCable on Node's dgram socket) or a
+ * StreamCable (QEMU's -netdev stream).
  */
 import type { CableSpec } from '../config.ts';
 import type { Result } from '../../../firmware-hwrm/result.ts';
 import type { Random } from '../random.ts';
-import type { Cable } from './cable.ts';
+import { CableStats, type Cable } from './cable.ts';
 import { LoopCable } from './loop-cable.ts';
 import { UdpCable } from './udp-cable.ts';
+import { UdpSocketCable, udpThroughLibc } from './udp-socket-cable.ts';
 import { StreamCable } from './stream-cable.ts';
 import { PairCable } from './pair-cable.ts';
 import { LocalDelivery } from './local-delivery.ts';
@@ -22,6 +25,7 @@ import { FaultCable } from './faults.ts';
 export { CableStats, dropAll, type Cable, type FrameReceiver } from './cable.ts';
 export { LoopCable, type LoopCableOptions } from './loop-cable.ts';
 export { UdpCable, type UdpCableOptions } from './udp-cable.ts';
+export { UdpSocketCable, udpThroughLibc, UDP_IO_ENV } from './udp-socket-cable.ts';
 export { StreamCable, type StreamCableOptions } from './stream-cable.ts';
 export { PcapTap, type PcapTapOptions } from './pcap-tap.ts';
 export { refuseNonLoopback, refusePort } from './loopback.ts';
@@ -68,8 +72,15 @@ export interface PortCable {
   readonly capture: PcapTap | null;
   /** Every in-memory queue, delivered by the port inside its run. */
   readonly queues: readonly QueuedFrames[];
-  /** The cable is a socket: frames arrive on the event loop. */
+  /** The cable is a socket read on the event loop (Node's dgram, a stream): frames arrive between runs. */
   readonly socket: boolean;
+  /**
+   * The UDP socket the model's thread reads itself (udp-socket-cable.ts), which a sleeping
+   * worker polls; -1 for every other cable.
+   */
+  readonly pollFd: number;
+  /** That socket's cable (null for every other cable): an inline model's host lets the event loop watch it. */
+  readonly udpSocket: UdpSocketCable | null;
   /** Settles when a socket cable can carry frames (bound, connected) or has failed to; null for in-memory cables. */
   readonly ready: Promise<Result<void>> | null;
 }
@@ -82,6 +93,8 @@ export function plugPortCable(o: PortCableOptions): PortCable {
   let pair: PairCable | null = null;
   let inner: Cable;
   let ready: Promise<Result<void>> | null = null;
+  let socketPath: UdpSocketCable | null = null;
+  let eventLoop = false;
   if (spec.kind === 'loop') {
     loop = new LoopCable({ slots: o.slots, slotBytes: o.slotBytes, delivery: 'manual' });
     queues.push(loop);
@@ -95,14 +108,31 @@ export function plugPortCable(o: PortCableOptions): PortCable {
     pair = joined;
     queues.push(joined);
     inner = joined;
+  } else if (spec.kind === 'udp' && !o.stepped && udpThroughLibc()) {
+    const made = UdpSocketCable.create({
+      localPort: spec.localPort, remotePort: spec.remotePort, maxFrameBytes: o.receiveBytes,
+    });
+    if (made.ok) {
+      socketPath = made.value;
+      queues.push(made.value);
+      inner = made.value;
+      ready = made.value.ready;
+    } else if (made.unavailable) {
+      inner = eventLoopCable(spec, o);
+      ready = (inner as UdpCable).ready;
+      eventLoop = true;
+    } else {
+      // The bind failed: the open's error. A model in this thread throws it out of its construction;
+      // a worker's reports it before it starts, its port on a cable that carries nothing.
+      if (o.inProcess) throw new Error(`software NIC port: ${made.error}`);
+      o.onError(made.error);
+      ready = Promise.resolve({ ok: false, error: made.error });
+      inner = new UnpluggedCable();
+    }
   } else {
-    const made = spec.kind === 'udp'
-      ? UdpCable.create({ localPort: spec.localPort, remotePort: spec.remotePort, maxFrameBytes: o.receiveBytes })
-      : StreamCable.create({ path: spec.path, maxFrameBytes: o.receiveBytes });
-    if (!made.ok) throw new Error(`software NIC port: ${made.error}`);
-    inner = made.value;
-    ready = made.value.ready;
-    void ready.then((r) => { if (!r.ok) o.onError(r.error); });
+    inner = eventLoopCable(spec, o);
+    ready = (inner as UdpCable | StreamCable).ready;
+    eventLoop = true;
   }
   let capture: PcapTap | null = null;
   if (o.pcapPath !== undefined) {
@@ -125,5 +155,27 @@ export function plugPortCable(o: PortCableOptions): PortCable {
     inner = local;
   }
   const cable = new FaultCable(inner, o.random, o.nowNs, o.receiveBytes);
-  return { cable, loop, pair, local, capture, queues, socket: spec.kind === 'udp' || spec.kind === 'stream', ready };
+  return { cable, loop, pair, local, capture, queues, socket: eventLoop, pollFd: socketPath?.fd ?? -1, udpSocket: socketPath,
+    ready };
+}
+
+/** A UDP cable on Node's dgram socket or a stream cable: frames arrive on the event loop. */
+function eventLoopCable(spec: CableSpec, o: PortCableOptions): UdpCable | StreamCable {
+  const made = spec.kind === 'udp'
+    ? UdpCable.create({ localPort: spec.localPort, remotePort: spec.remotePort, maxFrameBytes: o.receiveBytes })
+    : spec.kind === 'stream' ? StreamCable.create({ path: spec.path, maxFrameBytes: o.receiveBytes })
+      : { ok: false as const, error: `no socket cable of kind ${spec.kind}` };
+  if (!made.ok) throw new Error(`software NIC port: ${made.error}`);
+  void made.value.ready.then((r) => { if (!r.ok) o.onError(r.error); });
+  return made.value;
+}
+
+/** The cable of a port whose socket could not be bound: it carries nothing (the open fails). */
+class UnpluggedCable implements Cable {
+  readonly stats = new CableStats();
+  send(): void {
+    this.stats.sendDropped++;
+  }
+  setReceiver(): void {}
+  close(): void {}
 }

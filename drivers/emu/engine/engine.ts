@@ -202,6 +202,16 @@ export class RoceEngine implements EngineHooks {
     this.core.port.close();
   }
 
+  /** The socket a sleeping worker polls for this NIC's frames, or -1 (Port.pollFd). */
+  cablePollFd(): number {
+    return this.core.port.pollFd;
+  }
+
+  /** Lets the event loop read that socket too, calling `onArrival` after each frame it keeps (UdpSocketCable.watch). */
+  watchCable(onArrival: () => void): void {
+    this.core.port.udpSocket?.watch(onArrival);
+  }
+
   /** Settles once the port's cable can carry frames, or with why it cannot (a socket's bind). */
   cableReady(): Promise<Result<void>> {
     return this.core.port.ready ?? Promise.resolve(ok(undefined));

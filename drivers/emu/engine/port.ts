@@ -18,6 +18,7 @@ import type { Result } from '../../../firmware-hwrm/result.ts';
 import type { EmuConfig } from '../config.ts';
 import {
   plugPortCable, type FaultCable, type LocalDelivery, type LoopCable, type PairCable, type PcapTap, type QueuedFrames,
+  type UdpSocketCable,
 } from '../cable/index.ts';
 import { RoceFrame, encodeFrame, AETH_BYTES, EXT_AT, ICRC_BYTES, RETH_BYTES, ETH_HEADER_BYTES } from '../wire/index.ts';
 import { PSN_MASK, pathMtuFor } from '../../../firmware-hwrm/roce/ib-transport.ts';
@@ -68,6 +69,10 @@ export class Port {
   /** In-memory queues delivered inside run() (loop, pair, own frames). */
   private readonly queues: readonly QueuedFrames[];
   private readonly socket: boolean;
+  /** The UDP socket the model's thread reads itself, for a sleeping worker to poll (-1: none; cable/index.ts). */
+  readonly pollFd: number;
+  /** That socket's cable, or null. */
+  readonly udpSocket: UdpSocketCable | null;
   /** The port's IPv4 address (a number, as frames carry it). */
   readonly ip: number;
   private ipId = 0;
@@ -117,6 +122,8 @@ export class Port {
     const spare = this.loop !== null && this.capture === null ? this.loop.spareBuffer() : null;
     this.handOver = spare !== null ? this.loop : null;
     if (spare !== null) this.txBuf = spare;
+    this.pollFd = plugged.pollFd;
+    this.udpSocket = plugged.udpSocket;
     if (this.socket) this.rxSlots.push(...frameSlots(RECEIVE_QUEUE_SLOTS, receiveBytes));
     this.cable.setReceiver(this.onFrame);
   }
