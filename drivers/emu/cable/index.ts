@@ -108,31 +108,13 @@ export function plugPortCable(o: PortCableOptions): PortCable {
     pair = joined;
     queues.push(joined);
     inner = joined;
-  } else if (spec.kind === 'udp' && !o.stepped && udpThroughLibc()) {
-    const made = UdpSocketCable.create({
-      localPort: spec.localPort, remotePort: spec.remotePort, maxFrameBytes: o.receiveBytes,
-    });
-    if (made.ok) {
-      socketPath = made.value;
-      queues.push(made.value);
-      inner = made.value;
-      ready = made.value.ready;
-    } else if (made.unavailable) {
-      inner = eventLoopCable(spec, o);
-      ready = (inner as UdpCable).ready;
-      eventLoop = true;
-    } else {
-      // The bind failed: the open's error. A model in this thread throws it out of its construction;
-      // a worker's reports it before it starts, its port on a cable that carries nothing.
-      if (o.inProcess) throw new Error(`software NIC port: ${made.error}`);
-      o.onError(made.error);
-      ready = Promise.resolve({ ok: false, error: made.error });
-      inner = new UnpluggedCable();
-    }
   } else {
-    inner = eventLoopCable(spec, o);
-    ready = (inner as UdpCable | StreamCable).ready;
-    eventLoop = true;
+    const made = socketCable(spec, o);
+    inner = made.cable;
+    ready = made.ready;
+    socketPath = made.udpSocket;
+    eventLoop = made.eventLoop;
+    if (socketPath) queues.push(socketPath);
   }
   let capture: PcapTap | null = null;
   if (o.pcapPath !== undefined) {
@@ -155,8 +137,32 @@ export function plugPortCable(o: PortCableOptions): PortCable {
     inner = local;
   }
   const cable = new FaultCable(inner, o.random, o.nowNs, o.receiveBytes);
-  return { cable, loop, pair, local, capture, queues, socket: eventLoop, pollFd: socketPath?.fd ?? -1, udpSocket: socketPath,
-    ready };
+  const pollFd = socketPath?.fd ?? -1;
+  return { cable, loop, pair, local, capture, queues, socket: eventLoop, pollFd, udpSocket: socketPath, ready };
+}
+
+/**
+ * A socket cable: UDP through libc where it can (the model's thread reads it), else a cable
+ * the event loop reads (Node's dgram for UDP, or a stream).
+ */
+function socketCable(spec: CableSpec, o: PortCableOptions): {
+  cable: Cable; ready: Promise<Result<void>>; udpSocket: UdpSocketCable | null; eventLoop: boolean;
+} {
+  if (spec.kind === 'udp' && !o.stepped && udpThroughLibc()) {
+    const made = UdpSocketCable.create({
+      localPort: spec.localPort, remotePort: spec.remotePort, maxFrameBytes: o.receiveBytes,
+    });
+    if (made.ok) return { cable: made.value, ready: made.value.ready, udpSocket: made.value, eventLoop: false };
+    if (!made.unavailable) {
+      // The bind failed: the open's error. A model in this thread throws it out of its construction;
+      // a worker's reports it before it starts, its port on a cable that carries nothing.
+      if (o.inProcess) throw new Error(`software NIC port: ${made.error}`);
+      o.onError(made.error);
+      return { cable: new UnpluggedCable(), ready: Promise.resolve(made), udpSocket: null, eventLoop: false };
+    }
+  }
+  const cable = eventLoopCable(spec, o);
+  return { cable, ready: cable.ready, udpSocket: null, eventLoop: true };
 }
 
 /** A UDP cable on Node's dgram socket or a stream cable: frames arrive on the event loop. */
