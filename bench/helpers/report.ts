@@ -237,8 +237,8 @@ ${markdownTable(['Program', 'What it does', 'Figures: median (min-max) over the 
   (\`gcc ${C_FLAGS.join(' ')}\`, into \`bench/out/\`); each runs its own warm-up, measures for
   ${d.referenceSeconds} s and reports one JSON line.
 - The software NIC's model runs where its name puts it (docs/api.md): inline in the driver's
-  thread for the loop cable (no crossing between threads), in a worker thread for the UDP
-  cable; rows that measure another mode say so.
+  thread (no crossing between threads), for the loop cable and for the UDP cable (its socket
+  read through libc with koffi); rows that measure another mode (a worker thread) say so.
 - Benchmarks run one after another, never two at once. The whole run took ${Math.round(run.seconds)} s.
 `;
 }
