@@ -12,7 +12,7 @@
  * Field names come from the layout tables in this folder, never from input, and each is
  * checked to be an identifier before it is put in the generated source.
  */
-import type { FieldSpec } from './layout.ts';
+import type { FieldSpec } from './layout-field.ts';
 
 export interface CompiledCodec {
   /** Writes `values` into `view` (the structure's bytes, zeroed by the caller). */

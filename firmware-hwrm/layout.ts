@@ -16,18 +16,9 @@
  * word accessors (firmware-hwrm/roce/*.g.ts), so a table and its accessors cannot drift.
  */
 import { compileCodec, type CompiledCodec } from './layout-codec.ts';
+import type { FieldKind, FieldSpec } from './layout-field.ts';
 
-export type FieldKind = 'u8' | 'u16' | 'u32' | 'u64' | 'u64n' | 'bytes';
-
-export interface FieldSpec {
-  readonly offset: number;
-  readonly kind: FieldKind;
-  /** For bytes. */
-  readonly length?: number;
-  /** For a bit range inside a u8/u16/u32 word, or (at most 32 bits wide) inside a u64 word. */
-  readonly shift?: number;
-  readonly bits?: number;
-}
+export type { FieldKind, FieldSpec } from './layout-field.ts';
 
 type ValueOf<F extends FieldSpec> = F['kind'] extends 'u64n' ? bigint : F['kind'] extends 'bytes' ? Uint8Array : number;
 
