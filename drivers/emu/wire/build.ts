@@ -20,7 +20,6 @@ import {
   UDP_DST_PORT, UDP_LENGTH, UDP_SRC_PORT,
 } from './headers.ts';
 import { icrcInt32, writeIcrc } from './icrc.ts';
-import { ipv4HeaderChecksum } from './ipv4-checksum.ts';
 import {
   OPCODE_AETH_AT, OPCODE_ATOMIC_ACK_ETH_AT, OPCODE_ATOMIC_ETH_AT, OPCODE_EXT_BYTES, OPCODE_FLAGS, OPCODE_IETH_AT,
   OPCODE_IMMDT_AT, OPCODE_RETH_AT, OpFlag, opcodeName,
@@ -97,10 +96,17 @@ export function encodeFrame(out: Uint8Array, f: RoceFrame): number {
   putU16(out, ip + IPV4_FLAGS_FRAGMENT, IPV4_FLAG_DF);
   out[ip + IPV4_TTL] = IPV4_TTL_DEFAULT;
   out[ip + IPV4_PROTOCOL] = IP_PROTOCOL_UDP;
-  putU16(out, ip + IPV4_CHECKSUM, 0);
-  putU32(out, ip + IPV4_SRC, f.srcIp);
-  putU32(out, ip + IPV4_DST, f.dstIp);
-  putU16(out, ip + IPV4_CHECKSUM, ipv4HeaderChecksum(out, ip, IPV4_HEADER_BYTES));
+  const srcIp = f.srcIp;
+  const dstIp = f.dstIp;
+  putU32(out, ip + IPV4_SRC, srcIp);
+  putU32(out, ip + IPV4_DST, dstIp);
+  // The header checksum (RFC 1071) summed from the values just written, not read back from the
+  // buffer: the ten 16-bit words of the header, the checksum word counted as zero.
+  let sum = ((IPV4_VERSION_IHL_PLAIN << 8) | 0) + ipTotalLength + (f.ipId & 0xffff) + IPV4_FLAG_DF +
+    ((IPV4_TTL_DEFAULT << 8) | IP_PROTOCOL_UDP) + (srcIp >>> 16) + (srcIp & 0xffff) + (dstIp >>> 16) + (dstIp & 0xffff);
+  sum = (sum & 0xffff) + (sum >>> 16);
+  sum = (sum & 0xffff) + (sum >>> 16);
+  putU16(out, ip + IPV4_CHECKSUM, ~sum & 0xffff);
 
   // UDP, checksum 0 (not computed; the ICRC covers the packet)
   putU16(out, UDP_AT + UDP_SRC_PORT, f.udpSrcPort);
