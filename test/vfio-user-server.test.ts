@@ -170,6 +170,45 @@ t.test('SET_IRQS takes eventfds for MSI-X vectors; malformed messages change not
   t.equal(version(client).flags, 1, 'the connection still works');
 });
 
+/** Writes an HWRM request into BAR0's window as posted dword writes, then the trigger (bnxt_en's order). */
+function hwrmRequest(client: TestClient, header: Uint8Array): void {
+  const window = new Uint8Array(128);
+  window.set(header);
+  for (let off = 0; off < 128; off += 4)
+    client.post(CMD.WRITE, new Uint8Array([
+      ...fields([8, BigInt(off)], [4, 0], [4, 4]), ...window.subarray(off, off + 4),
+    ]));
+  client.post(CMD.WRITE, new Uint8Array([...fields([8, 0x100n], [4, 0], [4, 4]), 1, 0, 0, 0]));
+  client.call(CMD.READ, fields([8, 0x520n], [4, 0], [4, 4])); // a read: the model took the request
+}
+
+t.test('DEVICE_RESET and a function level reset reset the function: its registration is gone', async (t) => {
+  const { client, server } = await started(t);
+  version(client);
+  const { fd, ram } = guestRam(1 << 16);
+  const GPA = 0x10_0000;
+  t.equal(client.call(CMD.DMA_MAP, fields([4, 32], [4, 3], [8, 0n], [8, BigInt(GPA)], [8, BigInt(ram.length)]), [fd])
+    .flags, 1);
+  // hwrm_func_drv_rgtr_input: req_type 0x1d, cmpl_ring 0xffff, seq_id, target_id 0xffff, resp_addr; no enables.
+  const register = (seq: number) => fields([2, 0x1d], [2, 0xffff], [2, seq], [2, 0xffff], [8, BigInt(GPA + 0x1000)]);
+  const registered = async () => ((await server.control('hwrm.resources')) as { registered: boolean }).registered;
+  hwrmRequest(client, register(1));
+  t.equal(new DataView(ram.buffer).getUint16(0x1000, true), 0, 'FUNC_DRV_RGTR answered error_code 0');
+  t.equal(await registered(), true, 'the driver is registered');
+  t.equal(client.call(CMD.RESET).flags, 1, 'DEVICE_RESET');
+  t.equal(await registered(), false, 'DEVICE_RESET dropped the registration (FUNC_RESET\'s effect)');
+  hwrmRequest(client, register(2));
+  t.equal(await registered(), true, 'registered again');
+  // PCIe device control (capability 0xac + 8, in region 7, config space): Initiate FLR is bit 15.
+  const devctl = client.call(CMD.READ, fields([8, 0xb4n], [4, 7], [4, 2])).body;
+  const value = (devctl[16]! | (devctl[17]! << 8)) | 0x8000;
+  t.equal(client.call(CMD.WRITE, new Uint8Array([...fields([8, 0xb4n], [4, 7], [4, 2]), value & 0xff, value >> 8]))
+    .flags, 1, 'FLR written (Linux pcie_flr)');
+  t.equal(await registered(), false, 'the FLR reset the function too');
+  const after = client.call(CMD.READ, fields([8, 0xb4n], [4, 7], [4, 2])).body;
+  t.equal(after[17]! & 0x80, 0, 'the FLR bit does not latch');
+});
+
 t.test('a strict model that breaks an invariant is reported to the host and ends the server (not a silent ' +
   'death)', async (t) => {
   const events: string[] = [];

@@ -104,6 +104,19 @@ export class HwrmFirmware {
     }
   }
 
+  /**
+   * What a function reset drops, as HWRM_FUNC_RESET asks and as a PCI function reset (FLR,
+   * vfio-user DEVICE_RESET) does: rings, contexts, registration, reservations, context memory
+   * and every RoCE object a previous owner left.
+   */
+  resetFunction(): void {
+    this.fn.clear();
+    this.backingStoreV2.reset();
+    resetKernelState(this.fn);
+    this.roce.reset();
+    this.onReceivePath(false);
+  }
+
   private handle(request: Uint8Array, viaShort: boolean): void {
     const hdr = H.HwrmInput.decode(request);
     this.bus.trace?.write(hwrmEvent('req', hdr.req_type, request));
@@ -125,12 +138,7 @@ export class HwrmFirmware {
       case H.HWRM.VER_GET:
         return { values: this.verGet() };
       case H.HWRM.FUNC_RESET:
-        // Drops what a previous owner left: rings, contexts, registration, context memory.
-        this.fn.clear();
-        this.backingStoreV2.reset();
-        resetKernelState(this.fn);
-        this.roce.reset();
-        this.onReceivePath(false);
+        this.resetFunction();
         return { values: {} };
       case H.HWRM.FUNC_QCAPS:
         if (req.fid !== H.HWRM_FID_SELF) return { error: E.INVALID_PARAMS };

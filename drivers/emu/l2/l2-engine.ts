@@ -69,6 +69,7 @@ export class L2Engine {
   private readonly rxPosted = new Map<number, number>();
   private readonly rxTaken = new Map<number, number>();
   framesReceived = 0;
+
   /** Frames the L2 side dropped on receive: no VNIC takes the address, no buffer posted, too long. */
   readonly rxDrops = { noVnic: 0, noBuffer: 0, tooLong: 0 };
   framesSent = 0;
@@ -82,6 +83,14 @@ export class L2Engine {
     /** Puts a frame on the port's cable. */
     private readonly transmit: (frame: Uint8Array, length: number) => void = () => {},
   ) {}
+
+  /** A function reset: the rings are gone with it, so are their positions here. */
+  reset(): void {
+    this.cursors.clear();
+    this.txTaken.clear();
+    this.rxPosted.clear();
+    this.rxTaken.clear();
+  }
 
   /** A 64-bit BAR2 doorbell; true if it was an L2 doorbell (taken here), false if not ours. */
   doorbell(lo: number, hi: number): boolean {
@@ -138,6 +147,7 @@ export class L2Engine {
         return true;
     }
   }
+
 
   /**
    * A TX producer doorbell: every packet from the last one taken up to `index` (a ring

@@ -13,7 +13,7 @@ import { allocWriteQueue, WriteQueueProducer, WriteKind } from '../write-queue.t
 import { allocWake } from '../wake.ts';
 import type { EmuConfig } from '../config.ts';
 import type { ChipProfile } from '../../../firmware-hwrm/chips.ts';
-import { hwrmRequestName } from '../../../firmware-hwrm/hwrm/types.ts';
+import { HWRM, hwrmRequestName } from '../../../firmware-hwrm/hwrm/types.ts';
 import { PciConfigSpace, buildVpd, type PciConfigSpec } from './pci-config.ts';
 import { MsixVectors } from './interrupts.ts';
 import { GuestMemory } from './guest-memory.ts';
@@ -86,7 +86,9 @@ export class NicVfioDevice implements SessionDevice {
     });
     this.queue = new WriteQueueProducer(queueSab, () => this.run());
     this.bar0 = new Uint8Array(bar0);
-    this.config = new PciConfigSpace(pfConfigSpec(this.model.bus.chip, config.mac));
+    // Linux's pcie_flr (and `echo 1 > .../reset`) starts an FLR: the function resets as at DEVICE_RESET,
+    // but the eventfds QEMU wired stay (MSI-X itself is off until the driver enables it again).
+    this.config = new PciConfigSpace(pfConfigSpec(this.model.bus.chip, config.mac), () => this.resetFunction());
     this.vectors = new MsixVectors(MSIX_VECTORS, () => this.config.busMaster && this.config.msixEnabled);
     this.l2 = new L2Engine(
       this.model.bus, this.model.resources, (vector) => this.vectors.signal(vector),
@@ -184,14 +186,38 @@ export class NicVfioDevice implements SessionDevice {
     };
     this.hwrmLog.push(o);
     this.onHwrm(o);
+    // HWRM_FUNC_RESET dropped every ring (a second probe, after rmmod, reuses their ids).
+    if (reqType === HWRM.FUNC_RESET && o.errorCode === 0) this.forgetRings();
     // A request naming a completion ring also gets HWRM_DONE there (Linux bnxt_hwrm.c __hwrm_send).
     if (answered && cmplRing !== 0xffff) this.l2.hwrmDone(cmplRing, seqId);
   }
 
+  /**
+   * DEVICE_RESET (QEMU sends it at machine reset and for a guest-requested device reset): the
+   * function back to its power-on state, config space, MSI-X table and vectors included.
+   */
   reset(): void {
-    this.config.reset();
+    this.resetFunction();
     this.vectors.clear();
+  }
+
+  /**
+   * A function reset: config space and MSI-X table at power-on values, and the firmware drops
+   * everything the function held (as HWRM_FUNC_RESET does: rings, contexts, registration, context
+   * memory, RoCE objects), so nothing the old driver set up stays live or DMAs after the reset.
+   */
+  private resetFunction(): void {
+    this.run(); // writes posted before the reset are taken first (PCIe ordering)
+    this.config.reset();
     this.bar4.fill(0);
+    this.model.hwrm.resetFunction();
+    this.forgetRings();
+  }
+
+  /** The L2 side's and the RoCE interrupts' ring positions: none of the function's rings is left. */
+  private forgetRings(): void {
+    this.l2.reset();
+    this.roceIrqs.reset();
   }
 
   close(): void {

@@ -45,7 +45,11 @@ export class PciConfigSpace {
   private readonly writable = new Uint8Array(CONFIG_BYTES);
   private readonly dv = new DataView(this.bytes.buffer);
 
-  constructor(private readonly spec: PciConfigSpec) {
+  /**
+   * `onFunctionReset`: software set Initiate Function Level Reset (PCIe device control bit 15),
+   * which resets the function; this space is back at its power-on values when it returns.
+   */
+  constructor(private readonly spec: PciConfigSpec, private readonly onFunctionReset: () => void = () => {}) {
     this.reset();
   }
 
@@ -169,6 +173,11 @@ export class PciConfigSpace {
       this.bytes[at] = (this.bytes[at]! & ~m) | (data[i]! & m);
     }
     if (offset <= CAP.VPD + 3 && offset + count > CAP.VPD + 2) this.vpdAccess();
+    // The bit never latches (mask above); writing it 1 resets the function (PCIe 6.6.2, FLR).
+    const flrByte = CAP.PCIE + 9;
+    if (offset <= flrByte && offset + count > flrByte && (data[flrByte - offset]! & 0x80) !== 0) {
+      this.onFunctionReset();
+    }
   }
 
   /**

@@ -32,6 +32,11 @@ export class RoceInterrupts {
     private readonly raise: (vector: number) => boolean,
   ) {}
 
+  /** A function reset: the rings are gone, so are their arming and positions. */
+  reset(): void {
+    this.watched.clear();
+  }
+
   /** Sees every 64-bit doorbell before the engine takes it. */
   doorbell(lo: number, hi: number): void {
     if (((hi >>> 24) & 3) !== DBC_PATH_ROCE) return;
