@@ -8,11 +8,11 @@ import { readFileSync } from 'node:fs';
 import { Nic, Qp, Region } from '../../lib/index.ts';
 import { parseTrace, type TraceRecord } from '../../firmware-hwrm/trace.ts';
 import { ok, err, type Result } from '../../lib/result.ts';
-import { BNXT_GUEST_CHIP } from './guest-chip.ts';
 
-export function traceOwnDriver(path: string): Result<TraceRecord[]> {
+/** `chip`: the one the kernel's run met (run.ts `chip`), so the two traces compare. */
+export function traceOwnDriver(path: string, chip: string): Result<TraceRecord[]> {
   // The guest's chip and Ethernet MTU, so both drivers meet the same device and pick the same path MTU.
-  const nic = Nic.open('emu', { stepped: true, deviceTrace: path, mtu: 1500, chip: BNXT_GUEST_CHIP });
+  const nic = Nic.open('emu', { stepped: true, deviceTrace: path, mtu: 1500, chip });
   if (!nic.ok) return err(`Nic.open: ${nic.error}`);
   try {
     const region = Region.alloc(nic.value, 8192);

@@ -76,6 +76,11 @@ export interface GuestRunOptions {
    * on the far end of the served NIC's cable, a control NIC for the TCP exchanges.
    */
   readonly hostSteps?: readonly GuestStep[];
+  /**
+   * Drop the first frame the served NIC sends with this BTH opcode (engine.dropFrames): the
+   * guest's requester must then resend from its own SQ tables (PSN search, or the MSN table on P7).
+   */
+  readonly dropFirstTxOpcode?: number;
   /** Seconds the guest waits for the netdev (default 20). */
   readonly waitS?: number;
   /** Whole-run limit in ms (default 240 s). */
@@ -100,6 +105,8 @@ export interface GuestRunReport {
   /** The served NIC's port capture (both directions) and the decoded command trace. */
   readonly pcapPath: string;
   readonly tracePath: string;
+  /** The served model's engine counters at the end (engine.counters), or the reason there are none. */
+  readonly counters: Record<string, number> | string;
 }
 
 /** Run folders kept in the cache (the newest); older ones are removed when a run starts. */
@@ -220,6 +227,7 @@ export async function runGuest(o: GuestRunOptions = {}): Promise<GuestRunReport>
   });
   if (!started.ok) throw new Error(started.error);
   const server = started.value;
+  if (o.dropFirstTxOpcode !== undefined) await server.control('engine.dropFrames', 'tx', o.dropFirstTxOpcode, -1, 1);
   if (withHost) {
     writeFileSync(join(work, 'job.sh'), jobScript(steps, {
       peerIp: HOST_NIC.ip, peerMac: HOST_NIC.mac, events: false, serverAddress: '10.0.2.2', serverPort: relayPort,
@@ -247,6 +255,9 @@ export async function runGuest(o: GuestRunOptions = {}): Promise<GuestRunReport>
   const qemuExit = await qemuExited;
   clearTimeout(limit);
   follower.close();
+  const counters = await server.control('engine.counters').then(
+    (c) => c as Record<string, number>, (e: Error) => `engine.counters: ${e.message}`,
+  );
   await server.close();
   const { reason } = await server.ended;
   const peerEchoes = peer?.echoesAnswered() ?? 0;
@@ -262,7 +273,7 @@ export async function runGuest(o: GuestRunOptions = {}): Promise<GuestRunReport>
     peerEchoes, hwrm: server.hwrm, serial: serial + (qemuOut ? `\n--- qemu ---\n${qemuOut}` : ''), markers, serverLog,
     endReason: reason, qemuExit, timedOut, workDir: work,
     hostSteps: peerStepResults(steps, follower.transcript, host.hostRuns), hostFailure: host.failure, pcapPath,
-    tracePath,
+    tracePath, counters,
   };
 }
 
