@@ -88,6 +88,13 @@ export interface CaptureCheck {
    */
   readonly earlyRetransmissionsToGuest: number;
   readonly repeatedPsnsFromGuest: number;
+  /**
+   * Request packets past a gap in their direction's PSNs (a packet lost before the capture saw
+   * it): the receiver discards them, as an RC responder does with a PSN ahead of the one it
+   * expects (IBA 9.7.5.1.2), and they are not part of any message here; the resend is.
+   */
+  readonly outOfSequenceToGuest: number;
+  readonly outOfSequenceFromGuest: number;
   /** NAK syndromes seen, e.g. "NAK PSN sequence error" (either direction). */
   readonly naks: readonly string[];
   /** Longest time from a guest request packet (first transmission) to the host's ACK covering it. */
@@ -177,8 +184,13 @@ export function checkPingpongCapture(
 class PingpongCheck {
   readonly badFrames: string[] = [];
   private readonly naks: string[] = [];
-  private readonly seenToGuest = new Set<number>();
-  private readonly seenFromGuest = new Set<number>();
+  /** The PSN each direction's receiver expects next (from the first request packet seen on). */
+  private nextToGuest: number | undefined;
+  private nextFromGuest: number | undefined;
+  private outOfSequenceToGuest = 0;
+  private outOfSequenceFromGuest = 0;
+  /** PSNs discarded past a gap: taken later, they are on the wire a second time. */
+  private readonly discarded = new Set<number>();
   private repeatedToGuest = 0;
   private repeatedFromGuest = 0;
   private earlyToGuest = 0;
@@ -211,14 +223,25 @@ class PingpongCheck {
       this.takeAck(frame, captured, fromGuestSide);
       return;
     }
-    // A request packet: its PSN must be new in its direction.
-    const seen = fromGuestSide ? this.seenFromGuest : this.seenToGuest;
-    if (seen.has(frame.psn)) {
+    // A request packet: taken where its direction's PSNs continue; behind that, a retransmission
+    // of what was taken; ahead of it, past a lost packet (discarded, as the responder does).
+    const next = fromGuestSide ? this.nextFromGuest : this.nextToGuest;
+    const ahead = next === undefined ? 0 : psnDiff(frame.psn, next);
+    if (ahead < 0) {
       if (fromGuestSide) this.repeatedFromGuest++;
       else this.takeHostRetransmission(frame.psn, captured.timeUs);
       return;
     }
-    seen.add(frame.psn);
+    if (ahead > 0) {
+      if (fromGuestSide) this.outOfSequenceFromGuest++; else this.outOfSequenceToGuest++;
+      this.discarded.add(frame.psn * 2 + (fromGuestSide ? 1 : 0));
+      return;
+    }
+    if (this.discarded.delete(frame.psn * 2 + (fromGuestSide ? 1 : 0))) {
+      if (fromGuestSide) this.repeatedFromGuest++; else this.repeatedToGuest++;
+    }
+    if (fromGuestSide) this.nextFromGuest = (frame.psn + 1) & 0xffffff;
+    else this.nextToGuest = (frame.psn + 1) & 0xffffff;
     if (!fromGuestSide) {
       this.lastSentToGuestUs.set(frame.psn, captured.timeUs);
       this.lastRetransmittedPsn = undefined;
@@ -259,7 +282,7 @@ class PingpongCheck {
    */
   private takeHostRetransmission(psn: number, timeUs: number): void {
     this.repeatedToGuest++;
-    const previous = this.lastSentToGuestUs.get(psn)!;
+    const previous = this.lastSentToGuestUs.get(psn) ?? -Infinity; // before the first packet seen: legal
     const continuesBurst: boolean = this.lastRetransmittedPsn !== undefined &&
       psn === ((this.lastRetransmittedPsn + 1) & 0xffffff) && this.lastBurstLegal;
     const legal: boolean = continuesBurst || timeUs - previous >= PINGPONG_ACK_TIMEOUT_US ||
@@ -297,7 +320,9 @@ class PingpongCheck {
     return {
       framesToGuest: this.framesToGuest, framesFromGuest: this.framesFromGuest, messagesToGuest: toGuest.count,
       messagesFromGuest: fromGuest.count, badFrames: this.badFrames, repeatedPsnsToGuest: this.repeatedToGuest,
-      repeatedPsnsFromGuest: this.repeatedFromGuest, earlyRetransmissionsToGuest: this.earlyToGuest, naks: this.naks,
+      repeatedPsnsFromGuest: this.repeatedFromGuest, outOfSequenceToGuest: this.outOfSequenceToGuest,
+      outOfSequenceFromGuest: this.outOfSequenceFromGuest, earlyRetransmissionsToGuest: this.earlyToGuest,
+      naks: this.naks,
       hostAckLatencyMaxUs: Math.round(this.ackLatencyMaxUs), hostAcksLate: this.acksLate + unackedPsn.length,
       guestPacketsNeverAcked: unackedPsn.length, echoesCompared: this.compared,
       echoMismatches: [...this.mismatches, ...toGuest.errors.slice(0, 3), ...fromGuest.errors.slice(0, 3)],

@@ -80,7 +80,8 @@ function documentedDifferences(family: string): { text: string; re: RegExp }[] {
   return rows;
 }
 
-function checkHostStep(t: Test, s: PeerStepResult, frames: readonly CapturedFrame[]): void {
+/** Checks one host-peer step; returns the guest packets its capture shows past a gap (a lost frame). */
+function checkHostStep(t: Test, s: PeerStepResult, frames: readonly CapturedFrame[]): number {
   const id = s.step.id;
   const iters = 'iters' in s.step ? s.step.iters : 0;
   const size = 'sizeBytes' in s.step ? s.step.sizeBytes : 0;
@@ -95,7 +96,10 @@ function checkHostStep(t: Test, s: PeerStepResult, frames: readonly CapturedFram
       `${id}: perftest counted ${iters} messages of ${size} B`);
     t.ok(hostRow !== undefined, `${id}: rig-bnxt perf counted the same`);
     const a = perftestAddresses(s.output);
-    if (a === null) return void t.fail(`${id}: no QP addresses in perftest's output`);
+    if (a === null) {
+      t.fail(`${id}: no QP addresses in perftest's output`);
+      return 0;
+    }
     pair = {
       guestQpn: a.local[0], guestPsn: a.local[1], hostQpn: a.remote[0], hostPsn: a.remote[1], sizeBytes: size, iters,
       role,
@@ -103,7 +107,7 @@ function checkHostStep(t: Test, s: PeerStepResult, frames: readonly CapturedFram
   } else {
     t.equal(s.pingpong?.iters, iters, `${id}: ibv_rc_pingpong did ${iters} iterations`);
     const pp = s.pingpong;
-    if (pp === null) return;
+    if (pp === null) return 0;
     pair = {
       guestQpn: pp.localQpn, guestPsn: pp.localPsn, hostQpn: pp.remoteQpn, hostPsn: pp.remotePsn, sizeBytes: size,
       iters, role,
@@ -113,7 +117,10 @@ function checkHostStep(t: Test, s: PeerStepResult, frames: readonly CapturedFram
   t.equal(c.messagesToGuest, iters, `${id}: ${iters} messages host -> guest on the cable`);
   t.equal(c.messagesFromGuest, iters, `${id}: ${iters} messages guest -> host on the cable`);
   t.same(c.badFrames, [], `${id}: every RoCEv2 frame parses (checksums, ICRC)`);
-  t.same(c.naks, [], `${id}: no NAK either way`);
+  // The one NAK the run may show: the host's, asking for the guest's dropped frame again
+  // (the guest's packets after the gap are out of sequence for it).
+  const lossNak = /^host sent NAK\(PSN_SEQUENCE_ERROR\)/;
+  t.same(c.naks.filter((n) => !(c.outOfSequenceFromGuest > 0 && lossNak.test(n))), [], `${id}: no other NAK`);
   // The capture is the model's, whose reading of the host's UDP socket a loaded machine delays,
   // so the time between a packet and its resend seen there is not the sender's: reported only.
   if (c.repeatedPsnsToGuest + c.repeatedPsnsFromGuest > 0)
@@ -124,6 +131,7 @@ function checkHostStep(t: Test, s: PeerStepResult, frames: readonly CapturedFram
     t.equal(c.echoesCompared, role === 'client' ? iters - 1 : iters, `${id}: every echo compared`);
     t.same(c.echoMismatches, [], `${id}: every payload went through both NICs intact`);
   }
+  return c.outOfSequenceFromGuest;
 }
 
 const skip = whySkip();
@@ -186,7 +194,9 @@ async function guestRun(t: Test, chip: BnxtGuestChip): Promise<void> {
   // RoCE with rig-bnxt on the far end of the cable, both roles.
   t.equal(r.hostFailure, null, 'every host-peer step ran');
   const frames = existsSync(r.pcapPath) ? readPcap(readFileSync(r.pcapPath)) : [];
-  for (const s of r.hostSteps) t.test(s.step.id, async (t) => checkHostStep(t, s, frames));
+  let afterGap = 0;
+  for (const s of r.hostSteps) await t.test(s.step.id, async (t) => { afterGap += checkHostStep(t, s, frames); });
+  t.ok(afterGap > 0, `the dropped frame left a gap the host saw (${afterGap} guest packets after it)`);
 
   // The dropped frame: the first SEND_MIDDLE the served NIC sent (the guest's 4 KiB echo in
   // pp4k-gs, whose bytes are compared above) never reached the host, so the guest's requester

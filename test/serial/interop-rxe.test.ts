@@ -278,6 +278,25 @@ t.test('the capture check finds echo errors, retransmissions, NAKs, bad frames a
   t.equal(r.repeatedPsnsToGuest, 5, 'five retransmitted packets on the wire');
   t.equal(r.earlyRetransmissionsToGuest, 1, 'one of them before the timeout without a NAK or a timed-out burst');
 
+  // A packet lost before the capture saw it: the guest's echo of three packets loses its MIDDLE,
+  // the LAST after the gap is discarded (as the host's responder does), and the resend from the
+  // MIDDLE completes the message; the echo compares whole.
+  const a3 = Uint8Array.from({ length: 192 }, (_, i) => i);
+  const lost = [
+    { timeUs: 3_000_000, frame: frame(false, Opcode.RC_SEND_ONLY, 100, a3) },
+    { timeUs: 3_001_000, frame: frame(true, Opcode.RC_ACKNOWLEDGE, 100, none) },
+    { timeUs: 3_002_000, frame: frame(true, Opcode.RC_SEND_FIRST, 500, a3.subarray(0, 64)) },
+    { timeUs: 3_002_100, frame: frame(true, Opcode.RC_SEND_LAST, 502, a3.subarray(128)) }, // 501 was lost
+    { timeUs: 3_003_000, frame: frame(false, Opcode.RC_ACKNOWLEDGE, 501, none, SEQ_NAK) },
+    { timeUs: 3_004_000, frame: frame(true, Opcode.RC_SEND_MIDDLE, 501, a3.subarray(64, 128)) },
+    { timeUs: 3_004_100, frame: frame(true, Opcode.RC_SEND_LAST, 502, a3.subarray(128)) },
+    { timeUs: 3_005_000, frame: frame(false, Opcode.RC_ACKNOWLEDGE, 502, none) },
+  ];
+  const g = checkPingpongCapture(readPcap(pcapFile(lost)), { ...CAPTURE_PAIR, sizeBytes: 192, iters: 1 });
+  t.equal(g.outOfSequenceFromGuest, 1, 'the LAST past the gap is out of sequence');
+  t.equal(g.repeatedPsnsFromGuest, 1, 'the LAST sent again after the MIDDLE');
+  t.same([g.messagesFromGuest, g.echoesCompared, g.echoMismatches], [1, 1, []], 'the resent message compares whole');
+
   const truncated = pcapFile(records.slice(0, 2)).subarray(0, 24 + 16 + 30);
   t.equal(readPcap(truncated).length, 0, 'a partial last record is dropped');
   t.throws(() => readPcap(new Uint8Array(24)), /bad magic/);
