@@ -49,8 +49,7 @@ const LONG_FUNCTIONS = new Map<string, string>([
     'where the serial QEMU test can check it (nothing else runs it)'],
   ['scripts/bnxt-guest/run.ts: runGuest', 'the guest run in order (serve, boot, follow the steps, collect); to split ' +
     'where the serial QEMU test can check it (nothing else runs it)'],
-  ["test/serial/bnxt-guest.test.ts: t.test('bnxt_en and bnxt_re bring up the software NIC over vfio-user')",
-    'one guest boot, asserted step by step'],
+  ['test/serial/bnxt-guest.test.ts: guestRun', 'one guest boot, asserted step by step'],
   ['scripts/interop/stand-in-peer.ts: main', 'the stand-in peer\'s script in order; to split where the serial ' +
     'QEMU test can check it (it pairs only with ibv_rc_pingpong in the guest)'],
   ['test/helpers/hostile-relay.ts: makeKind', 'one case per hostile frame kind: a table'],
