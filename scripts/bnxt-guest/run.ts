@@ -255,11 +255,10 @@ export async function runGuest(o: GuestRunOptions = {}): Promise<GuestRunReport>
   const qemuExit = await qemuExited;
   clearTimeout(limit);
   follower.close();
-  const counters = await server.control('engine.counters').then(
-    (c) => c as Record<string, number>, (e: Error) => `engine.counters: ${e.message}`,
-  );
   await server.close();
-  const { reason } = await server.ended;
+  const { reason, stats } = await server.ended;
+  // The counters come with the end (the server ends when QEMU leaves, so no control is answered then).
+  const counters = stats?.engineCounters ?? `no engine counters: the server ended (${reason}) without stats`;
   const peerEchoes = peer?.echoesAnswered() ?? 0;
   peer?.close();
   await relay?.close();

@@ -8,6 +8,11 @@ export interface ServerStats {
   readonly iommuFaults: number;
   /** Lines written to the HWRM trace (0 without one). */
   readonly traceLines: number;
+  /**
+   * The model's engine counters as it ended (engine.counters: packets, retransmissions, fault
+   * drops...): the server ends when the client leaves, so no control can ask for them afterwards.
+   */
+  readonly engineCounters: Readonly<Record<string, number>>;
 }
 
 export type ServerEvent =

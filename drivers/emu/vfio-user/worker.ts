@@ -117,6 +117,7 @@ function finish(reason: string): void {
   const stats = {
     traceLines: device.model.traceLines, messages: session.stats.messages, errors: session.stats.errors,
     byCommand: Object.fromEntries(session.stats.byCommand), iommuFaults: device.model.iommu.faults,
+    engineCounters: device.model.control('engine.counters', []) as Record<string, number>,
   };
   if (connFd >= 0) shutdownAndClose(connFd);
   shutdownAndClose(listenFd);
