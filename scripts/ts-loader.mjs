@@ -2,14 +2,19 @@
 // Transforms are cached on disk by a hash of the source and the esbuild version, so the many
 // processes and worker threads of a test run transform each file once instead of once each.
 // The cache is node_modules/.cache/rig-bnxt-ts (ignored by git; a few MB; delete it at will).
+// esbuild itself is imported only on a cache miss: loading it costs every process and worker
+// thread about 0.1 s of CPU, and with a warm cache nothing needs it (its version, part of the
+// cache key, comes from its package.json).
 import { readFile, writeFile, mkdir, rename } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
-import { transform, version } from 'esbuild';
 
+const { version } = createRequire(import.meta.url)('esbuild/package.json');
 const cacheDir = fileURLToPath(new URL('../node_modules/.cache/rig-bnxt-ts/', import.meta.url));
 let cacheReady;
+let esbuild;
 
 async function cached(key) {
   try {
@@ -39,7 +44,8 @@ export async function load(url, context, nextLoad) {
   const key = createHash('sha256').update(version).update('\0').update(path).update('\0').update(source).digest('hex');
   let code = await cached(key);
   if (code === undefined) {
-    ({ code } = await transform(source, {
+    esbuild ??= await import('esbuild');
+    ({ code } = await esbuild.transform(source, {
       loader: 'ts', format: 'esm', target: 'node20', sourcemap: 'inline', sourcefile: path,
     }));
     await store(key, code);
