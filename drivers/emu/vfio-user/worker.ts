@@ -31,6 +31,11 @@ try {
 }
 device.onHwrm = (o) => post({ kind: 'hwrm', ...o });
 device.model.onExternalWork = () => pump();
+// A UDP cable read through libc is read only when the model runs, and this thread runs it on
+// QEMU's messages and the model's deadlines: a frame arriving while the guest waits on its CQ in
+// memory (no MMIO) sat unread until a timer, so the host's packets and their resends came in
+// bursts and RC steps ran out of retries. The event loop now watches that socket and runs it.
+device.model.engine.watchCable(() => pump());
 
 try { unlinkSync(socketPath); } catch { /* absent */ }
 const listenFd = listenUnix(socketPath);
