@@ -28,6 +28,7 @@ import { checkPingpongCapture, readPcap, type CapturedFrame } from '../../script
 import { compareTraces } from '../../scripts/bnxt-guest/compare-trace.ts';
 import { traceOwnDriver } from '../../scripts/bnxt-guest/own-trace.ts';
 import { parseTrace } from '../../firmware-hwrm/trace.ts';
+import { cpuHog } from '../helpers/cpu-hog.ts';
 import { chipByName } from '../../firmware-hwrm/chips.ts';
 import { BNXT_GUEST_CHIPS, type BnxtGuestChip } from '../../scripts/bnxt-guest/guest-chip.ts';
 
@@ -144,6 +145,7 @@ async function guestRun(t: Test, chip: BnxtGuestChip): Promise<void> {
   const family = chipByName(chip)!.family;
   const image = buildGuest(DEFAULT_CACHE);
   if (!image.ok) return void t.fail(image.error);
+  cpuHog(t); // a CPU-heavy neighbour, as on a loaded CI machine (issue 15)
   const r = await runGuest({
     chip, imageDir: image.value, bnxtRe: true, rcLoopback: true, ping: true, hostSteps: HOST_PEER_STEPS, waitS: 30,
     limitMs: 480_000, dropFirstTxOpcode: RC_SEND_MIDDLE,
