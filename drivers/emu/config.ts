@@ -57,6 +57,13 @@ export interface EmuConfig {
    * else BCM57608.
    */
   readonly chip?: string;
+  /**
+   * How a UDP cable's socket is read: 'libc' by the model's own thread through koffi (a host
+   * that runs the model inline or in worker.ts polls it; cable/udp-socket-cable.ts), else
+   * (unset) Node's dgram socket on the event loop, for hosts that run the model on its events
+   * (the vfio-user server). drivers/emu/open.ts sets 'libc' when koffi loads.
+   */
+  readonly udpIo?: 'libc';
 }
 
 /** Where the software NIC appends its WQE records: the driver's trace file and its epoch. */

@@ -88,7 +88,7 @@ export function openEmu(given: EmuConfig): Result<EmuDevice> {
     }
   } else {
     // A worker reading its UDP socket through libc sleeps in poll(2): the driver wakes it through an eventfd.
-    const wakeFd = config.cable.kind === 'udp' && udpThroughLibc() ? openWakeFd() : -1;
+    const wakeFd = config.cable.kind === 'udp' && config.udpIo === 'libc' && udpThroughLibc() ? openWakeFd() : -1;
     if (wakeFd >= 0) setWriteQueueWakeFd(init.queue, wakeFd);
     const started = hostInWorker(init);
     if (!started.ok) {

@@ -149,7 +149,8 @@ export function openEmuNamed(name: string, options: EmuOpenOptions, wqeTrace?: W
   }
   // A UDP cable runs inline when its socket can be read through libc (inline-udp-host.ts), else in
   // a worker, whose event loop reads the socket whatever this thread does.
-  const udpInline = cable.kind === 'udp' && udpThroughLibc() && typeof udpLibc() !== 'string';
+  const udpLibcUsable = cable.kind === 'udp' && udpThroughLibc() && typeof udpLibc() !== 'string';
+  const udpInline = udpLibcUsable;
   const mode = options.stepped ? 'stepped'
     : (thread || (cable.kind === 'udp' && !udpInline)) && cable.kind !== 'pair' ? 'thread' : 'inline';
   const mac = options.mac !== undefined ? parseMac(options.mac) : macFromNumber(number);
@@ -166,6 +167,7 @@ export function openEmuNamed(name: string, options: EmuOpenOptions, wqeTrace?: W
   const d = openEmu({
     mac, ipv4, mtu, cable, pcapPath: options.pcap ?? process.env.RIG_BNXT_PCAP, seed: options.seed ?? 1,
     mode, firmware, tracePath: options.deviceTrace, wqeTrace, chip,
+    ...(udpLibcUsable ? { udpIo: 'libc' as const } : {}),
   });
   return d.ok ? ok({ device: d.value, defaultIpv4: ipv4 }) : d;
 }

@@ -56,6 +56,8 @@ export interface PortCableOptions {
   readonly receiveBytes: number;
   readonly random: Random;
   readonly nowNs: () => number;
+  /** A UDP cable's socket is read through libc by the model's thread (EmuConfig.udpIo). */
+  readonly udpIo?: 'libc';
   /** Told when a socket cable cannot be set up (bind, connect). */
   readonly onError: (why: string) => void;
 }
@@ -148,7 +150,7 @@ export function plugPortCable(o: PortCableOptions): PortCable {
 function socketCable(spec: CableSpec, o: PortCableOptions): {
   cable: Cable; ready: Promise<Result<void>>; udpSocket: UdpSocketCable | null; eventLoop: boolean;
 } {
-  if (spec.kind === 'udp' && !o.stepped && udpThroughLibc()) {
+  if (spec.kind === 'udp' && o.udpIo === 'libc' && !o.stepped && udpThroughLibc()) {
     const made = UdpSocketCable.create({
       localPort: spec.localPort, remotePort: spec.remotePort, maxFrameBytes: o.receiveBytes,
     });

@@ -107,7 +107,7 @@ export class Port {
     const receiveBytes = Math.max(this.txBuf.length, 9216);
 
     const plugged = plugPortCable({
-      spec: config.cable, mac: config.mac, ipv4: config.ipv4, pcapPath: config.pcapPath, stepped,
+      spec: config.cable, mac: config.mac, ipv4: config.ipv4, pcapPath: config.pcapPath, stepped, udpIo: config.udpIo,
       inProcess: config.mode !== 'thread', slots: LOOP_SLOTS, slotBytes: this.txBuf.length, receiveBytes, random, nowNs,
       onError: (why) => { this.error = why; },
     });
