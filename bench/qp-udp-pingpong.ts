@@ -4,9 +4,10 @@
  * processes, bench/udp-ping-node.ts). This process sends 64 B and waits for the echo from
  * bench/helpers/qp-echo-child.ts; endpoints go over the child's stdin/stdout. Each round trip
  * carries the two messages and their ACKs as RoCEv2 frames in UDP datagrams. The figures are
- * the default `emu:LOCAL:REMOTE` NICs (model inline in each process's driver thread, socket read
- * through libc); the same run also measures both NICs with their models in worker threads
- * (`thread: true`), for the detail.
+ * `emu:LOCAL:REMOTE` NICs opened with `thread: false` (model inline in each process's driver
+ * thread, socket read through libc: the mode for a program that keeps calling its driver); the
+ * same run also measures both NICs with their models in worker threads (UDP's default), for the
+ * detail.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -53,7 +54,7 @@ export async function run(options: BenchOptions): Promise<BenchResult[]> {
   ];
 }
 
-/** Round trips (ns) with an echo process, both NICs in worker threads if `thread`, else as `emu:` opens them. */
+/** Round trips (ns) with an echo process, both NICs in worker threads if `thread`, else inline (`thread: false`). */
 async function pingPong(thread: boolean, durations: BenchOptions['durations']): Promise<Summary> {
   const [local, remote] = await freePorts();
   const child = spawn(process.execPath, [
@@ -64,7 +65,7 @@ async function pingPong(thread: boolean, durations: BenchOptions['durations']): 
   });
   let nic: Nic | undefined;
   try {
-    nic = must(Nic.open(`emu:${local}:${remote}`, thread ? { thread: true } : {}), 'Nic.open');
+    nic = must(Nic.open(`emu:${local}:${remote}`, { thread }), 'Nic.open');
     const lines = lineReader(child);
     const qp = must(Qp.make(nic), 'Qp.make');
     const r = must(Region.alloc(nic, 1 << 16), 'Region.alloc');

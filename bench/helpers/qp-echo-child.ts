@@ -5,7 +5,7 @@
  *
  *   node --import ./scripts/register-ts.mjs bench/helpers/qp-echo-child.ts LOCAL REMOTE [thread]
  *
- * `thread`: the NIC's model runs in a worker thread (Nic.open's thread), else where `emu:` puts it.
+ * `thread`: the NIC's model runs in a worker thread (Nic.open's thread), else inline (`thread: false`).
  *
  * stdout: its endpoint (formatEndpoint), then `ready` once connected with receives posted.
  * stdin: the peer's endpoint, one line.
@@ -23,7 +23,7 @@ function fail(message: string): never {
   process.exit(1);
 }
 
-const opened = Nic.open(`emu:${local}:${remote}`, mode === 'thread' ? { thread: true } : {});
+const opened = Nic.open(`emu:${local}:${remote}`, { thread: mode === 'thread' });
 if (!opened.ok) fail(opened.error);
 const nic = opened.value;
 const made = Qp.make(nic);

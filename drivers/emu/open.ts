@@ -15,12 +15,13 @@
  *   model   where it runs (config.ts mode): stepped if asked; else in a worker thread when
  *           `thread` is asked (the NIC progresses while the program computes); else inline in
  *           the driver's thread on the real clock: loop and pair (nothing outside gives the model
- *           work, so it runs inside driver calls, without hand-offs between threads), and UDP
- *           when its socket can be read through libc (koffi loads; RIG_BNXT_UDP_IO=dgram says
- *           not to): the model then also runs when a datagram comes or a timer is due while the
- *           program waits on the event loop (inline-udp-host.ts). A UDP cable without libc runs
- *           in a worker, whose event loop reads Node's dgram socket. RIG_BNXT_EMU_THREAD=1
- *           makes `thread` the default (to run a suite in thread mode).
+ *           work, so it runs inside driver calls, without hand-offs between threads). UDP runs in
+ *           a worker (its peer is another process, whose sends must be acknowledged while this
+ *           program computes), which polls the socket through libc (koffi; RIG_BNXT_UDP_IO=dgram
+ *           or no koffi: Node's dgram socket on its event loop); with `thread: false` and libc it
+ *           runs inline, also when a datagram comes or a timer is due while the program waits on
+ *           the event loop (inline-udp-host.ts). RIG_BNXT_EMU_THREAD=1 makes `thread` the
+ *           default (to run a suite in thread mode).
  *
  * Cables that would clash are refused: a UDP cable whose two ends are one port, or whose local
  * MAC or address is the one the other end's port gives (the two NICs would take each other's
@@ -59,9 +60,10 @@ export interface EmuOpenOptions {
   readonly stepped?: boolean;
   /**
    * Software NIC only: run the model in a worker thread, so the NIC progresses while the program
-   * computes without calling the driver (a UDP cable without koffi always does). Default: inline
-   * in this thread on the real clock (it progresses inside driver calls; on a UDP cable also
-   * while the program waits on the event loop).
+   * computes without calling the driver. Default: true on a UDP cable (its peer is another
+   * process); else inline in this thread on the real clock (it progresses inside driver calls).
+   * `false` on a UDP cable runs it inline where libc reads the socket: inside driver calls and
+   * while the program waits on the event loop, not while it computes.
    */
   readonly thread?: boolean;
   /**
@@ -147,10 +149,12 @@ export function openEmuNamed(name: string, options: EmuOpenOptions, wqeTrace?: W
     cable = { kind: 'udp', localPort, remotePort };
     number = localPort;
   }
-  // A UDP cable runs inline when its socket can be read through libc (inline-udp-host.ts), else in
-  // a worker, whose event loop reads the socket whatever this thread does.
+  // A UDP cable has a peer in another process, whose sends a real NIC acknowledges whatever this
+  // program does: its model runs in a worker unless the program says `thread: false` (it then
+  // promises to call the driver or yield often; inline-udp-host.ts), and only where libc reads the
+  // socket. Inline, a program computing for longer than 7 x 67 ms would fail its peer's sends.
   const udpLibcUsable = cable.kind === 'udp' && udpThroughLibc() && typeof udpLibc() !== 'string';
-  const udpInline = udpLibcUsable;
+  const udpInline = udpLibcUsable && options.thread === false;
   const mode = options.stepped ? 'stepped'
     : (thread || (cable.kind === 'udp' && !udpInline)) && cable.kind !== 'pair' ? 'thread' : 'inline';
   const mac = options.mac !== undefined ? parseMac(options.mac) : macFromNumber(number);
