@@ -19,10 +19,10 @@
  * one after.
  */
 import type { Clock } from '../device.ts';
-import { WriteQueueProducer } from './write-queue.ts';
 import { NicModel, type ModelInit } from './nic-model.ts';
 import { SharedStepping, pairLink, runModelsOnce, type Stepped } from './cable/pair-cable.ts';
 import type { ModelHost } from './model-host.ts';
+import { thisThreadHost } from './this-thread-host.ts';
 
 class InlineClock implements Clock {
   /** Nobody notifies it: a sleep is a bounded block until the models' next deadline. */
@@ -79,19 +79,8 @@ export function hostInline(init: ModelInit): ModelHost {
   stepping.clock = 'real';
   stepping.models.push(model);
   const clock = new InlineClock(stepping.models);
-  return {
-    queue: new WriteQueueProducer(init.queue, () => clock.relax()),
-    mapper: {
-      map: (iova, memory, length) => model.iommu.map(iova, memory, length),
-      unmap: (iova) => model.iommu.unmap(iova),
-    },
-    clock,
-    controls: model.controls,
-    close() {
-      const i = stepping.models.indexOf(model);
-      if (i >= 0) stepping.models.splice(i, 1);
-      model.close();
-      if (model.failure) throw model.failure;
-    },
-  };
+  return thisThreadHost(model, init, clock, () => {
+    const i = stepping.models.indexOf(model);
+    if (i >= 0) stepping.models.splice(i, 1);
+  });
 }

@@ -23,11 +23,11 @@
  * runs keep it for that call).
  */
 import type { Clock } from '../device.ts';
-import { WriteQueueProducer } from './write-queue.ts';
 import { NicModel, type ModelInit } from './nic-model.ts';
 import { runModelsOnce } from './cable/pair-cable.ts';
 import { SocketSleep } from './socket-sleep.ts';
 import type { ModelHost } from './model-host.ts';
+import { thisThreadHost } from './this-thread-host.ts';
 
 const TICK_MS = 5;
 
@@ -114,18 +114,7 @@ export function hostInlineUdp(init: ModelInit): ModelHost {
   group.add(model);
   model.watchCable(group.runFromEventLoop);
   const clock = new InlineUdpClock();
-  return {
-    queue: new WriteQueueProducer(init.queue, () => clock.relax()),
-    mapper: {
-      map: (iova, memory, length) => model.iommu.map(iova, memory, length),
-      unmap: (iova) => model.iommu.unmap(iova),
-    },
-    clock,
-    controls: model.controls,
-    close() {
-      group.remove(model);
-      model.close();
-      if (model.failure) throw model.failure;
-    },
-  };
+  return thisThreadHost(model, init, clock, () => {
+    group.remove(model);
+  });
 }

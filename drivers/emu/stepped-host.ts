@@ -6,10 +6,10 @@
  * (or relax) that ran it, and out of every one after.
  */
 import type { Clock } from '../device.ts';
-import { WriteQueueProducer } from './write-queue.ts';
 import { NicModel, type ModelInit } from './nic-model.ts';
 import { SharedStepping, pairLink, runModelsOnce } from './cable/pair-cable.ts';
 import type { ModelHost } from './model-host.ts';
+import { thisThreadHost } from './this-thread-host.ts';
 
 class SteppedClock implements Clock {
   constructor(private readonly stepping: SharedStepping) {}
@@ -60,19 +60,8 @@ export function hostStepped(init: ModelInit): ModelHost {
   stepping.clock = 'virtual';
   stepping.models.push(model);
   const clock = new SteppedClock(stepping);
-  return {
-    queue: new WriteQueueProducer(init.queue, () => clock.relax()),
-    mapper: {
-      map: (iova, memory, length) => model.iommu.map(iova, memory, length),
-      unmap: (iova) => model.iommu.unmap(iova),
-    },
-    clock,
-    controls: model.controls,
-    close() {
-      const i = stepping.models.indexOf(model);
-      if (i >= 0) stepping.models.splice(i, 1);
-      model.close();
-      if (model.failure) throw model.failure;
-    },
-  };
+  return thisThreadHost(model, init, clock, () => {
+    const i = stepping.models.indexOf(model);
+    if (i >= 0) stepping.models.splice(i, 1);
+  });
 }
