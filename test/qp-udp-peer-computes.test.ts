@@ -5,7 +5,7 @@
 // must still complete at the child (it exits 0 only if every echo's send completed Ok) and arrive
 // here intact. With the model inline in this thread nothing would acknowledge the echo meanwhile,
 // and the child's send would fail with "retry exceeded".
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { Nic, Qp, Region, formatEndpoint, parseEndpoint } from '../lib/index.ts';
 import { fillPattern, firstDifference, must } from './helpers/qp-data.ts';
 import { freeUdpPortPair } from '../scripts/interop/free-ports.ts';
@@ -22,13 +22,13 @@ function computeFor(ms: number): number {
   return x;
 }
 
-t.test('a UDP-cabled NIC answers its peer while its program computes', async (t) => {
+/** This process's NIC opened with `options`, its queue pair connected to an echo child's that echoes `count`. */
+async function connectToEchoChild(t: Test, count: number, options: { thread?: boolean }) {
   const [portA, portB] = await freeUdpPortPair();
-  const peerProc = spawnLineChild('test/helpers/qp-echo-child.ts', [String(portB), String(portA), '1']);
+  const peerProc = spawnLineChild('test/helpers/qp-echo-child.ts', [String(portB), String(portA), String(count)]);
   t.teardown(() => peerProc.kill());
   const exited = peerProc.exited.then((e) => e.code);
-
-  const nic = must(Nic.open(`emu:${portA}:${portB}`), 'Nic.open');
+  const nic = must(Nic.open(`emu:${portA}:${portB}`, options), 'Nic.open');
   t.teardown(() => nic.close());
   const qp = must(Qp.make(nic), 'Qp.make');
   const out = must(Region.alloc(nic, 1 << 16), 'send region');
@@ -36,7 +36,12 @@ t.test('a UDP-cabled NIC answers its peer while its program computes', async (t)
   const peer = parseEndpoint(await peerProc.nextLine('endpoint'));
   peerProc.child.stdin!.write(`${formatEndpoint(qp.endpoint)}\n`);
   must(qp.connect(peer), 'connect');
-  t.equal(await peerProc.nextLine('ready'), 'ready', 'the child connected and posted its receive');
+  t.equal(await peerProc.nextLine('ready'), 'ready', 'the child connected and posted its receives');
+  return { peerProc, exited, qp, out, back };
+}
+
+t.test('a UDP-cabled NIC answers its peer while its program computes', async (t) => {
+  const { peerProc, exited, qp, out, back } = await connectToEchoChild(t, 1, {});
 
   fillPattern(out.bytes, 0, SIZE, 77);
   qp.receive(back, 0, 1 << 16);
@@ -51,20 +56,7 @@ t.test('a UDP-cabled NIC answers its peer while its program computes', async (t)
 });
 
 t.test('thread: false runs a UDP-cabled NIC inline, serving a program that keeps calling its driver', async (t) => {
-  const [portA, portB] = await freeUdpPortPair();
-  const peerProc = spawnLineChild('test/helpers/qp-echo-child.ts', [String(portB), String(portA), '3']);
-  t.teardown(() => peerProc.kill());
-  const exited = peerProc.exited.then((e) => e.code);
-
-  const nic = must(Nic.open(`emu:${portA}:${portB}`, { thread: false }), 'Nic.open');
-  t.teardown(() => nic.close());
-  const qp = must(Qp.make(nic), 'Qp.make');
-  const out = must(Region.alloc(nic, 1 << 16), 'send region');
-  const back = must(Region.alloc(nic, 1 << 16), 'receive region');
-  const peer = parseEndpoint(await peerProc.nextLine('endpoint'));
-  peerProc.child.stdin!.write(`${formatEndpoint(qp.endpoint)}\n`);
-  must(qp.connect(peer), 'connect');
-  t.equal(await peerProc.nextLine('ready'), 'ready', 'the child connected and posted its receives');
+  const { peerProc, exited, qp, out, back } = await connectToEchoChild(t, 3, { thread: false });
   for (const [i, n] of [64, SIZE, 0].entries()) {
     fillPattern(out.bytes, 0, n, 90 + i);
     qp.receive(back, 0, 1 << 16);
