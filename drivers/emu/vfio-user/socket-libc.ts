@@ -217,6 +217,9 @@ export function sendAll(fd: number, bytes: Uint8Array, fds: readonly number[] = 
     const first = Math.min(bytes.length, 4096);
     const m = nativeBytes(256 + first);
     const v = m.view;
+    // malloc'd memory holds garbage: msg_name, msg_namelen, msg_flags and the cmsg padding must be
+    // zero (a stray msg_name made sendmsg fail with EINVAL now and then), as prepare() does for receives.
+    m.bytes.fill(0, 0, 256);
     m.bytes.set(bytes.subarray(0, first), 256);
     v.setBigUint64(64, m.ptr + 256n, true); // iovec
     v.setBigUint64(72, BigInt(first), true);
