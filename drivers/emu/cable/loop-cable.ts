@@ -86,14 +86,7 @@ export class LoopCable implements Cable {
     const view = this.slotViews[slot]!;
     if (length === frame.length) view.set(frame);
     else copyBytes(frame, 0, view, 0, length); // no subarray view: nothing allocated
-    this.slotLengths[slot] = length;
-    this.tail++;
-    this.stats.framesSent++;
-    this.stats.bytesSent += length;
-    if (this.auto && !this.scheduled) {
-      this.scheduled = true;
-      setImmediate(this.onImmediate);
-    }
+    this.filled(slot, length);
   }
 
   /**
@@ -129,6 +122,12 @@ export class LoopCable implements Cable {
     const back = slots[last]!;
     slots[last] = slots[slot]!;
     slots[slot] = frame;
+    this.filled(slot, length);
+    return back;
+  }
+
+  /** A frame of `length` bytes is in `slot`: it is sent, and delivery is scheduled if the loop delivers by itself. */
+  private filled(slot: number, length: number): void {
     this.slotLengths[slot] = length;
     this.tail++;
     this.stats.framesSent++;
@@ -137,7 +136,6 @@ export class LoopCable implements Cable {
       this.scheduled = true;
       setImmediate(this.onImmediate);
     }
-    return back;
   }
 
   setReceiver(onFrame: FrameReceiver): void {
