@@ -94,6 +94,8 @@ t.test('each perf test runs briefly on one software NIC and prints perftest\'s t
   t.equal(json.code, 0, json.err);
   const doc = JSON.parse(json.out);
   t.ok(Array.isArray(doc.results) && doc.results.length === 1, 'JSON document with one result');
+  // docs/cli.md: a run on one NIC warms up unmeasured first, one ms per iteration asked (at most 1 s), and says so.
+  t.equal(doc.test_info.Warm_up, 'ON, unmeasured: 20 ms before the first size, 20 iterations before each');
 });
 
 t.test('perf pairs a server and a client over TCP in two processes, cabled over UDP', async (t) => {

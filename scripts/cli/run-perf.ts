@@ -126,9 +126,10 @@ function progressFor(cmd: PerfCommand, size: number, iterations: number) {
 function printHeader(
   cmd: PerfCommand, nic: Nic, machine: 'server' | 'client', queues: Queues,
   peers: readonly { qp: number; psn: number; gid: Uint8Array }[] | undefined, out: PerfOutput, pathMtu?: number,
+  warmUp?: string,
 ): void {
   if (!fullOutput(cmd)) return;
-  for (const l of testInfoLines({ ...info(cmd, nic, machine),
+  for (const l of testInfoLines({ ...info(cmd, nic, machine), ...(warmUp !== undefined ? { warmUp } : {}),
     ...(pathMtu !== undefined ? { mtuBytes: pathMtu } : {}) })) out.log(l);
   for (const qp of queues.a) {
     const e = qp.endpoint;
@@ -203,7 +204,7 @@ function runLocal(cmd: PerfCommand, nic: Nic, out: PerfOutput): number {
     const c2 = b[i]!.connect(a[i]!.endpoint);
     if (!c2.ok) throw new Error(c2.error);
   }
-  printHeader(cmd, nic, 'client', queues, undefined, out);
+  printHeader(cmd, nic, 'client', queues, undefined, out, undefined, warmUpText(cmd));
   const results: Record<string, number>[] = [];
   for (const size of cmd.sizes) {
     const loop: Loop = (iterations, samples, posted, completed, tick) => {
@@ -214,25 +215,49 @@ function runLocal(cmd: PerfCommand, nic: Nic, out: PerfOutput): number {
       else B.readBandwidth(a, ra, rb, size, posted!, completed!, tick, txWindow(cmd));
       return iterations * (cmd.kind === 'bandwidth' ? a.length : 1);
     };
-    warmUp(loop, cmd);
+    warmUp(loop, cmd, size === cmd.sizes[0] ? firstWarmUpMs(cmd) : 0);
     results.push(measure(cmd, size, out, loop));
   }
-  finish(cmd, nic, 'client', results, out);
+  finish(cmd, nic, 'client', results, out, warmUpText(cmd));
   return 0;
 }
 
 /**
- * Both sides are here, so the measured run can follow an unmeasured one of the same loop (up to
- * WARM_UP_ITERATIONS): otherwise a default run of 1000 iterations mostly measures the JIT
+ * Both sides are here, so the measured run can follow unmeasured ones of the same loop (up to
+ * WARM_UP_ITERATIONS each): otherwise a default run of 1000 iterations mostly measures the JIT
  * compiling the loop (perftest's --perform_warm_up does the same for its bandwidth tests). Paired
  * runs do not: both sides must count the same messages as the peer does.
+ *
+ * Before the first size the loop repeats for at least WARM_UP_FIRST_MS: V8's optimizing compiler
+ * runs on a thread of its own, and on a loaded 2-core machine the optimized code of the driver and
+ * the model came in only 0.5-1 s after the loop started (medians of successive windows of 1000
+ * round trips: 50, 17, 14, 13, 12, then 8-10 us). One pass of 1000 iterations left a default
+ * send_lat's t_typical at 5-8 us against 3.1 us at -n 100000; after 1 s, 3.1-4.3 us (load 3-6).
+ * Later sizes run the code already compiled: one pass each. A run asked for fewer iterations than
+ * the default (a smoke check) warms up for fewer ms, one per iteration.
  */
 const WARM_UP_ITERATIONS = 1000;
+const WARM_UP_FIRST_MS = 1000;
 
-function warmUp(loop: Loop, cmd: PerfCommand): void {
+function firstWarmUpMs(cmd: PerfCommand): number {
+  return Math.min(WARM_UP_FIRST_MS, cmd.iterations);
+}
+
+function warmUp(loop: Loop, cmd: PerfCommand, atLeastMs: number): void {
   const n = Math.min(cmd.iterations, WARM_UP_ITERATIONS);
   const timestamps = n * timestampsPerIteration(cmd);
-  loop(n, new Float64Array(n), new Float64Array(timestamps), new Float64Array(timestamps), () => {});
+  const samples = new Float64Array(n);
+  const posted = new Float64Array(timestamps);
+  const completed = new Float64Array(timestamps);
+  const end = performance.now() + atLeastMs;
+  do loop(n, samples, posted, completed, () => {});
+  while (performance.now() < end);
+}
+
+/** What the header says of the warm-up (perftest has no such line: its runs are C, compiled before they start). */
+function warmUpText(cmd: PerfCommand): string {
+  const n = Math.min(cmd.iterations, WARM_UP_ITERATIONS);
+  return `ON, unmeasured: ${firstWarmUpMs(cmd)} ms before the first size, ${n} iterations before each`;
 }
 
 /**
@@ -297,8 +322,10 @@ function measure(cmd: PerfCommand, size: number, out: PerfOutput, loop: Loop): R
 
 function finish(
   cmd: PerfCommand, nic: Nic, machine: 'server' | 'client', results: Record<string, number>[], out: PerfOutput,
+  warmUp?: string,
 ): void {
-  if (cmd.json) out.log(perfJsonDocument(info(cmd, nic, machine), results));
+  if (cmd.json) out.log(perfJsonDocument({ ...info(cmd, nic, machine), ...(warmUp !== undefined ? { warmUp } : {}) },
+    results));
   else if (fullOutput(cmd)) out.log(RESULT_LINE);
 }
 

@@ -90,6 +90,8 @@ export interface TestInfo {
   /** Send tests print "Max inline data", read tests "Outstand reads". */
   readonly maxInlineBytes?: number;
   readonly outstandingReads?: number;
+  /** rig-bnxt's own line, local runs only: the unmeasured warm-up before the timed run (run-perf.ts warmUp). */
+  readonly warmUp?: string;
 }
 
 /** " Send Latency Test" etc.: perftest's verb name (testsStr) and test kind. */
@@ -124,6 +126,7 @@ export function testInfoLines(info: TestInfo): string[] {
   else lines.push(` Outstand reads  : ${info.outstandingReads ?? 0}`);
   lines.push(` rdma_cm QPs\t : OFF`);
   lines.push(` Data ex. method : Ethernet`);
+  if (info.warmUp !== undefined) lines.push(` Warm up         : ${info.warmUp}`);
   lines.push(RESULT_LINE);
   return lines;
 }
@@ -216,6 +219,7 @@ export function testInfoJson(info: TestInfo): Record<string, string | number> {
   else out.Outstand_reads = info.outstandingReads ?? 0;
   out.rdma_cm_QPs = 'OFF';
   out.Data_ex_method = 'Ethernet';
+  if (info.warmUp !== undefined) out.Warm_up = info.warmUp;
   return out;
 }
 
