@@ -5,7 +5,7 @@
 // 150 MB and the regions by 1-2 GB. RSS counts the NICs' worker threads too.
 import t from 'tap';
 import { Nic, Region } from '../lib/index.ts';
-import { pooledDmaBytes, POOL_LIMIT_BYTES } from '../drivers/emu/dma-memory.ts';
+import { pooledDmaBytes, POOL_LIMIT_BYTES, zeroShared } from '../drivers/emu/dma-memory.ts';
 import { seeded } from './helpers/seeded.ts';
 import { spawnLineChild } from './helpers/line-child.ts';
 
@@ -62,4 +62,18 @@ t.test('the pool hands memory out zeroed and by size class', async (t) => {
   t.equal(b.vaHi * 2 ** 32 + b.vaLo, iova, 'the same IOVA');
   t.ok(b.bytes.every((v) => v === 0), 'zeroed before it is handed out again');
   must(b.deregister());
+});
+
+t.test('zeroing reused memory clears exactly the bytes asked for, whole pages and partial ends', async (t) => {
+  for (const size of [64 * 1024, 64 * 1024 + 8, 3 * 4096 * 17 + 24, 1400 * 1024]) {
+    const memory = new SharedArrayBuffer(size + 3 * 4096);
+    const bytes = new Uint8Array(memory);
+    bytes.fill(0xa5);
+    zeroShared(memory, size);
+    const firstNonZero = bytes.subarray(0, size).findIndex((v) => v !== 0);
+    t.equal(firstNonZero, -1, `${size} bytes: every byte asked for is zero`);
+    t.ok(bytes.subarray(size).every((v) => v === 0xa5), `${size} bytes: nothing past them changed`);
+    bytes.fill(0x5a); // the discarded pages are ordinary memory again
+    t.ok(bytes.every((v) => v === 0x5a), `${size} bytes: the memory takes writes afterwards`);
+  }
 });

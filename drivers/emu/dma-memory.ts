@@ -7,6 +7,7 @@ import { openSync, readSync } from 'node:fs';
 import type { DmaBuffer, DmaMemory } from '../device.ts';
 import { ok, err, type Result } from '../../firmware-hwrm/result.ts';
 import { IovaAllocator, IOVA_BASE, IOVA_LIMIT } from '../iova-allocator.ts';
+import { discardPages } from './discard-pages.ts';
 
 const PAGE = 4096;
 const HUGE = 2 * 1024 * 1024;
@@ -139,16 +140,31 @@ export class EmuDmaMemory implements DmaMemory {
  * Zeroes the first `size` bytes of shared memory (rounded up to 8 when the memory has room).
  * V8 fills a SharedArrayBuffer element by element (relaxed atomic stores), so a Uint8Array
  * fill makes eight times the stores of a BigInt64Array one (2 MiB: 569 us against 71 us), and
- * zeroing reused rings was half of a queue pair's make + connect + destroy. Large buffers are
- * read from /dev/zero instead: the kernel clears them with its memset (1.4 MiB: 35-75 us
- * against 50-115 us for the 8-byte fill, same runs); small ones, where the system call would
- * cost more than it saves, and any machine without /dev/zero, take the 8-byte fill.
+ * zeroing reused rings was half of a queue pair's make + connect + destroy. Large buffers give
+ * their whole pages back to the kernel instead (discard-pages.ts: pages nobody touched cost
+ * nothing to zero again); without that, they are read from /dev/zero (the kernel's memset:
+ * 1.4 MiB in 35-75 us against 50-115 us for the 8-byte fill, same runs). Small ones, where a
+ * system call would cost more than it saves, take the 8-byte fill.
  */
 export function zeroShared(memory: SharedArrayBuffer, size: number): void {
-  if (size >= DEV_ZERO_MIN_BYTES && zeroFromDevice(memory, size)) return;
-  const words = Math.ceil(size / 8);
-  if (words * 8 <= memory.byteLength) new BigInt64Array(memory, 0, words).fill(0n);
-  else new Uint8Array(memory, 0, size).fill(0);
+  if (size >= DEV_ZERO_MIN_BYTES) {
+    const kept = discardPages(memory, size);
+    if (kept !== undefined) {
+      fillZero(memory, 0, kept.head);
+      fillZero(memory, kept.tail, size - kept.tail);
+      return;
+    }
+    if (zeroFromDevice(memory, size)) return;
+  }
+  fillZero(memory, 0, size);
+}
+
+/** Zeroes memory[at, at + length), in 8-byte stores where `at` is aligned and the memory has room. */
+function fillZero(memory: SharedArrayBuffer, at: number, length: number): void {
+  if (length <= 0) return;
+  const words = Math.ceil(length / 8);
+  if (at % 8 === 0 && at + words * 8 <= memory.byteLength) new BigInt64Array(memory, at, words).fill(0n);
+  else new Uint8Array(memory, at, length).fill(0);
 }
 
 const DEV_ZERO_MIN_BYTES = 64 * 1024;
