@@ -184,22 +184,39 @@ export function walkPageList(
     return new PagedMemory(Array.from({ length: pages }, (_, i) => pbl + i * pageBytes), pageBytes, length);
   }
   const out: number[] = [];
-  const readTable = (table: number, count: number, leaf: boolean): boolean => {
-    for (let i = 0; i < count && out.length < pages; i++) {
-      if (!iommu.check(table + i * 8, 8)) return false;
-      const pte = iommu.read64(table + i * 8);
-      const address = pte - (pte % 4096);
-      if (leaf) {
-        if (!iommu.check(address, Math.min(pageBytes, length - out.length * pageBytes))) return false;
-        out.push(address);
-      } else if (!readTable(address, 512, true)) return false;
-    }
-    return true;
-  };
-  if (level === 1 ? !readTable(pbl, pages, true) : level === 2 ? !readTable(pbl, Math.ceil(pages / 512), false) : true)
-    return undefined;
+  if (level === 1 ? !readPageTable(iommu, pbl, pages, true, pages, pageBytes, length, out)
+    : level === 2 ? !readPageTable(iommu, pbl, Math.ceil(pages / 512), false, pages, pageBytes, length, out)
+    : false) return undefined;
   if (level > 2 || out.length < pages) return undefined;
   return new PagedMemory(out, pageBytes, length);
+}
+
+/**
+ * Appends the pages one table of `count` PTEs names (`leaf`), or walks the leaf tables it
+ * names, to `out` until it holds `pages`; false if a PTE or a page is unmapped. A table that
+ * lies in one mapping is checked once, and its pages are checked after its PTEs are read, so
+ * each lookup finds the mapping the one before it found (the IOMMU remembers the last).
+ */
+function readPageTable(
+  iommu: Iommu, table: number, count: number, leaf: boolean, pages: number, pageBytes: number, length: number,
+  out: number[],
+): boolean {
+  const wanted = Math.min(count, leaf ? pages - out.length : count);
+  const whole = iommu.check(table, wanted * 8);
+  const first = out.length;
+  for (let i = 0; i < wanted && out.length < pages; i++) {
+    if (!whole && !iommu.check(table + i * 8, 8)) return false;
+    const pte = iommu.read64(table + i * 8);
+    const address = pte - (pte % 4096);
+    if (leaf) out.push(address);
+    else if (!readPageTable(iommu, address, 512, true, pages, pageBytes, length, out)) return false;
+  }
+  if (leaf) {
+    for (let p = first; p < out.length; p++) {
+      if (!iommu.check(out[p]!, Math.min(pageBytes, length - p * pageBytes))) return false;
+    }
+  }
+  return true;
 }
 
 /**
