@@ -14,6 +14,7 @@ import { openBenchPair, waitOne } from './helpers/qp-setup.ts';
 import { cpuNs, nowNs } from './helpers/timing.ts';
 import type { BenchOptions, BenchResult } from './helpers/types.ts';
 import type { NicOptions } from '../lib/index.ts';
+import { longFrameCrc } from '../drivers/emu/wire/icrc.ts';
 
 export const name = 'qp-bandwidth';
 
@@ -31,7 +32,8 @@ export async function run(options: BenchOptions): Promise<BenchResult[]> {
     detail: `${inline.messages} messages in ${(inline.ns / 1e9).toFixed(2)} s, model inline (loop cable), `
       + `${((inline.messages * MIB) / inline.cpuNs).toFixed(3)} GB per CPU-second of this process; model in a ` +
       `worker thread: ${thread.gbps.toFixed(3)} GB/s `
-      + `(${thread.messages} messages); per byte the model makes 2 copies and 2 CRC-32 passes; GB/s = 1e9 bytes/s`,
+      + `(${thread.messages} messages); per byte the model makes 2 copies and 2 CRC-32 passes (${longFrameCrc()}'s ` +
+      'CRC-32 for full frames); GB/s = 1e9 bytes/s',
   })];
 }
 

@@ -1,0 +1,75 @@
+/**
+ * The native CRC-32 the ICRC uses for long frames where libdeflate is installed
+ * (drivers/emu/wire/native-crc32.ts): the same function as zlib's at every length, offset and
+ * continued prefix, and the ICRC of long frames the same with it and without it (a child
+ * process with RIG_BNXT_NO_NATIVE_CRC=1 computes them by node:zlib and the JS CRC).
+ */
+import t from 'tap';
+import { spawnSync } from 'node:child_process';
+import { crc32 as zlibCrc32 } from 'node:zlib';
+import { nativeCrc32, viewFrom } from '../drivers/emu/wire/native-crc32.ts';
+import { computeIcrc } from '../drivers/emu/wire/icrc.ts';
+import { seeded, testSeed } from './helpers/seeded.ts';
+
+const native = nativeCrc32();
+
+t.test('libdeflate CRC-32 agrees with zlib at every offset, length and prefix', { skip: native === null
+  ? 'libdeflate (Debian libdeflate0) or koffi not loadable here: the ICRC uses node:zlib' : false }, async (t) => {
+  const rnd = seeded(testSeed());
+  const data = new Uint8Array(5000);
+  for (let i = 0; i < data.length; i++) data[i] = rnd() & 0xff;
+  const bad: string[] = [];
+  for (let start = 0; start < 16; start++) {
+    for (let len = 0; len < 4200; len += 1 + (rnd() % 97)) {
+      const want = zlibCrc32(data.subarray(start, start + len)) >>> 0;
+      if (native!.crc32(0, viewFrom(data, start), len) !== want) bad.push(`[${start}, +${len})`);
+      const cut = len >> 1;
+      const prefix = zlibCrc32(data.subarray(start, start + cut)) >>> 0;
+      const continued = native!.crc32(prefix, data.subarray(start + cut), len - cut);
+      if (continued !== want) bad.push(`continued [${start}, +${len})`);
+    }
+  }
+  t.same(bad, []);
+});
+
+t.test('viewFrom keeps one view per array until the start moves', async (t) => {
+  const a = new Uint8Array(64);
+  const v = viewFrom(a, 10);
+  t.equal(v.byteOffset, 10);
+  t.equal(v.length, 54);
+  t.equal(viewFrom(a, 10), v, 'the same start: the same view');
+  const w = viewFrom(a, 12);
+  t.not(w, v);
+  t.equal(w.byteOffset, 12);
+});
+
+/** ICRCs of packets whose covered bytes run from 200 to 4200, over random contents, as hex of a JSON array. */
+const ICRC_SCRIPT = `
+import { computeIcrc } from './drivers/emu/wire/icrc.ts';
+import { seeded } from './test/helpers/seeded.ts';
+const rnd = seeded(Number(process.argv.at(-1)));
+const frame = new Uint8Array(4300);
+for (let i = 0; i < frame.length; i++) frame[i] = rnd() & 0xff;
+const out = [];
+for (let end = 14 + 40 + 200 + 4; end < 4300; end += 1 + (rnd() % 61)) out.push(computeIcrc(frame, 14, end));
+console.log(JSON.stringify(out));
+`;
+
+t.test('long frames get the same ICRC with the native CRC-32 and without it', async (t) => {
+  const seed = testSeed();
+  const run = (env: Record<string, string>) => {
+    const r = spawnSync(process.execPath, ['--import', './scripts/register-ts.mjs', '--input-type=module', '-e',
+      ICRC_SCRIPT, '--', String(seed)], { env: { ...process.env, ...env }, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`child failed: ${r.stderr}`);
+    return JSON.parse(r.stdout) as number[];
+  };
+  const without = run({ RIG_BNXT_NO_NATIVE_CRC: '1' });
+  const here = run({});
+  t.ok(without.length > 50, `${without.length} packets`);
+  t.same(here, without);
+  // And this process's own ICRC (native where loaded) matches the first of them.
+  const rnd = seeded(seed);
+  const frame = new Uint8Array(4300);
+  for (let i = 0; i < frame.length; i++) frame[i] = rnd() & 0xff;
+  t.equal(computeIcrc(frame, 14, 14 + 40 + 200 + 4), without[0]);
+});
