@@ -13,7 +13,7 @@ import type { Device, DmaBuffer, Mmio, Clock } from '../../drivers/device.ts';
 import type { FieldSpec, Layout, Values } from '../../firmware-hwrm/layout.ts';
 import {
   CMDQE_BYTES, CMDQ_COOKIE_MASK, CMDQ_PROD_OFFSET, CMDQ_TRIGGER_OFFSET, CMDQ_TRIGGER_VALUE, CMDQ_MAILBOX_OFFSET,
-  CmdqInit, cmdqProdWord, cmdqUnits,
+  CMDQ_BASE_FIELDS, CmdqInit, cmdqProdWord, cmdqUnits,
 } from '../../firmware-hwrm/roce/cmdq.ts';
 import {
   CreqQpErrorNotification, reqErrStateReasonName, resErrStateReasonName,
@@ -119,14 +119,22 @@ export class RcfwChannel {
     if (this.stalledBecause) return err(`${name} not sent: ${this.stalledBecause}`);
     const cookie = this.seq & CMDQ_COOKIE_MASK;
     this.seq = (this.seq + 1) & 0xffff;
-    const header = { opcode: cmd.opcode, cmd_size: cmdqUnits(cmd.layout.size), cookie };
-    const bytes = cmd.layout.encode({ ...body, ...header } as Partial<Values<Q>>);
+    const bytes = cmd.layout.encode(body);
+    // cmdq_base's opcode, cmd_size and cookie (whole bytes at 0, 1 and 4) written over whatever the
+    // body named: the same bytes a merged { ...body, ...header } gave, without the copy of the body.
     const units = cmdqUnits(bytes.length);
+    bytes[CMDQ_BASE_FIELDS.opcode.offset] = cmd.opcode;
+    bytes[CMDQ_BASE_FIELDS.cmd_size.offset] = units;
+    bytes[CMDQ_BASE_FIELDS.cookie.offset] = cookie & 0xff;
+    bytes[CMDQ_BASE_FIELDS.cookie.offset + 1] = cookie >>> 8;
     // Copy unit by unit: a command may wrap at the ring's end (as the kernel's __send_message copies it).
+    // A whole unit overwrites its slot; a last unit shorter than 16 bytes clears the slot first, so
+    // nothing of an earlier command stays behind.
     for (let u = 0; u < units; u++) {
       const slot = CMDQ_RING.slot(this.prod + u) * CMDQE_BYTES;
-      this.cmdq.bytes.fill(0, slot, slot + CMDQE_BYTES);
-      this.cmdq.bytes.set(bytes.subarray(u * CMDQE_BYTES, Math.min(bytes.length, (u + 1) * CMDQE_BYTES)), slot);
+      const end = Math.min(bytes.length, (u + 1) * CMDQE_BYTES);
+      if (end - u * CMDQE_BYTES < CMDQE_BYTES) this.cmdq.bytes.fill(0, slot, slot + CMDQE_BYTES);
+      this.cmdq.bytes.set(bytes.subarray(u * CMDQE_BYTES, end), slot);
     }
     this.prod += units;
     this.requests++;
