@@ -225,13 +225,19 @@ export class BnxtQp {
     return { orrq: R.orrqSlots(ord), irrq: R.irrqSlots(ird) };
   }
 
-  /** One MODIFY_QP, checked against the transition table. */
+  /** One MODIFY_QP, checked against the transition table; `fields` is the caller's fresh object (completed here). */
   private modify(to: DriverQpState, fields: ModifyFields): Result<void> {
     if (!legalTransition(this.state, to)) return err(`MODIFY_QP ${this.state} -> ${to} is not a legal transition`);
-    const r = this.rcfw.send(Q.MODIFY_QP, {
-      ...fields, qp_type: R.QpType.RC, modify_mask: transitionMask(to), qp_cid: this.qpn, new_state: STATE_CODE[to],
-      ...(to === 'INIT' ? { access: R.QpAccess.LOCAL_WRITE, pkey: 0xffff } : {}),
-    });
+    // The fields every MODIFY_QP carries, added to the caller's own fresh object (no copy of it).
+    fields.qp_type = R.QpType.RC;
+    fields.modify_mask = transitionMask(to);
+    fields.qp_cid = this.qpn;
+    fields.new_state = STATE_CODE[to];
+    if (to === 'INIT') {
+      fields.access = R.QpAccess.LOCAL_WRITE;
+      fields.pkey = 0xffff;
+    }
+    const r = this.rcfw.send(Q.MODIFY_QP, fields);
     if (!r.ok) return err(`MODIFY_QP to ${to}: ${r.error}`);
     this.state = to;
     return ok();
