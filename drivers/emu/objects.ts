@@ -29,8 +29,11 @@ export class PagedMemory {
     readonly firstOffset = 0,
   ) {
     this.pageMapping = new Array<unknown>(pages.length).fill(undefined);
-    this.pageStart = new Float64Array(pages.length);
-    this.pageEpoch = new Int32Array(pages.length);
+    // Both arrays in one buffer: a queue pair's make resolves four rings, and each buffer of its
+    // own was an allocation and a backing store for the collector to track and free.
+    const both = new ArrayBuffer(pages.length * 12);
+    this.pageStart = new Float64Array(both, 0, pages.length);
+    this.pageEpoch = new Int32Array(both, pages.length * 8, pages.length);
   }
 
   /** IOVA of byte `offset`; the caller keeps accesses inside one page (entries never straddle pages). */
