@@ -26,6 +26,7 @@ import type { RcfwChannel } from './rcfw-channel.ts';
 import { CQ_RING, type CompletionQueue } from './completion-queue.ts';
 import { RingCursor } from '../../firmware-hwrm/ring.ts';
 import { createQpResources, RING_ENTRIES, type QpResources } from './qp-resources.ts';
+import { DETACHED, giveEntryLengths, takeEntryLengths } from './entry-lengths.ts';
 import { isFlush, requesterStatusMessage, responderStatusMessage } from './completion-status.ts';
 import { legalTransition, transitionMask, STATE_CODE, type DriverQpState } from './qp-state.ts';
 import * as Q from './roce-commands.ts';
@@ -116,9 +117,9 @@ export class BnxtQp {
   private rqTaken = 0;
   private nextPsn: number;
   private mtu = 4096;
-  private readonly sqLength = new Uint32Array(RING_ENTRIES);
+  private sqLength = takeEntryLengths();
   /** Bytes each posted receive takes at most: a CQE claiming more is malformed. */
-  private readonly rqLength = new Uint32Array(RING_ENTRIES);
+  private rqLength = takeEntryLengths();
   private readonly dbOffset: number;
   /** The SQ's geometry for the chip's WQE mode (sq-layout.ts), as plain numbers for the hot path. */
   private readonly sqWqeWords: number;
@@ -293,6 +294,10 @@ export class BnxtQp {
     }
     this.destroyBroken = undefined;
     this.rcfw.forgetQp(this.qpn);
+    // Nothing is due any more (above): the entry lengths go back for the next queue pair.
+    giveEntryLengths(this.sqLength);
+    giveEntryLengths(this.rqLength);
+    this.sqLength = this.rqLength = DETACHED;
     return ok();
   }
 
