@@ -86,15 +86,8 @@ export class UdpCable implements Cable {
    * bind succeeded.
    */
   static create(options: UdpCableOptions): Result<UdpCable> {
-    const refusal =
-      refuseNonLoopback(options.localHost ?? '127.0.0.1', 'local host') ??
-      refuseNonLoopback(options.remoteHost ?? '127.0.0.1', 'remote host') ??
-      refusePort(options.localPort, 'local port', 0) ??
-      refusePort(options.remotePort, 'remote port', 1);
-    if (refusal !== null) return { ok: false, error: `UDP cable: ${refusal}` };
-    const max = options.maxFrameBytes ?? 9216;
-    if (!(Number.isInteger(max) && max > 0 && max <= 65507))
-      return { ok: false, error: `UDP cable: maxFrameBytes ${max} must be in [1, 65507]` };
+    const refusal = refuseUdpCableOptions(options);
+    if (refusal !== null) return { ok: false, error: refusal };
     return { ok: true, value: new UdpCable(options) };
   }
 
@@ -114,8 +107,8 @@ export class UdpCable implements Cable {
 
   /** Points the cable at another remote port (for example one picked by the system). */
   setRemotePort(port: number): Result<void> {
-    const refusal = refusePort(port, 'remote port', 1);
-    if (refusal !== null) return { ok: false, error: `UDP cable: ${refusal}` };
+    const refusal = refuseRemotePort(port);
+    if (refusal !== null) return { ok: false, error: refusal };
     this.remotePortValue = port;
     return { ok: true, value: undefined };
   }
@@ -173,4 +166,27 @@ export class UdpCable implements Cable {
     this.error ??= message;
     this.close();
   }
+}
+
+/**
+ * Why both UDP cables (this one and udp-socket-cable.ts) refuse `options`, or null: hosts in
+ * 127.0.0.0/8, ports in range, a frame size a datagram can carry.
+ */
+export function refuseUdpCableOptions(options: UdpCableOptions): string | null {
+  const refusal =
+    refuseNonLoopback(options.localHost ?? '127.0.0.1', 'local host') ??
+    refuseNonLoopback(options.remoteHost ?? '127.0.0.1', 'remote host') ??
+    refusePort(options.localPort, 'local port', 0) ??
+    refusePort(options.remotePort, 'remote port', 1);
+  if (refusal !== null) return `UDP cable: ${refusal}`;
+  const max = options.maxFrameBytes ?? 9216;
+  if (!(Number.isInteger(max) && max > 0 && max <= 65507))
+    return `UDP cable: maxFrameBytes ${max} must be in [1, 65507]`;
+  return null;
+}
+
+/** Why both UDP cables' setRemotePort refuses `port`, or null. */
+export function refuseRemotePort(port: number): string | null {
+  const refusal = refusePort(port, 'remote port', 1);
+  return refusal === null ? null : `UDP cable: ${refusal}`;
 }

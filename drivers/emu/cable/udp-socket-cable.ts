@@ -22,10 +22,9 @@
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import type { Result } from '../../../firmware-hwrm/result.ts';
 import { CableStats, dropAll, type Cable, type FrameReceiver } from './cable.ts';
-import { refuseNonLoopback, refusePort } from './loopback.ts';
 import { NET, SOCKADDR_IN_BYTES, errnoName, sockaddrIn, udpLibc, type UdpLibc } from './udp-libc.ts';
 import { parseIpv4 } from '../wire/addresses.ts';
-import type { UdpCableOptions } from './udp-cable.ts';
+import { refuseRemotePort, refuseUdpCableOptions, type UdpCableOptions } from './udp-cable.ts';
 
 const SOCKET_BUFFER_BYTES = 4 * 1024 * 1024;
 
@@ -86,15 +85,8 @@ export class UdpSocketCable implements Cable {
    * (`unavailable` set: the caller may use the dgram cable instead) or the bind fails.
    */
   static create(options: UdpCableOptions): Result<UdpSocketCable> & { unavailable?: true } {
-    const refusal =
-      refuseNonLoopback(options.localHost ?? '127.0.0.1', 'local host') ??
-      refuseNonLoopback(options.remoteHost ?? '127.0.0.1', 'remote host') ??
-      refusePort(options.localPort, 'local port', 0) ??
-      refusePort(options.remotePort, 'remote port', 1);
-    if (refusal !== null) return { ok: false, error: `UDP cable: ${refusal}` };
-    const max = options.maxFrameBytes ?? 9216;
-    if (!(Number.isInteger(max) && max > 0 && max <= 65507))
-      return { ok: false, error: `UDP cable: maxFrameBytes ${max} must be in [1, 65507]` };
+    const refusal = refuseUdpCableOptions(options);
+    if (refusal !== null) return { ok: false, error: refusal };
     const libc = udpLibc();
     if (typeof libc === 'string') return { ok: false, error: `UDP cable: ${libc}`, unavailable: true };
     const localHost = options.localHost ?? '127.0.0.1';
@@ -141,8 +133,8 @@ export class UdpSocketCable implements Cable {
 
   /** Points the cable at another remote port (for example one picked by the system). */
   setRemotePort(port: number): Result<void> {
-    const refusal = refusePort(port, 'remote port', 1);
-    if (refusal !== null) return { ok: false, error: `UDP cable: ${refusal}` };
+    const refusal = refuseRemotePort(port);
+    if (refusal !== null) return { ok: false, error: refusal };
     this.remotePortValue = port;
     this.remoteAddress = sockaddrIn(ipBytes(this.remoteIp), port);
     return { ok: true, value: undefined };
