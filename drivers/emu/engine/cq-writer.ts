@@ -13,7 +13,6 @@
 import { CQE_BYTES, CqeType } from '../../../firmware-hwrm/roce/cqe.ts';
 import * as Cqe from '../../../firmware-hwrm/roce/cqe.g.ts';
 import type { EngineCore } from './core.ts';
-import { putLe32 } from './host.ts';
 import type { EmuCq } from '../objects.ts';
 import type { QpTransport } from './transport.ts';
 import { entriesAhead, ringPhase, ringSlot } from '../../../firmware-hwrm/ring.ts';
@@ -75,17 +74,18 @@ function writeCqe(core: EngineCore, cq: EmuCq, solicited: boolean): boolean {
   const offset = cq.ring.entryOffset(ringSlot(cq.producer, n));
   const toggle = ringPhase(cq.producer, n);
   const iommu = core.iommu;
-  const b = iommu.bytesIn(memory, offset, CQE_BYTES);
-  if (b === undefined) {
+  // One lookup for the whole entry (32-byte aligned, inside one page), then whole-word stores.
+  const u = iommu.wordsIn(memory, offset, CQE_BYTES);
+  if (u === undefined) {
     core.counters.dmaFaults++;
     return false;
   }
-  const at = iommu.viewOffset;
+  const w = iommu.wordOffset;
   iommu.notePagedWrite(memory, offset, CQE_BYTES);
-  for (let i = 0; i < WORDS; i++) if (i !== TRAILER) putLe32(b, at + i * 4, cqe[i]!);
+  for (let i = 0; i < WORDS; i++) if (i !== TRAILER) u[w + i] = cqe[i]!;
   // The word with the toggle last, with a release store: a reader that sees it sees the rest.
   Cqe.setCqBaseToggle(cqe, 0, toggle);
-  iommu.write32ReleaseIn(memory, offset + TRAILER * 4, cqe[TRAILER]!);
+  Atomics.store(u, w + TRAILER, cqe[TRAILER]!);
   cq.producer++;
   core.counters.cqesWritten++;
   core.bus.notifyDriver();

@@ -36,41 +36,76 @@ export function frameSlots(count: number, bytes: number): Uint8Array[] {
  * Copies `length` bytes from src[srcAt...] to dst[dstAt...], a 32-bit word at a time where the
  * two are mutually 4-aligned (frame buffers and slots are, FRAME_ALIGN past a 64-byte boundary,
  * and so are payloads and host memory when the payload is aligned), byte by byte otherwise;
- * allocation-free (the word views of the last two buffers seen are kept). For the short copies
+ * allocation-free (each array's word view is made once, wordViewOf). For the short copies
  * of the data path (ACKs and 64-byte SENDs into a cable's slot, their payloads to and from host
  * memory): a byte loop is four times the iterations, and a subarray for TypedArray.set would be
  * an allocation per copy.
  */
 export function copyBytes(src: Uint8Array, srcAt: number, dst: Uint8Array, dstAt: number, length: number): void {
-  const s = src.byteOffset + srcAt;
-  const d = dst.byteOffset + dstAt;
   let i = 0;
-  if (((s ^ d) & 3) === 0 && length >= 16) {
-    const sw = wordsOf(src.buffer);
-    const dw = wordsOf(dst.buffer);
-    for (; ((s + i) & 3) !== 0; i++) dst[dstAt + i] = src[srcAt + i]!;
-    const words = (length - i) >>> 2;
-    const si = (s + i) >>> 2;
-    const di = (d + i) >>> 2;
-    for (let k = 0; k < words; k++) dw[di + k] = sw[si + k]!;
-    i += words * 4;
+  if (length >= 16) {
+    const sv = srcViewOf(src);
+    const dv = dstViewOf(dst);
+    const s = sv.base + srcAt;
+    const d = dv.base + dstAt;
+    if (((s ^ d) & 3) === 0) {
+      for (; ((s + i) & 3) !== 0; i++) dst[dstAt + i] = src[srcAt + i]!;
+      const words = (length - i) >>> 2;
+      const sw = sv.words;
+      const dw = dv.words;
+      const si = (s + i) >>> 2;
+      const di = (d + i) >>> 2;
+      for (let k = 0; k < words; k++) dw[di + k] = sw[si + k]!;
+      i += words * 4;
+    }
   }
   for (; i < length; i++) dst[dstAt + i] = src[srcAt + i]!;
 }
 
-/**
- * Word views of the buffers copyBytes met last: a frame buffer, a cable's slots, host memory.
- * Looked up by identity among WORD_VIEWS entries, the oldest replaced (an allocation only then).
- */
-const WORD_VIEWS = 8;
-const viewBuffers: (ArrayBufferLike | undefined)[] = new Array<ArrayBufferLike | undefined>(WORD_VIEWS).fill(undefined);
-const viewWords: Uint32Array[] = Array.from({ length: WORD_VIEWS }, () => new Uint32Array(0));
-let nextView = 0;
+/** An array's buffer as 32-bit words, and where the array starts in it. */
+interface WordView {
+  readonly words: Uint32Array;
+  readonly base: number;
+}
 
-function wordsOf(buffer: ArrayBufferLike): Uint32Array {
-  for (let i = 0; i < WORD_VIEWS; i++) if (viewBuffers[i] === buffer) return viewWords[i]!;
-  const i = nextView;
-  nextView = (nextView + 1) % WORD_VIEWS;
-  viewBuffers[i] = buffer;
-  return (viewWords[i] = new Uint32Array(buffer, 0, buffer.byteLength >>> 2));
+/**
+ * The word view of each array copyBytes met (frame buffers, a cable's slots, the IOMMU's views of
+ * host memory: a fixed set), made once: reading an array's `buffer` and `byteOffset` cost more
+ * than the whole 64-byte copy (30-40 ns each, measured), a weak map lookup a few ns.
+ */
+const wordViews = new WeakMap<Uint8Array, WordView>();
+
+/**
+ * The array each side of a copy met last, and its view: one side is host memory, the same
+ * mapping copy after copy, and is answered without the map.
+ */
+let lastSrc: Uint8Array | undefined;
+let lastSrcView: WordView | undefined;
+let lastDst: Uint8Array | undefined;
+let lastDstView: WordView | undefined;
+
+function srcViewOf(a: Uint8Array): WordView {
+  if (a !== lastSrc) {
+    lastSrcView = wordViewOf(a);
+    lastSrc = a;
+  }
+  return lastSrcView!;
+}
+
+function dstViewOf(a: Uint8Array): WordView {
+  if (a !== lastDst) {
+    lastDstView = wordViewOf(a);
+    lastDst = a;
+  }
+  return lastDstView!;
+}
+
+function wordViewOf(a: Uint8Array): WordView {
+  let v = wordViews.get(a);
+  if (v === undefined) {
+    const buffer = a.buffer;
+    v = { words: new Uint32Array(buffer, 0, buffer.byteLength >>> 2), base: a.byteOffset };
+    wordViews.set(a, v);
+  }
+  return v;
 }
