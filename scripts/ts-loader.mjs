@@ -5,7 +5,15 @@
 // esbuild itself is imported only on a cache miss: loading it costs every process and worker
 // thread about 0.1 s of CPU, and with a warm cache nothing needs it (its version, part of the
 // cache key, comes from its package.json).
-import { readFile, writeFile, mkdir, rename } from 'node:fs/promises';
+// Every process and worker thread loads about 200 modules through these hooks, which run on
+// Node's loader thread, so the common case is kept short: a relative import of a .ts file that
+// exists is resolved here (Node's own resolution would look for package.json scopes and real
+// paths for nothing: the source tree has no symlinks, and load below decides the format), and
+// the source and its cached transform are read synchronously (the loader thread does nothing
+// else meanwhile). Together about a third of the loader's CPU: 0.53 -> 0.36 s to import
+// lib/index.ts, against 0.18 s for the same modules as plain JavaScript with no hooks.
+import { existsSync, readFileSync } from 'node:fs';
+import { writeFile, mkdir, rename } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -16,9 +24,9 @@ const cacheDir = fileURLToPath(new URL('../node_modules/.cache/rig-bnxt-ts/', im
 let cacheReady;
 let esbuild;
 
-async function cached(key) {
+function cached(key) {
   try {
-    return await readFile(join(cacheDir, key), 'utf8');
+    return readFileSync(join(cacheDir, key), 'utf8');
   } catch {
     return undefined;
   }
@@ -37,12 +45,23 @@ async function store(key, code) {
   }
 }
 
+export async function resolve(specifier, context, nextResolve) {
+  const parent = context.parentURL;
+  if ((specifier.startsWith('./') || specifier.startsWith('../')) && specifier.endsWith('.ts') &&
+      parent !== undefined && parent.startsWith('file:')) {
+    const url = new URL(specifier, parent);
+    // A missing file goes to Node's resolver, so its error is the usual ERR_MODULE_NOT_FOUND.
+    if (existsSync(url)) return { url: url.href, format: 'module', shortCircuit: true };
+  }
+  return nextResolve(specifier, context);
+}
+
 export async function load(url, context, nextLoad) {
   if (!url.startsWith('file:') || !url.endsWith('.ts')) return nextLoad(url, context);
   const path = fileURLToPath(url);
-  const source = await readFile(path, 'utf8');
+  const source = readFileSync(path, 'utf8');
   const key = createHash('sha256').update(version).update('\0').update(path).update('\0').update(source).digest('hex');
-  let code = await cached(key);
+  let code = cached(key);
   if (code === undefined) {
     esbuild ??= await import('esbuild');
     ({ code } = await esbuild.transform(source, {
