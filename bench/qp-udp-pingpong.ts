@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { Nic, Qp, Region, formatEndpoint, parseEndpoint, type Result } from '../lib/index.ts';
 import { benchResult, ratioAtMost } from './helpers/result.ts';
 import { waitOne } from './helpers/qp-setup.ts';
-import { sampleEach, summarize, type Summary } from './helpers/timing.ts';
+import { cpuNs, sampleEach, summarize, type Summary } from './helpers/timing.ts';
 import type { BenchOptions, BenchResult } from './helpers/types.ts';
 import { freeUdpPortPair } from '../scripts/interop/free-ports.ts';
 
@@ -33,9 +33,11 @@ export async function run(options: BenchOptions): Promise<BenchResult[]> {
   const thread = await pingPong(true, { ...options.durations, runMs: options.durations.runMs / 2 });
   const detail =
     `${s.count} round trips between two processes, each NIC's model inline in its driver thread (socket read ` +
-    `through libc); min ${s.min / 1e3 | 0} us, p90 ${(s.p90 / 1e3).toFixed(1)} us; models in worker threads: ` +
+    `through libc); min ${s.min / 1e3 | 0} us, p90 ${(s.p90 / 1e3).toFixed(1)} us; CPU time a round trip ` +
+    `${cpuUs(s.cpuNs)} in this process, ${cpuUs(s.echoCpuNs)} in the echo process (every thread, warm-up ` +
+    `included); models in worker threads: ` +
     `median ${(thread.median / 1e3).toFixed(0)} us, p99 ${(thread.p99 / 1e3).toFixed(0)} us ` +
-    `(${thread.count} round trips)`;
+    `(${thread.count} round trips), CPU time a round trip ${cpuUs(thread.cpuNs)} and ${cpuUs(thread.echoCpuNs)}`;
   return [
     benchResult({
       label: '64 B ping-pong, two processes over the UDP cable, median', figure: s.median / 1e3, unit: 'us',
@@ -54,8 +56,16 @@ export async function run(options: BenchOptions): Promise<BenchResult[]> {
   ];
 }
 
-/** Round trips (ns) with an echo process, both NICs in worker threads if `thread`, else inline (`thread: false`). */
-async function pingPong(thread: boolean, durations: BenchOptions['durations']): Promise<Summary> {
+/** CPU time of a round trip (ns) as `N us`. */
+const cpuUs = (ns: number): string => `${(ns / 1e3).toFixed(1)} us`;
+
+/**
+ * Round trips (ns) with an echo process, both NICs in worker threads if `thread`, else inline
+ * (`thread: false`), and each process's CPU time a round trip (ns).
+ */
+async function pingPong(
+  thread: boolean, durations: BenchOptions['durations'],
+): Promise<Summary & { cpuNs: number; echoCpuNs: number }> {
   const [local, remote] = await freePorts();
   const child = spawn(process.execPath, [
     '--import', './scripts/register-ts.mjs', 'bench/helpers/qp-echo-child.ts', String(remote), String(local),
@@ -73,18 +83,24 @@ async function pingPong(thread: boolean, durations: BenchOptions['durations']): 
     child.stdin!.write(`${formatEndpoint(qp.endpoint)}\n`);
     must(qp.connect(peer), 'connect');
     if (await lines.next('ready') !== 'ready') throw new Error('the echo process did not say ready');
+    let trips = 0;
     const trip = () => {
+      trips++;
       qp.receive(r, 4096, BYTES);
       qp.send(r, 0, BYTES);
       if (waitOne(qp, 'receive', LIMIT_US) !== BYTES) throw new Error('the echo has another length');
       waitOne(qp, 'send', LIMIT_US);
     };
+    const cpuStart = cpuNs();
     const s = summarize(sampleEach(trip, durations));
-    // A message of 0 bytes ends the echo process.
+    const cpu = (cpuNs() - cpuStart) / trips;
+    // A message of 0 bytes ends the echo process, which then says what CPU time it used.
     qp.receive(r, 4096, BYTES);
     qp.send(r, 0, 0);
     waitOne(qp, 'receive', LIMIT_US);
-    return s;
+    const [word, us, messages] = (await lines.next('CPU time')).split(' ');
+    if (word !== 'cpu' || !(Number(messages) > 0)) throw new Error('the echo process did not say its CPU time');
+    return { ...s, cpuNs: cpu, echoCpuNs: (Number(us) * 1e3) / Number(messages) };
   } finally {
     nic?.close();
     await stop(child);

@@ -7,7 +7,8 @@
  *
  * `thread`: the NIC's model runs in a worker thread (Nic.open's thread), else inline (`thread: false`).
  *
- * stdout: its endpoint (formatEndpoint), then `ready` once connected with receives posted.
+ * stdout: its endpoint (formatEndpoint), then `ready` once connected with receives posted, and at
+ * the end `cpu MICROSECONDS MESSAGES`: its CPU time (every thread) over the messages it echoed.
  * stdin: the peer's endpoint, one line.
  */
 import { createInterface } from 'node:readline';
@@ -46,6 +47,8 @@ lines.once('line', (line) => {
 });
 
 function echo(): void {
+  const cpuStart = process.cpuUsage();
+  let messages = 0;
   for (let i = 0; i < SLOTS; i++) qp.receive(r, i * SLOT, SLOT);
   for (let i = 0; ; i++) {
     const n = qp.waitBytes('receive', SILENCE_US);
@@ -54,8 +57,10 @@ function echo(): void {
     qp.send(r, slot, n);
     if (qp.waitBytes('send', SILENCE_US) < 0) fail(`echo: ${qp.lastError || 'no completion for 30 s'}`);
     if (n === 0) break;
+    messages++;
     qp.receive(r, slot, SLOT);
   }
   nic.close();
-  process.exit(0);
+  const cpu = process.cpuUsage(cpuStart);
+  process.stdout.write(`cpu ${cpu.user + cpu.system} ${messages}\n`, () => process.exit(0));
 }
