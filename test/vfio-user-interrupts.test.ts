@@ -31,3 +31,48 @@ t.test('eventfd per vector, raised by the device, replaced and closed by SET_IRQ
   t.same(closed.sort(), [a, b, c].sort(), 'MSI-X disabled: every eventfd closed');
   t.notOk(v.has(1));
 });
+
+t.test('a masked vector holds its message, pending, and sends it once at unmask (ACTION_MASK/UNMASK)', async (t) => {
+  const pba: string[] = [];
+  const v = new MsixVectors(4, () => true, (fd) => { closeFd(fd); }, (n, p) => { pba.push(`${n}:${p}`); });
+  t.teardown(() => v.clear());
+  const [a, b] = [makeEventfd(), makeEventfd()];
+  t.equal(v.set(setIrqs(0x24, 0, 2), [a, b]), undefined);
+  // DATA_NONE | ACTION_MASK (0x01 | 0x08) on vectors 0 and 1.
+  t.equal(v.set(setIrqs(0x09, 0, 2), []), undefined);
+  t.ok(v.isMasked(0) && v.isMasked(1));
+  t.notOk(v.signal(0), 'masked: not sent');
+  t.notOk(v.signal(0), 'a second message while masked');
+  t.equal(readEventfd(a), 0, 'nothing reached the eventfd');
+  t.ok(v.isPending(0), 'its pending bit is set');
+  t.notOk(v.isPending(1), 'vector 1 sent nothing');
+  t.same(pba, ['0:true'], 'the PBA bit went up once');
+  // DATA_NONE | ACTION_UNMASK (0x01 | 0x10) on vector 0 only.
+  t.equal(v.set(setIrqs(0x11, 0, 1), []), undefined);
+  t.equal(readEventfd(a), 1, 'one message at unmask, however many were held');
+  t.notOk(v.isPending(0));
+  t.same(pba, ['0:true', '0:false']);
+  t.ok(v.signal(0), 'unmasked: sent at once');
+  t.equal(readEventfd(a), 1);
+  t.ok(v.isMasked(1), 'vector 1 is still masked');
+  t.equal(v.set(setIrqs(0x11, 1, 1), []), undefined);
+  t.equal(readEventfd(b), 0, 'an unmask with nothing held sends nothing');
+});
+
+t.test('DATA_BOOL picks the vectors; a masked vector is unmasked and forgotten when MSI-X is disabled', async (t) => {
+  const v = new MsixVectors(4, () => true);
+  t.teardown(() => v.clear());
+  const fds = [makeEventfd(), makeEventfd(), makeEventfd()];
+  v.set(setIrqs(0x24, 0, 3), fds);
+  // DATA_BOOL | ACTION_MASK (0x02 | 0x08): vectors 0 and 2, not 1.
+  t.equal(v.set({ ...setIrqs(0x0a, 0, 3), bools: Uint8Array.from([1, 0, 1]) }, []), undefined);
+  t.same([v.isMasked(0), v.isMasked(1), v.isMasked(2)], [true, false, true]);
+  // DATA_BOOL | ACTION_TRIGGER (0x02 | 0x20): software triggers of vectors 1 and 2.
+  t.equal(v.set({ ...setIrqs(0x22, 0, 3), bools: Uint8Array.from([0, 1, 1]) }, []), undefined);
+  t.same(fds.map((fd) => readEventfd(fd)), [0, 1, 0], 'vector 1 fired, vector 2 is held');
+  t.ok(v.isPending(2));
+  t.match(v.set(setIrqs(0x0c, 0, 1), [makeEventfd()]), /eventfds only for ACTION_TRIGGER/, 'EVENTFD | MASK refused');
+  v.set(setIrqs(0x21, 0, 0), []); // MSI-X disabled
+  t.notOk(v.isPending(2), 'nothing held after MSI-X is disabled');
+  t.notOk(v.isMasked(0));
+});

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { serveVfioUser } from '../drivers/emu/vfio-user/index.ts';
 import { macFromNumber } from '../drivers/emu/config.ts';
 import { systemLibc, LINUX } from '../drivers/vfio/libc.ts';
-import { makeEventfd, closeFd } from '../drivers/emu/vfio-user/socket-libc.ts';
+import { makeEventfd, closeFd, readEventfd } from '../drivers/emu/vfio-user/socket-libc.ts';
 import { TestClient, fields } from './helpers/vfio-user-client.ts';
 import { waitUntil } from './helpers/wait.ts';
 
@@ -168,6 +168,29 @@ t.test('SET_IRQS takes eventfds for MSI-X vectors; malformed messages change not
   t.equal(client.call(CMD.DMA_MAP, fields([4, 32])).error, 22, 'short DMA_MAP');
   t.equal(client.call(CMD.RESET).flags, 1, 'DEVICE_RESET');
   t.equal(version(client).flags, 1, 'the connection still works');
+});
+
+t.test('SET_IRQS masks an MSI-X vector: its message is held in the PBA and sent at unmask', async (t) => {
+  const { client } = await started(t);
+  version(client);
+  const info = client.call(CMD.IRQ_INFO, fields([4, 16], [4, 0], [4, 2], [4, 0])).body;
+  t.equal(u32(info, 4) & 2, 2, 'MSI-X is offered as VFIO_IRQ_INFO_MASKABLE');
+  const e = makeEventfd();
+  const ok = (m: { flags: number }) => m.flags === 1;
+  // Memory and bus master on (command register), MSI-X enabled (message control bit 15, at 0xa0 + 2).
+  t.ok(ok(client.call(CMD.WRITE, new Uint8Array([...fields([8, 4n], [4, 7], [4, 2]), 0x06, 0x00]))));
+  t.ok(ok(client.call(CMD.WRITE, new Uint8Array([...fields([8, 0xa2n], [4, 7], [4, 2]), 0x3f, 0x80]))));
+  t.ok(ok(client.call(CMD.SET_IRQS, fields([4, 20], [4, 0x24], [4, 2], [4, 5], [4, 1]), [e])), 'eventfd for vector 5');
+  const pba = () => client.call(CMD.READ, fields([8, 0x2000n], [4, 4], [4, 8])).body[16]!;
+  t.ok(ok(client.call(CMD.SET_IRQS, fields([4, 20], [4, 0x09], [4, 2], [4, 5], [4, 1]))), 'DATA_NONE | ACTION_MASK');
+  t.ok(ok(client.call(CMD.SET_IRQS, fields([4, 20], [4, 0x21], [4, 2], [4, 5], [4, 1]))), 'a trigger of vector 5');
+  t.equal(readEventfd(e), 0, 'masked: the eventfd was not signalled');
+  t.equal(pba(), 1 << 5, 'PBA bit 5 is set');
+  t.ok(ok(client.call(CMD.WRITE, new Uint8Array([...fields([8, 0x2000n], [4, 4], [4, 1]), 0]))));
+  t.equal(pba(), 1 << 5, 'the PBA is read-only');
+  t.ok(ok(client.call(CMD.SET_IRQS, fields([4, 20], [4, 0x11], [4, 2], [4, 5], [4, 1]))), 'DATA_NONE | ACTION_UNMASK');
+  t.equal(readEventfd(e), 1, 'the held message was sent at unmask');
+  t.equal(pba(), 0, 'and its pending bit cleared');
 });
 
 /** Writes an HWRM request into BAR0's window as posted dword writes, then the trigger (bnxt_en's order). */

@@ -89,7 +89,10 @@ export class NicVfioDevice implements SessionDevice {
     // Linux's pcie_flr (and `echo 1 > .../reset`) starts an FLR: the function resets as at DEVICE_RESET,
     // but the eventfds QEMU wired stay (MSI-X itself is off until the driver enables it again).
     this.config = new PciConfigSpace(pfConfigSpec(this.model.bus.chip, config.mac), () => this.resetFunction());
-    this.vectors = new MsixVectors(MSIX_VECTORS, () => this.config.busMaster && this.config.msixEnabled);
+    this.vectors = new MsixVectors(
+      MSIX_VECTORS, () => this.config.busMaster && this.config.msixEnabled, undefined,
+      (vector, pending) => this.setPendingBit(vector, pending),
+    );
     this.l2 = new L2Engine(
       this.model.bus, this.model.resources, (vector) => this.vectors.signal(vector),
       (frame, length) => this.model.engine.sendL2Frame(frame, length),
@@ -110,9 +113,17 @@ export class NicVfioDevice implements SessionDevice {
         return new Uint8Array(n);
       }, write: (o, d) => this.writeBar(WriteKind.Bar2Write32, o, d) }],
       [REGION.BAR4, { size: BAR4_BYTES, read: (o, n) => this.bar4.slice(o, o + n), write: (o, d) => {
-        this.bar4.set(d, o);
+        // The PBA is read-only (PCIe base spec, MSI-X PBA): only the table part of a write lands.
+        if (o < MSIX_PBA_OFFSET) this.bar4.set(d.subarray(0, MSIX_PBA_OFFSET - o), o);
       } }],
     ]);
+  }
+
+  /** A vector's pending bit in the PBA (bit v of the little-endian bit array at BAR4 + 0x2000). */
+  private setPendingBit(vector: number, pending: boolean): void {
+    const at = MSIX_PBA_OFFSET + (vector >>> 3);
+    const bit = 1 << (vector & 7);
+    this.bar4[at] = pending ? this.bar4[at]! | bit : this.bar4[at]! & ~bit;
   }
 
   /** Lets the model take every queued write and do its due work; true if it did anything. */
@@ -210,6 +221,7 @@ export class NicVfioDevice implements SessionDevice {
     this.run(); // writes posted before the reset are taken first (PCIe ordering)
     this.config.reset();
     this.bar4.fill(0);
+    this.vectors.resetMasks();
     this.model.hwrm.resetFunction();
     this.forgetRings();
   }

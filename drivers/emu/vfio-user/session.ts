@@ -34,6 +34,9 @@ export const SERVER_CAPABILITIES = {
   max_dma_maps: 65535,
 } as const;
 
+/** MSI-X: eventfds, maskable per vector through SET_IRQS (interrupts.ts), a fixed vector count. */
+const MSIX_INFO_FLAGS = P.IRQ_INFO_FLAGS.EVENTFD | P.IRQ_INFO_FLAGS.MASKABLE | P.IRQ_INFO_FLAGS.NORESIZE;
+
 export interface SessionStats {
   messages: number;
   errors: number;
@@ -132,7 +135,7 @@ export class VfioUserSession {
         const q = P.decodeIrqInfoRequest(body);
         if (typeof q === 'string') return bad(q);
         if (q.index === P.IRQ.MSIX)
-          return P.encodeIrqInfo(q.index, P.IRQ_INFO_FLAGS.EVENTFD | P.IRQ_INFO_FLAGS.NORESIZE, d.vectors.count);
+          return P.encodeIrqInfo(q.index, MSIX_INFO_FLAGS, d.vectors.count);
         if (q.index === P.IRQ.INTX || q.index === P.IRQ.MSI)
           return P.encodeIrqInfo(q.index, P.IRQ_INFO_FLAGS.EVENTFD, 0);
         return bad(`IRQ index ${q.index} is not offered`);
