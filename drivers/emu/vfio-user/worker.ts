@@ -30,12 +30,10 @@ try {
   process.exit(0);
 }
 device.onHwrm = (o) => post({ kind: 'hwrm', ...o });
+// The cable's frames arrive on this thread's event loop (a UDP cable through Node's dgram socket:
+// the config sets no udpIo), which runs the model for each: a frame is taken while the guest
+// waits on its CQ in memory, with no MMIO to run the model.
 device.model.onExternalWork = () => pump();
-// A UDP cable read through libc is read only when the model runs, and this thread runs it on
-// QEMU's messages and the model's deadlines: a frame arriving while the guest waits on its CQ in
-// memory (no MMIO) sat unread until a timer, so the host's packets and their resends came in
-// bursts and RC steps ran out of retries. The event loop now watches that socket and runs it.
-device.model.engine.watchCable(() => pump());
 
 try { unlinkSync(socketPath); } catch { /* absent */ }
 const listenFd = listenUnix(socketPath);
