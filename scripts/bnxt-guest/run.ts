@@ -39,6 +39,30 @@ export const GUEST_MAC = '02:62:6e:00:50:01';
 export const GUEST_IP = '10.77.0.2';
 /** The guest's control NIC (QEMU user networking); init.sh finds it by this MAC. */
 const CONTROL_MAC = '52:54:00:00:00:01';
+/**
+ * What the guest's perftest sends, so that a capture can check its messages byte for byte (perftest
+ * fills its buffer with random words otherwise, from /dev/urandom: perftest_resources.c
+ * init_perftest_rand_state): 64 different bytes, repeated to the message size. steps.sh hands them
+ * to perftest as --payload_file_path, whose format is create_payload's: comma-separated DWORDs
+ * "0xDDCCBBAA", bytes AA BB CC DD in buffer order.
+ */
+export const GUEST_PERFTEST_PAYLOAD = Uint8Array.from({ length: 64 }, (_, i) => (i * 29 + 0x47) & 0xff);
+
+/** The bytes of one guest perftest message of `size` bytes. */
+export function guestPerftestMessage(size: number): Uint8Array {
+  return Uint8Array.from({ length: size }, (_, i) => GUEST_PERFTEST_PAYLOAD[i % GUEST_PERFTEST_PAYLOAD.length]!);
+}
+
+/** GUEST_PERFTEST_PAYLOAD in perftest's payload-file format. */
+function perftestPayloadFile(): string {
+  const words: string[] = [];
+  const p = GUEST_PERFTEST_PAYLOAD;
+  for (let i = 0; i < p.length; i += 4) {
+    words.push(`0x${[p[i + 3]!, p[i + 2]!, p[i + 1]!, p[i]!].map((b) => b.toString(16).padStart(2, '0')).join('')}`);
+  }
+  return words.join(',');
+}
+
 /** ibv_rc_pingpong's and perftest's port in the guest (steps.sh PP_PORT). */
 const GUEST_SERVER_PORT = 18515;
 
@@ -229,7 +253,7 @@ export async function runGuest(o: GuestRunOptions = {}): Promise<GuestRunReport>
   const server = started.value;
   if (o.dropFirstTxOpcode !== undefined) await server.control('engine.dropFrames', 'tx', o.dropFirstTxOpcode, -1, 1);
   if (withHost) {
-    writeFileSync(join(work, 'job.sh'), jobScript(steps, {
+    writeFileSync(join(work, 'job.sh'), `PT_PAYLOAD=${perftestPayloadFile()}\n` + jobScript(steps, {
       peerIp: HOST_NIC.ip, peerMac: HOST_NIC.mac, events: false, serverAddress: '10.0.2.2', serverPort: relayPort,
     }));
   }

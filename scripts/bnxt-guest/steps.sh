@@ -59,13 +59,21 @@ pp_client() {
   echo "BNXT-STEP-END $1 status=$st"
 }
 
+# pt_payload: perftest's --payload_file_path option for the bytes the job names in PT_PAYLOAD
+# (comma-separated DWORDs, scripts/bnxt-guest/run.ts), so its messages are known byte for byte.
+pt_payload() {
+  [ -n "$PT_PAYLOAD" ] || return 0
+  printf '%s' "$PT_PAYLOAD" > /tmp/pt-payload.txt && echo "--payload_file_path=/tmp/pt-payload.txt"
+}
+
 # pt_server ID TOOL SIZE ITERS QPS TIMEOUT_S: perftest's TOOL (ib_send_lat) as the server, with QPS
 # queue pairs (-q, given only for more than one: perftest 6.06 refuses -q in latency tests); the
 # host's rig-bnxt perf is the client.
 pt_server() {
   echo "BNXT-STEP-BEGIN $1"
   qflag=""; [ "$5" != 1 ] && qflag="-q $5"
-  timeout -s KILL "$6" "$2" -d $RDMA_DEV -x "$GID_INDEX" -F -s "$3" -n "$4" $qflag -p $PP_PORT > "/tmp/$1.out" 2>&1 &
+  timeout -s KILL "$6" "$2" -d $RDMA_DEV -x "$GID_INDEX" -F -s "$3" -n "$4" $qflag $(pt_payload) -p $PP_PORT \
+    > "/tmp/$1.out" 2>&1 &
   pid=$!
   if wait_listen $PP_PORT $pid; then echo "BNXT-STEP-WAIT $1"; else echo "BNXT-OUT $1 (server did not listen)"; fi
   wait $pid
@@ -79,8 +87,8 @@ pt_client() {
   echo "BNXT-STEP-BEGIN $1"
   echo "BNXT-STEP-WAIT $1"
   qflag=""; [ "$5" != 1 ] && qflag="-q $5"
-  timeout -s KILL "$6" "$2" -d $RDMA_DEV -x "$GID_INDEX" -F -s "$3" -n "$4" $qflag -p $PP_SERVER_PORT "$7" \
-    > "/tmp/$1.out" 2>&1
+  timeout -s KILL "$6" "$2" -d $RDMA_DEV -x "$GID_INDEX" -F -s "$3" -n "$4" $qflag $(pt_payload) \
+    -p $PP_SERVER_PORT "$7" > "/tmp/$1.out" 2>&1
   st=$?
   step_out "$1" "/tmp/$1.out"
   echo "BNXT-STEP-END $1 status=$st"

@@ -92,6 +92,13 @@ function makeQps(nic: Nic, count: number): Qp[] {
   return qps;
 }
 
+/**
+ * Every byte this side's messages carry (its region's outgoing part): a peer, or a capture of the
+ * cable, can check them byte for byte. PERF_SEND_FILL_B is the second side's when both run here.
+ */
+export const PERF_SEND_FILL = 0xa5;
+const PERF_SEND_FILL_B = 0x5a;
+
 function makeQueues(nic: Nic, size: number, qps: number, both: boolean): Queues {
   const a = makeQps(nic, qps);
   const b = both ? makeQps(nic, qps) : undefined;
@@ -101,8 +108,8 @@ function makeQueues(nic: Nic, size: number, qps: number, both: boolean): Queues 
   if (!ra.ok) throw new Error(ra.error);
   const rb = Region.alloc(nic, bytes);
   if (!rb.ok) throw new Error(rb.error);
-  ra.value.bytes.fill(0xa5, 0, size);
-  rb.value.bytes.fill(0x5a, 0, size);
+  ra.value.bytes.fill(PERF_SEND_FILL, 0, size);
+  rb.value.bytes.fill(PERF_SEND_FILL_B, 0, size);
   return { a, b, ra: ra.value, rb: rb.value };
 }
 

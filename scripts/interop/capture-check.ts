@@ -13,6 +13,9 @@
  *     after its k-th receive is exactly the k-th message it received. As the server the guest's
  *     k-th send echoes the host's k-th message; as the client its (k+1)-th send echoes the host's
  *     k-th. A payload changed anywhere on the way shows up as a mismatch.
+ *   - known payloads: where both ends send bytes known beforehand (perftest, which does not echo,
+ *     filling its buffer from a payload file; rig-bnxt perf, from its fill), every whole message
+ *     each way is compared with them instead (PingpongPair.payloads).
  *
  * The step's frames are told apart with the guest's pingpong output. Host -> guest frames carry
  * the guest's QPN, new for every QP. Guest -> host frames carry only the host's QPN, which a host
@@ -105,6 +108,9 @@ export interface CaptureCheck {
   /** Echo comparisons done and the first few mismatches. */
   readonly echoesCompared: number;
   readonly echoMismatches: readonly string[];
+  /** With PingpongPair.payloads: whole messages compared with them (both ways), and the first few mismatches. */
+  readonly payloadsCompared: number;
+  readonly payloadMismatches: readonly string[];
 }
 
 const SEND_FIRST = new Set<number>([Opcode.RC_SEND_FIRST]);
@@ -154,6 +160,11 @@ export interface PingpongPair {
   readonly iters: number;
   /** The guest's ibv_rc_pingpong role (the client sends first). */
   readonly role: GuestRole;
+  /**
+   * The bytes every message carries each way, when both ends send known bytes and do not echo
+   * (perftest): compared with each whole message instead of the echo rule.
+   */
+  readonly payloads?: { readonly toGuest: Uint8Array; readonly fromGuest: Uint8Array };
 }
 
 /** Checks the frames of one pingpong between the guest (its NIC's MAC: guestMacText) and the host. */
@@ -206,6 +217,8 @@ class PingpongCheck {
   private readonly pending: Uint8Array[] = [];
   private readonly mismatches: string[] = [];
   private compared = 0;
+  private payloadsCompared = 0;
+  private readonly payloadMismatches: string[] = [];
   private guestSends = 0;
   /** Guest request packets awaiting the host's ACK, oldest first: PSNs and first-send times. */
   private readonly unackedPsn: number[] = [];
@@ -250,8 +263,19 @@ class PingpongCheck {
     const payload = captured.bytes.subarray(frame.payloadOffset, frame.payloadOffset + frame.payloadLength);
     const message = (fromGuestSide ? this.fromGuest : this.toGuest).add(op, payload, captured.index);
     if (message === null) return;
-    if (!fromGuestSide) this.pending.push(message);
+    const known = this.pair.payloads;
+    if (known !== undefined) this.takeKnownPayload(message, fromGuestSide ? known.fromGuest : known.toGuest,
+      `${fromGuestSide ? 'guest' : 'host'} message ${(fromGuestSide ? this.fromGuest : this.toGuest).count}`,
+      captured.index);
+    else if (!fromGuestSide) this.pending.push(message);
     else this.takeGuestMessage(message, captured.index);
+  }
+
+  /** A whole message of a step whose payloads are known: byte for byte what its sender posted. */
+  private takeKnownPayload(message: Uint8Array, expected: Uint8Array, what: string, frameIndex: number): void {
+    this.payloadsCompared++;
+    if (!Buffer.from(expected).equals(Buffer.from(message)) && this.payloadMismatches.length < 5)
+      this.payloadMismatches.push(`${what} (frame ${frameIndex}): ${describeDifference(expected, message)}`);
   }
 
   /** A NAK either way is noted; a host ACK covers every guest PSN up to its own. */
@@ -326,6 +350,7 @@ class PingpongCheck {
       hostAckLatencyMaxUs: Math.round(this.ackLatencyMaxUs), hostAcksLate: this.acksLate + unackedPsn.length,
       guestPacketsNeverAcked: unackedPsn.length, echoesCompared: this.compared,
       echoMismatches: [...this.mismatches, ...toGuest.errors.slice(0, 3), ...fromGuest.errors.slice(0, 3)],
+      payloadsCompared: this.payloadsCompared, payloadMismatches: this.payloadMismatches,
     };
   }
 }

@@ -11,7 +11,8 @@
 //  - ibv_rc_pingpong and ib_send_lat on bnxt_re0, in the guest (the model's port delivers its
 //    own frames) and against rig-bnxt pingpong / perf on the host, driving a second software NIC
 //    on the far end of the same cable, in both roles; the port's capture shows every payload
-//    echoed intact, no NAK, no bad frame;
+//    intact (ibv_rc_pingpong's echoed, perftest's and rig-bnxt perf's as each posted them), no
+//    NAK, no bad frame;
 //  - the command trace of the whole run (HWRM, CMDQ, CREQ) is saved, and compared, command by
 //    command, with what rig-bnxt's own driver sends for the same steps: every difference is a
 //    row of docs/hardware.md's table that applies to the chip, and every such row a difference.
@@ -22,7 +23,10 @@ import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runGuest, buildGuest, DEFAULT_CACHE, HOST_PEER_STEPS, GUEST_MAC } from '../../scripts/bnxt-guest/run.ts';
+import {
+  runGuest, buildGuest, DEFAULT_CACHE, HOST_PEER_STEPS, GUEST_MAC, guestPerftestMessage,
+} from '../../scripts/bnxt-guest/run.ts';
+import { PERF_SEND_FILL } from '../../scripts/cli/run-perf.ts';
 import type { PeerStepResult } from '../../scripts/bnxt-guest/host-peer.ts';
 import { checkPingpongCapture, readPcap, type CapturedFrame } from '../../scripts/interop/capture-check.ts';
 import { compareTraces } from '../../scripts/bnxt-guest/compare-trace.ts';
@@ -101,9 +105,11 @@ function checkHostStep(t: Test, s: PeerStepResult, frames: readonly CapturedFram
       t.fail(`${id}: no QP addresses in perftest's output`);
       return 0;
     }
+    // Both ends send known bytes (perftest from the job's payload file, rig-bnxt perf its fill):
+    // every message each way is compared with them, byte for byte.
     pair = {
       guestQpn: a.local[0], guestPsn: a.local[1], hostQpn: a.remote[0], hostPsn: a.remote[1], sizeBytes: size, iters,
-      role,
+      role, payloads: { toGuest: new Uint8Array(size).fill(PERF_SEND_FILL), fromGuest: guestPerftestMessage(size) },
     } as const;
   } else {
     t.equal(s.pingpong?.iters, iters, `${id}: ibv_rc_pingpong did ${iters} iterations`);
@@ -126,9 +132,12 @@ function checkHostStep(t: Test, s: PeerStepResult, frames: readonly CapturedFram
   // so the time between a packet and its resend seen there is not the sender's: reported only.
   if (c.repeatedPsnsToGuest + c.repeatedPsnsFromGuest > 0)
     t.comment(`${id}: ${c.repeatedPsnsToGuest} packets resent to the guest, ${c.repeatedPsnsFromGuest} from it`);
-  // ibv_rc_pingpong sends from the buffer it receives into: each message the guest sends back is
-  // the one it received, byte for byte (perftest does not echo, so its payloads are not compared).
-  if (!('test' in s.step)) {
+  if ('test' in s.step) {
+    t.equal(c.payloadsCompared, 2 * iters, `${id}: every message each way compared with what its sender posted`);
+    t.same(c.payloadMismatches, [], `${id}: every payload went through both NICs intact`);
+  } else {
+    // ibv_rc_pingpong sends from the buffer it receives into: each message the guest sends back is
+    // the one it received, byte for byte.
     t.equal(c.echoesCompared, role === 'client' ? iters - 1 : iters, `${id}: every echo compared`);
     t.same(c.echoMismatches, [], `${id}: every payload went through both NICs intact`);
   }
