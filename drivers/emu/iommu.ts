@@ -19,6 +19,21 @@ export interface PagedMemory {
   iova(offset: number): number;
 }
 
+/**
+ * Memory the device reaches by request and reply instead of a mapping here (vfio-user's in-band
+ * DMA_READ/DMA_WRITE: vfio-user/remote-dma.ts): tried only where no mapping covers an access, by
+ * the copying and scalar accesses. The zero-copy ones (view, mappingOf, wordsOf, bytesIn,
+ * wordsIn) hand out the mapping's own bytes, which such memory does not have: a fault there.
+ */
+export interface RemoteMemory {
+  /** True if [iova, iova+length) lies inside one range the device may reach this way. */
+  covers(iova: number, length: number): boolean;
+  /** False if the range is not readable or the bytes did not come. */
+  read(iova: number, length: number, into: Uint8Array, at: number): boolean;
+  /** False if the range is not writable or the write was not taken. */
+  write(iova: number, src: Uint8Array, at: number, length: number): boolean;
+}
+
 interface Mapping {
   readonly iova: number;
   readonly end: number;
@@ -40,6 +55,10 @@ export class Iommu {
   faults = 0;
   /** Optional observer of every DMA write (tests use it to prove nothing lands after destroy). */
   onWrite: ((iova: number, length: number) => void) | undefined;
+  /** Memory reached by request and reply where no mapping covers an access (RemoteMemory). */
+  remote: RemoteMemory | undefined;
+  private readonly remoteScratch = new Uint8Array(8);
+  private readonly remoteView = new DataView(this.remoteScratch.buffer);
 
   map(iova: number, memory: SharedArrayBuffer | ArrayBuffer, length: number): void {
     const m: Mapping = {
@@ -91,14 +110,40 @@ export class Iommu {
     return undefined;
   }
 
-  /** True if [iova, iova+length) lies inside one mapping. */
+  /** True if [iova, iova+length) lies inside one mapping (or one range of the remote memory). */
   check(iova: number, length: number): boolean {
-    return length === 0 || this.find(iova, length) !== undefined;
+    return length === 0 || this.find(iova, length) !== undefined || this.remote?.covers(iova, length) === true;
+  }
+
+  // ---- Where no mapping covers an access: the remote memory, or a fault ----
+
+  /** Reads `length` (at most 8) bytes into the scratch from the remote memory; false (a fault) if not. */
+  private remoteRead(iova: number, length: number): boolean {
+    const r = this.remote;
+    if (r !== undefined && r.covers(iova, length) && r.read(iova, length, this.remoteScratch, 0)) return true;
+    this.faults++;
+    return false;
+  }
+
+  /** Writes the scratch's first `length` bytes to the remote memory; false (a fault) if not. */
+  private remoteWrite(iova: number, length: number): boolean {
+    const r = this.remote;
+    if (r !== undefined && r.covers(iova, length)) {
+      this.onWrite?.(iova, length);
+      if (r.write(iova, this.remoteScratch, 0, length)) return true;
+    }
+    this.faults++;
+    return false;
+  }
+
+  private remoteWrite32(iova: number, value: number): boolean {
+    this.remoteView.setUint32(0, value >>> 0, true);
+    return this.remoteWrite(iova, 4);
   }
 
   read32(iova: number): number {
     const m = this.find(iova, 4);
-    if (!m) { this.faults++; return 0; }
+    if (!m) return this.remoteRead(iova, 4) ? this.remoteView.getUint32(0, true) : 0;
     const off = iova - m.iova;
     if ((off & 3) === 0) return m.shared ? Atomics.load(m.u32, off >>> 2) : m.u32[off >>> 2]!;
     return m.dv.getUint32(off, true);
@@ -106,27 +151,30 @@ export class Iommu {
 
   read16(iova: number): number {
     const m = this.find(iova, 2);
-    if (!m) { this.faults++; return 0; }
+    if (!m) return this.remoteRead(iova, 2) ? this.remoteView.getUint16(0, true) : 0;
     return m.dv.getUint16(iova - m.iova, true);
   }
 
   read8(iova: number): number {
     const m = this.find(iova, 1);
-    if (!m) { this.faults++; return 0; }
+    if (!m) return this.remoteRead(iova, 1) ? this.remoteScratch[0]! : 0;
     return m.u8[iova - m.iova]!;
   }
 
   /** Reads a u64 that stays below 2^53 (addresses) as a number. */
   read64(iova: number): number {
     const m = this.find(iova, 8);
-    if (!m) { this.faults++; return 0; }
+    if (!m) {
+      const v = this.remoteView;
+      return this.remoteRead(iova, 8) ? v.getUint32(0, true) + v.getUint32(4, true) * 4294967296 : 0;
+    }
     const off = iova - m.iova;
     return m.dv.getUint32(off, true) + m.dv.getUint32(off + 4, true) * 4294967296;
   }
 
   write32(iova: number, value: number): boolean {
     const m = this.find(iova, 4);
-    if (!m) { this.faults++; return false; }
+    if (!m) return this.remoteWrite32(iova, value);
     this.onWrite?.(iova, 4);
     m.dv.setUint32(iova - m.iova, value >>> 0, true);
     return true;
@@ -138,7 +186,7 @@ export class Iommu {
    */
   write32Release(iova: number, value: number): boolean {
     const m = this.find(iova, 4);
-    if (!m) { this.faults++; return false; }
+    if (!m) return this.remoteWrite32(iova, value); // each remote write is answered before the next
     this.onWrite?.(iova, 4);
     const off = iova - m.iova;
     if ((off & 3) !== 0 || !m.shared) m.dv.setUint32(off, value >>> 0, true);
@@ -148,7 +196,10 @@ export class Iommu {
 
   write8Release(iova: number, value: number): boolean {
     const m = this.find(iova, 1);
-    if (!m) { this.faults++; return false; }
+    if (!m) {
+      this.remoteScratch[0] = value;
+      return this.remoteWrite(iova, 1);
+    }
     this.onWrite?.(iova, 1);
     if (m.shared) Atomics.store(m.u8, iova - m.iova, value);
     else m.u8[iova - m.iova] = value;
@@ -159,7 +210,12 @@ export class Iommu {
   readInto(iova: number, length: number, dst: Uint8Array, dstAt: number): boolean {
     if (length === 0) return true;
     const m = this.find(iova, length);
-    if (!m) { this.faults++; return false; }
+    if (!m) {
+      const r = this.remote;
+      if (r !== undefined && r.covers(iova, length) && r.read(iova, length, dst, dstAt)) return true;
+      this.faults++;
+      return false;
+    }
     const off = iova - m.iova;
     dst.set(m.u8.subarray(off, off + length), dstAt);
     return true;
@@ -169,7 +225,15 @@ export class Iommu {
   writeFrom(iova: number, src: Uint8Array, srcAt: number, length: number): boolean {
     if (length === 0) return true;
     const m = this.find(iova, length);
-    if (!m) { this.faults++; return false; }
+    if (!m) {
+      const r = this.remote;
+      if (r !== undefined && r.covers(iova, length)) {
+        this.onWrite?.(iova, length);
+        if (r.write(iova, src, srcAt, length)) return true;
+      }
+      this.faults++;
+      return false;
+    }
     this.onWrite?.(iova, length);
     m.u8.set(src.subarray(srcAt, srcAt + length), iova - m.iova);
     return true;
@@ -265,7 +329,7 @@ export class Iommu {
   /** Like read32, at `offset` of `memory`. */
   read32In(memory: PagedMemory, offset: number): number {
     const m = this.pagedMapping(memory, offset, 4);
-    if (m === undefined) { this.faults++; return 0; }
+    if (m === undefined) return this.remoteRead(memory.iova(offset), 4) ? this.remoteView.getUint32(0, true) : 0;
     const off = this.pagedOffset;
     if ((off & 3) === 0) return m.shared ? Atomics.load(m.u32, off >>> 2) : m.u32[off >>> 2]!;
     return m.dv.getUint32(off, true);
@@ -274,7 +338,7 @@ export class Iommu {
   /** Like write32Release, at `offset` of `memory`. */
   write32ReleaseIn(memory: PagedMemory, offset: number, value: number): boolean {
     const m = this.pagedMapping(memory, offset, 4);
-    if (m === undefined) { this.faults++; return false; }
+    if (m === undefined) return this.remoteWrite32(memory.iova(offset), value);
     if (this.onWrite !== undefined) this.onWrite(memory.iova(offset), 4);
     const off = this.pagedOffset;
     if ((off & 3) !== 0 || !m.shared) m.dv.setUint32(off, value >>> 0, true);

@@ -4,7 +4,7 @@
  * Messages are built here by hand from the spec's layouts, not with the server's encoder.
  */
 import {
-  connectUnix, FdReceiver, receiveAll, sendAll, shutdownAndClose,
+  connectUnix, FdReceiver, ReadablePoller, receiveAll, sendAll, shutdownAndClose,
 } from '../../drivers/emu/vfio-user/socket-libc.ts';
 
 export interface Reply {
@@ -43,8 +43,20 @@ export function fields(...parts: [1 | 2 | 4 | 8, number | bigint][]): Uint8Array
 export class TestClient {
   private nextId = 1;
   private readonly head = new FdReceiver(16);
+  /**
+   * A request the server sends while we wait for a reply (DMA_READ, DMA_WRITE: the in-band DMA
+   * fallback): returns the whole message to answer it with, or null to send nothing. Without it
+   * such a request is returned by receive() like a reply.
+   */
+  onServerRequest: ((request: Reply) => Uint8Array | null) | undefined;
+  /** The server's requests seen while waiting (answered or not). */
+  readonly serverRequests: Reply[] = [];
 
-  private constructor(readonly fd: number) {}
+  private readonly poller: ReadablePoller;
+
+  private constructor(readonly fd: number) {
+    this.poller = new ReadablePoller(fd);
+  }
 
   static connect(path: string): TestClient {
     const fd = connectUnix(path);
@@ -77,6 +89,30 @@ export class TestClient {
   }
 
   receive(): Reply {
+    for (;;) {
+      const m = this.receiveOne();
+      if ((m.flags & 0xf) !== 0 || this.onServerRequest === undefined) return m;
+      this.serverRequests.push(m);
+      const answer = this.onServerRequest(m);
+      if (answer !== null) this.sendRaw(answer);
+    }
+  }
+
+  /** Answers the server's requests that are already waiting (onServerRequest), without blocking; how many. */
+  serveRequests(): number {
+    let n = 0;
+    while (this.poller.wait(0)) {
+      const m = this.receiveOne();
+      if ((m.flags & 0xf) !== 0) throw new Error(`a reply (id ${m.id}) while no call waits`);
+      this.serverRequests.push(m);
+      const answer = this.onServerRequest?.(m) ?? null;
+      if (answer !== null) this.sendRaw(answer);
+      n++;
+    }
+    return n;
+  }
+
+  private receiveOne(): Reply {
     const n = this.head.receive(this.fd);
     if (n !== 16) throw new Error(`reply header: ${n} bytes`);
     const dv = new DataView(this.head.data.buffer, this.head.data.byteOffset, 16);

@@ -5,12 +5,21 @@
  * DMA reaches guest memory directly with the same bounds checks as in-process buffers.
  *
  * A range without an fd (ROM, BIOS windows, or a guest started without a shared memory
- * backend) or one the client allows only reads of is recorded but not placed in the IOMMU:
- * model DMA there is an IOMMU fault, counted like any other. (The in-band DMA_READ/DMA_WRITE
- * fallback is not used: docs/vfio-user.md says why.)
+ * backend) or one the client allows only reads of is not placed in the IOMMU: the model reaches
+ * it through the protocol's in-band fallback, a DMA_READ or DMA_WRITE request to the client per
+ * access (remote-dma.ts), as the IOMMU's remote memory (iommu.ts RemoteMemory), within the
+ * range's DMA_MAP permissions. An access the range does not allow, or that no reply completes,
+ * is an IOMMU fault, counted like any other.
  */
 import { systemLibc, LINUX, type Libc, type Pointer } from '../../vfio/libc.ts';
+import type { RemoteMemory } from '../iommu.ts';
 import { DMA_FLAGS } from './protocol.ts';
+
+/** How the fd-less ranges are reached: the connection's DMA_READ/DMA_WRITE (remote-dma.ts RemoteDma). */
+export interface InBandDma {
+  read(address: number, length: number, into: Uint8Array, at: number): boolean;
+  write(address: number, src: Uint8Array, at: number, length: number): boolean;
+}
 
 export interface GuestMapper {
   map(iova: number, memory: ArrayBuffer, length: number): void;
@@ -25,8 +34,10 @@ interface Region {
   readonly mapped: Pointer | undefined;
 }
 
-export class GuestMemory {
+export class GuestMemory implements RemoteMemory {
   private readonly regions: Region[] = [];
+  /** Set while a client is connected: the ranges without an mmap are reached through it. */
+  inBand: InBandDma | undefined;
 
   constructor(private readonly mapper: GuestMapper, private readonly libc: Libc = systemLibc()) {}
 
@@ -34,7 +45,7 @@ export class GuestMemory {
     return this.regions.length;
   }
 
-  /** Bytes of guest memory the model can reach (mmapped and writable). */
+  /** Bytes of guest memory the model reaches directly (mmapped and writable). */
   get reachableBytes(): number {
     return this.regions.reduce((n, r) => n + (r.mapped !== undefined ? r.size : 0), 0);
   }
@@ -61,6 +72,30 @@ export class GuestMemory {
     } finally {
       if (fd !== undefined) this.libc.close(fd);
     }
+  }
+
+  /** The unmapped range holding all of [iova, iova+length), if any. */
+  private remoteRegion(iova: number, length: number): Region | undefined {
+    if (!(iova >= 0) || length <= 0) return undefined;
+    for (const r of this.regions)
+      if (r.mapped === undefined && iova >= r.address && iova + length <= r.address + r.size) return r;
+    return undefined;
+  }
+
+  covers(iova: number, length: number): boolean {
+    return this.inBand !== undefined && this.remoteRegion(iova, length) !== undefined;
+  }
+
+  read(iova: number, length: number, into: Uint8Array, at: number): boolean {
+    const r = this.remoteRegion(iova, length);
+    if (r === undefined || (r.flags & DMA_FLAGS.READ) === 0 || this.inBand === undefined) return false;
+    return this.inBand.read(iova, length, into, at);
+  }
+
+  write(iova: number, src: Uint8Array, at: number, length: number): boolean {
+    const r = this.remoteRegion(iova, length);
+    if (r === undefined || (r.flags & DMA_FLAGS.WRITE) === 0 || this.inBand === undefined) return false;
+    return this.inBand.write(iova, src, at, length);
   }
 
   /** Drops every range inside [address, address+size) (all of them with `all`); returns how many. */

@@ -34,6 +34,8 @@ export interface ServeOptions {
   readonly verbose?: boolean;
   /** Write every HWRM request and response the guest's driver exchanged here, one JSON object a line. */
   readonly tracePath?: string;
+  /** How long an in-band DMA (a range mapped without an fd) waits for the client's reply (remote-dma.ts). */
+  readonly dmaReplyLimitMs?: number;
 }
 
 /** Starts the server; resolves once it listens (or with why it cannot). */
@@ -44,7 +46,7 @@ export function serveVfioUser(options: ServeOptions): Promise<Result<VfioUserSer
       worker = new Worker(workerUrl(), {
         workerData: {
           socketPath: options.socketPath, config: options.config, verbose: options.verbose ?? false,
-          tracePath: options.tracePath,
+          tracePath: options.tracePath, dmaReplyLimitMs: options.dmaReplyLimitMs,
         },
       });
     } catch (e) {

@@ -103,6 +103,7 @@ export class NicVfioDevice implements SessionDevice {
       map: (iova, memory, length) => this.model.iommu.map(iova, memory, length),
       unmap: (iova) => this.model.iommu.unmap(iova),
     });
+    this.model.iommu.remote = this.memory; // fd-less ranges: DMA_READ/DMA_WRITE (guest-memory.ts)
     this.bars = new Map<number, BarRegion>([
       [REGION.BAR0, {
         size: BAR0_BYTES, read: (o, n) => this.readBar0(o, n),
@@ -126,13 +127,27 @@ export class NicVfioDevice implements SessionDevice {
     this.bar4[at] = pending ? this.bar4[at]! | bit : this.bar4[at]! & ~bit;
   }
 
-  /** Lets the model take every queued write and do its due work; true if it did anything. */
+  /**
+   * Lets the model take every queued write and do its due work; true if it did anything. Not
+   * while it is already running, or while an in-band DMA waits for the client (requests answered
+   * meanwhile must not re-enter it: remote-dma.ts): writes queued then are taken at the next run.
+   */
   run(): boolean {
-    let worked = false;
-    for (let i = 0; i < 64 && this.model.runOnce(performance.now() * 1e6); i++) worked = true;
-    this.roceIrqs.check();
-    return worked;
+    if (this.running || this.dmaWaiting()) return false;
+    this.running = true;
+    try {
+      let worked = false;
+      for (let i = 0; i < 64 && this.model.runOnce(performance.now() * 1e6); i++) worked = true;
+      this.roceIrqs.check();
+      return worked;
+    } finally {
+      this.running = false;
+    }
   }
+
+  private running = false;
+  /** True while an in-band DMA waits for its reply (set by the server's connection). */
+  dmaWaiting: () => boolean = () => false;
 
   nextDeadlineNs(): number {
     return this.model.nextDeadlineNs();
@@ -191,10 +206,11 @@ export class NicVfioDevice implements SessionDevice {
       seqId = iommu.read16(reqAddr + 4);
       respAddr = iommu.read64(reqAddr + 8);
     }
-    const answered = iommu.check(respAddr, 8);
-    const o: HwrmObservation = {
-      reqType, name: hwrmRequestName(reqType), seqId, errorCode: answered ? iommu.read16(respAddr) : -1,
-    };
+    // A read that faults yields 0, which is also "no error": the fault count tells them apart.
+    const faults = iommu.faults;
+    const errorCode = iommu.check(respAddr, 8) ? iommu.read16(respAddr) : -1;
+    const answered = errorCode >= 0 && iommu.faults === faults;
+    const o: HwrmObservation = { reqType, name: hwrmRequestName(reqType), seqId, errorCode: answered ? errorCode : -1 };
     this.hwrmLog.push(o);
     this.onHwrm(o);
     // HWRM_FUNC_RESET dropped every ring (a second probe, after rmmod, reuses their ids).

@@ -46,6 +46,8 @@ export interface SessionStats {
 export class VfioUserSession {
   readonly stats: SessionStats = { messages: 0, errors: 0, byCommand: new Map() };
   negotiated = false;
+  /** The largest data one message may carry: the smaller of both sides' max_data_xfer_size. */
+  maxTransferBytes: number = SERVER_CAPABILITIES.max_data_xfer_size;
 
   constructor(
     private readonly device: SessionDevice,
@@ -101,6 +103,9 @@ export class VfioUserSession {
         if (typeof v === 'string') return bad(v);
         if (v.major !== 0) return bad(`protocol ${v.major}.${v.minor}: this server speaks 0.0`);
         this.negotiated = true;
+        const theirs = v.capabilities.max_data_xfer_size;
+        if (typeof theirs === 'number' && Number.isSafeInteger(theirs) && theirs >= 4096)
+          this.maxTransferBytes = Math.min(theirs, SERVER_CAPABILITIES.max_data_xfer_size);
         return P.encodeVersion(0, 0, SERVER_CAPABILITIES);
       }
       case P.CMD.DMA_MAP: {

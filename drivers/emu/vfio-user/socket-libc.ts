@@ -38,11 +38,12 @@ interface Bound {
   close(fd: number): number;
   eventfd(initval: number, flags: number): number;
   read(fd: number, buf: Uint8Array, len: number): number | bigint;
+  poll(fds: never, nfds: number, timeoutMs: number): number;
   malloc(len: number): unknown;
   free(ptr: unknown): void;
 }
 
-let bound: (Bound & { accept4Async: AsyncFn; recvmsgAsync: AsyncFn }) | undefined;
+let bound: (Bound & { accept4Async: AsyncFn; recvmsgAsync: AsyncFn; pollAsync: AsyncFn }) | undefined;
 
 function lib(): NonNullable<typeof bound> {
   if (bound) return bound;
@@ -61,12 +62,13 @@ function lib(): NonNullable<typeof bound> {
     close: l.func('int close(int fd)'),
     eventfd: l.func('int eventfd(unsigned int initval, int flags)'),
     read: l.func('intptr_t read(int fd, void *buf, size_t len)'),
+    poll: l.func('int poll(void *fds, unsigned long nfds, int timeout)'),
     malloc: l.func('void *malloc(size_t len)'),
     free: l.func('void free(void *ptr)'),
   };
   bound = {
     ...(f as unknown as Bound), accept4Async: f.accept4 as unknown as AsyncFn,
-    recvmsgAsync: f.recvmsg as unknown as AsyncFn,
+    recvmsgAsync: f.recvmsg as unknown as AsyncFn, pollAsync: f.poll as unknown as AsyncFn,
   };
   return bound;
 }
@@ -195,6 +197,40 @@ export class FdReceiver {
   }
 }
 
+/**
+ * Waits for a socket to become readable (data, end of stream or an error: POLLIN, POLLHUP,
+ * POLLERR), with poll(2). Its pollfd lives in native memory, as the async form fills it on
+ * koffi's thread pool. Waiting consumes nothing: another reader may take the data first.
+ */
+export class ReadablePoller {
+  private readonly mem = nativeBytes(8);
+
+  constructor(private readonly fd: number) {}
+
+  private prepare(): void {
+    const v = this.mem.view;
+    v.setInt32(0, this.fd, true);
+    v.setInt16(4, 0x001, true); // events: POLLIN (POLLHUP and POLLERR are always reported)
+    v.setInt16(6, 0, true);
+  }
+
+  /** Blocks at most `timeoutMs` (0: a look, -1: no limit); true if the socket is readable. */
+  wait(timeoutMs: number): boolean {
+    this.prepare();
+    return lib().poll(this.mem.ptr as never, 1, timeoutMs) > 0;
+  }
+
+  /** Waits without a limit on koffi's thread pool; `done()` on the event loop once readable (or closed). */
+  waitAsync(done: () => void): void {
+    this.prepare();
+    lib().pollAsync.async(this.mem.ptr, 1, -1, (() => done()) as Callback);
+  }
+
+  close(): void {
+    freeNative(this.mem.ptr);
+  }
+}
+
 /** Reads exactly `into.length` bytes, blocking; returns the count (short only at EOF) or -errno. */
 export function receiveAll(fd: number, into: Uint8Array): number {
   let got = 0;
@@ -242,6 +278,11 @@ export function sendAll(fd: number, bytes: Uint8Array, fds: readonly number[] = 
     sent += r;
   }
   return 0;
+}
+
+/** Wakes every thread blocked on the socket (accept, recvmsg, poll) without closing it. */
+export function shutdownSocket(fd: number): void {
+  lib().shutdown(fd, SOCK.SHUT_RDWR);
 }
 
 /** Wakes every thread blocked on the socket (accept, recvmsg), then closes it. */

@@ -1,23 +1,30 @@
 /**
  * The vfio-user server's thread: owns the socket, the software NIC model and guest memory.
- * Receives each message header with recvmsg on koffi's thread pool (so this thread's event
- * loop keeps serving the model's cable, timers and control messages while QEMU is quiet),
- * handles the message, lets the model run, and sleeps on a timer until the model's next
- * deadline. Reports to the parent thread with ServerEvent messages.
+ * Waits for the socket to become readable with poll on koffi's thread pool (so this thread's
+ * event loop keeps serving the model's cable, timers and control messages while QEMU is quiet),
+ * then takes every message there is, handles each, lets the model run, and sleeps on a timer
+ * until the model's next deadline. Only this thread reads the socket: an in-band DMA (remote-dma.ts)
+ * reads its reply itself, from inside the model, and the requests that came meanwhile and need the
+ * model wait in `deferred` for the model's run to end. Reports to the parent with ServerEvent messages.
  */
 import { workerData, parentPort } from 'node:worker_threads';
 import { unlinkSync } from 'node:fs';
 import type { EmuConfig } from '../config.ts';
 import { NicVfioDevice } from './nic-device.ts';
 import { VfioUserSession } from './session.ts';
-import { decodeHeader, HEADER_BYTES } from './protocol.ts';
-import { acceptAsync, closeFd, FdReceiver, listenUnix, receiveAll, sendAll, shutdownAndClose } from './socket-libc.ts';
+import { CMD, decodeHeader, HEADER_BYTES, type Header } from './protocol.ts';
+import {
+  acceptAsync, closeFd, FdReceiver, listenUnix, ReadablePoller, receiveAll, sendAll, shutdownAndClose, shutdownSocket,
+} from './socket-libc.ts';
+import { RemoteDma } from './remote-dma.ts';
 import { errnoName } from '../../vfio/libc.ts';
 import { ModelInternalError } from '../bus.ts';
 import type { ServerEvent, ServerRequest } from './events.ts';
 
-const { socketPath, config, verbose, tracePath } =
-  workerData as { socketPath: string; config: EmuConfig; verbose: boolean; tracePath: string | undefined };
+const { socketPath, config, verbose, tracePath, dmaReplyLimitMs } = workerData as {
+  socketPath: string; config: EmuConfig; verbose: boolean; tracePath: string | undefined;
+  dmaReplyLimitMs: number | undefined;
+};
 const post = (e: ServerEvent) => parentPort!.postMessage(e);
 const log = (line: string) => post({ kind: 'log', line });
 
@@ -45,6 +52,18 @@ let connFd = -1;
 let closing = false;
 let timer: NodeJS.Timeout | undefined;
 const header = new FdReceiver(HEADER_BYTES);
+let poller: ReadablePoller | undefined;
+let inBand: RemoteDma | undefined;
+
+interface Message { readonly header: Header; readonly body: Uint8Array; readonly fds: number[] }
+/** Requests that came while an in-band DMA waited, in order, for when the model is free. */
+const deferred: Message[] = [];
+/** Set once a request was deferred during the current wait: everything after it waits too (ordering). */
+let deferring = false;
+/** Answered during a wait: they read state and change nothing, so they need not wait for the model. */
+const ANSWERED_DURING_DMA = new Set<number>([
+  CMD.REGION_READ, CMD.DEVICE_GET_INFO, CMD.DEVICE_GET_REGION_INFO, CMD.DEVICE_GET_IRQ_INFO,
+]);
 
 const session = new VfioUserSession(device, (bytes) => {
   const r = sendAll(connFd, bytes);
@@ -55,29 +74,70 @@ post({ kind: 'listening', socketPath });
 acceptAsync(listenFd, (fd) => {
   if (fd < 0 || closing) return finish(closing ? 'closed' : 'accept failed');
   connFd = fd;
+  poller = new ReadablePoller(fd);
+  inBand = new RemoteDma({
+    fd, limitMs: dmaReplyLimitMs, maxTransferBytes: () => session.maxTransferBytes, log: verbose ? log : () => {},
+    onRequest: (h, body, fds) => {
+      // A read answered now, with the registers as the model left them, keeps a vCPU that waits
+      // for it (holding QEMU's lock) from stalling our DMA. A read after a deferred write waits
+      // too: a read never passes an earlier posted write.
+      if (!deferring && ANSWERED_DURING_DMA.has(h.command) && fds.length === 0) session.handle(h, body, fds);
+      else { deferring = true; deferred.push({ header: h, body, fds }); }
+    },
+    onBroken: (why) => { setImmediate(() => finish(why)); },
+  });
+  device.memory.inBand = inBand;
+  device.dmaWaiting = () => inBand!.waiting;
   post({ kind: 'connected' });
   next();
 });
 
+/** Waits (off this thread) until the socket is readable, then takes every message there is. */
+let pollPending = false;
+let afterPoll: (() => void) | undefined;
 function next(): void {
-  header.receiveAsync(connFd, (n) => {
-    if (closing) return;
-    if (n !== HEADER_BYTES) return finish(n === 0 ? 'the client closed the connection' : `receive failed (${n} bytes)`);
-    const h = decodeHeader(header.data);
-    const fds = header.fds();
-    if (h.size < HEADER_BYTES || h.size > HEADER_BYTES + (1 << 21)) {
-      for (const fd of fds) closeFd(fd);
-      return finish(
-        `message of ${h.size} bytes (id ${h.id}, command ${h.command}): the stream cannot be resynchronised`,
-      );
+  pollPending = true;
+  poller!.waitAsync(() => {
+    pollPending = false;
+    if (closing) return afterPoll?.();
+    // An in-band DMA may have read what woke the wait: take only what is there now (a bounded
+    // batch, so that the cable's frames and the timers get the event loop between batches).
+    for (let i = 0; i < 64 && !closing && poller!.wait(0); i++) {
+      if (!receiveOne()) return;
     }
-    const body = new Uint8Array(h.size - HEADER_BYTES);
-    if (receiveAll(connFd, body) !== body.length) return finish('the client closed the connection inside a message');
-    session.handle(h, body, fds);
-    if (modelStopped()) return;
-    pump();
     if (!closing) next();
   });
+}
+
+/** Receives and handles one message; false once the server is finishing. */
+function receiveOne(): boolean {
+  const n = header.receive(connFd);
+  if (n !== HEADER_BYTES) {
+    finish(n === 0 ? 'the client closed the connection' : `receive failed (${n} bytes)`);
+    return false;
+  }
+  const h = decodeHeader(header.data);
+  const fds = header.fds();
+  if (h.size < HEADER_BYTES || h.size > HEADER_BYTES + (1 << 21)) {
+    for (const fd of fds) closeFd(fd);
+    finish(`message of ${h.size} bytes (id ${h.id}, command ${h.command}): the stream cannot be resynchronised`);
+    return false;
+  }
+  const body = new Uint8Array(h.size - HEADER_BYTES);
+  if (receiveAll(connFd, body) !== body.length) {
+    for (const fd of fds) closeFd(fd);
+    finish('the client closed the connection inside a message');
+    return false;
+  }
+  return handle({ header: h, body, fds });
+}
+
+/** Handles one message and lets the model run; false once the server is finishing. */
+function handle(m: Message): boolean {
+  session.handle(m.header, m.body, m.fds);
+  if (modelStopped()) return false;
+  pump();
+  return !closing;
 }
 
 /** Runs the model until it has nothing to do now, then wakes at its next deadline. */
@@ -89,9 +149,27 @@ function pump(): void {
     return modelFailed(e);
   }
   if (modelStopped()) return;
+  takeDeferred();
+  if (closing) return;
   if (timer) { clearTimeout(timer); timer = undefined; }
   const deadline = device.nextDeadlineNs();
   if (deadline !== Infinity) timer = setTimeout(pump, Math.max(0, (deadline - performance.now() * 1e6) / 1e6));
+}
+
+let takingDeferred = false;
+/** The requests an in-band DMA's wait kept, in order, now that the model is free. */
+function takeDeferred(): void {
+  if (takingDeferred || inBand?.waiting) return;
+  takingDeferred = true;
+  try {
+    deferring = false;
+    while (deferred.length > 0 && !closing) {
+      if (!handle(deferred.shift()!)) return;
+      deferring = false;
+    }
+  } finally {
+    takingDeferred = false;
+  }
 }
 
 /**
@@ -114,7 +192,7 @@ function modelFailed(e: unknown): void {
 }
 
 function finish(reason: string): void {
-  if (closing && reason !== 'closed') return;
+  if (closing) return; // once: a second run would close fds that other threads may have been handed since
   closing = true;
   if (timer) clearTimeout(timer);
   const stats = {
@@ -122,11 +200,18 @@ function finish(reason: string): void {
     byCommand: Object.fromEntries(session.stats.byCommand), iommuFaults: device.model.iommu.faults,
     engineCounters: device.model.control('engine.counters', []) as Record<string, number>,
   };
-  if (connFd >= 0) shutdownAndClose(connFd);
+  for (const m of deferred.splice(0)) for (const fd of m.fds) closeFd(fd);
+  device.memory.inBand = undefined;
   shutdownAndClose(listenFd);
   try { unlinkSync(socketPath); } catch { /* gone */ }
   device.close();
   post({ kind: 'ended', reason, stats });
+  // A wait for the socket still running on koffi's thread pool ends at the shutdown; the socket
+  // is closed and the thread let go only once it has (its callback runs on this thread's loop).
+  if (connFd >= 0) {
+    if (pollPending) { shutdownSocket(connFd); afterPoll = () => { closeFd(connFd); parentPort!.close(); }; return; }
+    shutdownAndClose(connFd);
+  }
   parentPort!.close();
 }
 
