@@ -6,8 +6,10 @@
  * long enough for 10^6 operations. Two NICs: the default (the model inline in this thread, so
  * the collections counted here are the model's too), and one whose model runs in a worker
  * thread, whose collections the worker counts itself (model.collections) and are added to the
- * driver's. The reference is the same loop taking completions with Qp.wait, which returns a
- * Result object per completion: it shows that an allocation per operation would be seen.
+ * driver's. Each thread's count starts from an empty young generation (a full collection just
+ * before: gcDuring's in the driver's thread, model.collectGarbage in the worker). The reference
+ * is the same loop taking completions with Qp.wait, which returns a Result object per
+ * completion: it shows that an allocation per operation would be seen.
  */
 import { gcDuring, type GcRun } from './helpers/gc.ts';
 import { atMost, benchResult } from './helpers/result.ts';
@@ -56,7 +58,9 @@ async function measure(thread: boolean, options: BenchOptions): Promise<Measured
     const steady = (batch: number) => { for (let i = 0; i < batch; i++) messages(p, false); };
     const allocating = (batch: number) => { for (let i = 0; i < batch; i++) messages(p, true); };
     const d = runLongEnough(p, options.durations);
-    // The worker counts its own collections; the first call starts the count.
+    // The worker counts its own collections; the first call starts the count. Its young
+    // generation starts empty, as gcDuring empties the driver's.
+    if (thread) model.collectGarbage();
     const before = thread ? await settledCollections(model) : 0;
     const clean = await gcDuring(steady, 1, d);
     const worker = thread ? (await settledCollections(model)) - before : 0;

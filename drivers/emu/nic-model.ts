@@ -16,7 +16,7 @@
  * narrow interface (objects.ts RoceTables / EngineHooks, function-resources.ts RoceOfFunction).
  */
 import { WriteQueueConsumer, WriteKind } from './write-queue.ts';
-import { collectionsInThisThread } from './collections.ts';
+import { collectInThisThread, collectionsInThisThread } from './collections.ts';
 import { wakeDriver } from './wake.ts';
 import type { EmuConfig } from './config.ts';
 import type { Result } from '../../firmware-hwrm/result.ts';
@@ -112,6 +112,7 @@ export class NicModel {
       mappedBuffers: () => iommu.mappedBuffers,
       iommuFaults: () => iommu.faults,
       collections: () => collectionsInThisThread(),
+      collectGarbage: () => collectInThisThread(),
       onDmaWrite: (fn) => {
         if (fn !== undefined && typeof fn !== 'function') throw new RangeError('model.onDmaWrite: not a function');
         iommu.onWrite = fn;
@@ -177,7 +178,18 @@ export class NicModel {
 
   /** Earliest time (ns) at which the model has something to do without a new write. */
   nextDeadlineNs(): number {
-    return Math.min(this.engine.nextDeadlineNs(), this.hwrm.nextDeadlineNs());
+    const engine = this.engine.nextDeadlineNs();
+    const hwrm = this.hwrm.nextDeadlineNs();
+    return engine < hwrm ? engine : hwrm;
+  }
+
+  /**
+   * Whether a run now would find something to do without a new write (nextDeadlineNs has
+   * come), by the real-time clock (a host that runs the model in real time). Reads the clock
+   * itself and answers a boolean: no double crosses the call (each would be a heap number).
+   */
+  dueNow(): boolean {
+    return this.nextDeadlineNs() <= performance.now() * 1e6; // bus.ts realTimeNs, read here
   }
 
   wakeDriver(): void {
@@ -270,6 +282,8 @@ export interface ModelControls {
    * a model in its thread), counted from the first call.
    */
   collections(): number;
+  /** A full garbage collection in the model's thread now (benchmarks: a zero-GC count starts after it). */
+  collectGarbage(): void;
   /**
    * Test hook (stepped models only: a function does not cross to a worker): `fn` sees every
    * DMA write the model makes, as (iova, length), before it lands; undefined removes it.

@@ -6,9 +6,10 @@
  * The spin is short (SPIN_AFTER_WORK_MS): on a machine with few free cores a spinning worker
  * takes the core the driver needs to post the next doorbell, and a spin of 2 ms kept a core
  * busy through any traffic. On a socket cable it does not spin at all: its frames arrive on the
- * event loop, which a spin keeps from looking at the socket. The spin reads the clock and runs
- * the model only when a write is queued, after a run that worked, or every IDLE_LOOKS looks (a
- * clock read allocates: an idle spin that read it at every look collected garbage every 25 ms).
+ * event loop, which a spin keeps from looking at the socket. The spin reads the clock only when
+ * a write is queued, after a run that worked, or every IDLE_LOOKS looks (a clock read allocates:
+ * an idle spin that read it at every look collected garbage every 25 ms); it then runs the model,
+ * except on a cable in memory whose next deadline has not come (nothing else gives it work).
  * It beats the heartbeat (wake.ts) at every look, so the driver spins only while this thread runs.
  *
  * Asleep, a worker whose cable is in memory blocks in Atomics.wait (a futex: woken by the
@@ -52,6 +53,8 @@ const socketSleep = pollFd >= 0 ? SocketSleep.forWorker(pollFd, writeQueueWakeFd
 const socketCable = (data.config.cable.kind === 'udp' || data.config.cable.kind === 'stream') &&
   socketSleep === undefined;
 const spinAfterWorkMs = socketCable ? 0 : SPIN_AFTER_WORK_MS;
+/** No socket: frames come only from this model's own runs (the loop cable). */
+const cableInMemory = !socketCable && socketSleep === undefined;
 let beat = 0;
 let closed = false;
 let failed = false;
@@ -123,11 +126,17 @@ function slice(): void {
       if (closed) return;
       beat = (beat + 1) | 0;
       Atomics.store(wake, WAKE_HEARTBEAT, beat);
-      if (!worked && !model.hasQueuedWrites() && ++idle < IDLE_LOOKS) continue;
+      const due = worked || model.hasQueuedWrites();
+      if (!due && ++idle < IDLE_LOOKS) continue;
       idle = 0;
       const t = performance.now();
-      worked = model.runOnce(t * 1e6);
-      if (worked) times[LAST_WORK] = t;
+      // A cable in memory brings nothing between runs: after a run that found nothing, with no
+      // write queued, only a deadline (a timer, a frame due) can give a run work. Each run is a
+      // double passed down (runOnce(t), engine.run(t)...): heap numbers.
+      if (due || !cableInMemory || model.dueNow()) {
+        worked = model.runOnce(t * 1e6);
+        if (worked) times[LAST_WORK] = t;
+      }
       if (t - sliceStart > sliceMs) return schedule();
       if (t - times[LAST_WORK]! <= spinAfterWorkMs) continue;
       if (socketCable) return sleep();

@@ -29,6 +29,8 @@ export class EngineCore {
   readonly armedSolicitedOnly = new Set<number>();
   /** Earliest ACK/RNR timer among live transports; may be early (costs one look), never late. */
   timerDeadlineNs = Infinity;
+  /** ACK timers started and not yet stamped with their start time (timers.ts stampAckTimers). */
+  ackTimersStarting = 0;
   /** The firmware's object tables (attached after both exist; a unit test may attach its own). */
   tables: RoceTables = NO_TABLES;
   port!: Port;

@@ -28,7 +28,7 @@ import { requesterStep } from './requester.ts';
 import { responderOutput, responderReceive } from './responder.ts';
 import { completerReceive, onAckTimeout, onRnrTimer } from './completer.ts';
 import { enterError, flushStep } from './flush.ts';
-import { restartAckTimer } from './timers.ts';
+import { restartAckTimer, stampAckTimers } from './timers.ts';
 import { writeRawCqe, writeUnknownCqe } from './cq-writer.ts';
 import { ReqState, RespState, REQ_STATE_NAMES, RESP_STATE_NAMES } from './states.ts';
 import { QpTransport } from './transport.ts';
@@ -169,6 +169,7 @@ export class RoceEngine implements EngineHooks {
     } catch (e) {
       this.internalError(e);
     } finally {
+      stampAckTimers(core);
       port.endRun();
     }
     return worked;
