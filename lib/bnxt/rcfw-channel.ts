@@ -63,6 +63,8 @@ export class RcfwChannel {
   private prod = 0;
   private first = true;
   private seq = 0;
+  /** Where each command is encoded before it is copied into the CMDQ (grown to the largest layout). */
+  private encoded = new Uint8Array(8 * CMDQE_BYTES);
   private creqCons = 0;
   private stalledBecause: string | undefined;
   private readonly creqWords: Uint32Array;
@@ -119,10 +121,14 @@ export class RcfwChannel {
     if (this.stalledBecause) return err(`${name} not sent: ${this.stalledBecause}`);
     const cookie = this.seq & CMDQ_COOKIE_MASK;
     this.seq = (this.seq + 1) & 0xffff;
-    const bytes = cmd.layout.encode(body);
+    // Encoded into one buffer kept for every command (zeroed by encode first): a fresh one of more
+    // than 64 bytes lives outside the JS heap, an allocation the collector tracks and frees.
+    const size = cmd.layout.size;
+    if (this.encoded.length < size) this.encoded = new Uint8Array(size);
+    const bytes = cmd.layout.encode(body, this.encoded, 0);
     // cmdq_base's opcode, cmd_size and cookie (whole bytes at 0, 1 and 4) written over whatever the
     // body named: the same bytes a merged { ...body, ...header } gave, without the copy of the body.
-    const units = cmdqUnits(bytes.length);
+    const units = cmdqUnits(size);
     bytes[CMDQ_BASE_FIELDS.opcode.offset] = cmd.opcode;
     bytes[CMDQ_BASE_FIELDS.cmd_size.offset] = units;
     bytes[CMDQ_BASE_FIELDS.cookie.offset] = cookie & 0xff;
@@ -132,13 +138,13 @@ export class RcfwChannel {
     // nothing of an earlier command stays behind.
     for (let u = 0; u < units; u++) {
       const slot = CMDQ_RING.slot(this.prod + u) * CMDQE_BYTES;
-      const end = Math.min(bytes.length, (u + 1) * CMDQE_BYTES);
+      const end = Math.min(size, (u + 1) * CMDQE_BYTES);
       if (end - u * CMDQE_BYTES < CMDQE_BYTES) this.cmdq.bytes.fill(0, slot, slot + CMDQE_BYTES);
       this.cmdq.bytes.set(bytes.subarray(u * CMDQE_BYTES, end), slot);
     }
     this.prod += units;
     this.requests++;
-    this.trace?.write(cmdqEvent(bytes));
+    this.trace?.write(cmdqEvent(bytes.subarray(0, size)));
     this.bar0.write32(CMDQ_PROD_OFFSET, cmdqProdWord(this.prod, this.first));
     this.first = false;
     this.bar0.write32(CMDQ_TRIGGER_OFFSET, CMDQ_TRIGGER_VALUE);
