@@ -22,7 +22,7 @@
  */
 import zlib from 'node:zlib';
 import { crc32Fold8, crc32Register, crc32UpdateRepeated } from './crc32.ts';
-import { nativeCrc32, viewFrom } from './native-crc32.ts';
+import { nativeCrc32, viewFrom, type NativeCrc32 } from './native-crc32.ts';
 import {
   BTH_BYTES, BTH_RESV8A, ICRC_BYTES, IPV4_CHECKSUM, IPV4_HEADER_BYTES, IPV4_TOS, IPV4_TTL, UDP_CHECKSUM,
   UDP_HEADER_BYTES,
@@ -63,11 +63,12 @@ function rangeView(frame: Uint8Array, from: number, end: number): Uint8Array {
 
 /** Bytes after the masked headers from which libdeflate's CRC is used (its koffi call costs 70-100 ns). */
 export const NATIVE_CRC_MIN_BYTES = 256;
-const native = nativeCrc32();
+/** libdeflate's CRC, bound at the first long frame (koffi is not asked for before one needs it); null: none. */
+let native: NativeCrc32 | null | undefined;
 
 /** Which CRC-32 folds the payload of a full-MTU frame here (benchmarks report it). */
 export function longFrameCrc(): 'libdeflate' | 'node:zlib' | 'JS' {
-  return native !== null ? 'libdeflate' : zlibCrc32 !== undefined ? 'node:zlib' : 'JS';
+  return nativeCrc32() !== null ? 'libdeflate' : zlibCrc32 !== undefined ? 'node:zlib' : 'JS';
 }
 
 /**
@@ -90,7 +91,10 @@ export function icrcInt32(frame: Uint8Array, ipAt: number, packetEnd: number): n
   const reg = maskedHeadersRegister(frame, ipAt);
   const from = ipAt + MASKED_BYTES;
   const n = coveredEnd - from;
-  if (native !== null && n >= NATIVE_CRC_MIN_BYTES) return native.crc32(~reg >>> 0, viewFrom(frame, from), n) | 0;
+  if (n >= NATIVE_CRC_MIN_BYTES) {
+    if (native === undefined) native = nativeCrc32();
+    if (native !== null) return native.crc32(~reg >>> 0, viewFrom(frame, from), n) | 0;
+  }
   if (zlibCrc32 !== undefined && n >= ZLIB_CRC_MIN_BYTES)
     return zlibCrc32(rangeView(frame, from, coveredEnd), ~reg >>> 0) | 0;
   return ~crc32Register(reg, frame, from, coveredEnd);
