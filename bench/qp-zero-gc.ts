@@ -7,7 +7,7 @@
  * the collections counted here are the model's too), and one whose model runs in a worker
  * thread, whose collections the worker counts itself (model.collections) and are added to the
  * driver's. Each thread's count starts from an empty young generation (a full collection just
- * before: gcDuring's in the driver's thread, model.collectGarbage in the worker). The reference
+ * before: gcDuring's in the driver's thread, model.collectGarbage's scavenge in the worker). The reference
  * is the same loop taking completions with Qp.wait, which returns a Result object per
  * completion: it shows that an allocation per operation would be seen.
  */

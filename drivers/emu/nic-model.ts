@@ -282,7 +282,7 @@ export interface ModelControls {
    * a model in its thread), counted from the first call.
    */
   collections(): number;
-  /** A full garbage collection in the model's thread now (benchmarks: a zero-GC count starts after it). */
+  /** A minor garbage collection in the model's thread now (benchmarks: a zero-GC count starts after it). */
   collectGarbage(): void;
   /**
    * Test hook (stepped models only: a function does not cross to a worker): `fn` sees every
