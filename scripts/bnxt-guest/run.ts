@@ -4,7 +4,10 @@
  * markers and its bnxt log. Never throws for a failed boot: the failure is in the report.
  *
  * node --import ./scripts/register-ts.mjs scripts/bnxt-guest/run.ts [--re] [--rc-loopback] [--ping] [--host-peer]
- * [--wait S]
+ * [--wait S] [--plain-ram]
+ *
+ * --plain-ram: guest RAM without an fd (plain -m), so the model's DMA goes through vfio-user's
+ * in-band DMA_READ/DMA_WRITE (docs/vfio-user.md).
  *
  * --host-peer: after its own tests the guest runs ibv_rc_pingpong and ib_send_lat on bnxt_re0
  * against rig-bnxt pingpong / perf on the host, both roles (host-peer.ts).
@@ -90,6 +93,11 @@ export interface GuestRunOptions {
   readonly imageDir?: string;
   /** The chip the served NIC is (default BNXT_GUEST_CHIP). */
   readonly chip?: string;
+  /**
+   * Guest RAM without an fd (plain -m instead of a shared memfd backend): every model access
+   * goes through vfio-user's in-band DMA_READ/DMA_WRITE (docs/vfio-user.md). Default false.
+   */
+  readonly plainRam?: boolean;
   readonly bnxtRe?: boolean;
   /** ibv_rc_pingpong server and client in the guest, through the model's port (it delivers its own frames). */
   readonly rcLoopback?: boolean;
@@ -182,7 +190,8 @@ function qemuArgv(o: GuestRunOptions, withHost: boolean, tcpPort: number): strin
   const qemu = [
     'qemu-system-x86_64', '-accel', 'tcg', '-cpu', 'max', '-m', '512', '-smp', '1', '-nodefaults', '-no-user-config',
     '-display', 'none', '-no-reboot',
-    '-object', 'memory-backend-memfd,id=mem,size=512M,share=on', '-machine', 'q35,memory-backend=mem',
+    ...(o.plainRam === true ? ['-machine', 'q35']
+      : ['-object', 'memory-backend-memfd,id=mem,size=512M,share=on', '-machine', 'q35,memory-backend=mem']),
     '-kernel', '/share/vmlinuz', '-initrd', '/share/initrd.cpio.gz', '-append', append,
     // Behind a PCIe root port, so the guest sees a PCIe endpoint with extended config space (DSN).
     '-device', 'pcie-root-port,id=rp0,chassis=1,slot=0',
@@ -314,7 +323,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const waitAt = args.indexOf('--wait');
   const chipAt = args.indexOf('--chip');
   const report = await runGuest({
-    chip: chipAt >= 0 ? args[chipAt + 1] : undefined,
+    chip: chipAt >= 0 ? args[chipAt + 1] : undefined, plainRam: args.includes('--plain-ram'),
     bnxtRe: args.includes('--re'), rcLoopback: args.includes('--rc-loopback'), ping: args.includes('--ping'),
     hostSteps: args.includes('--host-peer') ? HOST_PEER_STEPS : undefined,
     waitS: waitAt >= 0 ? Number(args[waitAt + 1]) : undefined, log: (l) => console.log(l),

@@ -54,6 +54,8 @@ export class HwrmFirmware {
   private nextStatId = 1;
   /** Requests answered (for tests and benchmarks). */
   answered = 0;
+  /** The last answer written whole (header fields and error_code), as the device's own observers see it. */
+  readonly lastAnswer = { reqType: 0, seqId: 0, cmplRing: 0, errorCode: 0 };
   /** Exceptions caught while handling a request (a broken invariant) in a counting model: no answer. */
   internalErrors = 0;
   lastInternalError: string | undefined;
@@ -333,8 +335,8 @@ export class HwrmFirmware {
 
   /** Writes the answer at resp_addr: everything but the last byte, then the valid byte. */
   private respond(
-    hdr: { req_type: number; seq_id: number; resp_addr: number }, spec: H.HwrmCommandSpec | undefined, answer: Answer,
-    malformed: MalformedKind | undefined,
+    hdr: { req_type: number; cmpl_ring: number; seq_id: number; resp_addr: number },
+    spec: H.HwrmCommandSpec | undefined, answer: Answer, malformed: MalformedKind | undefined,
   ): void {
     let bytes: Uint8Array;
     if ('error' in answer) {
@@ -355,6 +357,9 @@ export class HwrmFirmware {
     if (!iommu.writeFrom(hdr.resp_addr, bytes, 0, bytes.length - 1)) return;
     if (malformed !== 'no_valid') iommu.write8Release(hdr.resp_addr + bytes.length - 1, 1);
     this.bus.trace?.write(hwrmEvent('resp', hdr.req_type, bytes));
+    const last = this.lastAnswer;
+    last.reqType = hdr.req_type; last.seqId = hdr.seq_id; last.cmplRing = hdr.cmpl_ring;
+    last.errorCode = 'error' in answer ? answer.error : 0;
     this.answered++;
     this.bus.notifyDriver();
   }

@@ -184,39 +184,33 @@ export class NicVfioDevice implements SessionDevice {
   }
 
   private push32(kind: WriteKind, offset: number, value: number): void {
+    const answered = this.model.hwrm.answered;
     this.queue.push(kind, offset, value | 0, 0);
     if (kind === WriteKind.Bar0Write32 && offset === HWRM_TRIGGER && value === 1) {
       this.run();
-      this.observeHwrm();
+      this.observeHwrm(this.model.hwrm.answered !== answered);
     }
   }
 
-  /** Records the request's type and the answer's error code (the decoded trace is the firmware's: config.tracePath). */
-  private observeHwrm(): void {
+  /**
+   * Records the request's type and the answer's error code, as the firmware wrote them (the
+   * decoded trace is the firmware's: config.tracePath). Nothing is read back from guest memory:
+   * a card makes no such access, and through in-band DMA it would be a round trip to the client.
+   */
+  private observeHwrm(answered: boolean): void {
     const w = this.model.bar0Written;
-    const iommu = this.model.iommu;
-    const reqType = w[0]! & 0xffff;
-    let seqId = w[1]! & 0xffff;
-    let cmplRing = w[0]! >>> 16;
-    let respAddr = w[2]! + w[3]! * 2 ** 32;
-    // Short-command mode (hwrm_short_input): signature 0x4321 at +2, the request itself at req_addr (+8).
-    if (w[0]! >>> 16 === 0x4321 && iommu.check(respAddr, 16)) {
-      const reqAddr = respAddr;
-      cmplRing = iommu.read16(reqAddr + 2);
-      seqId = iommu.read16(reqAddr + 4);
-      respAddr = iommu.read64(reqAddr + 8);
-    }
-    // A read that faults yields 0, which is also "no error": the fault count tells them apart.
-    const faults = iommu.faults;
-    const errorCode = iommu.check(respAddr, 8) ? iommu.read16(respAddr) : -1;
-    const answered = errorCode >= 0 && iommu.faults === faults;
-    const o: HwrmObservation = { reqType, name: hwrmRequestName(reqType), seqId, errorCode: answered ? errorCode : -1 };
+    const a = this.model.hwrm.lastAnswer;
+    const reqType = answered ? a.reqType : w[0]! & 0xffff;
+    // Not answered: a short command's (signature 0x4321 at +2) seq_id lies in guest memory, unread.
+    const seqId = answered ? a.seqId : w[0]! >>> 16 === 0x4321 ? -1 : w[1]! & 0xffff;
+    const errorCode = answered ? a.errorCode : -1;
+    const o: HwrmObservation = { reqType, name: hwrmRequestName(reqType), seqId, errorCode };
     this.hwrmLog.push(o);
     this.onHwrm(o);
     // HWRM_FUNC_RESET dropped every ring (a second probe, after rmmod, reuses their ids).
     if (reqType === HWRM.FUNC_RESET && o.errorCode === 0) this.forgetRings();
     // A request naming a completion ring also gets HWRM_DONE there (Linux bnxt_hwrm.c __hwrm_send).
-    if (answered && cmplRing !== 0xffff) this.l2.hwrmDone(cmplRing, seqId);
+    if (answered && a.cmplRing !== 0xffff) this.l2.hwrmDone(a.cmplRing, a.seqId);
   }
 
   /**

@@ -12,7 +12,7 @@ import { unlinkSync } from 'node:fs';
 import type { EmuConfig } from '../config.ts';
 import { NicVfioDevice } from './nic-device.ts';
 import { VfioUserSession } from './session.ts';
-import { CMD, decodeHeader, HEADER_BYTES, type Header } from './protocol.ts';
+import { CMD, commandName, decodeHeader, HEADER_BYTES, type Header } from './protocol.ts';
 import {
   acceptAsync, closeFd, FdReceiver, listenUnix, ReadablePoller, receiveAll, sendAll, shutdownAndClose, shutdownSocket,
 } from './socket-libc.ts';
@@ -82,7 +82,11 @@ acceptAsync(listenFd, (fd) => {
       // for it (holding QEMU's lock) from stalling our DMA. A read after a deferred write waits
       // too: a read never passes an earlier posted write.
       if (!deferring && ANSWERED_DURING_DMA.has(h.command) && fds.length === 0) session.handle(h, body, fds);
-      else { deferring = true; deferred.push({ header: h, body, fds }); }
+      else {
+        if (verbose) log(`${commandName(h.command)} (id ${h.id}) kept until the model's run is over`);
+        deferring = true;
+        deferred.push({ header: h, body, fds });
+      }
     },
     onBroken: (why) => { setImmediate(() => finish(why)); },
   });
