@@ -96,6 +96,7 @@ const HOT_PATH_FILES = new Map<string, Record<string, string>>([
   ['drivers/emu/iommu.ts', { 'Iommu.unmap': 'the control path (a buffer freed)' }],
   ['drivers/emu/nic-model.ts', { 'NicModel.modelControls': 'test hooks, made once per model' }],
   ['drivers/emu/inline-host.ts', { hostInline: 'builds the host once per NIC' }],
+  ['drivers/emu/inline-clock.ts', {}],
   ['drivers/emu/stepped-host.ts', { hostStepped: 'builds the host once per NIC' }],
 ]);
 

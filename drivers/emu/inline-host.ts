@@ -18,49 +18,18 @@
  * A strict model's broken invariant throws out of the call that ran it, and out of every
  * one after.
  */
-import type { Clock } from '../device.ts';
 import { NicModel, type ModelInit } from './nic-model.ts';
-import { SharedStepping, pairLink, runModelsOnce, type Stepped } from './cable/pair-cable.ts';
+import { SharedStepping, pairLink } from './cable/pair-cable.ts';
+import { InlineModelsClock } from './inline-clock.ts';
 import type { ModelHost } from './model-host.ts';
 import { thisThreadHost } from './this-thread-host.ts';
 
-class InlineClock implements Clock {
-  /** Nobody notifies it: a sleep is a bounded block until the models' next deadline. */
+/** Nobody notifies its sleeps: each is a bounded block until the models' next deadline. */
+class InlineClock extends InlineModelsClock {
   private readonly idle = new Int32Array(new SharedArrayBuffer(4));
-  constructor(private readonly models: Stepped[]) {}
-  nowNs(): number {
-    return performance.now() * 1e6;
-  }
-  readNs(into: Float64Array): void {
-    into[0] = performance.now() * 1e6;
-  }
-  /** The last run did work (more may follow at once); else only a deadline brings more. */
-  private worked = false;
-  relax(): void {
-    this.worked = this.runAll(performance.now() * 1e6);
-  }
-  deviceRunning(): boolean {
-    return this.worked;
-  }
-  sleep(us: number): boolean {
-    const start = performance.now() * 1e6;
-    // Work done is something the caller may be waiting for: let it look before blocking.
-    if ((this.worked = this.runAll(start))) return false;
-    const models = this.models;
-    let next = Infinity;
-    for (let i = 0; i < models.length; i++) {
-      const d = models[i]!.nextDeadlineNs();
-      if (d < next) next = d;
-    }
-    const fullMs = us / 1000;
-    const waitMs = Math.min(fullMs, (next - start) / 1e6);
-    if (waitMs > 0) Atomics.wait(this.idle, 0, 0, waitMs);
-    this.worked = this.runAll(performance.now() * 1e6);
-    // Nobody notifies `idle`: the wait ran its whole timeout, cut short only by a model's deadline.
-    return waitMs >= fullMs;
-  }
-  private runAll(nowNs: number): boolean {
-    return runModelsOnce(this.models, nowNs);
+  protected block(ms: number): boolean {
+    Atomics.wait(this.idle, 0, 0, ms);
+    return false;
   }
 }
 

@@ -22,10 +22,10 @@
  * A strict model's broken invariant throws out of the next driver call (the event loop's
  * runs keep it for that call).
  */
-import type { Clock } from '../device.ts';
 import { NicModel, type ModelInit } from './nic-model.ts';
 import { runModelsOnce } from './cable/pair-cable.ts';
 import { SocketSleep } from './socket-sleep.ts';
+import { InlineModelsClock } from './inline-clock.ts';
 import type { ModelHost } from './model-host.ts';
 import { thisThreadHost } from './this-thread-host.ts';
 
@@ -71,36 +71,13 @@ class UdpGroup {
 
 const group = new UdpGroup();
 
-class InlineUdpClock implements Clock {
-  nowNs(): number {
-    return performance.now() * 1e6;
+/** Its sleeps block in ppoll(2) on every UDP model's socket: a datagram ends one early. */
+class InlineUdpClock extends InlineModelsClock {
+  constructor() {
+    super(group.models);
   }
-  readNs(into: Float64Array): void {
-    into[0] = performance.now() * 1e6;
-  }
-  /** The last run did work (more may follow at once); else only a datagram or a deadline brings more. */
-  private worked = false;
-  relax(): void {
-    this.worked = runModelsOnce(group.models, performance.now() * 1e6);
-  }
-  deviceRunning(): boolean {
-    return this.worked;
-  }
-  sleep(us: number): boolean {
-    const start = performance.now() * 1e6;
-    if ((this.worked = runModelsOnce(group.models, start))) return false;
-    const models = group.models;
-    let next = Infinity;
-    for (let i = 0; i < models.length; i++) {
-      const d = models[i]!.nextDeadlineNs();
-      if (d < next) next = d;
-    }
-    const fullMs = us / 1000;
-    const waitMs = Math.min(fullMs, (next - start) / 1e6);
-    let woken = false;
-    if (waitMs > 0) woken = group.sleeper !== undefined ? group.sleeper.wait(waitMs) : false;
-    this.worked = runModelsOnce(group.models, performance.now() * 1e6);
-    return !woken && waitMs >= fullMs;
+  protected block(ms: number): boolean {
+    return group.sleeper !== undefined ? group.sleeper.wait(ms) : false;
   }
 }
 

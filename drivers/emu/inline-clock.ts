@@ -1,0 +1,54 @@
+/**
+ * The clock of models that run in the driver's own thread (inline-host.ts on in-memory cables,
+ * inline-udp-host.ts on UDP cables): real time, and every relax or sleep of the driver runs the
+ * models at the time now, so they make their progress inside driver calls. A sleep that finds
+ * nothing to do blocks until the models' next deadline or the bound; how it blocks is the one
+ * thing the two hosts do differently (a timed wait nobody notifies, or ppoll on the sockets).
+ */
+import type { Clock } from '../device.ts';
+import { runModelsOnce, type Stepped } from './cable/pair-cable.ts';
+
+export abstract class InlineModelsClock implements Clock {
+  /** The last run did work (more may follow at once); else only a deadline (or a datagram) brings more. */
+  private worked = false;
+
+  /** `models` is read at every call: the host adds and removes models in this same array. */
+  constructor(private readonly models: readonly Stepped[]) {}
+
+  /** Blocks at most `ms` milliseconds; true if something other than the time woke it. */
+  protected abstract block(ms: number): boolean;
+
+  nowNs(): number {
+    return performance.now() * 1e6;
+  }
+
+  readNs(into: Float64Array): void {
+    into[0] = performance.now() * 1e6;
+  }
+
+  relax(): void {
+    this.worked = runModelsOnce(this.models, performance.now() * 1e6);
+  }
+
+  deviceRunning(): boolean {
+    return this.worked;
+  }
+
+  sleep(us: number): boolean {
+    const start = performance.now() * 1e6;
+    // Work done is something the caller may be waiting for: let it look before blocking.
+    if ((this.worked = runModelsOnce(this.models, start))) return false;
+    const models = this.models;
+    let next = Infinity;
+    for (let i = 0; i < models.length; i++) {
+      const d = models[i]!.nextDeadlineNs();
+      if (d < next) next = d;
+    }
+    const fullMs = us / 1000;
+    const waitMs = Math.min(fullMs, (next - start) / 1e6);
+    const woken = waitMs > 0 && this.block(waitMs);
+    this.worked = runModelsOnce(this.models, performance.now() * 1e6);
+    // The whole bound passed only if the block ran its full timeout, cut short by nothing.
+    return !woken && waitMs >= fullMs;
+  }
+}
