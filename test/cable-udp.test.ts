@@ -1,7 +1,8 @@
 import t from 'tap';
 import { createSocket } from 'node:dgram';
 import { UdpCable } from '../drivers/emu/cable/udp-cable.ts';
-import { numberedFrame, waitUntil } from './helpers/wait.ts';
+import { waitUntil } from './helpers/wait.ts';
+import { exchangeNumberedFrames } from './helpers/numbered-exchange.ts';
 
 async function openPair(
   t: { equal: (a: unknown, b: unknown) => void; teardown: (f: () => void) => void },
@@ -17,26 +18,7 @@ async function openPair(
 
 t.test('two UDP cables on 127.0.0.1 carry frames both ways, one frame per datagram', async (t) => {
   const [a, b] = await openPair(t);
-  const atA: number[][] = [];
-  const atB: number[][] = [];
-  a.setReceiver((frame, length) => atA.push([...frame.subarray(0, length)]));
-  b.setReceiver((frame, length) => atB.push([...frame.subarray(0, length)]));
-  const buf = new Uint8Array(2000);
-  for (let seq = 0; seq < 40; seq++) {
-    const f = numberedFrame(seq, 60 + seq * 37);
-    buf.set(f);
-    a.send(buf, f.length);
-    buf.fill(0); // reused at once
-    b.send(numberedFrame(1000 + seq, 60), 60);
-  }
-  await waitUntil(() => atA.length === 40 && atB.length === 40, '40 frames each way');
-  for (let seq = 0; seq < 40; seq++) {
-    t.same(atB[seq], [...numberedFrame(seq, 60 + seq * 37)], `A -> B frame ${seq}`);
-    t.same(atA[seq], [...numberedFrame(1000 + seq, 60)], `B -> A frame ${seq}`);
-  }
-  t.equal(a.stats.framesSent, 40);
-  t.equal(b.stats.framesReceived, 40);
-  t.equal(b.stats.bytesReceived, a.stats.bytesSent);
+  await exchangeNumberedFrames(t, a, b, waitUntil);
 });
 
 t.test('datagrams from anyone but the configured remote are dropped and counted', async (t) => {
