@@ -81,7 +81,10 @@ const HOT_PATH_FILES = new Map<string, Record<string, string>>([
     'sgl', 'sq-wqe', 'states', 'timers', 'transport',
   ].map((f): [string, Record<string, string>] => [`drivers/emu/engine/${f}.ts`, {}]),
   ['drivers/emu/engine/engine.ts', { 'RoceEngine.controls.injectCqe': 'a test hook, not the data path' }],
-  ...['aeth', 'build', 'bytes', 'crc32', 'headers', 'icrc', 'ipv4-checksum', 'opcodes', 'parse', 'roce-frame']
+  ...[
+    'aeth', 'build', 'bytes', 'crc32', 'headers', 'icrc', 'ipv4-checksum', 'opcodes', 'parse', 'range-view',
+    'roce-frame',
+  ]
     .map((f): [string, Record<string, string>] => [`drivers/emu/wire/${f}.ts`, {}]),
   ['drivers/emu/cable/cable.ts', { dropAll: 'a cable\'s first receiver, made once when the cable is' }],
   ['drivers/emu/cable/pair-cable.ts', { sameBytes: 'compares addresses when a pair is plugged' }],

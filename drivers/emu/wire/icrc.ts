@@ -22,7 +22,8 @@
  */
 import zlib from 'node:zlib';
 import { crc32Fold8, crc32Register, crc32UpdateRepeated } from './crc32.ts';
-import { nativeCrc32, viewFrom, type NativeCrc32 } from './native-crc32.ts';
+import { nativeCrc32, type NativeCrc32 } from './native-crc32.ts';
+import { rangeView } from './range-view.ts';
 import {
   BTH_BYTES, BTH_RESV8A, ICRC_BYTES, IPV4_CHECKSUM, IPV4_HEADER_BYTES, IPV4_TOS, IPV4_TTL, UDP_CHECKSUM,
   UDP_HEADER_BYTES,
@@ -43,23 +44,6 @@ export const ZLIB_CRC_MIN_BYTES = 512;
 const zlibCrc32: ((data: Uint8Array, value: number) => number) | undefined =
   typeof (zlib as { crc32?: unknown }).crc32 === 'function'
     ? (zlib as unknown as { crc32: (d: Uint8Array, v: number) => number }).crc32 : undefined;
-
-/** The range last folded by zlib for each frame buffer, so a stream of full-MTU frames makes no view per frame. */
-interface RangeView { from: number; end: number; view: Uint8Array }
-const rangeViews = new WeakMap<Uint8Array, RangeView>();
-
-function rangeView(frame: Uint8Array, from: number, end: number): Uint8Array {
-  let r = rangeViews.get(frame);
-  if (r === undefined) {
-    r = { from, end, view: frame.subarray(from, end) };
-    rangeViews.set(frame, r);
-  } else if (r.from !== from || r.end !== end) {
-    r.from = from;
-    r.end = end;
-    r.view = frame.subarray(from, end);
-  }
-  return r.view;
-}
 
 /** Bytes after the masked headers from which libdeflate's CRC is used (its koffi call costs 70-100 ns). */
 export const NATIVE_CRC_MIN_BYTES = 256;
@@ -93,7 +77,7 @@ export function icrcInt32(frame: Uint8Array, ipAt: number, packetEnd: number): n
   const n = coveredEnd - from;
   if (n >= NATIVE_CRC_MIN_BYTES) {
     if (native === undefined) native = nativeCrc32();
-    if (native !== null) return native.crc32(~reg >>> 0, viewFrom(frame, from), n) | 0;
+    if (native !== null) return native.crc32(~reg >>> 0, rangeView(frame, from, frame.length), n) | 0;
   }
   if (zlibCrc32 !== undefined && n >= ZLIB_CRC_MIN_BYTES)
     return zlibCrc32(rangeView(frame, from, coveredEnd), ~reg >>> 0) | 0;

@@ -16,7 +16,7 @@
  * libdeflate the ICRC keeps node:zlib's CRC and the JS one (RIG_BNXT_NO_NATIVE_CRC=1 forces
  * that, so both paths can be tested on one machine). A koffi call takes a TypedArray as a
  * pointer to its first byte, in place (a plain `const` pointer: koffi copies nothing): callers
- * pass views that start where the range does.
+ * pass views that start where the range does (range-view.ts keeps one per frame buffer).
  */
 import { createRequire } from 'node:module';
 
@@ -55,26 +55,4 @@ function selfCheck(n: NativeCrc32): boolean {
   const digits = new Uint8Array([0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38, 0x39]); // "0123456789"
   const prefix = n.crc32(0, digits.subarray(1), 4); // "1234"
   return n.crc32(0, digits.subarray(1), 9) === 0xcbf43926 && n.crc32(prefix, digits.subarray(5), 5) === 0xcbf43926;
-}
-
-/** The view last made for each array, from byte `at` to the array's end. */
-interface StartView { at: number; view: Uint8Array }
-const startViews = new WeakMap<Uint8Array, StartView>();
-
-/**
- * array.subarray(at), kept per array and remade only when `at` changes: a native call reads a
- * range through a view that starts where it does, and a frame buffer's ranges start at the same
- * place frame after frame (the ICRC's covered bytes after the masked headers, a SEND's payload),
- * so the data path makes no view per frame. The caller checks the range's end itself.
- */
-export function viewFrom(array: Uint8Array, at: number): Uint8Array {
-  let v = startViews.get(array);
-  if (v === undefined) {
-    v = { at, view: array.subarray(at) };
-    startViews.set(array, v);
-  } else if (v.at !== at) {
-    v.at = at;
-    v.view = array.subarray(at);
-  }
-  return v.view;
 }
