@@ -13,7 +13,8 @@
  * access, and goes on.
  */
 import * as P from './protocol.ts';
-import { FdReceiver, ReadablePoller, receiveAll, sendAll, closeFd } from './socket-libc.ts';
+import { closeFd, FdReceiver, ReadablePoller, sendAll } from './socket-libc.ts';
+import { receiveMessage, type Message } from './receive-message.ts';
 
 /** How long one access waits for the client's reply unless told otherwise. */
 export const DMA_REPLY_LIMIT_MS = 2000;
@@ -124,21 +125,9 @@ export class RemoteDma {
   }
 
   /** One whole message from the socket (blocking: poll said it is readable). */
-  private receive(): { header: P.Header; body: Uint8Array; fds: number[] } | undefined {
-    const n = this.header.receive(this.o.fd);
-    if (n !== P.HEADER_BYTES) return this.lose(n === 0 ? 'the client closed the connection' : `receive failed (${n})`);
-    const h = P.decodeHeader(this.header.data);
-    const fds = this.header.fds();
-    if (h.size < P.HEADER_BYTES || h.size > P.HEADER_BYTES + (1 << 21)) {
-      for (const fd of fds) closeFd(fd);
-      return this.lose(`message of ${h.size} bytes (id ${h.id}): the stream cannot be resynchronised`);
-    }
-    const body = new Uint8Array(h.size - P.HEADER_BYTES);
-    if (receiveAll(this.o.fd, body) !== body.length) {
-      for (const fd of fds) closeFd(fd);
-      return this.lose('the client closed the connection inside a message');
-    }
-    return { header: h, body, fds };
+  private receive(): Message | undefined {
+    const m = receiveMessage(this.o.fd, this.header);
+    return typeof m === 'string' ? this.lose(m) : m;
   }
 
   private lose(why: string): undefined {

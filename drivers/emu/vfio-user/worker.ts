@@ -12,11 +12,12 @@ import { unlinkSync } from 'node:fs';
 import type { EmuConfig } from '../config.ts';
 import { NicVfioDevice } from './nic-device.ts';
 import { VfioUserSession } from './session.ts';
-import { CMD, commandName, decodeHeader, HEADER_BYTES, type Header } from './protocol.ts';
+import { CMD, commandName, HEADER_BYTES } from './protocol.ts';
 import {
-  acceptAsync, closeFd, FdReceiver, listenUnix, ReadablePoller, receiveAll, sendAll, shutdownAndClose, shutdownSocket,
+  acceptAsync, closeFd, FdReceiver, listenUnix, ReadablePoller, sendAll, shutdownAndClose, shutdownSocket,
 } from './socket-libc.ts';
 import { RemoteDma } from './remote-dma.ts';
+import { receiveMessage, type Message } from './receive-message.ts';
 import { errnoName } from '../../vfio/libc.ts';
 import { ModelInternalError } from '../bus.ts';
 import type { ServerEvent, ServerRequest } from './events.ts';
@@ -55,7 +56,6 @@ const header = new FdReceiver(HEADER_BYTES);
 let poller: ReadablePoller | undefined;
 let inBand: RemoteDma | undefined;
 
-interface Message { readonly header: Header; readonly body: Uint8Array; readonly fds: number[] }
 /** Requests that came while an in-band DMA waited, in order, for when the model is free. */
 const deferred: Message[] = [];
 /** Set once a request was deferred during the current wait: everything after it waits too (ordering). */
@@ -115,25 +115,12 @@ function next(): void {
 
 /** Receives and handles one message; false once the server is finishing. */
 function receiveOne(): boolean {
-  const n = header.receive(connFd);
-  if (n !== HEADER_BYTES) {
-    finish(n === 0 ? 'the client closed the connection' : `receive failed (${n} bytes)`);
+  const m = receiveMessage(connFd, header);
+  if (typeof m === 'string') {
+    finish(m);
     return false;
   }
-  const h = decodeHeader(header.data);
-  const fds = header.fds();
-  if (h.size < HEADER_BYTES || h.size > HEADER_BYTES + (1 << 21)) {
-    for (const fd of fds) closeFd(fd);
-    finish(`message of ${h.size} bytes (id ${h.id}, command ${h.command}): the stream cannot be resynchronised`);
-    return false;
-  }
-  const body = new Uint8Array(h.size - HEADER_BYTES);
-  if (receiveAll(connFd, body) !== body.length) {
-    for (const fd of fds) closeFd(fd);
-    finish('the client closed the connection inside a message');
-    return false;
-  }
-  return handle({ header: h, body, fds });
+  return handle(m);
 }
 
 /** Handles one message and lets the model run; false once the server is finishing. */
