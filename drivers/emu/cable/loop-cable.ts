@@ -16,6 +16,8 @@
  * buffer over instead of having it copied (sendBuffer): the buffer becomes the slot, and the
  * slot's old buffer, delivered and done with, is handed back for the next frame. A port on a
  * loop thus copies each frame's bytes once (host memory into the frame) instead of twice.
+ * Such a frame's bytes are the sender's own, untouched on the way: while it is being delivered,
+ * handedOver(frame) says so (the port then need not check the ICRC it computed itself).
  */
 import { copyBytes, frameSlots } from '../wire/frame-memory.ts';
 import { CableStats, dropAll, type Cable, type FrameReceiver } from './cable.ts';
@@ -41,6 +43,10 @@ export class LoopCable implements Cable {
   private readonly own = new WeakSet<Uint8Array>();
   private spare: Uint8Array | null;
   private readonly slotLengths: Uint32Array;
+  /** 1: the slot's frame came by sendBuffer (the sender's buffer itself), 0: copied in by send. */
+  private readonly slotHanded: Uint8Array;
+  /** The frame being delivered now if it came by sendBuffer (null otherwise, and between deliveries). */
+  private handedFrame: Uint8Array | null = null;
   private readonly mask: number;
   private head = 0;
   private tail = 0;
@@ -68,6 +74,7 @@ export class LoopCable implements Cable {
     for (const v of this.slotViews) this.own.add(v);
     this.spare = this.slotViews.pop()!;
     this.slotLengths = new Uint32Array(slots);
+    this.slotHanded = new Uint8Array(slots);
     this.auto = (options.delivery ?? 'auto') === 'auto';
     this.receiver = dropAll(this.stats);
   }
@@ -88,6 +95,7 @@ export class LoopCable implements Cable {
     const view = this.slotViews[slot]!;
     if (length === frame.length) view.set(frame);
     else copyBytes(frame, 0, view, 0, length); // no subarray view: nothing allocated
+    this.slotHanded[slot] = 0;
     this.filled(slot, length);
   }
 
@@ -124,6 +132,7 @@ export class LoopCable implements Cable {
     const back = slots[last]!;
     slots[last] = slots[slot]!;
     slots[slot] = frame;
+    this.slotHanded[slot] = 1;
     this.filled(slot, length);
     return back;
   }
@@ -145,6 +154,15 @@ export class LoopCable implements Cable {
   }
 
   /**
+   * True while `frame` is being delivered and is the very buffer its sender handed over with
+   * sendBuffer: nothing but the sender wrote it (a fault injector or a tap between the loop and
+   * the receiver that changed or copied the frame hands the receiver another buffer).
+   */
+  handedOver(frame: Uint8Array): boolean {
+    return frame === this.handedFrame;
+  }
+
+  /**
    * Delivers the frames queued when called, oldest first, and returns how many. Returns 0 when
    * called from inside a receiver (no re-entry). In 'auto' mode, schedules another pass if
    * the receiver queued more.
@@ -162,9 +180,12 @@ export class LoopCable implements Cable {
         this.stats.framesReceived++;
         this.stats.bytesReceived += length;
         n++;
+        const view = this.slotViews[slot]!;
+        this.handedFrame = this.slotHanded[slot] === 1 ? view : null;
         try {
-          this.receiver(this.slotViews[slot]!, length);
+          this.receiver(view, length);
         } finally {
+          this.handedFrame = null;
           this.head++;
         }
       }

@@ -9,6 +9,11 @@ export class EngineCounters {
   framesSent = 0;
   bytesSent = 0;
   framesReceived = 0;
+  /**
+   * RoCE frames taken without comparing their ICRC: this port's own, handed to its loop cable
+   * in memory and delivered as that same buffer (docs/hardware.md, "Frames a port hands to itself").
+   */
+  icrcTrusted = 0;
   /** Frames the parser refused, by ParseStatus (WRONG_DEST_MAC, BAD_ICRC, ...). */
   readonly parseDrops = new Float64Array(PARSE_STATUS_COUNT);
   /** Parsed frames for a QP number no QP has, or has destroyed. */

@@ -297,14 +297,18 @@ export class RoceEngine implements EngineHooks {
   /** A frame from the port: parsed, then to the responder (requests) or completer (responses) of its QP. */
   private readonly onFrame = (frame: Uint8Array, length: number): void => {
     const core = this.core;
-    const f = core.port.rxf;
-    const status = parseFrame(frame, length, f, this.bus.config.mac);
+    const port = core.port;
+    const f = port.rxf;
+    const trusted = port.rxTrusted;
+    port.rxTrusted = false;
+    const status = parseFrame(frame, length, f, this.bus.config.mac, trusted);
     if (status !== ParseStatus.OK) {
       // Not a RoCEv2 packet for this port (ARP, ICMP, other UDP, another MAC): the L2 side's, if any.
       if (this.onL2Frame !== undefined && L2_STATUSES[status] === 1) return this.onL2Frame(frame, length);
       core.counters.parseDrops[status]++;
       return;
     }
+    if (trusted) core.counters.icrcTrusted++;
     if (!this.roceReceivePath) {
       core.counters.dropNoL2Filter++;
       return;

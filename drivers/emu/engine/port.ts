@@ -85,8 +85,15 @@ export class Port {
   private rxTail = 0;
   /** Why the cable could not be set up or stopped working (sockets), if it did. */
   error: string | undefined;
-  /** Test hook: sees every frame the port sends, before any fault (stepped runs and unit tests). */
+  /** Test hook: sees every frame the port sends, before any fault (stepped runs and unit tests); reads only. */
   onTransmit: ((frame: Uint8Array, length: number) => void) | undefined;
+  /**
+   * The frame the engine is handed now is one this port built and handed to its own loop
+   * (LoopCable.handedOver): its ICRC is the one the port computed, over bytes nothing else
+   * wrote, so the engine need not check it again. False for every other frame (fromWire, a
+   * socket's, a pair cable's, a copy the loop made, one a fault injector changed or held).
+   */
+  rxTrusted = false;
 
   constructor(
     config: EmuConfig,
@@ -199,6 +206,7 @@ export class Port {
     for (let i = 0; i < queues.length; i++) n += queues[i]!.deliverPending();
     while (this.rxHead !== this.rxTail) {
       const slot = this.rxHead % RECEIVE_QUEUE_SLOTS;
+      this.rxTrusted = false;
       this.handler(this.rxSlots[slot]!, this.rxLengths[slot]!);
       this.rxHead++;
       n++;
@@ -228,6 +236,7 @@ export class Port {
    */
   fromWire(frame: Uint8Array, length: number): void {
     this.counters.framesReceived++;
+    this.rxTrusted = false;
     if (this.local !== null && this.local.forgedSource(frame, length)) {
       this.local.forged++;
       return;
@@ -238,6 +247,7 @@ export class Port {
   private readonly onFrame = (frame: Uint8Array, length: number): void => {
     this.counters.framesReceived++;
     if (this.inRun) {
+      this.rxTrusted = this.handOver !== null && this.handOver.handedOver(frame);
       this.handler(frame, length);
       return;
     }
