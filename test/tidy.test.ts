@@ -44,7 +44,7 @@ const LONG_FUNCTIONS = new Map<string, string>([
   ['drivers/emu/vfio-user/session.ts: VfioUserSession.dispatch', 'one case per vfio-user command: a dispatch table'],
   ['drivers/emu/wire/build.ts: encodeFrame',
     'the headers in wire order, allocation-free: split, it would pass state around'],
-  ['drivers/emu/wire/parse.ts: parseFrame', 'the headers in wire order, one status per check, allocation-free'],
+  ['drivers/emu/wire/parse.ts: parse', 'the headers in wire order, one status per check, allocation-free'],
   ['scripts/interop/run-guest.ts: runGuest', 'the guest run in order (build, boot, follow, collect); to split ' +
     'where the serial QEMU test can check it (nothing else runs it)'],
   ['scripts/bnxt-guest/run.ts: runGuest', 'the guest run in order (serve, boot, follow the steps, collect); to split ' +

@@ -20,7 +20,7 @@
 import type { ModelBus } from '../bus.ts';
 import { ok, type Result } from '../../../firmware-hwrm/result.ts';
 import { EmuQpState, type EmuQp, type EngineHooks, type RoceTables } from '../objects.ts';
-import { OPCODE_FLAGS, OpFlag, ParseStatus, ROCEV2_SRC_PORT_BASE, parseFrame } from '../wire/index.ts';
+import { OPCODE_FLAGS, OpFlag, ParseStatus, ROCEV2_SRC_PORT_BASE, parseReceived } from '../wire/index.ts';
 import { EngineCore } from './core.ts';
 import { Port, partitionKey } from './port.ts';
 import { DoorbellWindow, handleDoorbell } from './doorbells.ts';
@@ -301,7 +301,7 @@ export class RoceEngine implements EngineHooks {
     const f = port.rxf;
     const trusted = port.rxTrusted;
     port.rxTrusted = false;
-    const status = parseFrame(frame, length, f, this.bus.config.mac, trusted);
+    const status = parseReceived(frame, length, f, this.bus.config.mac, trusted);
     if (status !== ParseStatus.OK) {
       // Not a RoCEv2 packet for this port (ARP, ICMP, other UDP, another MAC): the L2 side's, if any.
       if (this.onL2Frame !== undefined && L2_STATUSES[status] === 1) return this.onL2Frame(frame, length);

@@ -15,18 +15,17 @@
  * frame contents and allocates nothing. On a status other than OK the record is filled only up
  * to the header that failed.
  */
-import { getU16, getU24, getU32 } from './bytes.ts';
+import { getU24, getU32 } from './bytes.ts';
 import {
   AETH_MSN, AETH_SYNDROME, ATOMIC_ACK_ETH_ORIG, ATOMIC_ETH_COMPARE, ATOMIC_ETH_RKEY, ATOMIC_ETH_SWAP, ATOMIC_ETH_VA,
   BTH_ACK_REQ, BTH_ACK_REQ_BIT, BTH_AT, BTH_BYTES, BTH_DEST_QP, BTH_FLAGS, BTH_MIG_REQ_BIT, BTH_OPCODE, BTH_PAD_SHIFT,
   BTH_PKEY, BTH_PSN, BTH_RESV8A, BTH_SE_BIT, BTH_TVER, BTH_TVER_MASK, ETH_DST, ETH_HEADER_BYTES, ETH_SRC, ETH_TYPE,
   ETH_TYPE_IPV4, EXT_AT, ICRC_BYTES, IPV4_AT, IPV4_DST, IPV4_FLAG_MF, IPV4_FLAGS_FRAGMENT, IPV4_FRAGMENT_OFFSET_MASK,
-  IPV4_HEADER_BYTES, IPV4_ID, IPV4_PROTOCOL, IPV4_SRC, IPV4_TOS, IPV4_TOTAL_LENGTH, IPV4_TTL, IPV4_VERSION_IHL,
-  IP_PROTOCOL_UDP, MAC_BYTES, RETH_DMA_LENGTH, RETH_RKEY, RETH_VA, ROCEV2_UDP_PORT, UDP_AT, UDP_DST_PORT,
-  UDP_HEADER_BYTES, UDP_LENGTH, UDP_SRC_PORT,
+  IPV4_CHECKSUM, IPV4_HEADER_BYTES, IPV4_ID, IPV4_PROTOCOL, IPV4_SRC, IPV4_TOS, IPV4_TOTAL_LENGTH, IPV4_TTL,
+  IPV4_VERSION_IHL, IP_PROTOCOL_UDP, MAC_BYTES, RETH_DMA_LENGTH, RETH_RKEY, RETH_VA, ROCEV2_UDP_PORT, UDP_AT,
+  UDP_DST_PORT, UDP_HEADER_BYTES, UDP_LENGTH, UDP_SRC_PORT,
 } from './headers.ts';
 import { icrcInt32, readIcrcInt32 } from './icrc.ts';
-import { onesComplementSum } from './ipv4-checksum.ts';
 import {
   OPCODE_AETH_AT, OPCODE_ATOMIC_ACK_ETH_AT, OPCODE_ATOMIC_ETH_AT, OPCODE_EXT_BYTES, OPCODE_FLAGS, OPCODE_IETH_AT,
   OPCODE_IMMDT_AT, OPCODE_RETH_AT, OpFlag,
@@ -47,113 +46,195 @@ const MIN_UDP_PAYLOAD = BTH_BYTES + ICRC_BYTES;
 export function parseFrame(
   frame: Uint8Array, length: number, out: RoceFrame, localMac: Uint8Array | null, icrcTrusted = false,
 ): ParseStatusCode {
-  if (!(length >= 0 && length <= frame.length))
-    throw new RangeError(`parseFrame: length ${length} outside ${frame.length} bytes`);
+  return parse(frame, length, out, localMac, icrcTrusted, true);
+}
+
+/**
+ * parseFrame for the engine's receive path: the same checks in the same order and the same
+ * status, but on OK the record holds only what the transport reads (BTH opcode, SE, P_Key,
+ * dest QP, AckReq, PSN; the IPv4 addresses; payload offset and length; the opcode's extension
+ * headers). MACs, TOS, TTL, IP id, UDP ports, MigReq, pad count, TVer, resv8a, packet length and
+ * the ICRC are left as they were, and nothing is filled on a status other than OK.
+ */
+export function parseReceived(
+  frame: Uint8Array, length: number, out: RoceFrame, localMac: Uint8Array | null, icrcTrusted: boolean,
+): ParseStatusCode {
+  return parse(frame, length, out, localMac, icrcTrusted, false);
+}
+
+/** The MAC parse() last compared with, as numbers: its first two bytes, then its last four. */
+let macOf: Uint8Array | null = null;
+let macHi = 0;
+let macLo = 0;
+
+/**
+ * Both parsers; `full`: fill every field (parseFrame). Each header byte is read once, into
+ * locals, and the fixed fields are taken from those (the IPv4 checksum too): typed-array reads
+ * are most of what a parse costs.
+ */
+function parse(
+  b: Uint8Array, length: number, out: RoceFrame, localMac: Uint8Array | null, icrcTrusted: boolean, full: boolean,
+): ParseStatusCode {
+  if (!(length >= 0 && length <= b.length))
+    throw new RangeError(`parseFrame: length ${length} outside ${b.length} bytes`);
 
   // Ethernet II
   if (length < ETH_HEADER_BYTES) return ParseStatus.TRUNCATED;
   if (localMac !== null) {
-    for (let i = 0; i < MAC_BYTES; i++) if (frame[ETH_DST + i] !== localMac[i]) return ParseStatus.WRONG_DEST_MAC;
+    if (localMac !== macOf) {
+      macHi = (localMac[0]! << 8) | localMac[1]!;
+      macLo = (localMac[2]! << 24) | (localMac[3]! << 16) | (localMac[4]! << 8) | localMac[5]!;
+      macOf = localMac;
+    }
+    if ((((b[ETH_DST]! << 8) | b[ETH_DST + 1]!) !== macHi) ||
+      ((b[ETH_DST + 2]! << 24) | (b[ETH_DST + 3]! << 16) | (b[ETH_DST + 4]! << 8) | b[ETH_DST + 5]!) !== macLo) {
+      return ParseStatus.WRONG_DEST_MAC;
+    }
   }
-  for (let i = 0; i < MAC_BYTES; i++) {
-    out.dstMac[i] = frame[ETH_DST + i]!;
-    out.srcMac[i] = frame[ETH_SRC + i]!;
+  if (full) {
+    for (let i = 0; i < MAC_BYTES; i++) {
+      out.dstMac[i] = b[ETH_DST + i]!;
+      out.srcMac[i] = b[ETH_SRC + i]!;
+    }
   }
-  if (getU16(frame, ETH_TYPE) !== ETH_TYPE_IPV4) return ParseStatus.NOT_IPV4;
+  if (((b[ETH_TYPE]! << 8) | b[ETH_TYPE + 1]!) !== ETH_TYPE_IPV4) return ParseStatus.NOT_IPV4;
 
-  // IPv4
+  // IPv4: the header's ten 16-bit words
   const ip = IPV4_AT;
   if (length < ip + IPV4_HEADER_BYTES) return ParseStatus.TRUNCATED;
-  const versionIhl = frame[ip + IPV4_VERSION_IHL]!;
+  const versionIhl = b[ip + IPV4_VERSION_IHL]!;
   if (versionIhl >>> 4 !== 4) return ParseStatus.NOT_IPV4;
   if ((versionIhl & 0x0f) !== IPV4_HEADER_BYTES / 4) return ParseStatus.BAD_IP_HEADER;
-  const ipTotalLength = getU16(frame, ip + IPV4_TOTAL_LENGTH);
+  const tos = b[ip + IPV4_TOS]!;
+  const ipTotalLength = (b[ip + IPV4_TOTAL_LENGTH]! << 8) | b[ip + IPV4_TOTAL_LENGTH + 1]!;
   if (ipTotalLength < IPV4_HEADER_BYTES + UDP_HEADER_BYTES) return ParseStatus.BAD_IP_HEADER;
   const packetLength = ip + ipTotalLength;
   if (packetLength > length) return ParseStatus.TRUNCATED;
-  if (onesComplementSum(frame, ip, IPV4_HEADER_BYTES) !== 0xffff) return ParseStatus.BAD_IP_CHECKSUM;
-  const flagsFragment = getU16(frame, ip + IPV4_FLAGS_FRAGMENT);
+  const ipId = (b[ip + IPV4_ID]! << 8) | b[ip + IPV4_ID + 1]!;
+  const flagsFragment = (b[ip + IPV4_FLAGS_FRAGMENT]! << 8) | b[ip + IPV4_FLAGS_FRAGMENT + 1]!;
+  const ttl = b[ip + IPV4_TTL]!;
+  const protocol = b[ip + IPV4_PROTOCOL]!;
+  const checksum = (b[ip + IPV4_CHECKSUM]! << 8) | b[ip + IPV4_CHECKSUM + 1]!;
+  const src = (b[ip + IPV4_SRC]! << 24) | (b[ip + IPV4_SRC + 1]! << 16) | (b[ip + IPV4_SRC + 2]! << 8) |
+    b[ip + IPV4_SRC + 3]!;
+  const dst = (b[ip + IPV4_DST]! << 24) | (b[ip + IPV4_DST + 1]! << 16) | (b[ip + IPV4_DST + 2]! << 8) |
+    b[ip + IPV4_DST + 3]!;
+  // RFC 1071: the ones' complement sum of the ten words, the checksum included, is 0xFFFF.
+  let sum = ((versionIhl << 8) | tos) + ipTotalLength + ipId + flagsFragment + ((ttl << 8) | protocol) + checksum +
+    (src >>> 16) + (src & 0xffff) + (dst >>> 16) + (dst & 0xffff);
+  sum = (sum & 0xffff) + (sum >>> 16);
+  sum = (sum & 0xffff) + (sum >>> 16);
+  if (sum !== 0xffff) return ParseStatus.BAD_IP_CHECKSUM;
   if ((flagsFragment & (IPV4_FLAG_MF | IPV4_FRAGMENT_OFFSET_MASK)) !== 0) return ParseStatus.IP_FRAGMENT;
-  if (frame[ip + IPV4_PROTOCOL] !== IP_PROTOCOL_UDP) return ParseStatus.NOT_UDP;
-  out.tos = frame[ip + IPV4_TOS]!;
-  out.ipId = getU16(frame, ip + IPV4_ID);
-  out.ttl = frame[ip + IPV4_TTL]!;
-  out.srcIp = getU32(frame, ip + IPV4_SRC);
-  out.dstIp = getU32(frame, ip + IPV4_DST);
-  out.packetLength = packetLength;
+  if (protocol !== IP_PROTOCOL_UDP) return ParseStatus.NOT_UDP;
+  const srcIp = src >>> 0;
+  const dstIp = dst >>> 0;
+  if (full) {
+    out.tos = tos;
+    out.ipId = ipId;
+    out.ttl = ttl;
+    out.srcIp = srcIp;
+    out.dstIp = dstIp;
+    out.packetLength = packetLength;
+  }
 
   // UDP
-  const udpLength = getU16(frame, UDP_AT + UDP_LENGTH);
+  const udpLength = (b[UDP_AT + UDP_LENGTH]! << 8) | b[UDP_AT + UDP_LENGTH + 1]!;
   if (udpLength !== ipTotalLength - IPV4_HEADER_BYTES) return ParseStatus.BAD_UDP_LENGTH;
-  out.udpSrcPort = getU16(frame, UDP_AT + UDP_SRC_PORT);
-  out.udpDstPort = getU16(frame, UDP_AT + UDP_DST_PORT);
-  if (out.udpDstPort !== ROCEV2_UDP_PORT) return ParseStatus.NOT_ROCEV2_PORT;
+  const udpDstPort = (b[UDP_AT + UDP_DST_PORT]! << 8) | b[UDP_AT + UDP_DST_PORT + 1]!;
+  if (full) {
+    out.udpSrcPort = (b[UDP_AT + UDP_SRC_PORT]! << 8) | b[UDP_AT + UDP_SRC_PORT + 1]!;
+    out.udpDstPort = udpDstPort;
+  }
+  if (udpDstPort !== ROCEV2_UDP_PORT) return ParseStatus.NOT_ROCEV2_PORT;
   const udpPayload = udpLength - UDP_HEADER_BYTES;
   // IBA packets are whole 32-bit words: headers, payload + pad and the ICRC.
   if (udpPayload < MIN_UDP_PAYLOAD || (udpPayload & 3) !== 0) return ParseStatus.BAD_LENGTH;
 
   // ICRC before any BTH field is trusted
-  const icrc = readIcrcInt32(frame, packetLength);
-  out.icrc = icrc >>> 0;
-  if (!icrcTrusted && icrcInt32(frame, ip, packetLength) !== icrc) return ParseStatus.BAD_ICRC;
+  if (full || !icrcTrusted) {
+    const icrc = readIcrcInt32(b, packetLength);
+    if (full) out.icrc = icrc >>> 0;
+    if (!icrcTrusted && icrcInt32(b, ip, packetLength) !== icrc) return ParseStatus.BAD_ICRC;
+  }
 
   // BTH
-  const op = frame[BTH_AT + BTH_OPCODE]!;
-  const bthFlags = frame[BTH_AT + BTH_FLAGS]!;
-  out.opcode = op;
-  out.se = (bthFlags & BTH_SE_BIT) !== 0 ? 1 : 0;
-  out.migReq = (bthFlags & BTH_MIG_REQ_BIT) !== 0 ? 1 : 0;
-  out.padCount = (bthFlags >>> BTH_PAD_SHIFT) & 3;
-  out.tver = bthFlags & BTH_TVER_MASK;
-  out.pkey = getU16(frame, BTH_AT + BTH_PKEY);
-  out.resv8a = frame[BTH_AT + BTH_RESV8A]!;
-  out.destQp = getU24(frame, BTH_AT + BTH_DEST_QP);
-  out.ackReq = (frame[BTH_AT + BTH_ACK_REQ]! & BTH_ACK_REQ_BIT) !== 0 ? 1 : 0;
-  out.psn = getU24(frame, BTH_AT + BTH_PSN);
-  if (out.tver !== BTH_TVER) return ParseStatus.BAD_TVER;
+  const op = b[BTH_AT + BTH_OPCODE]!;
+  const bthFlags = b[BTH_AT + BTH_FLAGS]!;
+  const padCount = (bthFlags >>> BTH_PAD_SHIFT) & 3;
+  const tver = bthFlags & BTH_TVER_MASK;
+  if (full) {
+    out.opcode = op;
+    out.se = (bthFlags & BTH_SE_BIT) !== 0 ? 1 : 0;
+    out.migReq = (bthFlags & BTH_MIG_REQ_BIT) !== 0 ? 1 : 0;
+    out.padCount = padCount;
+    out.tver = tver;
+    out.pkey = (b[BTH_AT + BTH_PKEY]! << 8) | b[BTH_AT + BTH_PKEY + 1]!;
+    out.resv8a = b[BTH_AT + BTH_RESV8A]!;
+    out.destQp = (b[BTH_AT + BTH_DEST_QP]! << 16) | (b[BTH_AT + BTH_DEST_QP + 1]! << 8) | b[BTH_AT + BTH_DEST_QP + 2]!;
+    out.ackReq = (b[BTH_AT + BTH_ACK_REQ]! & BTH_ACK_REQ_BIT) !== 0 ? 1 : 0;
+    out.psn = (b[BTH_AT + BTH_PSN]! << 16) | (b[BTH_AT + BTH_PSN + 1]! << 8) | b[BTH_AT + BTH_PSN + 2]!;
+  }
+  if (tver !== BTH_TVER) return ParseStatus.BAD_TVER;
   const flags = OPCODE_FLAGS[op]!;
   if ((flags & OpFlag.VALID) === 0) return ParseStatus.UNKNOWN_OPCODE;
 
   // Extension headers, payload and pad
-  const afterHeaders = udpPayload - BTH_BYTES - OPCODE_EXT_BYTES[op]! - ICRC_BYTES;
+  const extBytes = OPCODE_EXT_BYTES[op]!;
+  const afterHeaders = udpPayload - BTH_BYTES - extBytes - ICRC_BYTES;
   if (afterHeaders < 0) return ParseStatus.BAD_LENGTH;
   if (flags & OpFlag.PAYLOAD) {
-    if (out.padCount > afterHeaders) return ParseStatus.BAD_PAD;
+    if (padCount > afterHeaders) return ParseStatus.BAD_PAD;
   } else {
-    if (out.padCount !== 0) return ParseStatus.BAD_PAD;
+    if (padCount !== 0) return ParseStatus.BAD_PAD;
     if (afterHeaders !== 0) return ParseStatus.UNEXPECTED_PAYLOAD;
   }
-  out.payloadOffset = EXT_AT + OPCODE_EXT_BYTES[op]!;
-  out.payloadLength = afterHeaders - out.padCount;
+  if (!full) {
+    out.opcode = op;
+    out.se = (bthFlags & BTH_SE_BIT) !== 0 ? 1 : 0;
+    out.pkey = (b[BTH_AT + BTH_PKEY]! << 8) | b[BTH_AT + BTH_PKEY + 1]!;
+    out.destQp = (b[BTH_AT + BTH_DEST_QP]! << 16) | (b[BTH_AT + BTH_DEST_QP + 1]! << 8) | b[BTH_AT + BTH_DEST_QP + 2]!;
+    out.ackReq = (b[BTH_AT + BTH_ACK_REQ]! & BTH_ACK_REQ_BIT) !== 0 ? 1 : 0;
+    out.psn = (b[BTH_AT + BTH_PSN]! << 16) | (b[BTH_AT + BTH_PSN + 1]! << 8) | b[BTH_AT + BTH_PSN + 2]!;
+    out.srcIp = srcIp;
+    out.dstIp = dstIp;
+  }
+  out.payloadOffset = EXT_AT + extBytes;
+  out.payloadLength = afterHeaders - padCount;
+  if (flags & (OpFlag.RETH | OpFlag.ATOMIC_ETH | OpFlag.AETH | OpFlag.ATOMIC_ACK_ETH | OpFlag.IMMDT | OpFlag.IETH))
+    extensionHeaders(b, op, flags, out);
+  return ParseStatus.OK;
+}
 
+/** The extension headers opcode `op` carries (OPCODE_FLAGS `flags`), into `out`. */
+function extensionHeaders(b: Uint8Array, op: number, flags: number, out: RoceFrame): void {
   if (flags & OpFlag.RETH) {
     const at = EXT_AT + OPCODE_RETH_AT[op]!;
-    out.rethVaHi = getU32(frame, at + RETH_VA);
-    out.rethVaLo = getU32(frame, at + RETH_VA + 4);
-    out.rethRkey = getU32(frame, at + RETH_RKEY);
-    out.rethDmaLength = getU32(frame, at + RETH_DMA_LENGTH);
+    out.rethVaHi = getU32(b, at + RETH_VA);
+    out.rethVaLo = getU32(b, at + RETH_VA + 4);
+    out.rethRkey = getU32(b, at + RETH_RKEY);
+    out.rethDmaLength = getU32(b, at + RETH_DMA_LENGTH);
   }
   if (flags & OpFlag.ATOMIC_ETH) {
     const at = EXT_AT + OPCODE_ATOMIC_ETH_AT[op]!;
-    out.atomicVaHi = getU32(frame, at + ATOMIC_ETH_VA);
-    out.atomicVaLo = getU32(frame, at + ATOMIC_ETH_VA + 4);
-    out.atomicRkey = getU32(frame, at + ATOMIC_ETH_RKEY);
-    out.atomicSwapHi = getU32(frame, at + ATOMIC_ETH_SWAP);
-    out.atomicSwapLo = getU32(frame, at + ATOMIC_ETH_SWAP + 4);
-    out.atomicCompareHi = getU32(frame, at + ATOMIC_ETH_COMPARE);
-    out.atomicCompareLo = getU32(frame, at + ATOMIC_ETH_COMPARE + 4);
+    out.atomicVaHi = getU32(b, at + ATOMIC_ETH_VA);
+    out.atomicVaLo = getU32(b, at + ATOMIC_ETH_VA + 4);
+    out.atomicRkey = getU32(b, at + ATOMIC_ETH_RKEY);
+    out.atomicSwapHi = getU32(b, at + ATOMIC_ETH_SWAP);
+    out.atomicSwapLo = getU32(b, at + ATOMIC_ETH_SWAP + 4);
+    out.atomicCompareHi = getU32(b, at + ATOMIC_ETH_COMPARE);
+    out.atomicCompareLo = getU32(b, at + ATOMIC_ETH_COMPARE + 4);
   }
   if (flags & OpFlag.AETH) {
     const at = EXT_AT + OPCODE_AETH_AT[op]!;
-    out.aethSyndrome = frame[at + AETH_SYNDROME]!;
-    out.aethMsn = getU24(frame, at + AETH_MSN);
+    out.aethSyndrome = b[at + AETH_SYNDROME]!;
+    out.aethMsn = getU24(b, at + AETH_MSN);
   }
   if (flags & OpFlag.ATOMIC_ACK_ETH) {
     const at = EXT_AT + OPCODE_ATOMIC_ACK_ETH_AT[op]!;
-    out.atomicAckOrigHi = getU32(frame, at + ATOMIC_ACK_ETH_ORIG);
-    out.atomicAckOrigLo = getU32(frame, at + ATOMIC_ACK_ETH_ORIG + 4);
+    out.atomicAckOrigHi = getU32(b, at + ATOMIC_ACK_ETH_ORIG);
+    out.atomicAckOrigLo = getU32(b, at + ATOMIC_ACK_ETH_ORIG + 4);
   }
-  if (flags & OpFlag.IMMDT) out.immDt = getU32(frame, EXT_AT + OPCODE_IMMDT_AT[op]!);
-  if (flags & OpFlag.IETH) out.iethRkey = getU32(frame, EXT_AT + OPCODE_IETH_AT[op]!);
-  return ParseStatus.OK;
+  if (flags & OpFlag.IMMDT) out.immDt = getU32(b, EXT_AT + OPCODE_IMMDT_AT[op]!);
+  if (flags & OpFlag.IETH) out.iethRkey = getU32(b, EXT_AT + OPCODE_IETH_AT[op]!);
 }
