@@ -20,7 +20,8 @@ import { entriesAhead, ringPhase, ringSlot } from '../../../firmware-hwrm/ring.t
 const WORDS = Cqe.CQ_BASE_WORDS;
 /** The word with the toggle bit (cq_base's trailer), written last. */
 const TRAILER = Cqe.CQ_BASE_TOGGLE_WORD;
-/** The CQE being written, as little-endian words. */
+const TOGGLE_BITS = Cqe.CQ_BASE_TOGGLE_MASK << Cqe.CQ_BASE_TOGGLE_SHIFT;
+/** The fault hooks' CQE being written, as little-endian words (the data path writes into the ring itself). */
 const cqe = new Uint32Array(WORDS);
 
 /** Free CQE slots: ring entries minus CQEs written and not yet consumed. */
@@ -66,26 +67,51 @@ function notify(core: EngineCore, cq: EmuCq): void {
   core.counters.cqNotifications++;
 }
 
-/** Writes `cqe` (trailer type/status/flags set, toggle not) into `cq`. False if full or unreachable. */
-function writeCqe(core: EngineCore, cq: EmuCq, solicited: boolean): boolean {
-  if (cq.destroyed || cqRoom(cq) === 0) return false;
+/** Where nextCqe found the CQE slot: its first word in the words returned, and the toggle it takes. */
+let cqeAt = 0;
+let cqeToggle = 0;
+
+/**
+ * The host memory words of `cq`'s next CQE (its first word at cqeAt; cqeToggle set), or
+ * undefined if the CQ is full, destroyed or unreachable. One mapping lookup for the whole entry
+ * (32-byte aligned, inside one page); a ring of power-of-two depth (every one the driver makes)
+ * takes its slot, room and toggle by masks, any other depth by the ring.ts divisions.
+ */
+function nextCqe(core: EngineCore, cq: EmuCq): Uint32Array | undefined {
+  if (cq.destroyed) return undefined;
   const n = cq.ring.entries;
+  const p = cq.producer;
+  let slot: number;
+  if ((n & (n - 1)) === 0) {
+    // Counts run free past 2^32: a power of two divides 2^32, so ToInt32 keeps slot, lap parity and room.
+    if (((p - cq.consumer) & (2 * n - 1)) >= n) return undefined;
+    slot = p & (n - 1);
+    cqeToggle = ((p >>> (31 - Math.clz32(n))) & 1) ^ 1;
+  } else {
+    if (cqRoom(cq) === 0) return undefined;
+    slot = ringSlot(p, n);
+    cqeToggle = ringPhase(p, n);
+  }
   const memory = cq.ring.memory;
-  const offset = cq.ring.entryOffset(ringSlot(cq.producer, n));
-  const toggle = ringPhase(cq.producer, n);
+  const offset = cq.ring.entryOffset(slot);
   const iommu = core.iommu;
-  // One lookup for the whole entry (32-byte aligned, inside one page), then whole-word stores.
   const u = iommu.wordsIn(memory, offset, CQE_BYTES);
   if (u === undefined) {
     core.counters.dmaFaults++;
-    return false;
+    return undefined;
   }
-  const w = iommu.wordOffset;
+  cqeAt = iommu.wordOffset;
   iommu.notePagedWrite(memory, offset, CQE_BYTES);
-  for (let i = 0; i < WORDS; i++) if (i !== TRAILER) u[w + i] = cqe[i]!;
-  // The word with the toggle last, with a release store: a reader that sees it sees the rest.
-  Cqe.setCqBaseToggle(cqe, 0, toggle);
-  Atomics.store(u, w + TRAILER, cqe[TRAILER]!);
+  return u;
+}
+
+/**
+ * Ends the CQE whose other words are in place: the word with the toggle (`trailer`, its toggle
+ * bit clear) last, with a release store, so a reader that sees it sees the rest; then the
+ * producer moves and an armed CQ notifies.
+ */
+function publishCqe(core: EngineCore, cq: EmuCq, u: Uint32Array, trailer: number, solicited: boolean): true {
+  Atomics.store(u, cqeAt + TRAILER, (trailer & ~TOGGLE_BITS) | (cqeToggle << Cqe.CQ_BASE_TOGGLE_SHIFT));
   cq.producer++;
   core.counters.cqesWritten++;
   core.bus.notifyDriver();
@@ -93,21 +119,33 @@ function writeCqe(core: EngineCore, cq: EmuCq, solicited: boolean): boolean {
   return true;
 }
 
+/** Writes the scratch `cqe` (trailer type/status/flags set, toggle not) into `cq`. False if full or unreachable. */
+function writeCqe(core: EngineCore, cq: EmuCq, solicited: boolean): boolean {
+  const u = nextCqe(core, cq);
+  if (u === undefined) return false;
+  const w = cqeAt;
+  for (let i = 0; i < WORDS; i++) if (i !== TRAILER) u[w + i] = cqe[i]!;
+  return publishCqe(core, cq, u, cqe[TRAILER]!, solicited);
+}
+
 /**
  * roce_hsi.h: struct cq_req. `sqConsIdx`: the send WQE index after the one completed (as Linux
- * bnxt_re qplib_fp.c bnxt_qplib_cq_process_req reads it).
+ * bnxt_re qplib_fp.c bnxt_qplib_cq_process_req reads it). Written straight into the ring.
  */
 export function writeReqCqe(core: EngineCore, t: QpTransport, sqConsIdx: number, status: number): boolean {
   if (!core.mayWrite(t)) return false;
   const qp = t.qp;
-  Cqe.setCqReqQpHandle(cqe, 0, qp.handleLo, qp.handleHi);
-  Cqe.setCqReqWord2(cqe, 0, Cqe.cqReqWord2(sqConsIdx & 0xffff));
-  Cqe.setCqReqWord3(cqe, 0, 0);
-  Cqe.setCqReqWord4(cqe, 0, 0);
-  Cqe.setCqReqWord5(cqe, 0, 0);
-  Cqe.setCqReqWord6(cqe, 0, Cqe.cqReqWord6(0, CqeType.REQ, 0, status));
-  Cqe.setCqReqWord7(cqe, 0, 0);
-  return writeCqe(core, qp.scq, status !== 0);
+  const cq = qp.scq;
+  const u = nextCqe(core, cq);
+  if (u === undefined) return false;
+  const w = cqeAt;
+  Cqe.setCqReqQpHandle(u, w, qp.handleLo, qp.handleHi);
+  Cqe.setCqReqWord2(u, w, Cqe.cqReqWord2(sqConsIdx & 0xffff));
+  Cqe.setCqReqWord3(u, w, 0);
+  Cqe.setCqReqWord4(u, w, 0);
+  Cqe.setCqReqWord5(u, w, 0);
+  Cqe.setCqReqWord7(u, w, 0);
+  return publishCqe(core, cq, u, Cqe.cqReqWord6(0, CqeType.REQ, 0, status), status !== 0);
 }
 
 /** roce_hsi.h: struct cq_res_rc. `imm` as the LE number equal to the wire value; `wrId` from the RQ WQE. */
@@ -117,13 +155,16 @@ export function writeResCqe(
 ): boolean {
   if (!core.mayWrite(t)) return false;
   const qp = t.qp;
-  Cqe.setCqResRcLength(cqe, 0, length);
-  Cqe.setCqResRcImmDataOrInvRKey(cqe, 0, imm);
-  Cqe.setCqResRcQpHandle(cqe, 0, qp.handleLo, qp.handleHi);
-  Cqe.setCqResRcMrHandle(cqe, 0, 0, 0);
-  Cqe.setCqResRcWord6(cqe, 0, Cqe.cqResRcWord6(0, CqeType.RES_RC, status, flags));
-  Cqe.setCqResRcWord7(cqe, 0, Cqe.cqResRcWord7(wrId & 0xfffff));
-  return writeCqe(core, qp.rcq, solicited || status !== 0);
+  const cq = qp.rcq;
+  const u = nextCqe(core, cq);
+  if (u === undefined) return false;
+  const w = cqeAt;
+  Cqe.setCqResRcLength(u, w, length);
+  Cqe.setCqResRcImmDataOrInvRKey(u, w, imm);
+  Cqe.setCqResRcQpHandle(u, w, qp.handleLo, qp.handleHi);
+  Cqe.setCqResRcMrHandle(u, w, 0, 0);
+  Cqe.setCqResRcWord7(u, w, Cqe.cqResRcWord7(wrId & 0xfffff));
+  return publishCqe(core, cq, u, Cqe.cqResRcWord6(0, CqeType.RES_RC, status, flags), solicited || status !== 0);
 }
 
 /** Fault hook: a CQE of a type no driver takes (type 7 is undefined in cq_base). */
