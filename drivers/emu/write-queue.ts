@@ -7,10 +7,22 @@
  * Single producer (the driver's thread), single consumer (the device). Lives in a
  * SharedArrayBuffer so the device may run in a worker thread.
  *
- *   header (Int32): [0] head (consumer count) [1] tail (producer count)
- *                   [2] device sleeping flag  [3] wake eventfd + 1 (0: none; wake-fd.ts)
+ *   header (Int32): [0] head (consumer count), alone in its 64-byte line (the consumer writes it
+ *                   at every take; the producer reads it only when the queue looked full)
+ *                   [16] tail (producer count) [17] device sleeping flag
+ *                   [18] wake eventfd + 1 (0: none; wake-fd.ts) [19] producer's thread id + 1
+ *                   [20] consumer's thread id + 1 (0: not made yet)
  *   entries: 4 x Int32 each: kind, offset, lo, hi
+ *
+ * Where the device runs in the driver's thread (inline and stepped hosts: the model, and so the
+ * consumer, exists before the producer), both ends see the other's thread id is their own and
+ * use plain loads and stores of the counts: one thread's program order is all the ordering
+ * they need, and no thread can be asleep on a queue whose consumer is the thread pushing. In
+ * Node 20 every Atomics call is a call into a builtin (20-40 ns here, against ~2 ns for a plain
+ * store), three of them per push. Across threads the counts stay atomic (the release of the
+ * tail publishes the entry and every earlier DMA write).
  */
+import { threadId } from 'node:worker_threads';
 import { signalWakeFd } from './wake-fd.ts';
 
 export const enum WriteKind {
@@ -22,10 +34,12 @@ export const enum WriteKind {
 }
 
 const HEAD = 0;
-const TAIL = 1;
-const SLEEPING = 2;
-const WAKE_FD_WORD = 3;
-const HEADER_WORDS = 4;
+const TAIL = 16;
+const SLEEPING = 17;
+const WAKE_FD_WORD = 18;
+const PRODUCER_THREAD = 19;
+const CONSUMER_THREAD = 20;
+const HEADER_WORDS = 32;
 const ENTRY_WORDS = 4;
 
 export const WRITE_QUEUE_ENTRIES = 8192; // power of two: index = count & mask
@@ -47,6 +61,10 @@ export function writeQueueWakeFd(sab: SharedArrayBuffer): number {
 export class WriteQueueProducer {
   private readonly words: Int32Array;
   private tail: number;
+  /** The tail at which the queue is full by the head last read: the head is read again only there. */
+  private full: number;
+  /** The consumer runs in this thread: plain loads and stores of the counts (see the top). */
+  private readonly local: boolean;
   /** A device that sleeps in poll(2) is woken through this eventfd too (-1: none). */
   private readonly wakeFd: number;
 
@@ -55,26 +73,45 @@ export class WriteQueueProducer {
     /** Called while the queue is full (lets a stepped device drain it). */
     private readonly whileFull: () => void,
   ) {
-    this.words = new Int32Array(sab);
-    this.tail = Atomics.load(this.words, TAIL);
-    this.wakeFd = Atomics.load(this.words, WAKE_FD_WORD) - 1;
+    const w = new Int32Array(sab);
+    this.words = w;
+    this.tail = Atomics.load(w, TAIL);
+    this.full = (Atomics.load(w, HEAD) + WRITE_QUEUE_ENTRIES) | 0;
+    this.wakeFd = Atomics.load(w, WAKE_FD_WORD) - 1;
+    Atomics.store(w, PRODUCER_THREAD, threadId + 1);
+    this.local = Atomics.load(w, CONSUMER_THREAD) === threadId + 1;
   }
 
   push(kind: number, offset: number, lo: number, hi: number): void {
     const w = this.words;
     const tail = this.tail;
-    while (((tail - Atomics.load(w, HEAD)) | 0) >= WRITE_QUEUE_ENTRIES) this.whileFull();
+    if (tail === this.full) this.waitForRoom(tail);
     const at = HEADER_WORDS + (tail & (WRITE_QUEUE_ENTRIES - 1)) * ENTRY_WORDS;
     w[at] = kind;
     w[at + 1] = offset;
     w[at + 2] = lo;
     w[at + 3] = hi;
+    const next = (tail + 1) | 0;
+    this.tail = next;
+    if (this.local) {
+      w[TAIL] = next;
+      return;
+    }
     // The release store publishes the entry (and every earlier DMA write) to the device.
-    this.tail = (tail + 1) | 0;
-    Atomics.store(w, TAIL, this.tail);
+    Atomics.store(w, TAIL, next);
     if (Atomics.load(w, SLEEPING) !== 0) {
       Atomics.notify(w, TAIL);
       if (this.wakeFd >= 0) signalWakeFd(this.wakeFd);
+    }
+  }
+
+  /** The queue looked full at `tail`: reads the head until the consumer made room. */
+  private waitForRoom(tail: number): void {
+    for (;;) {
+      const head = this.local ? this.words[HEAD]! : Atomics.load(this.words, HEAD);
+      this.full = (head + WRITE_QUEUE_ENTRIES) | 0;
+      if (tail !== this.full) return;
+      this.whileFull();
     }
   }
 }
@@ -82,6 +119,9 @@ export class WriteQueueProducer {
 export class WriteQueueConsumer {
   readonly words: Int32Array;
   private head: number;
+  /** The producer runs in this thread (settled at the first look once it exists): plain counts. */
+  private local = false;
+  private settled = false;
   // The entry last taken, read by the caller after take() returned true.
   kind = 0;
   offset = 0;
@@ -91,22 +131,40 @@ export class WriteQueueConsumer {
   constructor(sab: SharedArrayBuffer) {
     this.words = new Int32Array(sab);
     this.head = Atomics.load(this.words, HEAD);
+    Atomics.store(this.words, CONSUMER_THREAD, threadId + 1);
+  }
+
+  /** The tail the producer last published. */
+  private tailNow(): number {
+    if (!this.settled) this.settle();
+    return this.local ? this.words[TAIL]! : Atomics.load(this.words, TAIL);
+  }
+
+  /** Once a producer exists, whether it is this thread's; until then every look is atomic. */
+  private settle(): void {
+    const producer = Atomics.load(this.words, PRODUCER_THREAD);
+    if (producer === 0) return;
+    this.local = producer === threadId + 1;
+    this.settled = true;
   }
 
   pending(): boolean {
-    return Atomics.load(this.words, TAIL) !== this.head;
+    return this.tailNow() !== this.head;
   }
 
   take(): boolean {
     const w = this.words;
-    if (Atomics.load(w, TAIL) === this.head) return false;
-    const at = HEADER_WORDS + (this.head & (WRITE_QUEUE_ENTRIES - 1)) * ENTRY_WORDS;
+    const head = this.head;
+    if (this.tailNow() === head) return false;
+    const at = HEADER_WORDS + (head & (WRITE_QUEUE_ENTRIES - 1)) * ENTRY_WORDS;
     this.kind = w[at]!;
     this.offset = w[at + 1]!;
     this.lo = w[at + 2]! >>> 0;
     this.hi = w[at + 3]! >>> 0;
-    this.head = (this.head + 1) | 0;
-    Atomics.store(w, HEAD, this.head);
+    const next = (head + 1) | 0;
+    this.head = next;
+    if (this.local) w[HEAD] = next;
+    else Atomics.store(w, HEAD, next);
     return true;
   }
 
