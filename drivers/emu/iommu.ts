@@ -16,6 +16,9 @@ export interface PagedMemory {
   readonly pageMapping: unknown[];
   readonly pageStart: Float64Array;
   readonly pageEpoch: Int32Array;
+  /** log2(pageBytes), or -1 if it is not a power of two; pageMask = pageBytes - 1 then. */
+  readonly pageShift: number;
+  readonly pageMask: number;
   iova(offset: number): number;
 }
 
@@ -283,8 +286,15 @@ export class Iommu {
 
   private pagedMapping(memory: PagedMemory, offset: number, length: number): Mapping | undefined {
     const o = offset + memory.firstOffset;
-    const page = Math.floor(o / memory.pageBytes);
-    const inPage = o - page * memory.pageBytes;
+    let page: number;
+    let inPage: number;
+    if ((o | 0) === o && o >= 0 && memory.pageShift >= 0) { // the same numbers as below, without a division
+      page = o >> memory.pageShift;
+      inPage = o & memory.pageMask;
+    } else {
+      page = Math.floor(o / memory.pageBytes);
+      inPage = o - page * memory.pageBytes;
+    }
     if (page < memory.pageEpoch.length) {
       if (memory.pageEpoch[page] !== this.epoch) {
         const pageIova = memory.pages[page]!;
