@@ -54,6 +54,38 @@ t.test('WQEs of 3 and 5 slots wrap the ring slot by slot; every byte arrives, sq
   t.same(dst.bytes, src.bytes, 'every byte where it belongs, the wrapped WQEs too');
 });
 
+t.test('send WQEs whose slots cross a page of an SQ laid out out of order are read slot by slot', async (t) => {
+  const nic = new TestNic();
+  t.teardown(() => nic.close());
+  // 512 slots: two 4 KiB pages of WQEs and the MSN table's two, the SQ's first three pages at the
+  // buffer's pages 2, 0 and 1: in memory the first page's last slot is followed by the MSN table's
+  // last page, not by the second page's first slot.
+  const [a, b] = nic.pair({ mtu: MTU, sqSlots: 2 * SLOTS, sqPageOrder: [2, 0, 1], rqEntries: 256, cqEntries: 512 });
+  const n = 150; // 600 slots: across the page boundary at slot 256 and the ring's end at 512
+  const size = 600;
+  const src = nic.alloc(n * size);
+  src.bytes.set(pattern(n * size, 5));
+  const dst = nic.alloc(n * size);
+  const smr = nic.mr(src, 0);
+  const dmr = nic.mr(dst, ACCESS_MR.LOCAL_WRITE);
+  const spans: [number, number][] = [];
+  for (let i = 0; i < n; i++) {
+    b.recv([{ va: dst.iova + i * size, lkey: dmr.key, size }]);
+    // The first WQE takes 4 slots (two SGEs), then 5 and 3 alternate: WQEs start at 4 and 9 mod
+    // 8, so the one at slot 252 runs into the second page and the one at 508 past the ring's end.
+    const pieces = i === 0 ? 2 : i % 2 === 0 ? 1 : 3;
+    const sges = Array.from({ length: pieces }, (_, k) => (
+      { va: src.iova + i * size + k * (size / pieces), lkey: smr.key, size: size / pieces }));
+    spans.push([a.post({ sges, remoteVa: 0x1234_5678_9abc, rkey: 0x55 }), sges.length + 2]);
+    if (i % 20 === 19 || i === n - 1) t.ok(nic.runUntil(() => a.scq.cq.producer >= i + 1, 5e9), `WQEs up to ${i}`);
+  }
+  t.ok(spans.some(([s, k]) => s < SLOTS && s + k > SLOTS), 'a WQE crosses from the first page to the second');
+  t.ok(spans.some(([s, k]) => s + k > 2 * SLOTS), 'a WQE wraps the ring');
+  t.ok(a.scq.pollAll().every((c) => c.status === REQ.OK), 'every send succeeded');
+  t.ok(b.rcq.pollAll().every((c) => c.status === RES.OK && c.length === size));
+  t.same(dst.bytes, src.bytes, 'every byte where it belongs, from the WQEs across the page too');
+});
+
 t.test('variable-mode receive WQEs take (2 + rq_sge) slots: 48-byte receives, one across a page', async (t) => {
   // Found by Linux 6.12 on a served BCM57608 (docs/bnxt-en-bringup.md): rdma-core posts a receive
   // of rq_sge 1 in 3 slots (bnxt_re_get_rq_slots), so receive n starts at byte 48 n; the model

@@ -228,8 +228,10 @@ export class TestQp {
     });
     const n = this.qp.sq.entries;
     const first = this.sqProd;
+    const memory = this.qp.sq.memory;
     for (let k = 0; k < Math.max(slots, 2); k++) {
-      const at = ((first + k) % n) * 16;
+      // Where the slot is in the buffer (the ring's pages may be in any order).
+      const at = memory.iova(((first + k) % n) * 16) - this.sq.iova;
       this.sq.bytes.set(wqe.subarray(k * 16, k * 16 + 16), at);
     }
     this.sqProd += o.advance ?? slots;
@@ -316,6 +318,12 @@ export interface QpOptions {
    * laid out in reverse order in memory, so a WQE crossing a page is split in bus addresses.
    */
   readonly rqSge?: number;
+  /**
+   * With sqSlots: where the SQ's pages lie in its buffer (its page i is the buffer's page
+   * sqPageOrder[i]; the rest in order), so a WQE whose slots cross a page is split in bus
+   * addresses (its slots must be read where each page is).
+   */
+  readonly sqPageOrder?: readonly number[];
   readonly cqEntries?: number;
   readonly scq?: TestCq;
   readonly rcq?: TestCq;
@@ -372,6 +380,14 @@ export class TestNic {
     return new PagedMemory(pages, PAGE, length);
   }
 
+  /** paged(b, length) with its first pages taken from the buffer's pages in `order`. */
+  reordered(b: Buffer, length: number, order: readonly number[]): PagedMemory {
+    const pages = [...this.paged(b, length).pages];
+    const moved = order.map((i) => pages[i]!);
+    pages.splice(0, moved.length, ...moved);
+    return new PagedMemory(pages, PAGE, length);
+  }
+
   cq(entries: number): TestCq {
     const ring = this.alloc(entries * 32);
     const id = this.nextCq++;
@@ -410,7 +426,8 @@ export class TestNic {
     const qpn = this.nextQpn++;
     const qp = new EmuQp(
       qpn, o.pd ?? 1, 0xa0 + qpn, 0,
-      new Ring(this.paged(sq, sqBytes), sqEntries, sqEntryBytes),
+      new Ring(variable && o.sqPageOrder !== undefined ? this.reordered(sq, sqBytes, o.sqPageOrder) : this.paged(sq, sqBytes),
+        sqEntries, sqEntryBytes),
       new Ring(rqSge === undefined ? rqPages : new PagedMemory([...rqPages.pages].reverse(), PAGE, rqBytes),
         rqEntries, rqEntryBytes),
       scq.cq, rcq.cq, 6, rqSge ?? 6,

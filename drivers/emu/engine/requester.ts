@@ -21,7 +21,7 @@ import { ReqState } from './states.ts';
 import { EmuQpState } from '../objects.ts';
 import { psnAdd, psnDiff, psnPackets } from '../../../firmware-hwrm/roce/ib-transport.ts';
 import { SglError, copySgl } from './sgl.ts';
-import { loadTxHeader, loadWqeSgl, readWqeHeader } from './sq-wqe.ts';
+import { loadWqe, readWqeHeader } from './sq-wqe.ts';
 import { startAckTimer } from './timers.ts';
 import { checkHead } from './completer.ts';
 import { WqeKind, type QpTransport } from './transport.ts';
@@ -92,14 +92,13 @@ function getWqe(core: EngineCore, t: QpTransport): number {
 
 /** LOAD: the WQE's remote address and local data; a refusal fails the WQE (in order, by the completer). */
 function load(core: EngineCore, t: QpTransport, slot: number): boolean {
-  const status = loadWqeSgl(core, t, slot, t.txSgl);
+  const status = loadWqe(core, t, slot, t.txSgl);
   if (status !== 0) {
     t.wqeStatus[slot] = status;
     t.txLoaded = -1;
     checkHead(core, t);
     return false;
   }
-  loadTxHeader(core, t, slot);
   t.txLoaded = t.txWqe;
   return true;
 }

@@ -11,7 +11,7 @@ import * as Wqe from '../../../firmware-hwrm/roce/wqe.g.ts';
 import { TWO_POW_32 } from '../../../firmware-hwrm/words.ts';
 import { readHost, writeHost } from './host.ts';
 import type { EmuMr, PagedMemory, Ring, RoceTables } from '../objects.ts';
-import type { SgList } from './transport.ts';
+import { ringIndex, type SgList } from './transport.ts';
 
 /** Why an SGE list or a remote range was refused (0 = accepted). */
 export const SglError = {
@@ -63,15 +63,28 @@ export function loadSgl(
   iommu: Iommu, tables: RoceTables, pd: number, sgl: SgList, ring: PagedMemory, sgeOffset: number, count: number,
   needLocalWrite: boolean, emptyReceive = false,
 ): number {
-  sgl.clear();
-  if (count === 0) return SglError.OK;
+  if (count === 0) {
+    sgl.clear();
+    return SglError.OK;
+  }
   const u = iommu.wordsIn(ring, sgeOffset, count * SGE_BYTES);
-  if (u === undefined) return SglError.FAULT;
-  const base = iommu.wordOffset;
+  if (u === undefined) {
+    sgl.clear();
+    return SglError.FAULT;
+  }
+  return loadSglWords(tables, pd, sgl, u, iommu.wordOffset, count, needLocalWrite, emptyReceive);
+}
+
+/** loadSgl for `count` SGEs already in view: words `u` from word `w` (a WQE read in one piece). */
+export function loadSglWords(
+  tables: RoceTables, pd: number, sgl: SgList, u: Uint32Array, w: number, count: number, needLocalWrite: boolean,
+  emptyReceive = false,
+): number {
+  sgl.clear();
   const access = needLocalWrite ? MrAccess.LOCAL_WRITE : 0;
   const skipEmpty = emptyReceive && count === 1;
   for (let i = 0; i < count; i++) {
-    const status = addSge(tables, pd, sgl, u, base + i * Wqe.SQ_SGE_WORDS, access, skipEmpty);
+    const status = addSge(tables, pd, sgl, u, w + i * Wqe.SQ_SGE_WORDS, access, skipEmpty);
     if (status !== SglError.OK) return status;
   }
   return SglError.OK;
@@ -109,7 +122,7 @@ export function loadSglSlots(
   sgl.clear();
   const access = needLocalWrite ? MrAccess.LOCAL_WRITE : 0;
   for (let i = 0; i < count; i++) {
-    const u = iommu.wordsIn(ring.memory, ring.entryOffset((firstSlot + i) % ring.entries), SGE_BYTES);
+    const u = iommu.wordsIn(ring.memory, ring.entryOffset(ringIndex(firstSlot + i, ring.entries)), SGE_BYTES);
     if (u === undefined) return SglError.FAULT;
     const status = addSge(tables, pd, sgl, u, iommu.wordOffset, access, false);
     if (status !== SglError.OK) return status;

@@ -14,9 +14,9 @@ import {
 } from '../../../firmware-hwrm/roce/wqe.ts';
 import * as Wqe from '../../../firmware-hwrm/roce/wqe.g.ts';
 import { MAX_MESSAGE_BYTES } from '../../../firmware-hwrm/roce/ib-transport.ts';
-import { SglError, loadSgl, loadSglSlots } from './sgl.ts';
+import { SglError, loadSglSlots, loadSglWords } from './sgl.ts';
 import { rqWqeEvent, sqWqeEvent } from '../../../firmware-hwrm/trace.ts';
-import { MAX_SGE, WqeKind, type QpTransport, type SgList } from './transport.ts';
+import { MAX_SGE, WqeKind, ringIndex, type QpTransport, type SgList } from './transport.ts';
 import type { EngineCore } from './core.ts';
 import { ringSlot } from '../../../firmware-hwrm/ring.ts';
 
@@ -46,7 +46,7 @@ function headerWords(core: EngineCore, t: QpTransport, slot: number, k: number):
   const iommu = core.iommu;
   const sq = t.qp.sq;
   if (!t.variable) return iommu.wordsIn(sq.memory, sq.entryOffset(slot), STATIC_WQE_BYTES);
-  const u = iommu.wordsIn(sq.memory, sq.entryOffset(ringSlot(t.wqeSlot[slot]! + k, sq.entries)), SLOT_BYTES);
+  const u = iommu.wordsIn(sq.memory, sq.entryOffset(ringIndex(t.wqeSlot[slot]! + k, sq.entries)), SLOT_BYTES);
   iommu.wordOffset -= k * (SLOT_BYTES / 4); // slot k's words sit k x 4 words into the header
   return u;
 }
@@ -104,18 +104,13 @@ export function traceRqWqe(core: EngineCore, t: QpTransport, u: Uint32Array, w: 
   core.bus.wqeTrace?.write(rqWqeEvent(t.qp.qpn, wqeBytes(u, w, bytes)));
 }
 
-/** Loads WQE `slot`'s remote address, key (sq_rdma_hdr) and immediate for the requester. */
-export function loadTxHeader(core: EngineCore, t: QpTransport, slot: number): void {
-  const iommu = core.iommu;
-  let u = headerWords(core, t, slot, 0);
-  if (u === undefined) return;
-  t.txImm = Wqe.sqSendHdrInvKeyOrImmData(u, iommu.wordOffset); // the same word as sq_rdma_hdr's imm_data
-  if (t.variable) u = headerWords(core, t, slot, 1);
-  if (u === undefined) return;
-  const w = iommu.wordOffset;
-  t.txRemoteVaLo = Wqe.sqRdmaHdrRemoteVaLo(u, w);
-  t.txRemoteVaHi = Wqe.sqRdmaHdrRemoteVaHi(u, w);
-  t.txRkey = Wqe.sqRdmaHdrRemoteKey(u, w);
+/**
+ * LOAD for the requester: WQE `slot`'s local data description into `sgl` (as loadWqeSgl), and,
+ * if that is accepted, its remote address, key (sq_rdma_hdr) and immediate into t.txRemoteVaLo,
+ * txRemoteVaHi, txRkey and txImm. Returns 0 or the CqReqStatus the WQE fails with.
+ */
+export function loadWqe(core: EngineCore, t: QpTransport, slot: number, sgl: SgList): number {
+  return loadWqeParts(core, t, slot, sgl, true);
 }
 
 /**
@@ -124,6 +119,18 @@ export function loadTxHeader(core: EngineCore, t: QpTransport, slot: number): vo
  * the CqReqStatus the WQE fails with (its QP error reason left in t.localFailReason).
  */
 export function loadWqeSgl(core: EngineCore, t: QpTransport, slot: number, sgl: SgList): number {
+  return loadWqeParts(core, t, slot, sgl, false);
+}
+
+/**
+ * loadWqeSgl, and with `remote` the sq_rdma_hdr fields too. The WQE's words come from one
+ * IOMMU lookup when they lie in one piece: a static-mode WQE always (128 bytes, inside a page),
+ * a variable-size one when its wqe_size slots neither wrap the ring nor leave the page and the
+ * mapping its header slot is in (wholeWqe). Otherwise each slot is looked up on its own, as the
+ * driver may have written them in different pages. Both read the same words and refuse the same
+ * WQEs: a lookup skipped is one that would have found the same mapping.
+ */
+function loadWqeParts(core: EngineCore, t: QpTransport, slot: number, sgl: SgList, remote: boolean): number {
   const iommu = core.iommu;
   const variable = t.variable;
   // A variable-mode WQE whose wqe_size did not fit the slots its doorbell posted (doorbells.ts).
@@ -132,7 +139,9 @@ export function loadWqeSgl(core: EngineCore, t: QpTransport, slot: number, sgl: 
   }
   const u = headerWords(core, t, slot, 0);
   if (u === undefined) return fail(t, CqReqStatus.LOCAL_QP_OPERATION_ERR, ReqErrStateReason.REQ_TX_PCI_ERROR);
-  const sizeSlots = Wqe.sqSendHdrWqeSize(u, iommu.wordOffset);
+  const w = iommu.wordOffset;
+  const sizeSlots = Wqe.sqSendHdrWqeSize(u, w);
+  const whole = !variable || wholeWqe(t, slot, u, w, sizeSlots);
   const kind = t.wqeKind[slot]!;
   const flags = t.wqeFlags[slot]!;
   const length = t.wqeLength[slot]!;
@@ -142,31 +151,66 @@ export function loadWqeSgl(core: EngineCore, t: QpTransport, slot: number, sgl: 
   if (length > MAX_MESSAGE_BYTES) return fail(t, CqReqStatus.LOCAL_LENGTH_ERR, F);
   const first = variable ? t.wqeSlot[slot]! + WQE_HEADER_SLOTS : 0;
   const sq = t.qp.sq;
-  const base = variable ? 0 : sq.entryOffset(slot);
   if ((flags & WqeFlags.INLINE) !== 0 && kind !== WqeKind.READ) {
     if (length > STATIC_MAX_INLINE_BYTES) return fail(t, CqReqStatus.LOCAL_LENGTH_ERR, F);
     sgl.clear();
     sgl.inlineMemory = sq.memory;
-    sgl.inlineOffset = variable ? inlineOffset(t, first, length) : base + WQE_HEADER_BYTES;
+    sgl.inlineOffset = variable ? inlineOffset(t, first, length) : sq.entryOffset(slot) + WQE_HEADER_BYTES;
     // Inline bytes that wrap the ring or cross a page are not modelled: refused, not misread.
     if (sgl.inlineOffset < 0) return fail(t, CqReqStatus.LOCAL_QP_OPERATION_ERR, F);
     sgl.total = length;
+    if (remote) loadRemote(core, t, slot, u, w, whole);
     return 0;
   }
   const sges = sizeSlots - WQE_HEADER_SLOTS;
   const limit = t.qp.sqSge > 0 && t.qp.sqSge < MAX_SGE ? t.qp.sqSge : MAX_SGE;
   if (sges < 0 || sges > limit) return fail(t, CqReqStatus.LOCAL_QP_OPERATION_ERR, F);
   const read = kind === WqeKind.READ;
-  const status = variable
-    ? loadSglSlots(iommu, core.tables, t.qp.pd, sgl, t.qp.sq, first, sges, read)
-    : loadSgl(iommu, core.tables, t.qp.pd, sgl, sq.memory, base + WQE_HEADER_BYTES, sges, read);
+  const status = whole
+    ? loadSglWords(core.tables, t.qp.pd, sgl, u, w + WQE_HEADER_WORDS, sges, read)
+    : loadSglSlots(iommu, core.tables, t.qp.pd, sgl, t.qp.sq, first, sges, read);
   if (status === SglError.FAULT) return fail(t, CqReqStatus.LOCAL_PROTECTION_ERR, ReqErrStateReason.REQ_TX_PCI_ERROR);
   if (status !== SglError.OK) {
     const reason = read ? ReqErrStateReason.REQ_RX_MEMORY_ERROR : ReqErrStateReason.REQ_TX_MEMORY_ERROR;
     return fail(t, CqReqStatus.LOCAL_PROTECTION_ERR, reason);
   }
   if (sgl.total < length) return fail(t, CqReqStatus.LOCAL_LENGTH_ERR, F);
+  if (remote) loadRemote(core, t, slot, u, w, whole);
   return 0;
+}
+
+/** The header's words: the SGEs (or inline bytes) start this many words past the header's first. */
+const WQE_HEADER_WORDS = WQE_HEADER_BYTES / 4;
+
+/**
+ * True if variable-size WQE `slot`'s `sizeSlots` slots are all in `u` from word `w` (its header
+ * slot's words): they do not wrap the ring, stay in the header's page and inside the mapping.
+ */
+function wholeWqe(t: QpTransport, slot: number, u: Uint32Array, w: number, sizeSlots: number): boolean {
+  if (sizeSlots < WQE_HEADER_SLOTS) return false;
+  const sq = t.qp.sq;
+  const at = ringIndex(t.wqeSlot[slot]!, sq.entries);
+  if (at + sizeSlots > sq.entries) return false;
+  const bytes = sizeSlots * SLOT_BYTES;
+  return sq.memory.contiguous(sq.entryOffset(at)) >= bytes && w + bytes / 4 <= u.length;
+}
+
+/**
+ * WQE `slot`'s remote address, key (sq_rdma_hdr) and immediate, from its header words `u` at
+ * `w` (the RDMA fields there too when `whole`; else its second slot is looked up on its own).
+ */
+function loadRemote(core: EngineCore, t: QpTransport, slot: number, u: Uint32Array, w: number, whole: boolean): void {
+  t.txImm = Wqe.sqSendHdrInvKeyOrImmData(u, w); // the same word as sq_rdma_hdr's imm_data
+  let r: Uint32Array | undefined = u;
+  let rw = w;
+  if (!whole) {
+    r = headerWords(core, t, slot, 1);
+    if (r === undefined) return;
+    rw = core.iommu.wordOffset;
+  }
+  t.txRemoteVaLo = Wqe.sqRdmaHdrRemoteVaLo(r, rw);
+  t.txRemoteVaHi = Wqe.sqRdmaHdrRemoteVaHi(r, rw);
+  t.txRkey = Wqe.sqRdmaHdrRemoteKey(r, rw);
 }
 
 /**

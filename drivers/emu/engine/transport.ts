@@ -20,6 +20,15 @@ import { ReqState, RespState, checkReqTransition, checkRespTransition } from './
 import { psnAdd } from '../../../firmware-hwrm/roce/ib-transport.ts';
 import { ringSlot } from '../../../firmware-hwrm/ring.ts';
 
+/**
+ * ringSlot(count, entries) for a free-running count read from a Float64Array (wqeSlot): the same
+ * number, as an integer remainder while the count fits an int32, where `%` on the double was a
+ * call to the C library's fmod (20-40 ns) on every WQE fetch.
+ */
+export function ringIndex(count: number, entries: number): number {
+  return count <= 0x7fffffff ? (count | 0) % entries : count % entries;
+}
+
 /** Static WQE mode: at most 6 SGEs in a 128-byte WQE. */
 export const MAX_SGE = 6;
 /**
@@ -48,6 +57,8 @@ export class SgList {
   cursorSgeOffset = 0;
 
   clear(): void {
+    // Entries past count are null already: only the ones in use are let go.
+    for (let i = 0; i < this.count; i++) this.mr[i] = null;
     this.count = 0;
     this.total = 0;
     this.inlineOffset = -1;
@@ -55,7 +66,6 @@ export class SgList {
     this.cursorAt = 0;
     this.cursorSge = 0;
     this.cursorSgeOffset = 0;
-    for (let i = 0; i < MAX_SGE; i++) this.mr[i] = null;
   }
 }
 
