@@ -77,28 +77,33 @@ export interface GcRun extends GcReport {
 }
 
 /**
- * The zero-GC check: warms `op(batch)` up for d.warmupMs, then runs it for d.runMs while
- * watching collections. The clock is read once per batch, so pick a batch of at least a
- * few hundred microseconds of work: then the clock's own allocations (16 B a read) stay far
- * below what triggers a minor collection.
+ * The zero-GC check: warms `op(batch)` up for d.warmupMs, then runs it while watching
+ * collections: for d.runMs, or, given `operations`, until `batch`-sized calls have made that
+ * many operations (d.runMs then bounds the run). A count of operations makes the run the same
+ * work at any load: timed, a run on a loaded machine did a few times the work, over many
+ * times the seconds, in which time-driven collections (V8's memory reducer) could fall. The
+ * clock is read once per batch, so pick a batch of at least a few hundred microseconds of work:
+ * then the clock's own allocations (16 B a read) stay far below what triggers a minor collection.
  */
-export async function gcDuring(op: (batch: number) => void, batch: number, d: Durations): Promise<GcRun> {
+export async function gcDuring(op: (batch: number) => void, batch: number, d: Durations,
+  operations = Infinity): Promise<GcRun> {
   if (!Number.isInteger(batch) || batch < 1) throw new RangeError(`batch must be a positive integer, not ${batch}`);
   const warmEnd = nowNs() + d.warmupMs * 1e6;
   while (nowNs() < warmEnd) op(batch);
   // Start from an empty young generation, so a collection counted is one the run caused.
   collectNow();
+  const calls = Math.ceil(operations / batch);
   const { value: batches, gc } = await watchGc(() => {
     let count = 0;
     const end = nowNs() + d.runMs * 1e6;
     do {
       op(batch);
       count++;
-    } while (nowNs() < end);
+    } while (count < calls && nowNs() < end);
     return count;
   });
-  const operations = batches * batch;
-  return { ...gc, operations, bytesPerOperation: gc.heapGrowthBytes / operations };
+  const done = batches * batch;
+  return { ...gc, operations: done, bytesPerOperation: gc.heapGrowthBytes / done };
 }
 
 let gcFunction: (() => void) | undefined;

@@ -16,7 +16,7 @@
  * narrow interface (objects.ts RoceTables / EngineHooks, function-resources.ts RoceOfFunction).
  */
 import { WriteQueueConsumer, WriteKind } from './write-queue.ts';
-import { collectInThisThread, collectionsInThisThread } from './collections.ts';
+import { collectInThisThread, collectionsInThisThread, heapReductionsInThisThread } from './collections.ts';
 import { wakeDriver } from './wake.ts';
 import type { EmuConfig } from './config.ts';
 import type { Result } from '../../firmware-hwrm/result.ts';
@@ -112,6 +112,7 @@ export class NicModel {
       mappedBuffers: () => iommu.mappedBuffers,
       iommuFaults: () => iommu.faults,
       collections: () => collectionsInThisThread(),
+      heapReductions: () => heapReductionsInThisThread(),
       collectGarbage: () => collectInThisThread(),
       onDmaWrite: (fn) => {
         if (fn !== undefined && typeof fn !== 'function') throw new RangeError('model.onDmaWrite: not a function');
@@ -282,6 +283,11 @@ export interface ModelControls {
    * a model in its thread), counted from the first call.
    */
   collections(): number;
+  /**
+   * Of those, the major collections V8 made to shrink the heap (its memory reducer's, once
+   * after a thread's start-up): benchmarks count zero-GC runs after them (collections.ts).
+   */
+  heapReductions(): number;
   /** A minor garbage collection in the model's thread now (benchmarks: a zero-GC count starts after it). */
   collectGarbage(): void;
   /**
