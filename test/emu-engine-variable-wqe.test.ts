@@ -114,6 +114,34 @@ t.test('variable-mode receive WQEs take (2 + rq_sge) slots: 48-byte receives, on
   t.same(dst.bytes, src.bytes, 'each message in its own receive buffer, receive 85 too');
 });
 
+t.test('a variable-mode receive whose SGEs cross a page of an RQ laid out out of order', async (t) => {
+  // rq_sge 3: 80-byte receives in 4 pages, laid out in reverse order in memory. Receive 153 (bytes
+  // 12240-12319) has its first SGE in the RQ's third page and the other two in its fourth, which
+  // lies before the third in memory: after the third page in memory comes the second.
+  const nic = new TestNic();
+  t.teardown(() => nic.close());
+  const [a, b] = nic.pair({ mtu: MTU, sqSlots: SLOTS, rqEntries: 160, rqSge: 3, cqEntries: 512 });
+  t.equal(b.qp.rq.entryBytes, 80);
+  const n = 160;
+  const size = 48;
+  const src = nic.alloc(n * size);
+  src.bytes.set(pattern(n * size, 7));
+  const dst = nic.alloc(n * size);
+  const smr = nic.mr(src, 0);
+  const dmr = nic.mr(dst, ACCESS_MR.LOCAL_WRITE);
+  for (let i = 0; i < n; i++) {
+    // Three 16-byte pieces, the last first: the bytes land where each SGE says.
+    b.recv([2, 0, 1].map((k) => ({ va: dst.iova + i * size + k * 16, lkey: dmr.key, size: 16 })));
+    a.post({ sges: [{ va: src.iova + i * size + 32, lkey: smr.key, size: 16 },
+      { va: src.iova + i * size, lkey: smr.key, size: 32 }] });
+    if (i % 20 === 19) t.ok(nic.runUntil(() => a.scq.cq.producer >= i + 1, 5e9), `sends up to ${i} complete`);
+  }
+  const res = b.rcq.pollAll();
+  t.equal(res.length, n);
+  t.ok(res.every((c) => c.status === RES.OK && c.length === size), 'every receive succeeded');
+  t.same(dst.bytes, src.bytes, 'every byte where its SGE says, receive 153 too');
+});
+
 t.test('a failed WQE\'s CQE names its first slot', async (t) => {
   const nic = new TestNic();
   t.teardown(() => nic.close());

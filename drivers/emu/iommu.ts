@@ -328,6 +328,17 @@ export class Iommu {
     return m.u32;
   }
 
+  /**
+   * wordsIn without the fault: undefined, and nothing counted, where wordsIn would fault (for a
+   * caller that then takes the same bytes in smaller pieces, each looked up and counted on its own).
+   */
+  wordsInIfMapped(memory: PagedMemory, offset: number, length: number): Uint32Array | undefined {
+    const m = this.pagedMapping(memory, offset, length);
+    if (m === undefined || (this.pagedOffset & 3) !== 0) return undefined;
+    this.wordOffset = this.pagedOffset >>> 2;
+    return m.u32;
+  }
+
   /** Like mappingOf, for `length` bytes at `offset` of `memory` (viewOffset set). */
   bytesIn(memory: PagedMemory, offset: number, length: number): Uint8Array | undefined {
     const m = this.pagedMapping(memory, offset, length);

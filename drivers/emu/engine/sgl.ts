@@ -93,11 +93,18 @@ export function loadSglWords(
 /**
  * loadSgl for a variable-mode receive WQE, whose (2 + rq_sge) slots may cross a page: each SGE
  * is read on its own (a 16-byte slot never crosses one). Same checks and outcome as loadSgl.
+ * SGEs that lie in one page are read from one lookup (a lookup per SGE would find the same
+ * mapping) when that page's mapping holds them all.
  */
 export function loadSglEach(
   iommu: Iommu, tables: RoceTables, pd: number, sgl: SgList, ring: PagedMemory, sgeOffset: number, count: number,
   needLocalWrite: boolean, emptyReceive = false,
 ): number {
+  const bytes = count * SGE_BYTES;
+  if (count > 1 && ring.contiguous(sgeOffset) >= bytes) {
+    const u = iommu.wordsInIfMapped(ring, sgeOffset, bytes);
+    if (u !== undefined) return loadSglWords(tables, pd, sgl, u, iommu.wordOffset, count, needLocalWrite, emptyReceive);
+  }
   sgl.clear();
   const access = needLocalWrite ? MrAccess.LOCAL_WRITE : 0;
   const skipEmpty = emptyReceive && count === 1;
