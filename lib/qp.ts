@@ -107,9 +107,23 @@ export class Qp {
   private checkRegion(what: string, r: Region, at: number, n: number): void {
     // One test on the hot path; the messages are built apart (refuseRegion), so that Qp.send
     // and Qp.receive stay small enough for V8 to inline the ring work they call.
-    if (isRegion(r) && r.nic === this.nic && !r.deregistered && Number.isInteger(n) && n >= 0 &&
+    if ((r === this.lastRegion || this.ownRegion(r)) && !r.deregistered && Number.isInteger(n) && n >= 0 &&
       n <= MAX_MESSAGE_BYTES && Number.isInteger(at) && at >= 0 && at + n <= r.length) return;
     this.refuseRegion(what, r, at, n);
+  }
+
+  /**
+   * The region this queue pair last found to be a Region of its NIC. Both facts last as long as
+   * the object (Region.alloc made it, and a Region is frozen), so the next post from the same
+   * region asks neither again: isRegion is a WeakSet lookup, 15-25 ns of a 100 ns post here.
+   */
+  private lastRegion: unknown = undefined;
+
+  /** isRegion(r) and of this NIC; remembered as lastRegion. */
+  private ownRegion(r: Region): boolean {
+    if (!isRegion(r) || r.nic !== this.nic) return false;
+    this.lastRegion = r;
+    return true;
   }
 
   /** Throws the InvalidArgument of the first check `checkRegion` found failing. */

@@ -58,6 +58,16 @@ export class CompletionQueue {
     return C.cqBaseToggleOf(trailer) === (((this.cons >>> CQ_SHIFT) & 1) ^ 1);
   }
 
+  /** The trailer word (toggle, type, status) of the CQE at the consumer: one load, before any other word's. */
+  trailer(): number {
+    return Atomics.load(this.u32, this.at() + C.CQ_BASE_TOGGLE_WORD);
+  }
+
+  /** The toggle a CQE at the consumer has once written: 1 on the first pass, flipping at each wrap. */
+  phase(): number {
+    return ((this.cons >>> CQ_SHIFT) & 1) ^ 1;
+  }
+
   /** True if the CQE `ahead` entries past the consumer is ready (for counting, never consuming). */
   readyAhead(ahead: number): boolean {
     const c = this.cons + ahead;

@@ -67,6 +67,15 @@ const READ_OPCODE = R.WqeType.READ_WQE;
 /** The CQE word holding toggle, type and status (cq_base's trailer). */
 const TRAILER = C.CQ_BASE_TOGGLE_WORD;
 const SGE_WORD = R.WQE_HEADER_BYTES / 4;
+/**
+ * The trailer's toggle, cqe_type and status bits (cq_base), and cqe_type in its place for the
+ * send ring's CQEs and the receive ring's: a written CQE of the ring's kind with status 0 has
+ * exactly (trailer & TRAILER_KIND_MASK) === TYPE_BITS | phase.
+ */
+const TRAILER_KIND_MASK = (C.CQ_BASE_TOGGLE_MASK << C.CQ_BASE_TOGGLE_SHIFT) |
+  (C.CQ_BASE_CQE_TYPE_MASK << C.CQ_BASE_CQE_TYPE_SHIFT) | (C.CQ_BASE_STATUS_MASK << C.CQ_BASE_STATUS_SHIFT);
+const REQ_TYPE_BITS = R.CqeType.REQ << C.CQ_BASE_CQE_TYPE_SHIFT;
+const RES_RC_TYPE_BITS = R.CqeType.RES_RC << C.CQ_BASE_CQE_TYPE_SHIFT;
 
 /**
  * The WQE's one SGE (roce_hsi.h: struct sq_sge): va = region base + at, as 32-bit halves; the
@@ -117,6 +126,8 @@ export class BnxtQp {
   private rqTaken = 0;
   private nextPsn: number;
   private mtu = 4096;
+  /** log2 of mtu (a path MTU is a power of two, 256-4096). */
+  private mtuShift = 12;
   private sqLength = takeEntryLengths();
   /** Bytes each posted receive takes at most: a CQE claiming more is malformed. */
   private rqLength = takeEntryLengths();
@@ -266,6 +277,7 @@ export class BnxtQp {
     });
     if (!rts.ok) return rts;
     this.mtu = p.pathMtu;
+    this.mtuShift = 31 - Math.clz32(p.pathMtu);
     this.remoteRead = p.remoteRead;
     this.peerQpn = p.destQp;
     this.connected = true;
@@ -327,6 +339,10 @@ export class BnxtQp {
       READ_OPCODE);
   }
 
+  /**
+   * The SQ's post, kept under V8's inlining limit (460 bytes of bytecode) so that it inlines
+   * into Qp.send: the failed QP's case and the search entry are calls of their own.
+   */
   private writeSqWqe(
     word0: number, key: number, vaLo: number, vaHi: number, at: number, n: number, w4: number, w5: number,
     w6: number, opcode: number,
@@ -334,18 +350,28 @@ export class BnxtQp {
     const prod = this.sqProd;
     const idx = prod & MASK;
     this.sqLength[idx] = n;
-    if (this.failure !== undefined) {
-      // A failed QP runs nothing: the entry completes with the failure's error at poll.
-      this.sqProd = prod + 1;
-      return;
-    }
+    if (this.failure !== undefined) return this.skipPost(Side.Send);
     const u = this.sq32;
     const w = idx * this.sqWqeWords;
     // wqe_type/flags/wqe_size, immediate 0, length, q_key 0, words 4-6, timestamp 0
     W.setSqSendHdrWords(u, w, word0, 0, n, 0, w4, w5, w6, 0);
     writeSge(u, w + SGE_WORD, key, vaLo, vaHi, at, n);
+    this.writeSearchEntry(u, prod, idx, n, opcode);
+    const np = prod + 1;
+    this.sqProd = np;
+    this.scq.tellBeforePost(np); // the CQ's consumer, if the NIC must hear it before this entry's CQE
+    // The producer: a WQE index (static) or a slot index (variable, max_slot 1), the wrap bit as epoch.
+    this.doorbells.doorbell64(this.dbOffset, D.dbcDbcWord0((np & MASK) * this.doorbellStep, (np >>> SHIFT) & 1, 0),
+      this.sqDbHi);
+  }
+
+  /**
+   * The SQ entry `prod`'s PSN-search entry or MSN-table entry, for a message of n bytes (a
+   * message of 0 bytes is one packet, as is each started MTU: the MTU is a power of two).
+   */
+  private writeSearchEntry(u: Uint32Array, prod: number, idx: number, n: number, opcode: number): void {
     const start = this.nextPsn;
-    const next = R.psnAdd(start, R.psnPackets(n, this.mtu));
+    const next = (start + (n === 0 ? 1 : (n + this.mtu - 1) >>> this.mtuShift)) & R.PSN_MASK;
     this.nextPsn = next;
     const slot = idx * this.slotsPerWqe;
     if (this.msnEntries !== 0) {
@@ -359,12 +385,12 @@ export class BnxtQp {
       const p = this.auxWord + idx * this.psnIndexStep * PSN_WORDS;
       W.setSqPsnSearchExtWords(u, p, W.sqPsnSearchExtWord0(start, opcode), next, slot, 0);
     }
-    const np = prod + 1;
-    this.sqProd = np;
-    this.scq.tellBeforePost(np); // the CQ's consumer, if the NIC must hear it before this entry's CQE
-    // The producer: a WQE index (static) or a slot index (variable, max_slot 1), the wrap bit as epoch.
-    const index = (np & MASK) * this.doorbellStep;
-    this.doorbells.doorbell64(this.dbOffset, D.dbcDbcWord0(index, (np >>> SHIFT) & 1, 0), this.sqDbHi);
+  }
+
+  /** A failed QP runs nothing: the entry completes with the failure's error at poll. */
+  private skipPost(side: Side): void {
+    if (side === Side.Send) this.sqProd++;
+    else this.rqProd++;
   }
 
   /** Writes an RQ WQE of one SGE (wr_id = its ring index), then rings the RQ doorbell. */
@@ -372,10 +398,7 @@ export class BnxtQp {
     const prod = this.rqProd;
     const idx = prod & MASK;
     this.rqLength[idx] = n;
-    if (this.failure !== undefined) {
-      this.rqProd = prod + 1;
-      return;
-    }
+    if (this.failure !== undefined) return this.skipPost(Side.Receive);
     const u = this.rq32;
     const w = idx * WQE_WORDS;
     // RCV/wqe_size, reserved, wr_id (the CQE names the entry it completes), reserved
@@ -390,27 +413,68 @@ export class BnxtQp {
   /**
    * Takes the oldest due entry's completion of `side`: its bytes, POLL_NONE if it has none
    * yet (or nothing is due), or POLL_ERROR with lastError set. Sends the firmware nothing.
+   *
+   * Small enough for V8 to inline into Qp.poll: one load of the CQE's trailer says whether it
+   * is written (its toggle), of the ring's kind and status 0; only then are its other words
+   * read, and a CQE that completes exactly the oldest due entry is taken here. Any other CQE
+   * (an error, an aggregated or malformed one) goes to takeCqe, which reads it again and
+   * checks everything; a CQE not yet written, to notWritten.
    */
   poll(side: Side): number {
-    const send = side === Side.Send;
-    if ((send ? this.sqProd - this.sqTaken : this.rqProd - this.rqTaken) === 0) return POLL_NONE;
-    if (this.failure === undefined) {
-      const cq = send ? this.scq : this.rcq;
-      if (!cq.ready()) {
-        // The NIC may have reported the QP's failure on the CREQ (read from memory, no request).
-        this.rcfw.pollEvents();
-        const event = this.rcfw.qpError(this.qpn);
-        if (event === undefined) return POLL_NONE;
-        // The NIC writes a failed entry's CQE before its report: look again, and at the other
-        // ring, so the failure's error is that entry's own.
-        if (cq.ready()) return this.takeCqe(side, cq);
-        this.fail(this.failedEntryError(send ? Side.Receive : Side.Send) ?? event.message);
-        return this.pollFailed(side);
-      }
-      const bytes = this.takeCqe(side, cq);
-      if (bytes !== POLL_ERROR) return bytes;
-      return POLL_ERROR;
+    return side === Side.Send ? this.pollSend() : this.pollReceive();
+  }
+
+  private pollSend(): number {
+    const taken = this.sqTaken;
+    if (taken === this.sqProd) return POLL_NONE;
+    if (this.failure !== undefined) return this.pollFailed(Side.Send);
+    const cq = this.scq;
+    const trailer = cq.trailer();
+    const phase = cq.phase();
+    if ((trailer & C.CQ_BASE_TOGGLE_MASK) !== phase) return this.notWritten(Side.Send, cq);
+    const idx = taken & MASK;
+    // sq_cons_idx names the entry after the last one the CQE completes: this one alone.
+    if ((trailer & TRAILER_KIND_MASK) === (REQ_TYPE_BITS | phase) &&
+      ((C.cqReqSqConsIdx(cq.u32, cq.at()) - idx) & MASK) === 1) {
+      cq.take();
+      this.sqTaken = taken + 1;
+      return this.sqLength[idx]!;
     }
+    return this.takeCqe(Side.Send, cq);
+  }
+
+  private pollReceive(): number {
+    const taken = this.rqTaken;
+    if (taken === this.rqProd) return POLL_NONE;
+    if (this.failure !== undefined) return this.pollFailed(Side.Receive);
+    const cq = this.rcq;
+    const trailer = cq.trailer();
+    const phase = cq.phase();
+    if ((trailer & C.CQ_BASE_TOGGLE_MASK) !== phase) return this.notWritten(Side.Receive, cq);
+    if ((trailer & TRAILER_KIND_MASK) === (RES_RC_TYPE_BITS | phase)) {
+      const idx = taken & MASK;
+      const u = cq.u32;
+      const w = cq.at();
+      const bytes = C.cqResRcLength(u, w);
+      if (C.cqResRcSrqOrRqWrId(u, w) === idx && bytes <= this.rqLength[idx]!) {
+        cq.take();
+        this.rqTaken = taken + 1;
+        return bytes;
+      }
+    }
+    return this.takeCqe(Side.Receive, cq);
+  }
+
+  /** A healthy QP's oldest due entry of `side` has no CQE yet: is there a failure on the CREQ? */
+  private notWritten(side: Side, cq: CompletionQueue): number {
+    // The NIC may have reported the QP's failure on the CREQ (read from memory, no request).
+    this.rcfw.pollEvents();
+    const event = this.rcfw.qpError(this.qpn);
+    if (event === undefined) return POLL_NONE;
+    // The NIC writes a failed entry's CQE before its report: look again, and at the other
+    // ring, so the failure's error is that entry's own.
+    if (cq.ready()) return this.takeCqe(side, cq);
+    this.fail(this.failedEntryError(side === Side.Send ? Side.Receive : Side.Send) ?? event.message);
     return this.pollFailed(side);
   }
 
