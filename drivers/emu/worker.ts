@@ -23,12 +23,20 @@ import { workerData, receiveMessageOnPort, type MessagePort } from 'node:worker_
 import { NicModel, type ModelInit } from './nic-model.ts';
 import { FAILURE_REPLY, type ControlMessage, type ControlReply } from './control.ts';
 import { ModelInternalError } from './bus.ts';
-import { WAKE_FAILED, WAKE_HEARTBEAT } from './wake.ts';
+import { WAKE_FAILED, WAKE_HEARTBEAT, WAKE_SLEEPING } from './wake.ts';
 import { writeQueueWakeFd } from './write-queue.ts';
 import { SocketSleep } from './socket-sleep.ts';
 
 /** How long the model keeps looking for work after its last work, in ms (a cable in memory). */
 const SPIN_AFTER_WORK_MS = 0.05;
+/**
+ * The same on a UDP socket this thread reads (socket-sleep.ts), and only while the driver is
+ * awake: its next doorbell then usually comes within microseconds (a receive, then a send),
+ * while the peer's frames, from another process, take tens of microseconds and wake the ppoll
+ * at once. A spin of 50 us after every work and every wake-up cost 270-280 us of CPU a 64 B
+ * round trip in each process (bench/qp-udp-pingpong.ts, load 6), more than the round trip.
+ */
+const SOCKET_SPIN_AFTER_WORK_MS = 0.01;
 /** How long one spin slice runs before yielding to the event loop (for sockets, timers), in ms. */
 const SLICE_MS = 0.05;
 /**
@@ -52,7 +60,7 @@ const socketSleep = pollFd >= 0 ? SocketSleep.forWorker(pollFd, writeQueueWakeFd
 /** Frames come from a socket on the event loop: no spin, and sleep with waitAsync. */
 const socketCable = (data.config.cable.kind === 'udp' || data.config.cable.kind === 'stream') &&
   socketSleep === undefined;
-const spinAfterWorkMs = socketCable ? 0 : SPIN_AFTER_WORK_MS;
+const spinAfterWorkMs = socketCable ? 0 : socketSleep !== undefined ? SOCKET_SPIN_AFTER_WORK_MS : SPIN_AFTER_WORK_MS;
 /** No socket: frames come only from this model's own runs (the loop cable). */
 const cableInMemory = !socketCable && socketSleep === undefined;
 let beat = 0;
@@ -138,7 +146,7 @@ function slice(): void {
         if (worked) times[LAST_WORK] = t;
       }
       if (t - sliceStart > sliceMs) return schedule();
-      if (t - times[LAST_WORK]! <= spinAfterWorkMs) continue;
+      if (t - times[LAST_WORK]! <= spinAfterWorkMs && (socketSleep === undefined || driverAwake())) continue;
       if (socketCable) return sleep();
       // A cable in memory: block here until the next write or deadline, within this slice,
       // then run at once.
@@ -148,6 +156,11 @@ function slice(): void {
   } catch (e) {
     fail(e);
   }
+}
+
+/** The driver's thread is not asleep on its clock (ThreadClock.sleep): it may write again soon. */
+function driverAwake(): boolean {
+  return Atomics.load(wake, WAKE_SLEEPING) === 0;
 }
 
 /**
