@@ -20,7 +20,9 @@ import {
   plugPortCable, type FaultCable, type LocalDelivery, type LoopCable, type PairCable, type PcapTap, type QueuedFrames,
   type UdpSocketCable,
 } from '../cable/index.ts';
-import { RoceFrame, encodeFrame, AETH_BYTES, EXT_AT, ICRC_BYTES, RETH_BYTES, ETH_HEADER_BYTES } from '../wire/index.ts';
+import {
+  HeaderTemplate, RoceFrame, encodeFrameWith, AETH_BYTES, EXT_AT, ICRC_BYTES, RETH_BYTES, ETH_HEADER_BYTES,
+} from '../wire/index.ts';
 import { PSN_MASK, pathMtuFor } from '../../../firmware-hwrm/roce/ib-transport.ts';
 import type { EngineCounters } from './counters.ts';
 import type { QpTransport } from './transport.ts';
@@ -162,18 +164,14 @@ export class Port {
   send(t: QpTransport, payloadLength: number): void {
     const f = this.txf;
     const qp = t.qp;
-    const mac = qp.destMac;
-    const dstMac = f.dstMac;
-    for (let i = 0; i < 6; i++) dstMac[i] = mac[i]!;
-    f.srcIp = this.ip;
-    f.dstIp = t.dstIp;
+    const pkey = partitionKey(qp.pkey);
+    const destQp = qp.destQpn & 0xffffff;
+    let h = t.txHeader;
+    if (h === null || !h.holds(qp.destMac, t.dstIp, t.udpSrcPort, pkey, destQp)) h = this.headerFor(t, pkey, destQp);
     f.ipId = this.ipId = (this.ipId + 1) & 0xffff;
-    f.udpSrcPort = t.udpSrcPort;
-    f.pkey = partitionKey(qp.pkey);
-    f.destQp = qp.destQpn & 0xffffff;
     f.psn &= PSN_MASK;
     f.payloadLength = payloadLength;
-    const length = encodeFrame(this.txBuf, f);
+    const length = encodeFrameWith(this.txBuf, f, h);
     if (this.socket) this.runBudget--;
     if (this.onTransmit !== undefined) this.onTransmit(this.txBuf, length);
     this.counters.framesSent++;
@@ -186,6 +184,25 @@ export class Port {
     }
     // A cable copies a frame given as exactly its bytes with one memcpy; shorter ones byte by byte.
     this.cable.send(length >= LONG_FRAME_BYTES ? this.txBuf.subarray(0, length) : this.txBuf, length);
+  }
+
+  /**
+   * The template of `t`'s headers, (re)built from its path: on its first frame and after MODIFY_QP
+   * changed the path (send compares the template with the path at every frame). The path fields of
+   * `txf` are set here only: encodeFrameWith takes them from the template.
+   */
+  private headerFor(t: QpTransport, pkey: number, destQp: number): HeaderTemplate {
+    const f = this.txf;
+    f.dstMac.set(t.qp.destMac);
+    f.srcIp = this.ip;
+    f.dstIp = t.dstIp;
+    f.udpSrcPort = t.udpSrcPort;
+    f.pkey = pkey;
+    f.destQp = destQp;
+    const h = t.txHeader ?? new HeaderTemplate();
+    h.set(f);
+    t.txHeader = h;
+    return h;
   }
 
   /** Called at the start of run(): frames now go straight to the engine. */

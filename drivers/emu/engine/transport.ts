@@ -16,6 +16,7 @@
  * how many WQEs it posted and where each starts (wqeSlot, free-running in slots).
  */
 import type { EmuMr, EmuQp, PagedMemory } from '../objects.ts';
+import type { HeaderTemplate } from '../wire/build.ts';
 import { ReqState, RespState, checkReqTransition, checkRespTransition } from './states.ts';
 import { psnAdd } from '../../../firmware-hwrm/roce/ib-transport.ts';
 import { ringSlot } from '../../../firmware-hwrm/ring.ts';
@@ -77,6 +78,8 @@ export class QpTransport {
   /** Destination IPv4 address (from the IPv4-mapped destination GID) and this QP's UDP source port. */
   dstIp = 0;
   udpSrcPort = 0;
+  /** The headers of this QP's frames as the port last built them (port.ts send; null: none yet). */
+  txHeader: HeaderTemplate | null = null;
   /** qpDestroyed was called: nothing more is done for this QP. */
   dead = false;
   /** Position in the engine's list of live transports. */

@@ -8,6 +8,10 @@
  *   - in place (the hot path): write the payload at payloadOffsetFor(opcode) yourself, set
  *     f.payloadLength, then call encodeFrame(out, f);
  *   - buildFrame(out, f, payload, start) copies it from another buffer first.
+ *
+ * A sender whose frames share their path (a QP's: MACs, addresses, UDP port, P_Key, destination
+ * QP) builds them with encodeFrameWith from a HeaderTemplate instead: the same bytes, the constant
+ * headers copied as words and the ICRC's header part from tables (icrc.ts templateHeadersRegister).
  */
 import { putU16, putU24, putU32 } from './bytes.ts';
 import {
@@ -19,12 +23,13 @@ import {
   IPV4_VERSION_IHL_PLAIN, IP_PROTOCOL_UDP, RETH_DMA_LENGTH, RETH_RKEY, RETH_VA, ROCEV2_UDP_PORT, UDP_AT, UDP_CHECKSUM,
   UDP_DST_PORT, UDP_LENGTH, UDP_SRC_PORT,
 } from './headers.ts';
-import { icrcInt32, writeIcrc } from './icrc.ts';
+import { icrcAfterHeaders, icrcInt32, maskedHeadersRegister, templateHeadersRegister, writeIcrc } from './icrc.ts';
+import { onesComplementSum } from './ipv4-checksum.ts';
 import {
   OPCODE_AETH_AT, OPCODE_ATOMIC_ACK_ETH_AT, OPCODE_ATOMIC_ETH_AT, OPCODE_EXT_BYTES, OPCODE_FLAGS, OPCODE_IETH_AT,
-  OPCODE_IMMDT_AT, OPCODE_RETH_AT, OpFlag, opcodeName,
+  OPCODE_IMMDT_AT, OPCODE_RETH_AT, OpFlag, Opcode, opcodeName,
 } from './opcodes.ts';
-import type { RoceFrame } from './roce-frame.ts';
+import { RoceFrame } from './roce-frame.ts';
 
 const MAX_IPV4_TOTAL_LENGTH = 0xffff;
 const U24_LIMIT = 0x1000000;
@@ -59,24 +64,12 @@ export function frameBytesFor(opcode: number, payloadLength: number): number {
 export function encodeFrame(out: Uint8Array, f: RoceFrame): number {
   const op = f.opcode;
   const flags = op >= 0 && op < 256 ? OPCODE_FLAGS[op]! : 0;
-  if ((flags & OpFlag.VALID) === 0) throw new RangeError(`encodeFrame: opcode ${opcodeName(op)} is not an RC opcode`);
+  const frameLength = checkedFrameLength(out, f, flags, f.destQp);
   const payloadLength = f.payloadLength;
-  if (!(payloadLength >= 0 && Number.isInteger(payloadLength)))
-    throw new RangeError(`encodeFrame: payloadLength ${payloadLength}`);
-  if (payloadLength > 0 && (flags & OpFlag.PAYLOAD) === 0) {
-    throw new RangeError(`encodeFrame: ${opcodeName(op)} carries no payload, got ${payloadLength} bytes`);
-  }
-  if (!(f.destQp >= 0 && f.destQp < U24_LIMIT) || !(f.psn >= 0 && f.psn < U24_LIMIT)) {
-    throw new RangeError(`encodeFrame: destQp ${f.destQp} / psn ${f.psn} do not fit in 24 bits`);
-  }
   const payloadOffset = payloadOffsetFor(op);
   const pad = padCountFor(payloadLength);
   const packetLength = payloadOffset + payloadLength + pad + ICRC_BYTES;
   const ipTotalLength = packetLength - IPV4_AT;
-  if (ipTotalLength > MAX_IPV4_TOTAL_LENGTH) throw new RangeError(`encodeFrame: ${ipTotalLength}-byte IPv4 packet`);
-  const frameLength = packetLength < ETH_MIN_FRAME_BYTES ? ETH_MIN_FRAME_BYTES : packetLength;
-  if (frameLength > out.length)
-    throw new RangeError(`encodeFrame: ${frameLength}-byte frame, buffer holds ${out.length}`);
 
   // Ethernet II (six byte stores each: TypedArray.set costs more than that for six bytes)
   const dst = f.dstMac;
@@ -124,7 +117,25 @@ export function encodeFrame(out: Uint8Array, f: RoceFrame): number {
   out[BTH_AT + BTH_ACK_REQ] = f.ackReq ? BTH_ACK_REQ_BIT : 0;
   putU24(out, BTH_AT + BTH_PSN, f.psn);
 
-  // Extension headers, each where the opcode table puts it
+  writeExtensionHeaders(out, f, flags);
+
+  // Pad, ICRC, then zeros up to the Ethernet minimum
+  const padAt = payloadOffset + payloadLength;
+  for (let i = 0; i < pad; i++) out[padAt + i] = 0;
+  const icrc = icrcInt32(out, IPV4_AT, packetLength);
+  writeIcrc(out, packetLength, icrc);
+  if (frameLength > packetLength) out.fill(0, packetLength, frameLength);
+
+  f.padCount = pad;
+  f.payloadOffset = payloadOffset;
+  f.packetLength = packetLength;
+  f.icrc = icrc >>> 0;
+  return frameLength;
+}
+
+/** The extension headers of `f`'s opcode (OPCODE_FLAGS `flags`), each where the opcode table puts it. */
+function writeExtensionHeaders(out: Uint8Array, f: RoceFrame, flags: number): void {
+  const op = f.opcode;
   if (flags & OpFlag.RETH) {
     const at = EXT_AT + OPCODE_RETH_AT[op]!;
     putU32(out, at + RETH_VA, f.rethVaHi);
@@ -154,18 +165,31 @@ export function encodeFrame(out: Uint8Array, f: RoceFrame): number {
   }
   if (flags & OpFlag.IMMDT) putU32(out, EXT_AT + OPCODE_IMMDT_AT[op]!, f.immDt);
   if (flags & OpFlag.IETH) putU32(out, EXT_AT + OPCODE_IETH_AT[op]!, f.iethRkey);
+}
 
-  // Pad, ICRC, then zeros up to the Ethernet minimum
-  const padAt = payloadOffset + payloadLength;
-  for (let i = 0; i < pad; i++) out[padAt + i] = 0;
-  const icrc = icrcInt32(out, IPV4_AT, packetLength);
-  writeIcrc(out, packetLength, icrc);
-  if (frameLength > packetLength) out.fill(0, packetLength, frameLength);
-
-  f.padCount = pad;
-  f.payloadOffset = payloadOffset;
-  f.packetLength = packetLength;
-  f.icrc = icrc >>> 0;
+/**
+ * The length of the frame `f` describes (OPCODE_FLAGS `flags`) in `out`, after the checks of a
+ * record the wire cannot carry (a caller bug, never a peer's): RangeError. `destQp` is the one the
+ * frame goes to (the record's, or its template's).
+ */
+function checkedFrameLength(out: Uint8Array, f: RoceFrame, flags: number, destQp: number): number {
+  const op = f.opcode;
+  if ((flags & OpFlag.VALID) === 0) throw new RangeError(`encodeFrame: opcode ${opcodeName(op)} is not an RC opcode`);
+  const payloadLength = f.payloadLength;
+  if (!(payloadLength >= 0 && Number.isInteger(payloadLength)))
+    throw new RangeError(`encodeFrame: payloadLength ${payloadLength}`);
+  if (payloadLength > 0 && (flags & OpFlag.PAYLOAD) === 0) {
+    throw new RangeError(`encodeFrame: ${opcodeName(op)} carries no payload, got ${payloadLength} bytes`);
+  }
+  if (!(destQp >= 0 && destQp < U24_LIMIT) || !(f.psn >= 0 && f.psn < U24_LIMIT)) {
+    throw new RangeError(`encodeFrame: destQp ${destQp} / psn ${f.psn} do not fit in 24 bits`);
+  }
+  const packetLength = payloadOffsetFor(op) + payloadLength + padCountFor(payloadLength) + ICRC_BYTES;
+  const ipTotalLength = packetLength - IPV4_AT;
+  if (ipTotalLength > MAX_IPV4_TOTAL_LENGTH) throw new RangeError(`encodeFrame: ${ipTotalLength}-byte IPv4 packet`);
+  const frameLength = packetLength < ETH_MIN_FRAME_BYTES ? ETH_MIN_FRAME_BYTES : packetLength;
+  if (frameLength > out.length)
+    throw new RangeError(`encodeFrame: ${frameLength}-byte frame, buffer holds ${out.length}`);
   return frameLength;
 }
 
@@ -184,4 +208,192 @@ export function buildFrame(out: Uint8Array, f: RoceFrame, payload: Uint8Array, s
     out.set(payload.subarray(start, start + n), at);
   }
   return encodeFrame(out, f);
+}
+
+/** Frame bytes 2..53 (IPv4 at 14, UDP at 34, BTH at 42) as 32-bit words: 14 + 20 + 8 + 12 = 54 = 2 + 13 * 4. */
+const TEMPLATE_WORDS = (EXT_AT - 2) / 4;
+/** Word stores put their low byte first: true on every machine Node runs on here (x86-64, arm64). */
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
+/**
+ * The Ethernet, IPv4, UDP and BTH headers every frame of one sender (a QP) shares, built once from
+ * its path (set) and copied into each frame by encodeFrameWith: its MACs, addresses, UDP ports,
+ * P_Key and destination QP, with TTL, flags and the rest of the constant fields as encodeFrame
+ * writes them. The bytes that differ between frames (IPv4 total length, identification and
+ * checksum, UDP length, BTH opcode, flags, AckReq and PSN) are zero in it.
+ */
+export class HeaderTemplate {
+  /** The path the template holds (-1: none yet): destination MAC as two numbers, then as RoceFrame names them. */
+  dstMacHi = -1;
+  dstMacLo = -1;
+  dstIp = -1;
+  udpSrcPort = -1;
+  pkey = -1;
+  destQp = -1;
+  /** The 54 header bytes, and bytes 2..53 of them as little-endian words (where a frame buffer is word-aligned). */
+  readonly bytes = new Uint8Array(EXT_AT);
+  readonly words = new Int32Array(TEMPLATE_WORDS);
+  /** Ones' complement sum of the IPv4 header's constant 16-bit words (RFC 1071; RFC 1624 adds the rest to it). */
+  ipSum = 0;
+  /** The ICRC's register after the masked headers of `bytes` (icrc.ts templateHeadersRegister). */
+  icrcRegister = 0;
+
+  /** Whether the template holds this path (the sender's own MAC and address are the same for all its frames). */
+  holds(dstMac: Uint8Array, dstIp: number, udpSrcPort: number, pkey: number, destQp: number): boolean {
+    return this.destQp === destQp && this.dstIp === dstIp && this.udpSrcPort === udpSrcPort && this.pkey === pkey &&
+      this.dstMacLo === macLo(dstMac) && this.dstMacHi === macHi(dstMac);
+  }
+
+  /**
+   * Builds the template from the path fields of `f` (dstMac, srcMac, srcIp, dstIp, udpSrcPort, pkey,
+   * destQp): encodeFrame writes them, the per-frame bytes are then cleared. RangeError as encodeFrame's.
+   */
+  set(f: RoceFrame): void {
+    const s = scratchFrame;
+    s.dstMac.set(f.dstMac);
+    s.srcMac.set(f.srcMac);
+    s.srcIp = f.srcIp;
+    s.dstIp = f.dstIp;
+    s.udpSrcPort = f.udpSrcPort;
+    s.pkey = f.pkey;
+    s.destQp = f.destQp;
+    encodeFrame(scratchBytes, s);
+    const b = this.bytes;
+    b.set(scratchBytes.subarray(0, EXT_AT));
+    for (const at of PER_FRAME_BYTES) b[at] = 0;
+    this.ipSum = onesComplementSum(b, IPV4_AT, IPV4_HEADER_BYTES);
+    this.icrcRegister = maskedHeadersRegister(b, IPV4_AT);
+    for (let k = 0; k < TEMPLATE_WORDS; k++) {
+      const at = 2 + 4 * k;
+      this.words[k] = b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16) | (b[at + 3]! << 24);
+    }
+    this.dstMacHi = macHi(f.dstMac);
+    this.dstMacLo = macLo(f.dstMac);
+    this.dstIp = f.dstIp;
+    this.udpSrcPort = f.udpSrcPort;
+    this.pkey = f.pkey;
+    this.destQp = f.destQp;
+  }
+}
+
+function macHi(m: Uint8Array): number {
+  return (m[0]! << 8) | m[1]!;
+}
+
+function macLo(m: Uint8Array): number {
+  return (m[2]! << 24) | (m[3]! << 16) | (m[4]! << 8) | m[5]!;
+}
+
+const scratchFrame = new RoceFrame();
+scratchFrame.opcode = Opcode.RC_ACKNOWLEDGE;
+const scratchBytes = new Uint8Array(ETH_MIN_FRAME_BYTES + 4);
+/** The header bytes encodeFrameWith writes for each frame. */
+const PER_FRAME_BYTES = [
+  IPV4_AT + IPV4_TOTAL_LENGTH, IPV4_AT + IPV4_TOTAL_LENGTH + 1, IPV4_AT + IPV4_ID, IPV4_AT + IPV4_ID + 1,
+  IPV4_AT + IPV4_CHECKSUM, IPV4_AT + IPV4_CHECKSUM + 1, UDP_AT + UDP_LENGTH, UDP_AT + UDP_LENGTH + 1,
+  BTH_AT + BTH_OPCODE, BTH_AT + BTH_FLAGS, BTH_AT + BTH_ACK_REQ, BTH_AT + BTH_PSN, BTH_AT + BTH_PSN + 1,
+  BTH_AT + BTH_PSN + 2,
+];
+
+/**
+ * encodeFrame for a frame whose path is `h`'s (f's own path fields are not read; f.ipId is): the
+ * same bytes, the same RangeErrors, the same fields of `f` set. Where `out` is word-aligned at its
+ * byte 2 (frame buffers are, FRAME_ALIGN past a 64-byte boundary: frame-memory.ts) the headers go
+ * in as 13 word stores, the per-frame fields merged into their words, and the covered bytes after
+ * the headers are folded as words; elsewhere byte by byte. The IPv4 checksum is the template's
+ * constant sum plus total length and identification, folded (RFC 1071).
+ */
+export function encodeFrameWith(out: Uint8Array, f: RoceFrame, h: HeaderTemplate): number {
+  const op = f.opcode;
+  const flags = op >= 0 && op < 256 ? OPCODE_FLAGS[op]! : 0;
+  const frameLength = checkedFrameLength(out, f, flags, h.destQp);
+  const payloadLength = f.payloadLength;
+  const payloadOffset = EXT_AT + OPCODE_EXT_BYTES[op]!;
+  const pad = -payloadLength & 3;
+  const packetLength = payloadOffset + payloadLength + pad + ICRC_BYTES;
+  const ipLength = packetLength - IPV4_AT;
+  const udpLength = ipLength - IPV4_HEADER_BYTES;
+  const id = f.ipId & 0xffff;
+  const bthFlags = (f.se ? BTH_SE_BIT : 0) | (f.migReq ? BTH_MIG_REQ_BIT : 0) | (pad << BTH_PAD_SHIFT) | BTH_TVER;
+  const ack = f.ackReq ? BTH_ACK_REQ_BIT : 0;
+  const psn = f.psn;
+  let sum = h.ipSum + ipLength + id;
+  sum = (sum & 0xffff) + (sum >>> 16);
+  sum = (sum & 0xffff) + (sum >>> 16);
+  const checksum = ~sum & 0xffff;
+  const at2 = wordAt2(out);
+  const w = outWords;
+  if (at2 >= 0) {
+    // Word k holds frame bytes 2 + 4k .. 5 + 4k, lowest address in the low byte.
+    const tw = h.words;
+    out[0] = h.bytes[0]!;
+    out[1] = h.bytes[1]!;
+    w[at2] = tw[0]!;
+    w[at2 + 1] = tw[1]!;
+    w[at2 + 2] = tw[2]!;
+    w[at2 + 3] = tw[3]! | ((ipLength >>> 8) << 16) | ((ipLength & 0xff) << 24); // version/IHL, TOS, total length
+    w[at2 + 4] = tw[4]! | (id >>> 8) | ((id & 0xff) << 8); // identification, flags/fragment
+    w[at2 + 5] = tw[5]! | ((checksum >>> 8) << 16) | ((checksum & 0xff) << 24); // TTL, protocol, checksum
+    w[at2 + 6] = tw[6]!;
+    w[at2 + 7] = tw[7]!;
+    w[at2 + 8] = tw[8]!;
+    w[at2 + 9] = tw[9]! | (udpLength >>> 8) | ((udpLength & 0xff) << 8); // UDP length, checksum
+    w[at2 + 10] = tw[10]! | op | (bthFlags << 8); // opcode, flags, P_Key
+    w[at2 + 11] = tw[11]!;
+    w[at2 + 12] = ack | ((psn >>> 16) << 8) | (((psn >>> 8) & 0xff) << 16) | ((psn & 0xff) << 24); // AckReq, PSN
+  } else {
+    out.set(h.bytes);
+    putU16(out, IPV4_AT + IPV4_TOTAL_LENGTH, ipLength);
+    putU16(out, IPV4_AT + IPV4_ID, id);
+    putU16(out, IPV4_AT + IPV4_CHECKSUM, checksum);
+    putU16(out, UDP_AT + UDP_LENGTH, udpLength);
+    out[BTH_AT + BTH_OPCODE] = op;
+    out[BTH_AT + BTH_FLAGS] = bthFlags;
+    out[BTH_AT + BTH_ACK_REQ] = ack;
+    putU24(out, BTH_AT + BTH_PSN, psn);
+  }
+  writeExtensionHeaders(out, f, flags);
+  const padAt = payloadOffset + payloadLength;
+  for (let i = 0; i < pad; i++) out[padAt + i] = 0;
+  const coveredEnd = packetLength - ICRC_BYTES;
+  const reg = templateHeadersRegister(h.icrcRegister, ipLength, id, op, bthFlags, ack, psn);
+  const icrc = icrcAfterHeaders(reg, out, EXT_AT, coveredEnd, at2 >= 0 ? w : null, at2 + TEMPLATE_WORDS);
+  writeIcrc(out, packetLength, icrc);
+  for (let i = packetLength; i < frameLength; i++) out[i] = 0;
+  f.padCount = pad;
+  f.payloadOffset = payloadOffset;
+  f.packetLength = packetLength;
+  f.icrc = icrc >>> 0;
+  return frameLength;
+}
+
+/**
+ * The word view of each frame buffer encodeFrameWith met and the index of the word that holds the
+ * buffer's byte 2 (-1: that byte is not word-aligned, or the machine is big-endian), made once per
+ * buffer: the port builds in a fixed set (its own, a loop's slots). wordAt2 leaves the view in outWords.
+ */
+interface FrameWords {
+  readonly words: Int32Array;
+  readonly at2: number;
+}
+const frameWords = new WeakMap<Uint8Array, FrameWords>();
+const NO_WORDS = new Int32Array(0);
+let lastOut: Uint8Array | undefined;
+let lastAt2 = -1;
+let outWords: Int32Array = NO_WORDS;
+
+function wordAt2(out: Uint8Array): number {
+  if (out === lastOut) return lastAt2;
+  let v = frameWords.get(out);
+  if (v === undefined) {
+    const at = out.byteOffset + 2;
+    const buffer = out.buffer;
+    v = (at & 3) === 0 && LITTLE_ENDIAN
+      ? { words: new Int32Array(buffer, 0, buffer.byteLength >>> 2), at2: at >>> 2 } : { words: NO_WORDS, at2: -1 };
+    frameWords.set(out, v);
+  }
+  lastOut = out;
+  lastAt2 = v.at2;
+  outWords = v.words;
+  return v.at2;
 }

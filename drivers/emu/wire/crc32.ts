@@ -70,6 +70,32 @@ export function crc32Register(reg: number, bytes: Uint8Array, start: number, end
 }
 
 /**
+ * crc32Register over 32-bit words: folds words[from, end) into the register `reg` and returns it.
+ * Each word is the little-endian value of four bytes in memory order (an Int32Array over a byte
+ * buffer on a little-endian machine), so folding the words of a buffer is folding its bytes: two
+ * word reads per eight-byte step instead of eight byte reads, and a last word folded as four bytes.
+ * For the short covered bytes of a frame, which start word-aligned (frame-memory.ts). No checks:
+ * the caller keeps [from, end) inside `words`.
+ */
+export function crc32RegisterWords(reg: number, words: Int32Array, from: number, end: number): number {
+  const t = TABLE;
+  let c = reg | 0;
+  let i = from;
+  for (const stop = end - 1; i < stop; i += 2) {
+    c ^= words[i]!;
+    const h = words[i + 1]!;
+    c = t[7 * 256 + (c & 0xff)]! ^ t[6 * 256 + ((c >>> 8) & 0xff)]! ^ t[5 * 256 + ((c >>> 16) & 0xff)]! ^
+      t[4 * 256 + (c >>> 24)]! ^ t[3 * 256 + (h & 0xff)]! ^ t[2 * 256 + ((h >>> 8) & 0xff)]! ^
+      t[256 + ((h >>> 16) & 0xff)]! ^ t[h >>> 24]!;
+  }
+  if (i < end) {
+    c ^= words[i]!;
+    c = t[3 * 256 + (c & 0xff)]! ^ t[2 * 256 + ((c >>> 8) & 0xff)]! ^ t[256 + ((c >>> 16) & 0xff)]! ^ t[c >>> 24]!;
+  }
+  return c;
+}
+
+/**
  * Folds the eight bytes b0..b7 (in order) into the register `reg` and returns it, as one step of
  * crc32Register: for bytes that are not all in memory as they are folded (masked header fields).
  */

@@ -19,14 +19,19 @@
  * (native-crc32.ts), its CRC-32 takes the long payloads instead, 2-3x faster again than zlib's;
  * its view starts at the covered bytes after the headers, the same place in every frame of a
  * buffer, so it is made once per buffer whatever the frames' lengths.
+ *
+ * A sender that keeps its headers as a template (build.ts encodeFrameWith: a QP's frames) does not
+ * fold the masked headers at all: their register is the template's, corrected for the bytes that
+ * differ with a table lookup each (templateHeadersRegister), and its short payloads are folded as
+ * 32-bit words (crc32RegisterWords).
  */
 import zlib from 'node:zlib';
-import { crc32Fold8, crc32Register, crc32UpdateRepeated } from './crc32.ts';
+import { crc32Fold8, crc32Register, crc32RegisterWords, crc32UpdateRepeated } from './crc32.ts';
 import { nativeCrc32, type NativeCrc32 } from './native-crc32.ts';
 import { rangeView } from './range-view.ts';
 import {
-  BTH_BYTES, BTH_RESV8A, ICRC_BYTES, IPV4_CHECKSUM, IPV4_HEADER_BYTES, IPV4_TOS, IPV4_TTL, UDP_CHECKSUM,
-  UDP_HEADER_BYTES,
+  BTH_ACK_REQ, BTH_BYTES, BTH_FLAGS, BTH_OPCODE, BTH_PSN, BTH_RESV8A, ICRC_BYTES, IPV4_CHECKSUM, IPV4_HEADER_BYTES,
+  IPV4_ID, IPV4_TOS, IPV4_TOTAL_LENGTH, IPV4_TTL, UDP_CHECKSUM, UDP_HEADER_BYTES, UDP_LENGTH,
 } from './headers.ts';
 
 /** IPv4 + UDP + BTH: the headers that are masked, 40 bytes. */
@@ -72,8 +77,19 @@ export function icrcInt32(frame: Uint8Array, ipAt: number, packetEnd: number): n
       `computeIcrc: packet [${ipAt}, ${packetEnd}) of ${frame.length} bytes has no room for IPv4+UDP+BTH+ICRC`,
     );
   }
-  const reg = maskedHeadersRegister(frame, ipAt);
-  const from = ipAt + MASKED_BYTES;
+  return icrcAfterHeaders(maskedHeadersRegister(frame, ipAt), frame, ipAt + MASKED_BYTES, coveredEnd, null, 0);
+}
+
+/**
+ * The ICRC (signed) of a packet whose masked headers end at `from`, given the CRC register after
+ * them (`reg`): folds frame[from, coveredEnd), the extension headers, payload and pad. Long ranges
+ * go to libdeflate's or zlib's CRC; a short one is folded in JS, as 32-bit words when `words` is a
+ * word view of the frame's memory in which frame[from] is word `wordFrom` (the range is then whole
+ * words: extension headers, payload and pad are), else byte by byte.
+ */
+export function icrcAfterHeaders(
+  reg: number, frame: Uint8Array, from: number, coveredEnd: number, words: Int32Array | null, wordFrom: number,
+): number {
   const n = coveredEnd - from;
   if (n >= NATIVE_CRC_MIN_BYTES) {
     if (native === undefined) native = nativeCrc32();
@@ -81,16 +97,68 @@ export function icrcInt32(frame: Uint8Array, ipAt: number, packetEnd: number): n
   }
   if (zlibCrc32 !== undefined && n >= ZLIB_CRC_MIN_BYTES)
     return zlibCrc32(rangeView(frame, from, coveredEnd), ~reg >>> 0) | 0;
+  if (words !== null) return ~crc32RegisterWords(reg, words, wordFrom, wordFrom + (n >>> 2));
   return ~crc32Register(reg, frame, from, coveredEnd);
+}
+
+/**
+ * The masked headers' register without folding them: from a sender's template of them and the
+ * fields that differ from frame to frame. CRC-32 without its initial and final inversion is linear
+ * over GF(2): folding a block x ^ y from register r gives R(r, x) ^ R(0, y). A template holds
+ * R(LRH register, its 40 header bytes) with every byte that differs between frames zero, and a
+ * frame's y is those bytes alone, so its register is the template's xor, for each such byte b at
+ * offset p, R(0, b followed by 39 - p zeros): twelve table lookups (VARYING_TABLES) instead of
+ * folding 40 bytes. The bytes, at offsets from the IPv4 header: total length 2-3, identification
+ * 4-5, UDP length 24-25, BTH opcode 28, flags 29 (SE, MigReq, PadCnt, TVer), AckReq 36, PSN 37-39.
+ * `ipId` is the 16-bit identification, `psn` 24 bits; the UDP length is ipTotalLength - 20.
+ */
+export function templateHeadersRegister(
+  base: number, ipTotalLength: number, ipId: number, opcode: number, bthFlags: number, ackByte: number, psn: number,
+): number {
+  const t = VARYING_TABLES;
+  const udpLength = ipTotalLength - IPV4_HEADER_BYTES;
+  return base ^ t[ipTotalLength >>> 8]! ^ t[256 + (ipTotalLength & 0xff)]! ^ t[2 * 256 + (ipId >>> 8)]! ^
+    t[3 * 256 + (ipId & 0xff)]! ^ t[4 * 256 + (udpLength >>> 8)]! ^ t[5 * 256 + (udpLength & 0xff)]! ^
+    t[6 * 256 + opcode]! ^ t[7 * 256 + bthFlags]! ^ t[8 * 256 + ackByte]! ^ t[9 * 256 + (psn >>> 16)]! ^
+    t[10 * 256 + ((psn >>> 8) & 0xff)]! ^ t[11 * 256 + (psn & 0xff)]!;
+}
+
+/** Offsets in the masked headers of the bytes templateHeadersRegister takes, in its tables' order. */
+const UDP_IN_MASKED = IPV4_HEADER_BYTES;
+const BTH_IN_MASKED = IPV4_HEADER_BYTES + UDP_HEADER_BYTES;
+const VARYING_AT = [
+  IPV4_TOTAL_LENGTH, IPV4_TOTAL_LENGTH + 1, IPV4_ID, IPV4_ID + 1, UDP_IN_MASKED + UDP_LENGTH,
+  UDP_IN_MASKED + UDP_LENGTH + 1, BTH_IN_MASKED + BTH_OPCODE, BTH_IN_MASKED + BTH_FLAGS, BTH_IN_MASKED + BTH_ACK_REQ,
+  BTH_IN_MASKED + BTH_PSN, BTH_IN_MASKED + BTH_PSN + 1, BTH_IN_MASKED + BTH_PSN + 2,
+];
+/**
+ * VARYING_TABLES[k * 256 + b]: the register after folding, from 0, byte b at offset VARYING_AT[k]
+ * of the 40 masked header bytes and zeros to their end (leading zeros leave register 0 as it is).
+ */
+const VARYING_TABLES = makeVaryingTables();
+
+function makeVaryingTables(): Int32Array {
+  const tables = new Int32Array(VARYING_AT.length * 256);
+  const block = new Uint8Array(MASKED_BYTES);
+  for (let k = 0; k < VARYING_AT.length; k++) {
+    const at = VARYING_AT[k]!;
+    for (let b = 0; b < 256; b++) {
+      block[at] = b;
+      tables[k * 256 + b] = crc32Register(0, block, at, MASKED_BYTES);
+    }
+    block[at] = 0;
+  }
+  return tables;
 }
 
 /**
  * The CRC register after the LRH stand-in and the 40 bytes of IPv4 + UDP + BTH from `ipAt`, the
  * fields a router may rewrite read as ones: five eight-byte steps straight from the frame (no
  * copy of the headers into a scratch buffer first). Offsets are from the IPv4 header's start:
- * TOS 1, TTL 8, header checksum 10-11, UDP checksum 20 + 6-7, BTH resv8a 28 + 4.
+ * TOS 1, TTL 8, header checksum 10-11, UDP checksum 20 + 6-7, BTH resv8a 28 + 4. Also a template's
+ * register (build.ts HeaderTemplate), once per path.
  */
-function maskedHeadersRegister(f: Uint8Array, a: number): number {
+export function maskedHeadersRegister(f: Uint8Array, a: number): number {
   let c = crc32Fold8(LRH_REGISTER, f[a]!, 0xff, f[a + 2]!, f[a + 3]!, f[a + 4]!, f[a + 5]!, f[a + 6]!, f[a + 7]!);
   c = crc32Fold8(c, 0xff, f[a + 9]!, 0xff, 0xff, f[a + 12]!, f[a + 13]!, f[a + 14]!, f[a + 15]!);
   c = crc32Fold8(c, f[a + 16]!, f[a + 17]!, f[a + 18]!, f[a + 19]!, f[a + 20]!, f[a + 21]!, f[a + 22]!, f[a + 23]!);

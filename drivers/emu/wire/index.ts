@@ -9,7 +9,10 @@ export * from './aeth.ts';
 export { RoceFrame } from './roce-frame.ts';
 export { ParseStatus, PARSE_STATUS_NAMES, PARSE_STATUS_COUNT, parseStatusName,
   type ParseStatusCode } from './parse-status.ts';
-export { encodeFrame, buildFrame, payloadOffsetFor, padCountFor, packetBytesFor, frameBytesFor } from './build.ts';
+export {
+  encodeFrame, encodeFrameWith, HeaderTemplate, buildFrame, payloadOffsetFor, padCountFor, packetBytesFor,
+  frameBytesFor,
+} from './build.ts';
 export { parseFrame, parseReceived } from './parse.ts';
 export { parseIpv4, formatIpv4, parseMac, formatMac } from './addresses.ts';
 export { describeFrame } from './trace.ts';
