@@ -8,7 +8,7 @@
  * value comes from the code under test.
  */
 import t from 'tap';
-import { HeaderTemplate, encodeFrame, encodeFrameWith } from '../drivers/emu/wire/build.ts';
+import { HeaderTemplate, encodeFrame, encodeFrameWith, frameWordsOf } from '../drivers/emu/wire/build.ts';
 import { templateHeadersRegister } from '../drivers/emu/wire/icrc.ts';
 import { frameBuffer } from '../drivers/emu/wire/frame-memory.ts';
 import { OPCODE_FLAGS, OpFlag, Opcode } from '../drivers/emu/wire/opcodes.ts';
@@ -96,7 +96,7 @@ t.test('encodeFrameWith writes encodeFrame\'s bytes for every RC opcode, aligned
         f.padCount = f.payloadOffset = f.packetLength = f.icrc = -1;
         // The template holds the path: the record's own path fields are not read.
         randomPath(f, rnd);
-        const m = encodeFrameWith(out, f, h);
+        const m = encodeFrameWith(out, f, h, frameWordsOf(out));
         frames++;
         const tag = `opcode ${op} length ${len} ${out.byteOffset % 4 === 2 ? 'aligned' : 'unaligned'}`;
         if (m !== n) bad.push(`${tag}: ${m} bytes, encodeFrame ${n}`);
@@ -162,7 +162,8 @@ t.test('encodeFrameWith refuses what encodeFrame refuses; a template is for its 
     const g = new RoceFrame().copyFrom(f);
     Object.assign(g, { opcode: Opcode.RC_SEND_ONLY, payloadLength: 8, psn: 1 }, o);
     t.throws(() => encodeFrame(buffer, g), RangeError, `encodeFrame ${JSON.stringify(o)}`);
-    t.throws(() => encodeFrameWith(buffer, g, h), RangeError, `encodeFrameWith ${JSON.stringify(o)}`);
+    const words = frameWordsOf(buffer);
+    t.throws(() => encodeFrameWith(buffer, g, h, words), RangeError, `encodeFrameWith ${JSON.stringify(o)}`);
   };
   bad({ opcode: 0x15 });
   bad({ opcode: 0x64 });

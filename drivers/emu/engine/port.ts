@@ -21,7 +21,8 @@ import {
   type UdpSocketCable,
 } from '../cable/index.ts';
 import {
-  HeaderTemplate, RoceFrame, encodeFrameWith, AETH_BYTES, EXT_AT, ICRC_BYTES, RETH_BYTES, ETH_HEADER_BYTES,
+  HeaderTemplate, RoceFrame, encodeFrameWith, frameWordsOf, AETH_BYTES, EXT_AT, ICRC_BYTES, RETH_BYTES,
+  ETH_HEADER_BYTES,
 } from '../wire/index.ts';
 import { PSN_MASK, pathMtuFor } from '../../../firmware-hwrm/roce/ib-transport.ts';
 import type { EngineCounters } from './counters.ts';
@@ -57,6 +58,11 @@ export class Port {
    * one handed back, so read it afresh for every frame.
    */
   txBuf: Uint8Array;
+  /**
+   * txBuf's memory as words (build.ts frameWordsOf): every buffer txBuf is ever set to lies in it
+   * (the port's own, or the loop's one block of slots, from which sendBuffer hands each one back).
+   */
+  private readonly txWords: Int32Array | null;
   private readonly loop: LoopCable | null;
   /** The loop that takes frames by buffer (no capture records them on the way), if any. */
   private readonly handOver: LoopCable | null;
@@ -131,6 +137,7 @@ export class Port {
     const spare = this.loop !== null && this.capture === null ? this.loop.spareBuffer() : null;
     this.handOver = spare !== null ? this.loop : null;
     if (spare !== null) this.txBuf = spare;
+    this.txWords = frameWordsOf(this.txBuf);
     this.pollFd = plugged.pollFd;
     this.udpSocket = plugged.udpSocket;
     if (this.socket) this.rxSlots.push(...frameSlots(RECEIVE_QUEUE_SLOTS, receiveBytes));
@@ -171,7 +178,7 @@ export class Port {
     f.ipId = this.ipId = (this.ipId + 1) & 0xffff;
     f.psn &= PSN_MASK;
     f.payloadLength = payloadLength;
-    const length = encodeFrameWith(this.txBuf, f, h);
+    const length = encodeFrameWith(this.txBuf, f, h, this.txWords);
     if (this.socket) this.runBudget--;
     if (this.onTransmit !== undefined) this.onTransmit(this.txBuf, length);
     this.counters.framesSent++;

@@ -297,13 +297,14 @@ const PER_FRAME_BYTES = [
 
 /**
  * encodeFrame for a frame whose path is `h`'s (f's own path fields are not read; f.ipId is): the
- * same bytes, the same RangeErrors, the same fields of `f` set. Where `out` is word-aligned at its
- * byte 2 (frame buffers are, FRAME_ALIGN past a 64-byte boundary: frame-memory.ts) the headers go
- * in as 13 word stores, the per-frame fields merged into their words, and the covered bytes after
- * the headers are folded as words; elsewhere byte by byte. The IPv4 checksum is the template's
- * constant sum plus total length and identification, folded (RFC 1071).
+ * same bytes, the same RangeErrors, the same fields of `f` set. `words` is frameWordsOf(out), or of
+ * any array over the same memory (a loop cable's slots share one block): where it is not null (frame
+ * buffers are word-aligned at their byte 2, FRAME_ALIGN past a 64-byte boundary: frame-memory.ts)
+ * the headers go in as 13 word stores, the per-frame fields merged into their words, and the covered
+ * bytes after the headers are folded as words; with null, byte by byte. The IPv4 checksum is the
+ * template's constant sum plus total length and identification, folded (RFC 1071).
  */
-export function encodeFrameWith(out: Uint8Array, f: RoceFrame, h: HeaderTemplate): number {
+export function encodeFrameWith(out: Uint8Array, f: RoceFrame, h: HeaderTemplate, words: Int32Array | null): number {
   const op = f.opcode;
   const flags = op >= 0 && op < 256 ? OPCODE_FLAGS[op]! : 0;
   const frameLength = checkedFrameLength(out, f, flags, h.destQp);
@@ -321,9 +322,10 @@ export function encodeFrameWith(out: Uint8Array, f: RoceFrame, h: HeaderTemplate
   sum = (sum & 0xffff) + (sum >>> 16);
   sum = (sum & 0xffff) + (sum >>> 16);
   const checksum = ~sum & 0xffff;
-  const at2 = wordAt2(out);
-  const w = outWords;
+  const at = out.byteOffset + 2;
+  const at2 = words !== null && (at & 3) === 0 ? at >>> 2 : -1;
   if (at2 >= 0) {
+    const w = words!;
     // Word k holds frame bytes 2 + 4k .. 5 + 4k, lowest address in the low byte.
     const tw = h.words;
     out[0] = h.bytes[0]!;
@@ -357,7 +359,7 @@ export function encodeFrameWith(out: Uint8Array, f: RoceFrame, h: HeaderTemplate
   for (let i = 0; i < pad; i++) out[padAt + i] = 0;
   const coveredEnd = packetLength - ICRC_BYTES;
   const reg = templateHeadersRegister(h.icrcRegister, ipLength, id, op, bthFlags, ack, psn);
-  const icrc = icrcAfterHeaders(reg, out, EXT_AT, coveredEnd, at2 >= 0 ? w : null, at2 + TEMPLATE_WORDS);
+  const icrc = icrcAfterHeaders(reg, out, EXT_AT, coveredEnd, at2 >= 0 ? words : null, at2 + TEMPLATE_WORDS);
   writeIcrc(out, packetLength, icrc);
   for (let i = packetLength; i < frameLength; i++) out[i] = 0;
   f.padCount = pad;
@@ -368,32 +370,11 @@ export function encodeFrameWith(out: Uint8Array, f: RoceFrame, h: HeaderTemplate
 }
 
 /**
- * The word view of each frame buffer encodeFrameWith met and the index of the word that holds the
- * buffer's byte 2 (-1: that byte is not word-aligned, or the machine is big-endian), made once per
- * buffer: the port builds in a fixed set (its own, a loop's slots). wordAt2 leaves the view in outWords.
+ * The word view encodeFrameWith takes for frames in `out`: all of out's memory as 32-bit words, or
+ * null where out's byte 2 is not word-aligned in it (or the machine is big-endian). Made once per
+ * block of frame memory by the sender (setup: reading an array's buffer costs more than a frame).
  */
-interface FrameWords {
-  readonly words: Int32Array;
-  readonly at2: number;
-}
-const frameWords = new WeakMap<Uint8Array, FrameWords>();
-const NO_WORDS = new Int32Array(0);
-let lastOut: Uint8Array | undefined;
-let lastAt2 = -1;
-let outWords: Int32Array = NO_WORDS;
-
-function wordAt2(out: Uint8Array): number {
-  if (out === lastOut) return lastAt2;
-  let v = frameWords.get(out);
-  if (v === undefined) {
-    const at = out.byteOffset + 2;
-    const buffer = out.buffer;
-    v = (at & 3) === 0 && LITTLE_ENDIAN
-      ? { words: new Int32Array(buffer, 0, buffer.byteLength >>> 2), at2: at >>> 2 } : { words: NO_WORDS, at2: -1 };
-    frameWords.set(out, v);
-  }
-  lastOut = out;
-  lastAt2 = v.at2;
-  outWords = v.words;
-  return v.at2;
+export function frameWordsOf(out: Uint8Array): Int32Array | null {
+  const buffer = out.buffer;
+  return LITTLE_ENDIAN && ((out.byteOffset + 2) & 3) === 0 ? new Int32Array(buffer, 0, buffer.byteLength >>> 2) : null;
 }

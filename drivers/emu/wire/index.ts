@@ -10,7 +10,7 @@ export { RoceFrame } from './roce-frame.ts';
 export { ParseStatus, PARSE_STATUS_NAMES, PARSE_STATUS_COUNT, parseStatusName,
   type ParseStatusCode } from './parse-status.ts';
 export {
-  encodeFrame, encodeFrameWith, HeaderTemplate, buildFrame, payloadOffsetFor, padCountFor, packetBytesFor,
+  encodeFrame, encodeFrameWith, frameWordsOf, HeaderTemplate, buildFrame, payloadOffsetFor, padCountFor, packetBytesFor,
   frameBytesFor,
 } from './build.ts';
 export { parseFrame, parseReceived } from './parse.ts';
