@@ -63,6 +63,9 @@ export class Port {
    * (the port's own, or the loop's one block of slots, from which sendBuffer hands each one back).
    */
   private readonly txWords: Int32Array | null;
+  /** The view of a long frame exactView gave last, and the buffer it is of. */
+  private longView: Uint8Array = new Uint8Array(0);
+  private longOf: Uint8Array | null = null;
   private readonly loop: LoopCable | null;
   /** The loop that takes frames by buffer (no capture records them on the way), if any. */
   private readonly handOver: LoopCable | null;
@@ -190,7 +193,17 @@ export class Port {
       return;
     }
     // A cable copies a frame given as exactly its bytes with one memcpy; shorter ones byte by byte.
-    this.cable.send(length >= LONG_FRAME_BYTES ? this.txBuf.subarray(0, length) : this.txBuf, length);
+    this.cable.send(length >= LONG_FRAME_BYTES ? this.exactView(length) : this.txBuf, length);
+  }
+
+  /** txBuf's first `length` bytes as a view, remade only when the buffer or the length changes (bulk frames repeat). */
+  private exactView(length: number): Uint8Array {
+    const b = this.txBuf;
+    if (this.longOf !== b || this.longView.length !== length) {
+      this.longView = b.subarray(0, length);
+      this.longOf = b;
+    }
+    return this.longView;
   }
 
   /**
