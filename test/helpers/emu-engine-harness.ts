@@ -426,8 +426,10 @@ export class TestNic {
     const qpn = this.nextQpn++;
     const qp = new EmuQp(
       qpn, o.pd ?? 1, 0xa0 + qpn, 0,
-      new Ring(variable && o.sqPageOrder !== undefined ? this.reordered(sq, sqBytes, o.sqPageOrder) : this.paged(sq, sqBytes),
-        sqEntries, sqEntryBytes),
+      new Ring(
+        variable && o.sqPageOrder !== undefined ? this.reordered(sq, sqBytes, o.sqPageOrder) : this.paged(sq, sqBytes),
+        sqEntries, sqEntryBytes,
+      ),
       new Ring(rqSge === undefined ? rqPages : new PagedMemory([...rqPages.pages].reverse(), PAGE, rqBytes),
         rqEntries, rqEntryBytes),
       scq.cq, rcq.cq, 6, rqSge ?? 6,
