@@ -2,7 +2,7 @@
 // destination are mutually 4-aligned, byte by byte otherwise. Whatever the alignment, length
 // and buffers, it must copy exactly the bytes asked for and touch no other.
 import t from 'tap';
-import { copyBytes, frameBuffer, frameSlots } from '../drivers/emu/wire/frame-memory.ts';
+import { copyBytes, copyFromWords, copyToWords, frameBuffer, frameSlots } from '../drivers/emu/wire/frame-memory.ts';
 
 function filled(buffer: ArrayBuffer | SharedArrayBuffer, seed: number): Uint8Array {
   const u = new Uint8Array(buffer);
@@ -48,3 +48,38 @@ t.test('more buffers than the word views it keeps: each copy still lands', async
   for (let round = 0; round < 3; round++) for (const d of dsts) copyBytes(src, 0, d, 0, 64);
   t.ok(dsts.every((d) => d.every((b, i) => b === src[i])));
 });
+
+t.test('copyFromWords / copyToWords (host memory as a mapping\'s bytes and words): every offset pair and length',
+  async (t) => {
+    // The host side is a mapping: its bytes start at byte 0 of its buffer, its words are that buffer's.
+    const hostBuffer = new SharedArrayBuffer(256);
+    const host = filled(hostBuffer, 5);
+    const hostWords = new Uint32Array(hostBuffer);
+    const hostBefore = host.slice();
+    let bad = 0;
+    let cases = 0;
+    for (let hostAt = 0; hostAt < 8; hostAt++) {
+      for (let frameAt = 0; frameAt < 8; frameAt++) {
+        for (const length of [0, 1, 3, 15, 16, 17, 62, 64, 122, 131]) {
+          // Frames as the port has them: slots past a 64-byte boundary of a shared block, and a lone buffer.
+          for (const frame of [frameSlots(3, 200)[1]!, frameBuffer(200)]) {
+            frame.fill(0xee);
+            copyFromWords(host, hostWords, hostAt, frame, frameAt, length);
+            for (let i = 0; i < frame.length; i++) {
+              const inside = i >= frameAt && i < frameAt + length;
+              if (frame[i] !== (inside ? host[hostAt + i - frameAt] : 0xee)) bad++;
+            }
+            for (let i = 0; i < frame.length; i++) frame[i] = (i * 7 + 3) & 0xff;
+            copyToWords(frame, frameAt, host, hostWords, hostAt, length);
+            for (let i = 0; i < host.length; i++) {
+              const inside = i >= hostAt && i < hostAt + length;
+              if (host[i] !== (inside ? frame[frameAt + i - hostAt] : hostBefore[i])) bad++;
+            }
+            host.set(hostBefore);
+            cases++;
+          }
+        }
+      }
+    }
+    t.equal(bad, 0, `${cases} cases each way, no byte wrong or touched outside the range`);
+  });

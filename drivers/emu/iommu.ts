@@ -339,11 +339,18 @@ export class Iommu {
     return m.u32;
   }
 
-  /** Like mappingOf, for `length` bytes at `offset` of `memory` (viewOffset set). */
+  /**
+   * The whole 32-bit words of the mapping bytesIn last returned, over the same buffer from its
+   * byte 0 as those bytes (byte i of the mapping is in word i >>> 2): for copies a word at a time.
+   */
+  viewWords: Uint32Array = new Uint32Array(0);
+
+  /** Like mappingOf, for `length` bytes at `offset` of `memory` (viewOffset and viewWords set). */
   bytesIn(memory: PagedMemory, offset: number, length: number): Uint8Array | undefined {
     const m = this.pagedMapping(memory, offset, length);
     if (m === undefined) { this.faults++; return undefined; }
     this.viewOffset = this.pagedOffset;
+    this.viewWords = m.u32;
     return m.u8;
   }
 

@@ -7,7 +7,7 @@
  */
 import type { Iommu } from '../iommu.ts';
 import type { PagedMemory } from '../objects.ts';
-import { copyBytes } from '../wire/frame-memory.ts';
+import { copyFromWords, copyToWords } from '../wire/frame-memory.ts';
 
 /** Copies shorter than this go byte by byte; longer ones through one subarray (amortized). */
 const SHORT_COPY_BYTES = 256;
@@ -39,7 +39,7 @@ export function readHost(
   if (m === undefined) return false;
   const from = iommu.viewOffset;
   if (length >= SHORT_COPY_BYTES) dst.set(m.subarray(from, from + length), dstAt);
-  else copyBytes(m, from, dst, dstAt, length);
+  else copyFromWords(m, iommu.viewWords, from, dst, dstAt, length);
   return true;
 }
 
@@ -55,6 +55,6 @@ export function writeHost(
   iommu.notePagedWrite(memory, offset, length);
   const to = iommu.viewOffset;
   if (length >= SHORT_COPY_BYTES) m.set(src.subarray(srcAt, srcAt + length), to);
-  else copyBytes(src, srcAt, m, to, length);
+  else copyToWords(src, srcAt, m, iommu.viewWords, to, length);
   return true;
 }

@@ -62,6 +62,52 @@ export function copyBytes(src: Uint8Array, srcAt: number, dst: Uint8Array, dstAt
   for (; i < length; i++) dst[dstAt + i] = src[srcAt + i]!;
 }
 
+/**
+ * copyBytes from host memory: `src` is a mapping's bytes, which start at byte 0 of their buffer,
+ * and `srcWords` that buffer's 32-bit words (Iommu.viewWords), so only `dst` (a frame) needs
+ * its word view looked up.
+ */
+export function copyFromWords(
+  src: Uint8Array, srcWords: Uint32Array, srcAt: number, dst: Uint8Array, dstAt: number, length: number,
+): void {
+  let i = 0;
+  if (length >= 16) {
+    const fv = frameViewOf(dst);
+    const d = fv.base + dstAt;
+    if (((srcAt ^ d) & 3) === 0) {
+      for (; ((srcAt + i) & 3) !== 0; i++) dst[dstAt + i] = src[srcAt + i]!;
+      const words = (length - i) >>> 2;
+      const dw = fv.words;
+      const si = (srcAt + i) >>> 2;
+      const di = (d + i) >>> 2;
+      for (let k = 0; k < words; k++) dw[di + k] = srcWords[si + k]!;
+      i += words * 4;
+    }
+  }
+  for (; i < length; i++) dst[dstAt + i] = src[srcAt + i]!;
+}
+
+/** copyBytes into host memory: `dst` a mapping's bytes from byte 0 of their buffer, `dstWords` its words. */
+export function copyToWords(
+  src: Uint8Array, srcAt: number, dst: Uint8Array, dstWords: Uint32Array, dstAt: number, length: number,
+): void {
+  let i = 0;
+  if (length >= 16) {
+    const fv = frameViewOf(src);
+    const s = fv.base + srcAt;
+    if (((s ^ dstAt) & 3) === 0) {
+      for (; ((dstAt + i) & 3) !== 0; i++) dst[dstAt + i] = src[srcAt + i]!;
+      const words = (length - i) >>> 2;
+      const sw = fv.words;
+      const si = (s + i) >>> 2;
+      const di = (dstAt + i) >>> 2;
+      for (let k = 0; k < words; k++) dstWords[di + k] = sw[si + k]!;
+      i += words * 4;
+    }
+  }
+  for (; i < length; i++) dst[dstAt + i] = src[srcAt + i]!;
+}
+
 /** An array's buffer as 32-bit words, and where the array starts in it. */
 interface WordView {
   readonly words: Uint32Array;
@@ -98,6 +144,22 @@ function dstViewOf(a: Uint8Array): WordView {
     lastDst = a;
   }
   return lastDstView!;
+}
+
+/**
+ * The frame copyFromWords or copyToWords met last, and its view: a frame a SEND's payload was
+ * scattered from is often the buffer the port builds its next frame in (loop-cable.ts sendBuffer
+ * hands back the buffer delivered last).
+ */
+let lastFrame: Uint8Array | undefined;
+let lastFrameView: WordView | undefined;
+
+function frameViewOf(a: Uint8Array): WordView {
+  if (a !== lastFrame) {
+    lastFrameView = wordViewOf(a);
+    lastFrame = a;
+  }
+  return lastFrameView!;
 }
 
 function wordViewOf(a: Uint8Array): WordView {
