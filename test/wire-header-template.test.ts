@@ -9,7 +9,7 @@
  */
 import t from 'tap';
 import { HeaderTemplate, encodeFrame, encodeFrameWith, frameWordsOf } from '../drivers/emu/wire/build.ts';
-import { templateHeadersRegister } from '../drivers/emu/wire/icrc.ts';
+import { completeIcrc, templateHeadersRegister } from '../drivers/emu/wire/icrc.ts';
 import { frameBuffer } from '../drivers/emu/wire/frame-memory.ts';
 import { OPCODE_FLAGS, OpFlag, Opcode } from '../drivers/emu/wire/opcodes.ts';
 import { RoceFrame } from '../drivers/emu/wire/roce-frame.ts';
@@ -96,7 +96,7 @@ t.test('encodeFrameWith writes encodeFrame\'s bytes for every RC opcode, aligned
         f.padCount = f.payloadOffset = f.packetLength = f.icrc = -1;
         // The template holds the path: the record's own path fields are not read.
         randomPath(f, rnd);
-        const m = encodeFrameWith(out, f, h, frameWordsOf(out));
+        const m = encodeFrameWith(out, f, h, frameWordsOf(out), false);
         frames++;
         const tag = `opcode ${op} length ${len} ${out.byteOffset % 4 === 2 ? 'aligned' : 'unaligned'}`;
         if (m !== n) bad.push(`${tag}: ${m} bytes, encodeFrame ${n}`);
@@ -109,6 +109,34 @@ t.test('encodeFrameWith writes encodeFrame\'s bytes for every RC opcode, aligned
     }
   }
   t.equal(frames, 2 * (18 * LENGTHS.length + 5), 'frames compared');
+  t.same(bad, []);
+});
+
+t.test('a frame built with its ICRC deferred is encodeFrame\'s once completeIcrc wrote it', async (t) => {
+  const seed = testSeed();
+  t.comment(`seed ${seed}`);
+  const rnd = seeded(seed);
+  const out = frameBuffer(4200);
+  const plain = frameBuffer(4200);
+  const words = frameWordsOf(out);
+  const f = new RoceFrame();
+  const h = new HeaderTemplate();
+  const bad: string[] = [];
+  for (const op of OPCODES) {
+    for (const len of (OPCODE_FLAGS[op]! & OpFlag.PAYLOAD) !== 0 ? LENGTHS : [0]) {
+      randomPath(f, rnd);
+      h.set(f);
+      randomFields(f, rnd);
+      f.opcode = op;
+      f.payloadLength = len;
+      for (let i = 0; i < out.length; i++) out[i] = plain[i] = rnd() & 0xff;
+      const n = encodeFrame(plain, f);
+      const m = encodeFrameWith(out, f, h, words, true);
+      completeIcrc(out, m);
+      if (m !== n || !Buffer.from(out.subarray(0, n)).equals(Buffer.from(plain.subarray(0, n))))
+        bad.push(`opcode ${op} length ${len}`);
+    }
+  }
   t.same(bad, []);
 });
 
@@ -163,7 +191,7 @@ t.test('encodeFrameWith refuses what encodeFrame refuses; a template is for its 
     Object.assign(g, { opcode: Opcode.RC_SEND_ONLY, payloadLength: 8, psn: 1 }, o);
     t.throws(() => encodeFrame(buffer, g), RangeError, `encodeFrame ${JSON.stringify(o)}`);
     const words = frameWordsOf(buffer);
-    t.throws(() => encodeFrameWith(buffer, g, h, words), RangeError, `encodeFrameWith ${JSON.stringify(o)}`);
+    t.throws(() => encodeFrameWith(buffer, g, h, words, false), RangeError, `encodeFrameWith ${JSON.stringify(o)}`);
   };
   bad({ opcode: 0x15 });
   bad({ opcode: 0x64 });

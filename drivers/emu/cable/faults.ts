@@ -89,6 +89,11 @@ export class FaultCable implements Cable {
   private held = 0;
   /** Frames held because every slot was taken are dropped and counted here. */
   holdOverflow = 0;
+  /**
+   * Called with a received frame before the receive faults may copy, change or hold it (not for a
+   * frame passed straight on): the port completes the ICRC of its own frames there (port.ts).
+   */
+  beforeReceiveFaults: FrameReceiver | undefined;
 
   constructor(
     readonly inner: Cable, private readonly random: Random, private readonly nowNs: () => number, maxFrameBytes: number,
@@ -168,6 +173,7 @@ export class FaultCable implements Cable {
       this.receiver(frame, length);
       return;
     }
+    if (this.beforeReceiveFaults !== undefined) this.beforeReceiveFaults(frame, length);
     this.pass(RX, this.rx, frame, length);
   };
 

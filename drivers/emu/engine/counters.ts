@@ -14,6 +14,11 @@ export class EngineCounters {
    * in memory and delivered as that same buffer (docs/hardware.md, "Frames a port hands to itself").
    */
   icrcTrusted = 0;
+  /**
+   * Frames sent without their ICRC computed: this port's own, to its own MAC, handed to its loop
+   * cable, whose ICRC is written only if something copies them first (docs/hardware.md).
+   */
+  icrcDeferred = 0;
   /** Frames the parser refused, by ParseStatus (WRONG_DEST_MAC, BAD_ICRC, ...). */
   readonly parseDrops = new Float64Array(PARSE_STATUS_COUNT);
   /** Parsed frames for a QP number no QP has, or has destroyed. */

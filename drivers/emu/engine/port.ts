@@ -21,7 +21,7 @@ import {
   type UdpSocketCable,
 } from '../cable/index.ts';
 import {
-  HeaderTemplate, RoceFrame, encodeFrameWith, frameWordsOf, AETH_BYTES, EXT_AT, ICRC_BYTES, RETH_BYTES,
+  HeaderTemplate, RoceFrame, completeIcrc, encodeFrameWith, frameWordsOf, AETH_BYTES, EXT_AT, ICRC_BYTES, RETH_BYTES,
   ETH_HEADER_BYTES,
 } from '../wire/index.ts';
 import { PSN_MASK, pathMtuFor } from '../../../firmware-hwrm/roce/ib-transport.ts';
@@ -86,6 +86,9 @@ export class Port {
   readonly udpSocket: UdpSocketCable | null;
   /** The port's IPv4 address (a number, as frames carry it). */
   readonly ip: number;
+  /** The port's MAC as HeaderTemplate keeps a destination MAC: its first two bytes, then its last four. */
+  private readonly macHi: number;
+  private readonly macLo: number;
   private ipId = 0;
   private inRun = false;
   private runBudget = SOCKET_FRAMES_PER_RUN;
@@ -121,6 +124,9 @@ export class Port {
     // Built where its payload lands 8-byte aligned, as host memory is (frame-memory.ts).
     this.txBuf = frameBuffer(Math.max(this.maxFrameBytes, ETH_HEADER_BYTES + config.mtu));
     this.txf.srcMac.set(config.mac);
+    const m = config.mac;
+    this.macHi = (m[0]! << 8) | m[1]!;
+    this.macLo = (m[2]! << 24) | (m[3]! << 16) | (m[4]! << 8) | m[5]!;
     this.ip = ((config.ipv4[0]! << 24) | (config.ipv4[1]! << 16) | (config.ipv4[2]! << 8) | config.ipv4[3]!) >>> 0;
     const receiveBytes = Math.max(this.txBuf.length, 9216);
 
@@ -145,6 +151,7 @@ export class Port {
     this.udpSocket = plugged.udpSocket;
     if (this.socket) this.rxSlots.push(...frameSlots(RECEIVE_QUEUE_SLOTS, receiveBytes));
     this.cable.setReceiver(this.onFrame);
+    if (this.handOver !== null) this.cable.beforeReceiveFaults = this.completeOwnIcrc;
   }
 
   /** Frames the requesters may send now (responses keep a reserve). */
@@ -181,15 +188,21 @@ export class Port {
     f.ipId = this.ipId = (this.ipId + 1) & 0xffff;
     f.psn &= PSN_MASK;
     f.payloadLength = payloadLength;
-    const length = encodeFrameWith(this.txBuf, f, h, this.txWords);
+    // On the loop with no fault in the way, the frame's buffer itself goes into the loop. Addressed
+    // to this port, it comes back to this port's RoCE path alone, which takes it without reading its
+    // ICRC (rxTrusted): the ICRC is left to whatever copies it first (docs/hardware.md).
+    const loop = this.handOver;
+    const handOver = loop !== null && this.cable.sendsThrough;
+    const deferIcrc =
+      handOver && this.onTransmit === undefined && h.dstMacLo === this.macLo && h.dstMacHi === this.macHi;
+    const length = encodeFrameWith(this.txBuf, f, h, this.txWords, deferIcrc);
     if (this.socket) this.runBudget--;
     if (this.onTransmit !== undefined) this.onTransmit(this.txBuf, length);
     this.counters.framesSent++;
     this.counters.bytesSent += length;
-    // On the loop with no fault in the way, the frame's buffer itself goes into the loop.
-    const loop = this.handOver;
-    if (loop !== null && this.cable.sendsThrough) {
-      this.txBuf = loop.sendBuffer(this.txBuf, length);
+    if (handOver) {
+      if (deferIcrc) this.counters.icrcDeferred++;
+      this.txBuf = loop!.sendBuffer(this.txBuf, length);
       return;
     }
     // A cable copies a frame given as exactly its bytes with one memcpy; shorter ones byte by byte.
@@ -280,6 +293,15 @@ export class Port {
     }
     this.handler(frame, length);
   }
+
+  /**
+   * A frame the receive faults are about to copy, change or hold: if it is one this port handed to
+   * its loop, its ICRC may have been deferred, and is written now. (A loop delivers only inside
+   * run(), straight to the engine: no other path copies its frames.)
+   */
+  private readonly completeOwnIcrc = (frame: Uint8Array, length: number): void => {
+    if (this.handOver !== null && this.handOver.handedOver(frame)) completeIcrc(frame, length);
+  };
 
   private readonly onFrame = (frame: Uint8Array, length: number): void => {
     this.counters.framesReceived++;

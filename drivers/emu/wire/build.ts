@@ -302,9 +302,13 @@ const PER_FRAME_BYTES = [
  * buffers are word-aligned at their byte 2, FRAME_ALIGN past a 64-byte boundary: frame-memory.ts)
  * the headers go in as 13 word stores, the per-frame fields merged into their words, and the covered
  * bytes after the headers are folded as words; with null, byte by byte. The IPv4 checksum is the
- * template's constant sum plus total length and identification, folded (RFC 1071).
+ * template's constant sum plus total length and identification, folded (RFC 1071). `deferIcrc`
+ * leaves the ICRC trailer unwritten (f.icrc 0), for a frame whose ICRC nobody reads unless it is
+ * completed first (icrc.ts completeIcrc; the port's frames to itself: docs/hardware.md).
  */
-export function encodeFrameWith(out: Uint8Array, f: RoceFrame, h: HeaderTemplate, words: Int32Array | null): number {
+export function encodeFrameWith(
+  out: Uint8Array, f: RoceFrame, h: HeaderTemplate, words: Int32Array | null, deferIcrc: boolean,
+): number {
   const op = f.opcode;
   const flags = op >= 0 && op < 256 ? OPCODE_FLAGS[op]! : 0;
   const frameLength = checkedFrameLength(out, f, flags, h.destQp);
@@ -357,10 +361,13 @@ export function encodeFrameWith(out: Uint8Array, f: RoceFrame, h: HeaderTemplate
   writeExtensionHeaders(out, f, flags);
   const padAt = payloadOffset + payloadLength;
   for (let i = 0; i < pad; i++) out[padAt + i] = 0;
-  const coveredEnd = packetLength - ICRC_BYTES;
-  const reg = templateHeadersRegister(h.icrcRegister, ipLength, id, op, bthFlags, ack, psn);
-  const icrc = icrcAfterHeaders(reg, out, EXT_AT, coveredEnd, at2 >= 0 ? words : null, at2 + TEMPLATE_WORDS);
-  writeIcrc(out, packetLength, icrc);
+  let icrc = 0;
+  if (!deferIcrc) {
+    const reg = templateHeadersRegister(h.icrcRegister, ipLength, id, op, bthFlags, ack, psn);
+    const coveredEnd = packetLength - ICRC_BYTES;
+    icrc = icrcAfterHeaders(reg, out, EXT_AT, coveredEnd, at2 >= 0 ? words : null, at2 + TEMPLATE_WORDS);
+    writeIcrc(out, packetLength, icrc);
+  }
   for (let i = packetLength; i < frameLength; i++) out[i] = 0;
   f.padCount = pad;
   f.payloadOffset = payloadOffset;

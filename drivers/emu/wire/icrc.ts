@@ -30,8 +30,8 @@ import { crc32Fold8, crc32Register, crc32RegisterWords, crc32UpdateRepeated } fr
 import { nativeCrc32, type NativeCrc32 } from './native-crc32.ts';
 import { rangeView } from './range-view.ts';
 import {
-  BTH_ACK_REQ, BTH_BYTES, BTH_FLAGS, BTH_OPCODE, BTH_PSN, BTH_RESV8A, ICRC_BYTES, IPV4_CHECKSUM, IPV4_HEADER_BYTES,
-  IPV4_ID, IPV4_TOS, IPV4_TOTAL_LENGTH, IPV4_TTL, UDP_CHECKSUM, UDP_HEADER_BYTES, UDP_LENGTH,
+  BTH_ACK_REQ, BTH_BYTES, BTH_FLAGS, BTH_OPCODE, BTH_PSN, BTH_RESV8A, ICRC_BYTES, IPV4_AT, IPV4_CHECKSUM,
+  IPV4_HEADER_BYTES, IPV4_ID, IPV4_TOS, IPV4_TOTAL_LENGTH, IPV4_TTL, UDP_CHECKSUM, UDP_HEADER_BYTES, UDP_LENGTH,
 } from './headers.ts';
 
 /** IPv4 + UDP + BTH: the headers that are masked, 40 bytes. */
@@ -176,6 +176,19 @@ export function readIcrcInt32(frame: Uint8Array, packetEnd: number): number {
 export function readIcrc(frame: Uint8Array, packetEnd: number): number {
   const at = packetEnd - ICRC_BYTES;
   return (frame[at]! | (frame[at + 1]! << 8) | (frame[at + 2]! << 16) | (frame[at + 3]! << 24)) >>> 0;
+}
+
+/**
+ * Writes the ICRC of the RoCEv2 frame in frame[0, length) (IPv4 at 14, the packet's end from its
+ * IPv4 total length) into its trailer: for a frame built with its ICRC deferred (build.ts
+ * encodeFrameWith), before anything that reads or copies it. Idempotent on a frame whose ICRC is
+ * already there; a frame too short to be one is left as it is.
+ */
+export function completeIcrc(frame: Uint8Array, length: number): void {
+  if (length < IPV4_AT + MASKED_BYTES + ICRC_BYTES) return;
+  const packetEnd = IPV4_AT + ((frame[IPV4_AT + IPV4_TOTAL_LENGTH]! << 8) | frame[IPV4_AT + IPV4_TOTAL_LENGTH + 1]!);
+  if (packetEnd > length || packetEnd < IPV4_AT + MASKED_BYTES + ICRC_BYTES) return;
+  writeIcrc(frame, packetEnd, icrcInt32(frame, IPV4_AT, packetEnd));
 }
 
 /** Writes `icrc` as the trailer ending at `packetEnd`, little-endian. */

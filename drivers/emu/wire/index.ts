@@ -2,7 +2,7 @@
 export * from './headers.ts';
 export * from './bytes.ts';
 export { crc32, crc32Update, crc32Register, crc32UpdateRepeated } from './crc32.ts';
-export { computeIcrc, icrcInt32, readIcrc, readIcrcInt32, writeIcrc } from './icrc.ts';
+export { completeIcrc, computeIcrc, icrcInt32, readIcrc, readIcrcInt32, writeIcrc } from './icrc.ts';
 export { ipv4HeaderChecksum, onesComplementSum } from './ipv4-checksum.ts';
 export * from './opcodes.ts';
 export * from './aeth.ts';
