@@ -39,8 +39,8 @@ const PROGRAMS = {
   },
   'ring-work': {
     file: 'bench/c/ring-work.c',
-    what: '128-byte WQE into a 4096-entry ring, 64-bit doorbell store, 32-byte CQE polled by its toggle bit; a ' +
-      'second thread plays the device',
+    what: '48-byte SEND WQE (variable mode, as the default chip) and its 8-byte MSN-table entry into a 4096-WQE ' +
+      'ring, 64-bit doorbell store, 32-byte CQE polled by its toggle bit; a second thread plays the device',
     figures: {
       ns_sync_median: { unit: 'ns', label: 'post+poll, 1 outstanding, median' },
       ns_pipelined_median: { unit: 'ns', label: 'post+poll, 64 outstanding, median' },

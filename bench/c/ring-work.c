@@ -1,17 +1,21 @@
 /*
  * Reference: the driver's data-path ring work done by C, so the TypeScript post/poll can be
- * compared with the same memory traffic. The main thread is the driver: it writes a 128-byte
- * WQE into a 4096-entry send ring, publishes it with one 64-bit doorbell store into a second
- * memory area (the doorbell page), then polls a 32-byte CQE by its toggle bit and advances
- * its consumer. A second thread plays the device: it watches the doorbell, reads each new
- * WQE and writes its CQE, flipping the toggle bit each pass (hsi.h struct dbc_dbc as bnxt_re's
- * bnxt_qplib_ring_db builds it; CQE validity as bnxt_qplib_poll_cq reads it).
+ * compared with the same memory traffic. The main thread is the driver, as lib/bnxt/queue-pair.ts
+ * posts on the default chip (BCM57608, variable WQE mode with an MSN table): it writes a 48-byte
+ * SEND WQE (three 16-byte slots: 32-byte header, one SGE) into a 4096-WQE send ring and its
+ * 8-byte MSN-table entry (start and next PSN, start slot) after the ring, publishes it with one
+ * 64-bit doorbell store (the producer in slots) into a second memory area (the doorbell page),
+ * then polls a 32-byte CQE by its toggle bit and advances its consumer. A second thread plays the
+ * device: it watches the doorbell, reads each new WQE and writes its CQE, flipping the toggle bit
+ * each pass (hsi.h struct dbc_dbc as bnxt_re's bnxt_qplib_ring_db builds it; the WQE and MSN
+ * entry as bnxt_qplib_post_send and bnxt_qplib_fill_msn_search write them; CQE validity as
+ * bnxt_qplib_poll_cq reads it).
  *
- *   send ring (4096 x 128 B)        doorbell page            completion ring (4096 x 32 B)
- *   +-----+-----+-----+--          +--------------+          +----+----+----+--
- *   | WQE | WQE | ... |     --->   | u64 SQ db    |  --->    |CQE |CQE |... |  byte 24 bit 0 = toggle
- *   +-----+-----+-----+--          +--------------+          +----+----+----+--
- *      driver writes               driver stores             device writes, driver polls
+ *   send ring (4096 x 48 B) + MSN table (8192 x 8 B)   doorbell page      completion ring (4096 x 32 B)
+ *   +-----+-----+-----+--   +----+----+--              +------------+     +----+----+----+--
+ *   | WQE | WQE | ... |     |msn |msn |...    --->     | u64 SQ db  | --> |CQE |CQE |... |  byte 24 bit 0 = toggle
+ *   +-----+-----+-----+--   +----+----+--              +------------+     +----+----+----+--
+ *      driver writes                                   driver stores      device writes, driver polls
  *
  * Three measures: "sync" posts one WQE and waits for its CQE (the latency of post+poll through
  * another core); "pipelined" keeps up to WINDOW WQEs outstanding (the rate of post+poll);
@@ -33,7 +37,9 @@
 enum {
   RING_ENTRIES = 4096,
   RING_MASK = RING_ENTRIES - 1,
-  WQE_BYTES = 128,
+  WQE_SLOTS = 3,
+  WQE_BYTES = WQE_SLOTS * 16,
+  MSN_ENTRIES = 2 * RING_ENTRIES,
   CQE_BYTES = 32,
   WINDOW = 64,
   BATCH = 256,
@@ -48,6 +54,7 @@ enum { DBC_TYPE_SQ = 0x0, DBC_VALID = 1u << 26, QP_XID = 0x45, DB_INDEX_MASK = 0
 enum { CQE_TYPE_REQ = 0, SEND_WQE_TYPE = 0x00, SEND_WQE_FLAGS_SIGNALED = 0x01, WQE_SIZE_16B = WQE_BYTES / 16 };
 
 static uint8_t *send_ring;
+static uint64_t *msn_table;
 static _Atomic uint64_t *doorbell_page;
 static uint8_t *completion_ring;
 static atomic_bool device_stop;
@@ -64,7 +71,7 @@ static void *device(void *unused) {
       continue;
     }
     uint64_t db = atomic_load_explicit(doorbell_page, memory_order_acquire);
-    uint32_t index = (uint32_t)db & DB_INDEX_MASK, epoch = (uint32_t)(db >> 24) & 1;
+    uint32_t index = ((uint32_t)db & DB_INDEX_MASK) / WQE_SLOTS, epoch = (uint32_t)(db >> 24) & 1;
     if (index == sq_cons && epoch == sq_epoch) {
       cpu_relax();
       continue;
@@ -73,7 +80,7 @@ static void *device(void *unused) {
       const uint64_t *wqe = (const uint64_t *)(send_ring + (size_t)sq_cons * WQE_BYTES);
       uint64_t *cqe = (uint64_t *)(completion_ring + (size_t)(cq_prod & RING_MASK) * CQE_BYTES);
       cqe[0] = wqe[1];                           /* the driver's tag for this WQE */
-      cqe[1] = wqe[4] >> 32;                     /* bytes sent: the SGE length */
+      cqe[1] = wqe[5] >> 32;                     /* bytes sent: the SGE length */
       cqe[2] = sq_cons;                          /* sq_cons_idx */
       /* The toggle word last, released: the driver reads it first. */
       atomic_store_explicit((_Atomic uint64_t *)&cqe[3], (uint64_t)(CQE_TYPE_REQ << 1 | toggle), memory_order_release);
@@ -87,7 +94,7 @@ static void *device(void *unused) {
 }
 
 /* Driver state. */
-static uint32_t sq_prod, sq_epoch, cq_cons, cq_phase = 1;
+static uint32_t sq_prod, sq_epoch, cq_cons, cq_phase = 1, next_psn;
 static uint64_t posted, completed;
 
 static inline void post(uint64_t tag) {
@@ -96,13 +103,18 @@ static inline void post(uint64_t tag) {
   wqe[1] = tag;
   wqe[2] = 0;
   wqe[3] = 0;
-  wqe[4] = 0x1000ull | 64ull << 32;                                           /* SGE: lkey, length 64 */
-  wqe[5] = 0x10000ull + (tag & 0xfff) * 64;                                    /* SGE address */
-  for (int i = 6; i < WQE_BYTES / 8; i++) wqe[i] = 0;
+  wqe[4] = 0x10000ull + (tag & 0xfff) * 64;                                    /* SGE address */
+  wqe[5] = 0x1000ull | 64ull << 32;                                           /* SGE: lkey, length 64 */
+  /* sq_msn_search: start PSN 0-23, next PSN 24-47, start slot 48-63; one packet per 64 B send. */
+  uint32_t start = next_psn;
+  next_psn = (next_psn + 1) & 0xffffff;
+  msn_table[tag & (MSN_ENTRIES - 1)] =
+      start | (uint64_t)next_psn << 24 | (uint64_t)((sq_prod & RING_MASK) * WQE_SLOTS) << 48;
   sq_prod = (sq_prod + 1) & RING_MASK;
   if (sq_prod == 0) sq_epoch ^= 1;
   uint64_t high = QP_XID | DBC_VALID | (uint32_t)DBC_TYPE_SQ << 28;
-  atomic_store_explicit(doorbell_page, high << 32 | (uint64_t)sq_epoch << 24 | sq_prod, memory_order_release);
+  atomic_store_explicit(doorbell_page, high << 32 | (uint64_t)sq_epoch << 24 | sq_prod * WQE_SLOTS,
+                        memory_order_release);
 }
 
 /* One look at the next CQE: 1 if it was there (and is the expected one), else 0. */
@@ -193,10 +205,11 @@ static double measure_batches(double seconds, double *batch_ns) {
 
 int main(int argc, char **argv) {
   double seconds = arg_number(argc, argv, 1, 1.0, 0.01, 60.0);
-  send_ring = alloc_or_die(4096, (size_t)RING_ENTRIES * WQE_BYTES);
+  send_ring = alloc_or_die(4096, (size_t)RING_ENTRIES * WQE_BYTES + (size_t)MSN_ENTRIES * 8);
+  msn_table = (uint64_t *)(send_ring + (size_t)RING_ENTRIES * WQE_BYTES);
   doorbell_page = alloc_or_die(4096, 4096);
   completion_ring = alloc_or_die(4096, (size_t)RING_ENTRIES * CQE_BYTES);
-  memset(send_ring, 0, (size_t)RING_ENTRIES * WQE_BYTES);
+  memset(send_ring, 0, (size_t)RING_ENTRIES * WQE_BYTES + (size_t)MSN_ENTRIES * 8);
   memset(completion_ring, 0, (size_t)RING_ENTRIES * CQE_BYTES); /* toggle 0: nothing valid yet */
   atomic_init(doorbell_page, 0);
 
