@@ -23,6 +23,9 @@ export interface ConnectOptions {
 
 let nextHandle = 1;
 
+/** MAX_MESSAGE_BYTES as a literal: an imported binding is a cell the hot path would load and check each call. */
+const MAX_BYTES = 2147483648;
+
 /** The driver's queue pair under each public one. */
 const driverQps = new WeakMap<Qp, BnxtQp>();
 
@@ -107,8 +110,9 @@ export class Qp {
   private checkRegion(what: string, r: Region, at: number, n: number): void {
     // One test on the hot path; the messages are built apart (refuseRegion), so that Qp.send
     // and Qp.receive stay small enough for V8 to inline the ring work they call.
-    if ((r === this.lastRegion || this.ownRegion(r)) && !r.deregistered && Number.isInteger(n) && n >= 0 &&
-      n <= MAX_MESSAGE_BYTES && Number.isInteger(at) && at >= 0 && at + n <= r.length) return;
+    // (connected and registered are booleans: `!== true` is one compare where `!` tests for every falsy value.)
+    if ((r === this.lastRegion || this.ownRegion(r)) && r.deregistered !== true && Number.isInteger(n) && n >= 0 &&
+      n <= MAX_BYTES && Number.isInteger(at) && at >= 0 && at + n <= r.length) return;
     this.refuseRegion(what, r, at, n);
   }
 
@@ -138,7 +142,7 @@ export class Qp {
 
   /** Posts the send of the n bytes at offset at of r to the peer. */
   send(r: Region, at: number, n: number): void {
-    if (!this.driverQp.connected) invalid('Qp.send: the queue pair is not connected');
+    if (this.driverQp.connected !== true) invalid('Qp.send: the queue pair is not connected');
     this.checkRegion('Qp.send', r, at, n);
     if (this.driverQp.room(Side.Send) === 0) invalid('Qp.send: the send ring is full (room 0)');
     this.driverQp.postSend(r.key, r.vaLo, r.vaHi, at, n);
@@ -146,7 +150,7 @@ export class Qp {
 
   /** Posts the read of the n bytes at offset i of s into offset at of r, served by the peer. */
   read(s: Region, i: number, r: Region, at: number, n: number): void {
-    if (!this.driverQp.connected) invalid('Qp.read: the queue pair is not connected');
+    if (this.driverQp.connected !== true) invalid('Qp.read: the queue pair is not connected');
     this.checkRegion('Qp.read (destination)', r, at, n);
     this.checkRegion('Qp.read (source)', s, i, n);
     if (!this.owner.qps.has(this.driverQp.peerQpn) || !this.driverQp.remoteRead) {
@@ -158,7 +162,7 @@ export class Qp {
 
   /** Posts the receive of up to n bytes at offset at of r. */
   receive(r: Region, at: number, n: number): void {
-    if (!this.driverQp.connected) invalid('Qp.receive: the queue pair is not connected');
+    if (this.driverQp.connected !== true) invalid('Qp.receive: the queue pair is not connected');
     this.checkRegion('Qp.receive', r, at, n);
     if (this.driverQp.room(Side.Receive) === 0) invalid('Qp.receive: the receive ring is full (room 0)');
     this.driverQp.postReceive(r.key, r.vaLo, r.vaHi, at, n);

@@ -43,6 +43,8 @@ const HEADER_WORDS = 32;
 const ENTRY_WORDS = 4;
 
 export const WRITE_QUEUE_ENTRIES = 8192; // power of two: index = count & mask
+/** The same, unexported: the hot path loads an exported binding from a cell and checks it at every push. */
+const ENTRIES = 8192;
 
 export function allocWriteQueue(): SharedArrayBuffer {
   return new SharedArrayBuffer((HEADER_WORDS + WRITE_QUEUE_ENTRIES * ENTRY_WORDS) * 4);
@@ -86,17 +88,20 @@ export class WriteQueueProducer {
     const w = this.words;
     const tail = this.tail;
     if (tail === this.full) this.waitForRoom(tail);
-    const at = HEADER_WORDS + (tail & (WRITE_QUEUE_ENTRIES - 1)) * ENTRY_WORDS;
+    const at = HEADER_WORDS + (tail & (ENTRIES - 1)) * ENTRY_WORDS;
     w[at] = kind;
     w[at + 1] = offset;
     w[at + 2] = lo;
     w[at + 3] = hi;
     const next = (tail + 1) | 0;
     this.tail = next;
-    if (this.local) {
-      w[TAIL] = next;
-      return;
-    }
+    if (this.local === true) w[TAIL] = next; // (a boolean: one compare, where `if (x)` tests every falsy value)
+    else this.publish(next);
+  }
+
+  /** To a consumer in another thread: the tail as a release store, then a wake if it sleeps. */
+  private publish(next: number): void {
+    const w = this.words;
     // The release store publishes the entry (and every earlier DMA write) to the device.
     Atomics.store(w, TAIL, next);
     if (Atomics.load(w, SLEEPING) !== 0) {
@@ -109,7 +114,7 @@ export class WriteQueueProducer {
   private waitForRoom(tail: number): void {
     for (;;) {
       const head = this.local ? this.words[HEAD]! : Atomics.load(this.words, HEAD);
-      this.full = (head + WRITE_QUEUE_ENTRIES) | 0;
+      this.full = (head + ENTRIES) | 0;
       if (tail !== this.full) return;
       this.whileFull();
     }
@@ -156,7 +161,7 @@ export class WriteQueueConsumer {
     const w = this.words;
     const head = this.head;
     if (this.tailNow() === head) return false;
-    const at = HEADER_WORDS + (head & (WRITE_QUEUE_ENTRIES - 1)) * ENTRY_WORDS;
+    const at = HEADER_WORDS + (head & (ENTRIES - 1)) * ENTRY_WORDS;
     this.kind = w[at]!;
     this.offset = w[at + 1]!;
     this.lo = w[at + 2]! >>> 0;

@@ -316,7 +316,7 @@ export class BnxtQp {
   // ---- hot path -----------------------------------------------------------------------
 
   room(side: Side): number {
-    return side === Side.Send ? RING_ROOM - (this.sqProd - this.sqTaken) : RING_ROOM - (this.rqProd - this.rqTaken);
+    return side === Side.Send ? MASK - (this.sqProd - this.sqTaken) : MASK - (this.rqProd - this.rqTaken); // RING_ROOM
   }
 
   due(side: Side): number {
@@ -341,7 +341,8 @@ export class BnxtQp {
 
   /**
    * The SQ's post, kept under V8's inlining limit (460 bytes of bytecode) so that it inlines
-   * into Qp.send: the failed QP's case and the search entry are calls of their own.
+   * into Qp.send: the failed QP's case and the search entries are calls of their own (V8 also
+   * stops inlining at 920 bytes for a whole function: every byte of the post counts).
    */
   private writeSqWqe(
     word0: number, key: number, vaLo: number, vaHi: number, at: number, n: number, w4: number, w5: number,
@@ -356,7 +357,9 @@ export class BnxtQp {
     // wqe_type/flags/wqe_size, immediate 0, length, q_key 0, words 4-6, timestamp 0
     W.setSqSendHdrWords(u, w, word0, 0, n, 0, w4, w5, w6, 0);
     writeSge(u, w + SGE_WORD, key, vaLo, vaHi, at, n);
-    this.writeSearchEntry(u, prod, idx, n, opcode);
+    // Only the branch the chip takes is ever run, so V8 inlines only that entry's writer.
+    if (this.msnEntries !== 0) this.writeMsnEntry(u, prod, idx, n);
+    else this.writePsnEntry(u, idx, n, opcode);
     const np = prod + 1;
     this.sqProd = np;
     this.scq.tellBeforePost(np); // the CQ's consumer, if the NIC must hear it before this entry's CQE
@@ -366,25 +369,33 @@ export class BnxtQp {
   }
 
   /**
-   * The SQ entry `prod`'s PSN-search entry or MSN-table entry, for a message of n bytes (a
-   * message of 0 bytes is one packet, as is each started MTU: the MTU is a power of two).
+   * The PSN after a message of n bytes from nextPsn, which it becomes: a message of 0 bytes is
+   * one packet, as is each started MTU (a power of two).
    */
-  private writeSearchEntry(u: Uint32Array, prod: number, idx: number, n: number, opcode: number): void {
-    const start = this.nextPsn;
-    const next = (start + (n === 0 ? 1 : (n + this.mtu - 1) >>> this.mtuShift)) & R.PSN_MASK;
+  private advancePsn(n: number): number {
+    const next = (this.nextPsn + (n === 0 ? 1 : (n + this.mtu - 1) >>> this.mtuShift)) & R.PSN_MASK;
     this.nextPsn = next;
-    const slot = idx * this.slotsPerWqe;
-    if (this.msnEntries !== 0) {
-      // sq_msn_search, entry msn % size (msn counts the WQEs posted; the size is a power of two):
-      // start PSN 0-23, next PSN 24-47, start slot 48-63 (qplib_fp.c bnxt_qplib_pull_psn_buff,
-      // bnxt_qplib_fill_msn_search).
-      const m = this.auxWord + (prod & (this.msnEntries - 1)) * MSN_WORDS;
-      W.setSqMsnSearchWords(u, m, W.sqMsnSearchWord0(start, next), W.sqMsnSearchWord1(next, slot));
-    } else {
-      // psn_search_ext at slot / max_slot: opcode | start PSN, next PSN (flags 0), start slot index.
-      const p = this.auxWord + idx * this.psnIndexStep * PSN_WORDS;
-      W.setSqPsnSearchExtWords(u, p, W.sqPsnSearchExtWord0(start, opcode), next, slot, 0);
-    }
+    return next;
+  }
+
+  /**
+   * SQ entry `prod`'s sq_msn_search, entry msn % size (msn counts the WQEs posted; the size is a
+   * power of two): start PSN 0-23, next PSN 24-47, start slot 48-63 (qplib_fp.c
+   * bnxt_qplib_pull_psn_buff, bnxt_qplib_fill_msn_search).
+   */
+  private writeMsnEntry(u: Uint32Array, prod: number, idx: number, n: number): void {
+    const start = this.nextPsn;
+    const next = this.advancePsn(n);
+    const m = this.auxWord + (prod & (this.msnEntries - 1)) * MSN_WORDS;
+    W.setSqMsnSearchWords(u, m, W.sqMsnSearchWord0(start, next), W.sqMsnSearchWord1(next, idx * this.slotsPerWqe));
+  }
+
+  /** SQ entry idx's psn_search_ext at slot / max_slot: opcode | start PSN, next PSN (flags 0), start slot index. */
+  private writePsnEntry(u: Uint32Array, idx: number, n: number, opcode: number): void {
+    const start = this.nextPsn;
+    const next = this.advancePsn(n);
+    const p = this.auxWord + idx * this.psnIndexStep * PSN_WORDS;
+    W.setSqPsnSearchExtWords(u, p, W.sqPsnSearchExtWord0(start, opcode), next, idx * this.slotsPerWqe, 0);
   }
 
   /** A failed QP runs nothing: the entry completes with the failure's error at poll. */
