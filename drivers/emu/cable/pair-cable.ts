@@ -20,6 +20,8 @@ import { CableStats, type Cable, type FrameReceiver } from './cable.ts';
 export interface Stepped {
   runOnce(nowNs: number): boolean;
   nextDeadlineNs(): number;
+  /** A write of the driver waits to be taken by the next run. */
+  hasQueuedWrites(): boolean;
 }
 
 /** Runs each model once at `nowNs` (the inline and the stepped host's turn); whether any did work. */
