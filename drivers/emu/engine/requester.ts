@@ -21,7 +21,7 @@ import { ReqState } from './states.ts';
 import { EmuQpState } from '../objects.ts';
 import { psnAdd, psnDiff, psnPackets } from '../../../firmware-hwrm/roce/ib-transport.ts';
 import { SglError, copySgl } from './sgl.ts';
-import { loadWqe, readWqeHeader } from './sq-wqe.ts';
+import { loadFetchedWqe, loadWqe, readWqeHeader } from './sq-wqe.ts';
 import { startAckTimer } from './timers.ts';
 import { checkHead } from './completer.ts';
 import { WqeKind, type QpTransport } from './transport.ts';
@@ -59,7 +59,7 @@ export function requesterStep(core: EngineCore, t: QpTransport): number {
     if (t.wqeStatus[slot] !== 0) break;
     // The window; after an RNR NAK, one packet until it is acknowledged (completer.ts rnrRetry).
     if (psnDiff(t.txPsn, t.ackPsn) >= (t.rnrProbe ? 1 : WINDOW_PSNS)) break;
-    if (t.txLoaded !== t.txWqe && !load(core, t, slot)) break;
+    if (t.txLoaded !== t.txWqe && !load(core, t, slot, undefined, 0)) break;
     if (!sendPacket(core, t, slot)) break;
     sent++;
   }
@@ -69,7 +69,9 @@ export function requesterStep(core: EngineCore, t: QpTransport): number {
 /** GET_WQE: reads the header of WQE fetchedWqe and assigns its PSN range. */
 function getWqe(core: EngineCore, t: QpTransport): number {
   const slot = t.sqSlot(t.fetchedWqe);
-  if (!readWqeHeader(core, t, slot)) {
+  const header = readWqeHeader(core, t, slot);
+  const w = core.iommu.wordOffset;
+  if (header === undefined) {
     core.counters.dmaFaults++;
     t.wqeKind[slot] = WqeKind.INVALID;
   }
@@ -86,13 +88,17 @@ function getWqe(core: EngineCore, t: QpTransport): number {
   t.nextNewPsn = psnAdd(t.nextNewPsn, t.wqePackets[slot]!);
   t.fetchedWqe++;
   if (kind === WqeKind.READ) t.readsOutstanding++;
-  if (!load(core, t, slot)) return GET_WQE_FAILED;
+  if (!load(core, t, slot, header, w)) return GET_WQE_FAILED;
   return GET_WQE_FETCHED;
 }
 
-/** LOAD: the WQE's remote address and local data; a refusal fails the WQE (in order, by the completer). */
-function load(core: EngineCore, t: QpTransport, slot: number): boolean {
-  const status = loadWqe(core, t, slot, t.txSgl);
+/**
+ * LOAD: the WQE's remote address and local data; a refusal fails the WQE (in order, by the completer).
+ * `header` (word `w`): its header's words as GET_WQE has just read them, or undefined to look them up.
+ */
+function load(core: EngineCore, t: QpTransport, slot: number, header: Uint32Array | undefined, w: number): boolean {
+  const status = header !== undefined ? loadFetchedWqe(core, t, slot, t.txSgl, header, w)
+    : loadWqe(core, t, slot, t.txSgl);
   if (status !== 0) {
     t.wqeStatus[slot] = status;
     t.txLoaded = -1;

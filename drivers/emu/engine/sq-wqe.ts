@@ -51,11 +51,14 @@ function headerWords(core: EngineCore, t: QpTransport, slot: number, k: number):
   return u;
 }
 
-/** Reads the fixed header fields of WQE `slot` into the transport's per-slot arrays. */
-export function readWqeHeader(core: EngineCore, t: QpTransport, slot: number): boolean {
+/**
+ * Reads the fixed header fields of WQE `slot` into the transport's per-slot arrays. Returns the
+ * header's words, iommu.wordOffset at its first (for loadFetchedWqe), or undefined if unmapped.
+ */
+export function readWqeHeader(core: EngineCore, t: QpTransport, slot: number): Uint32Array | undefined {
   t.wqeStatus[slot] = 0;
   const u = headerWords(core, t, slot, 0);
-  if (u === undefined) return false;
+  if (u === undefined) return undefined;
   const w = core.iommu.wordOffset;
   const type = Wqe.sqSendHdrWqeType(u, w);
   t.wqeType[slot] = type;
@@ -63,7 +66,7 @@ export function readWqeHeader(core: EngineCore, t: QpTransport, slot: number): b
   t.wqeKind[slot] = wqeKindOf(type);
   t.wqeLength[slot] = Wqe.sqSendHdrLength(u, w);
   if (core.bus.wqeTrace !== undefined) traceSqWqe(core, t, slot, u, w);
-  return true;
+  return u;
 }
 
 /**
@@ -72,6 +75,7 @@ export function readWqeHeader(core: EngineCore, t: QpTransport, slot: number): b
  */
 function traceSqWqe(core: EngineCore, t: QpTransport, slot: number, u: Uint32Array, w: number): void {
   core.bus.wqeTrace?.write(sqWqeEvent(t.qp.qpn, tracedWqe(core, t, slot, u, w)));
+  core.iommu.wordOffset = w; // readWqeHeader's answer (tracedWqe's lookups moved it)
 }
 
 /**
@@ -110,7 +114,17 @@ export function traceRqWqe(core: EngineCore, t: QpTransport, u: Uint32Array, w: 
  * txRemoteVaHi, txRkey and txImm. Returns 0 or the CqReqStatus the WQE fails with.
  */
 export function loadWqe(core: EngineCore, t: QpTransport, slot: number, sgl: SgList): number {
-  return loadWqeParts(core, t, slot, sgl, true);
+  return loadWqeParts(core, t, slot, sgl, true, undefined, 0);
+}
+
+/**
+ * loadWqe for the WQE whose header readWqeHeader has just read as words `u` from word `w`, with
+ * no IOMMU access since (the requester's GET_WQE, then its LOAD): the header is not looked up again.
+ */
+export function loadFetchedWqe(
+  core: EngineCore, t: QpTransport, slot: number, sgl: SgList, u: Uint32Array, w: number,
+): number {
+  return loadWqeParts(core, t, slot, sgl, true, u, w);
 }
 
 /**
@@ -119,7 +133,7 @@ export function loadWqe(core: EngineCore, t: QpTransport, slot: number, sgl: SgL
  * the CqReqStatus the WQE fails with (its QP error reason left in t.localFailReason).
  */
 export function loadWqeSgl(core: EngineCore, t: QpTransport, slot: number, sgl: SgList): number {
-  return loadWqeParts(core, t, slot, sgl, false);
+  return loadWqeParts(core, t, slot, sgl, false, undefined, 0);
 }
 
 /**
@@ -128,18 +142,22 @@ export function loadWqeSgl(core: EngineCore, t: QpTransport, slot: number, sgl: 
  * a variable-size one when its wqe_size slots neither wrap the ring nor leave the page and the
  * mapping its header slot is in (wholeWqe). Otherwise each slot is looked up on its own, as the
  * driver may have written them in different pages. Both read the same words and refuse the same
- * WQEs: a lookup skipped is one that would have found the same mapping.
+ * WQEs: a lookup skipped is one that would have found the same mapping. `given` (word `givenW`):
+ * the header's words as readWqeHeader found them just before, or undefined to look them up.
  */
-function loadWqeParts(core: EngineCore, t: QpTransport, slot: number, sgl: SgList, remote: boolean): number {
+function loadWqeParts(
+  core: EngineCore, t: QpTransport, slot: number, sgl: SgList, remote: boolean, given: Uint32Array | undefined,
+  givenW: number,
+): number {
   const iommu = core.iommu;
   const variable = t.variable;
   // A variable-mode WQE whose wqe_size did not fit the slots its doorbell posted (doorbells.ts).
   if (variable && t.wqeMalformed[slot] !== 0) {
     return fail(t, CqReqStatus.LOCAL_QP_OPERATION_ERR, ReqErrStateReason.REQ_WQE_FORMAT_ERROR);
   }
-  const u = headerWords(core, t, slot, 0);
+  const u = given ?? headerWords(core, t, slot, 0);
   if (u === undefined) return fail(t, CqReqStatus.LOCAL_QP_OPERATION_ERR, ReqErrStateReason.REQ_TX_PCI_ERROR);
-  const w = iommu.wordOffset;
+  const w = given !== undefined ? givenW : iommu.wordOffset;
   const sizeSlots = Wqe.sqSendHdrWqeSize(u, w);
   const whole = !variable || wholeWqe(t, slot, u, w, sizeSlots);
   const kind = t.wqeKind[slot]!;
