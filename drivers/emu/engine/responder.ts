@@ -33,7 +33,7 @@ import {
 import { RespState } from './states.ts';
 import { MAX_MESSAGE_BYTES, psnAdd, psnDiff, psnPackets } from '../../../firmware-hwrm/roce/ib-transport.ts';
 import {
-  SglError, checkRange, copyRegion, copySgl, loadSgl, loadSglEach, regionOffset, stillRegistered,
+  SglError, checkRange, copyRegion, copySgl, loadSglAfterHeader, regionOffset, stillRegistered,
 } from './sgl.ts';
 import { writeResCqe } from './cq-writer.ts';
 import { enterError, failReceive, failResponder } from './flush.ts';
@@ -158,8 +158,8 @@ function loadReceive(core: EngineCore, t: QpTransport): boolean {
       ResErrStateReason.RES_WQE_FORMAT_ERROR, true);
     return false;
   }
-  const status = (variable ? loadSglEach : loadSgl)(
-    iommu, core.tables, t.qp.pd, t.recvSgl, rq.memory, base + WQE_HEADER_BYTES, sges, true, true,
+  const status = loadSglAfterHeader(
+    iommu, core.tables, t.qp.pd, t.recvSgl, rq.memory, base + WQE_HEADER_BYTES, u, w, sges, variable, true, true,
   );
   if (status !== SglError.OK) {
     classError(core, t, NakCode.REMOTE_OPERATIONAL_ERROR, CqResRcStatus.LOCAL_PROTECTION_ERR,

@@ -6,7 +6,7 @@
  */
 import type { Iommu } from '../iommu.ts';
 import { MrAccess } from '../../../firmware-hwrm/roce/commands-mr.ts';
-import { SGE_BYTES } from '../../../firmware-hwrm/roce/wqe.ts';
+import { SGE_BYTES, WQE_HEADER_BYTES } from '../../../firmware-hwrm/roce/wqe.ts';
 import * as Wqe from '../../../firmware-hwrm/roce/wqe.g.ts';
 import { TWO_POW_32 } from '../../../firmware-hwrm/words.ts';
 import { readHost, writeHost } from './host.ts';
@@ -88,6 +88,27 @@ export function loadSglWords(
     if (status !== SglError.OK) return status;
   }
   return SglError.OK;
+}
+
+/**
+ * The `count` SGEs of a receive WQE, at byte `sgeOffset` of `ring` (just after its header), for a
+ * caller that holds the header's words (`u` from word `w`, the header's first): read from `u` when
+ * they lie in the header's page and in that mapping, else as loadSgl (static mode: one lookup) or
+ * loadSglEach (variable: each SGE on its own) reads them. The same words and the same refusals
+ * either way: a lookup skipped is one that would have found the same mapping.
+ */
+export function loadSglAfterHeader(
+  iommu: Iommu, tables: RoceTables, pd: number, sgl: SgList, ring: PagedMemory, sgeOffset: number,
+  u: Uint32Array, w: number, count: number, variable: boolean, needLocalWrite: boolean, emptyReceive: boolean,
+): number {
+  const bytes = count * SGE_BYTES;
+  const at = w + WQE_HEADER_BYTES / 4;
+  if (at + bytes / 4 <= u.length && ring.contiguous(sgeOffset - WQE_HEADER_BYTES) >= WQE_HEADER_BYTES + bytes) {
+    return loadSglWords(tables, pd, sgl, u, at, count, needLocalWrite, emptyReceive);
+  }
+  return variable
+    ? loadSglEach(iommu, tables, pd, sgl, ring, sgeOffset, count, needLocalWrite, emptyReceive)
+    : loadSgl(iommu, tables, pd, sgl, ring, sgeOffset, count, needLocalWrite, emptyReceive);
 }
 
 /**
