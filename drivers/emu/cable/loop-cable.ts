@@ -42,6 +42,8 @@ export class LoopCable implements Cable {
    */
   private readonly own = new WeakSet<Uint8Array>();
   private spare: Uint8Array | null;
+  /** The buffer spareBuffer or sendBuffer gave out last: one of `own`. */
+  private handedBack: Uint8Array | null = null;
   private readonly slotLengths: Uint32Array;
   /** 1: the slot's frame came by sendBuffer (the sender's buffer itself), 0: copied in by send. */
   private readonly slotHanded: Uint8Array;
@@ -106,6 +108,7 @@ export class LoopCable implements Cable {
   spareBuffer(): Uint8Array | null {
     const b = this.spare;
     this.spare = null;
+    this.handedBack = b;
     return b;
   }
 
@@ -116,7 +119,8 @@ export class LoopCable implements Cable {
    * The caller must not touch `frame` after a call that returned another buffer.
    */
   sendBuffer(frame: Uint8Array, length: number): Uint8Array {
-    if (!this.own.has(frame) || this.closed ||
+    // The sender builds in the buffer handed back last (or the spare): known without the set.
+    if ((frame !== this.handedBack && !this.own.has(frame)) || this.closed ||
       !(length >= 0 && length <= frame.length) || this.tail - this.head > this.mask) {
       this.send(frame, length);
       return frame;
@@ -134,6 +138,7 @@ export class LoopCable implements Cable {
     slots[slot] = frame;
     this.slotHanded[slot] = 1;
     this.filled(slot, length);
+    this.handedBack = back;
     return back;
   }
 
