@@ -11,12 +11,13 @@
  * thread, model.collectGarbage's scavenge in the worker).
  *
  * The worker's count also starts after V8 has shrunk the new thread's heap: a thread's start-up
- * arms V8's memory reducer, which collects two or three times once, typically 8-17 s after the
- * start (model.heapReductions, drivers/emu/collections.ts); at a load of 10 those collections
- * fell inside one run in three. The worker's NIC is therefore opened first, in the first round,
- * and kept for the rounds after (as the driver's thread is); its reductions happen while the
- * inline NIC is measured, and the first round's worker run waits for the rest (at most
- * REDUCTION_WAIT_MS after its start; the detail says when they came, or that they never did).
+ * arms V8's memory reducer, which collects two or three times once, 8-50 s after the start at
+ * loads of 6-14 (model.heapReductions, drivers/emu/collections.ts); at a load of 10 those
+ * collections fell inside one run in three. The worker's NIC is therefore opened first, in the
+ * first round, and kept for the rounds after (as the driver's thread is); its reductions happen
+ * while the inline NIC is measured, and the first round's worker run waits for the rest (at
+ * most REDUCTION_WAIT_MS after its start; the detail says when they came, or that they never
+ * did).
  * They are V8's one-time housekeeping after a start, not the data path's: a program sees them
  * once, in the seconds after it opens a NIC whose model runs in a worker. No V8 flag is set.
  *

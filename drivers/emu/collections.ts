@@ -49,9 +49,11 @@ export function collectionsInThisThread(): number {
 /**
  * Of those, the major collections V8 made to shrink the heap (isReduction). A new thread gets
  * them once, from V8's memory reducer: its start-up (loading the model's modules) arms the
- * reducer, which then collects two or three times, 0.5 s apart, at its first 8 s timer that finds
- * the thread allocating little (v8 MemoryReducer::Step), typically 8-17 s after the start, and
- * shrinks the young generation to its minimum. The zero-GC benchmark lets these pass before it
+ * reducer, which then collects two or three times, 0.5 s apart, at the first of its looks, 8 s
+ * apart, that finds the thread's allocation rate low against its collection speed (v8
+ * MemoryReducer::Step, Heap::HasLowAllocationRate): the start-up's burst counts for a few looks,
+ * so 8-50 s after the start (measured at loads 6-14), and it shrinks the young generation to
+ * its minimum. The zero-GC benchmark lets these pass before it
  * counts, as it lets the start-up's own collections pass.
  */
 export function heapReductionsInThisThread(): number {
