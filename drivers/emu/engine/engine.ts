@@ -38,6 +38,9 @@ import type { EngineCounterSnapshot } from './counters.ts';
 const DOORBELL_PAGE_BYTES = 4096;
 /** Passes of one run() before it yields (the worker calls again at once when there is more). */
 const MAX_PASSES = 64;
+/** Slots of the engine's dest-QP cache (a power of two). */
+const QP_CACHE_SLOTS = 64;
+const QP_CACHE_MASK = QP_CACHE_SLOTS - 1;
 /** UDP source port per QP: the RoCEv2 source-port base | the QP number's low 14 bits. */
 const SRC_PORT_QPN_MASK = 0x3fff;
 
@@ -74,6 +77,12 @@ export class RoceEngine implements EngineHooks {
   lastInternalError: string | undefined;
   /** Test hook (breakInvariant): the next run throws inside, as a bug in the model would. */
   private breakNextRun: string | undefined;
+  /**
+   * The transports frames went to, by the low bits of their dest QP number: a frame's QP found
+   * without the firmware's map. A hit counts only for the same QP number, alive and not destroyed
+   * (a destroyed QP leaves the firmware's table; a new QP of its number gets a new transport).
+   */
+  private readonly qpCache: (QpTransport | null)[] = new Array<QpTransport | null>(QP_CACHE_SLOTS).fill(null);
 
   constructor(private readonly bus: ModelBus) {
     this.doorbellBase = bus.chip.dpiDoorbellOffset(bus.chip.model.legacyL2DbSizeKb);
@@ -94,6 +103,7 @@ export class RoceEngine implements EngineHooks {
   /** The firmware's object tables this engine runs (unit tests attach their own instead). */
   attach(tables: RoceTables): void {
     this.core.tables = tables;
+    this.qpCache.fill(null);
   }
 
   /** A write into BAR2 at `offset`: a 64-bit doorbell, or one 32-bit half of one (low word first). */
@@ -313,16 +323,23 @@ export class RoceEngine implements EngineHooks {
       core.counters.dropNoL2Filter++;
       return;
     }
-    const qp = core.tables.qp(f.destQp);
-    if (qp?.service === 'gsi' && !qp.destroyed) {
-      core.counters.dropGsi++;
-      return;
+    const qpn = f.destQp;
+    let t = this.qpCache[qpn & QP_CACHE_MASK]!;
+    if (t === null || t.qp.qpn !== qpn || t.dead || t.qp.destroyed) {
+      const qp = core.tables.qp(qpn);
+      if (qp?.service === 'gsi' && !qp.destroyed) {
+        core.counters.dropGsi++;
+        return;
+      }
+      const found = qp && !qp.destroyed ? core.transportOf(qp) : undefined;
+      if (!qp || !found) {
+        core.counters.dropUnknownQp++;
+        return;
+      }
+      t = found;
+      this.qpCache[qpn & QP_CACHE_MASK] = t;
     }
-    const t = qp && !qp.destroyed ? core.transportOf(qp) : undefined;
-    if (!qp || !t) {
-      core.counters.dropUnknownQp++;
-      return;
-    }
+    const qp = t.qp;
     // The P_Key must name the QP's partition (the low 15 bits; IBA 10.9, partitions).
     if (((f.pkey ^ partitionKey(qp.pkey)) & 0x7fff) !== 0) {
       core.counters.dropBadPkey++;
