@@ -314,8 +314,8 @@ export class RoceEngine implements EngineHooks {
     const status = parseReceived(frame, length, f, this.bus.config.mac, trusted);
     if (status !== ParseStatus.OK) {
       // Not a RoCEv2 packet for this port (ARP, ICMP, other UDP, another MAC): the L2 side's, if any.
-      // Never a trusted frame (the port's own RoCE frame to its own MAC, whose ICRC the port may not
-      // have computed: port.ts icrcDeferred): none of these statuses can be a port-built frame's.
+      // Never a frame whose ICRC the port left out (its own RoCE frame to its own MAC, port.ts
+      // icrcDeferred): no L2 status can be such a frame's.
       if (this.onL2Frame !== undefined && L2_STATUSES[status] === 1) return this.onL2Frame(frame, length);
       core.counters.parseDrops[status]++;
       return;
