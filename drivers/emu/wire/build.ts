@@ -133,6 +133,10 @@ export function encodeFrame(out: Uint8Array, f: RoceFrame): number {
   return frameLength;
 }
 
+/** The OPCODE_FLAGS bits of the extension headers (a SEND or WRITE MIDDLE, LAST or ONLY has none). */
+const EXTENSION_HEADERS =
+  OpFlag.RETH | OpFlag.ATOMIC_ETH | OpFlag.AETH | OpFlag.ATOMIC_ACK_ETH | OpFlag.IMMDT | OpFlag.IETH;
+
 /** The extension headers of `f`'s opcode (OPCODE_FLAGS `flags`), each where the opcode table puts it. */
 function writeExtensionHeaders(out: Uint8Array, f: RoceFrame, flags: number): void {
   const op = f.opcode;
@@ -358,7 +362,7 @@ export function encodeFrameWith(
     out[BTH_AT + BTH_ACK_REQ] = ack;
     putU24(out, BTH_AT + BTH_PSN, psn);
   }
-  writeExtensionHeaders(out, f, flags);
+  if ((flags & EXTENSION_HEADERS) !== 0) writeExtensionHeaders(out, f, flags);
   const padAt = payloadOffset + payloadLength;
   for (let i = 0; i < pad; i++) out[padAt + i] = 0;
   let icrc = 0;
