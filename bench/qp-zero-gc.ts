@@ -41,6 +41,14 @@ const TARGET_OPS = 1_000_000;
 const RUN_CALLS = Math.ceil(TARGET_OPS / OPS_PER_BATCH);
 /** Calls of `messages` before a run, at least (and the durations' warm-up time). */
 const WARMUP_CALLS = 128;
+/**
+ * A worker warms up in chunks of WARMUP_CALLS calls until one passes without a collection in
+ * it, at most this many: V8's heap reductions also flush compiled code, and at a load of 16 the
+ * worker was still compiling its data path again (five scavenges in the warm-up, one more in the
+ * run) after the single warm-up that came after them. A data path that allocated per operation
+ * would collect in every chunk: the run then goes ahead after the last and shows it.
+ */
+const SETTLE_CHUNKS = 8;
 const LIMIT_US = 10e6;
 const MAX_RUN_MS = 20_000;
 /** Long enough for a worker's event loop to deliver its last collection's entry. */
@@ -130,6 +138,8 @@ async function heapReduced(model: Model, started: number): Promise<Reduced> {
 
 interface Measured {
   clean: GcRun; dirty: GcRun; worker: number; ops: number; runMs: number; reduced: Reduced | undefined;
+  /** Warm-up chunks the worker collected in before one passed without (settle). */
+  settleChunks: number;
 }
 
 /** The zero-GC run and its reference on `p`; `reduced` for a worker's NIC. */
@@ -145,14 +155,22 @@ async function measure(p: BenchPair, reduced: Reduced | undefined, options: Benc
   for (let i = 0; i < WARMUP_CALLS || nowNs() < warmEnd; i++) messages(p, false);
   // The worker counts its own collections (counting since run() asked for its reductions).
   // Its young generation starts empty, as gcDuring empties the driver's.
-  if (thread) model.collectGarbage();
+  let settleChunks = 0;
+  if (thread) {
+    for (; settleChunks < SETTLE_CHUNKS; settleChunks++) {
+      const seen = await settledCollections(model);
+      for (let i = 0; i < WARMUP_CALLS; i++) messages(p, false);
+      if (await settledCollections(model) === seen) break;
+    }
+    model.collectGarbage();
+  }
   const before = thread ? await settledCollections(model) : 0;
   const t0 = nowNs();
   const clean = await gcDuring(steady, 1, d, RUN_CALLS);
   const runMs = (nowNs() - t0) / 1e6;
   const worker = thread ? (await settledCollections(model)) - before : 0;
   const dirty = await gcDuring(allocating, 1, { ...d, runMs: Math.min(runMs, options.durations.runMs) });
-  return { clean, dirty, worker, ops: clean.operations * OPS_PER_BATCH, runMs, reduced };
+  return { clean, dirty, worker, ops: clean.operations * OPS_PER_BATCH, runMs, reduced, settleChunks };
 }
 
 async function settledCollections(model: { collections(): number }): Promise<number> {
@@ -167,7 +185,8 @@ function detail(m: Measured): string {
   const reductions = r === undefined ? ''
     : r.count === 0 ? `; no heap reduction in the worker within ${REDUCTION_WAIT_MS / 1e3} s of its start`
     : `; the worker's ${r.count} heap reductions (V8's memory reducer) before the count, the last ` +
-      `${r.atS.toFixed(1)} s after its start (waited ${r.waitedS.toFixed(1)} s)`;
+      `${r.atS.toFixed(1)} s after its start (waited ${r.waitedS.toFixed(1)} s); warm-up chunks with a ` +
+      `collection in the worker before one without: ${m.settleChunks}`;
   return `${m.ops.toLocaleString('en-US')} operations (send, receive, waitBytes) in ${(m.runMs / 1e3).toFixed(1)} ` +
     `s${short}; `
     + `heap growth ${m.clean.heapGrowthBytes} B (${(m.clean.heapGrowthBytes / m.ops).toFixed(3)} B an operation)`
