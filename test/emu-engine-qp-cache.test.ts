@@ -4,7 +4,9 @@
 // messages; frames for a destroyed QP go nowhere, also once a new QP took its slot.
 import t from 'tap';
 import { Qp } from '../lib/index.ts';
-import { openNic, connectedPair, region, counters, controls, okBytes, must } from './failure-setup.ts';
+import {
+  openNic, connectedPair, region, counters, controls, okBytes, must, sendOnlyFrame,
+} from './failure-setup.ts';
 import { fillPattern, firstDifference } from './helpers/qp-data.ts';
 
 const CACHE_SLOTS = 64;
@@ -16,15 +18,7 @@ t.test('QPs whose numbers share a cache slot each get their own messages; a dest
   const ra = region(nic, 1 << 16);
   const rb = region(nic, 1 << 16);
   // A frame for b, kept to hand in again once b's number names another QP's cache slot only.
-  const sent: Uint8Array[] = [];
-  controls(nic).engine.onTransmit((f, n) => { sent.push(f.slice(0, n)); });
-  b.receive(rb, 0, 64);
-  a.send(ra, 0, 64);
-  t.same(b.wait('receive', 1_000_000), okBytes(64), 'b received');
-  t.same(a.wait('send', 1_000_000), okBytes(64), 'a sent');
-  controls(nic).engine.onTransmit(undefined);
-  const toB = sent.find((f) => f[42] === 0x04);
-  if (toB === undefined) throw new Error('no SEND ONLY to b');
+  const toB = sendOnlyFrame(t, nic, [a, b], [ra, rb], 64);
   // QP numbers go round robin: make and destroy until the next one shares b's slot.
   const slot = b.endpoint.qp % CACHE_SLOTS;
   let d: Qp | undefined;

@@ -6,8 +6,7 @@
 // corrupted one still fails it. Frames to another MAC, frames a test hook sees and frames through
 // transmit faults are built with their ICRC.
 import t from 'tap';
-import { openNic, connectedPair, region, counters, controls, okBytes } from './failure-setup.ts';
-import { fillPattern, firstDifference } from './helpers/qp-data.ts';
+import { openNic, connectedPair, region, counters, controls, sendIntact } from './failure-setup.ts';
 import { TestNic } from './helpers/emu-engine-harness.ts';
 import { ACCESS_MR } from './helpers/emu-engine-harness.ts';
 import { RoceFrame, parseFrame, ParseStatus } from '../drivers/emu/wire/index.ts';
@@ -19,15 +18,7 @@ t.test('a loop NIC\'s own frames are sent with their ICRC deferred and arrive in
   const ra = region(nic, 1 << 16);
   const rb = region(nic, 1 << 16);
   const before = counters(nic);
-  for (let i = 0; i < 10; i++) {
-    const n = i % 2 === 0 ? 64 : 9000;
-    fillPattern(ra.bytes, 0, n, i);
-    b.receive(rb, 0, n);
-    a.send(ra, 0, n);
-    t.same(a.wait('send', 1_000_000), okBytes(n), `message ${i} sent`);
-    t.same(b.wait('receive', 1_000_000), okBytes(n), `message ${i} received`);
-    t.equal(firstDifference(rb.bytes, 0, ra.bytes, 0, n), -1, `message ${i} intact`);
-  }
+  for (let i = 0; i < 10; i++) sendIntact(t, [a, b], [ra, rb], i % 2 === 0 ? 64 : 9000, i, `message ${i}`);
   const c = counters(nic);
   const sent = c.framesSent - before.framesSent;
   t.ok(sent >= 20, `${sent} frames sent`);
@@ -49,13 +40,7 @@ for (const [name, spec] of [
       controls(nic).engine.setFaults('rx', spec);
       const before = counters(nic);
       for (let i = 0; i < 6; i++) {
-        const n = i % 2 === 0 ? 100 : 6000;
-        fillPattern(ra.bytes, 0, n, i + 40);
-        b.receive(rb, 0, n);
-        a.send(ra, 0, n);
-        t.same(b.wait('receive', 5_000_000), okBytes(n), `message ${i} received`);
-        t.same(a.wait('send', 5_000_000), okBytes(n), `message ${i} sent`);
-        t.equal(firstDifference(rb.bytes, 0, ra.bytes, 0, n), -1, `message ${i} intact`);
+        sendIntact(t, [a, b], [ra, rb], i % 2 === 0 ? 100 : 6000, i + 40, `message ${i}`, 5_000_000);
       }
       const c = counters(nic);
       t.ok(c.icrcDeferred - before.icrcDeferred > 0, 'frames were sent with the ICRC deferred');

@@ -5,7 +5,9 @@
 // on either side of the loop, one from another NIC over a pair cable. Corrupted frames are made
 // by flipping one byte of a frame the NIC sent, so their ICRC is wrong by construction.
 import t from 'tap';
-import { openNic, openTwoNics, connectedPair, region, counters, controls, okBytes } from './failure-setup.ts';
+import {
+  openNic, openTwoNics, connectedPair, region, counters, controls, okBytes, sendIntact, sendOnlyFrame,
+} from './failure-setup.ts';
 import { fillPattern, firstDifference } from './helpers/qp-data.ts';
 
 const BTH = 42;
@@ -19,13 +21,8 @@ t.test('a loop NIC takes its own handed-over frames without the ICRC comparison;
     const rb = region(nic, 1 << 16);
     const before = counters(nic);
     for (let i = 0; i < 20; i++) {
-      const n = i % 2 === 0 ? 64 : 9000; // one packet, and three (path MTU 4096)
-      fillPattern(ra.bytes, 0, n, i);
-      b.receive(rb, 0, n);
-      a.send(ra, 0, n);
-      t.same(a.wait('send', 1_000_000), okBytes(n), `message ${i} sent`);
-      t.same(b.wait('receive', 1_000_000), okBytes(n), `message ${i} received`);
-      t.equal(firstDifference(rb.bytes, 0, ra.bytes, 0, n), -1, `message ${i} intact`);
+      // one packet, and three (path MTU 4096)
+      sendIntact(t, [a, b], [ra, rb], i % 2 === 0 ? 64 : 9000, i, `message ${i}`);
     }
     const c = counters(nic);
     const received = c.framesReceived - before.framesReceived;
@@ -41,15 +38,7 @@ t.test('a frame handed in as from the wire is checked: a corrupted copy of the N
     const [a, b] = connectedPair(nic);
     const ra = region(nic, 1 << 16);
     const rb = region(nic, 1 << 16);
-    const sent: Uint8Array[] = [];
-    controls(nic).engine.onTransmit((f, n) => { sent.push(f.slice(0, n)); });
-    b.receive(rb, 0, 100);
-    a.send(ra, 0, 100);
-    t.same(b.wait('receive', 1_000_000), okBytes(100), 'received');
-    t.same(a.wait('send', 1_000_000), okBytes(100), 'sent');
-    controls(nic).engine.onTransmit(undefined);
-    const request = sent.find((f) => f[BTH] === 0x04);
-    if (request === undefined) throw new Error('no SEND ONLY was sent');
+    const request = sendOnlyFrame(t, nic, [a, b], [ra, rb], 100);
     const before = counters(nic);
     const bad = Uint8Array.from(request);
     bad[BTH + 12 + 7] ^= 0x20; // a payload byte: the ICRC no longer matches

@@ -11,7 +11,8 @@ import type { EngineCounterReport, TransportReport } from '../drivers/emu/engine
 import type { BnxtQp } from '../lib/bnxt/queue-pair.ts';
 import type { DmaBuffer } from '../drivers/device.ts';
 import { driverQpOf } from '../lib/qp.ts';
-import { must } from './helpers/qp-data.ts';
+import type { Test } from 'tap';
+import { fillPattern, firstDifference, must } from './helpers/qp-data.ts';
 
 export { must };
 
@@ -125,4 +126,45 @@ export function overlaps(a: number, la: number, b: number, lb: number): boolean 
 export function seedFor(fallback: number): number {
   const env = process.env['SEED'];
   return env !== undefined && env !== '' ? Number(env) >>> 0 : fallback;
+}
+
+/**
+ * One message of `n` pattern bytes (`seed`) from a's region to b's at offset 0: b's receive posted,
+ * a's send, both completions within `us`, and b's bytes the same as a's. `label` names it.
+ */
+export function sendIntact(
+  t: Test, [a, b]: [Qp, Qp], [ra, rb]: [Region, Region], n: number, seed: number, label: string, us = 1_000_000,
+): void {
+  fillPattern(ra.bytes, 0, n, seed);
+  b.receive(rb, 0, n);
+  a.send(ra, 0, n);
+  t.same(b.wait('receive', us), okBytes(n), `${label} received`);
+  t.same(a.wait('send', us), okBytes(n), `${label} sent`);
+  t.equal(firstDifference(rb.bytes, 0, ra.bytes, 0, n), -1, `${label} intact`);
+}
+
+/** BTH opcode of RC SEND ONLY (IBA 9.2), at byte 42 of a RoCEv2 frame (after Ethernet, IPv4, UDP). */
+const RC_SEND_ONLY = 0x04;
+const BTH_OPCODE_AT = 42;
+
+/**
+ * Sends one `n`-byte message a -> b on `nic` with a transmit hook recording the frames, and
+ * returns a copy of the SEND ONLY frame it sent (for a test to hand in again, whole or changed).
+ */
+export function sendOnlyFrame(
+  t: Test, nic: Nic, [a, b]: [Qp, Qp], [ra, rb]: [Region, Region], n: number,
+): Uint8Array {
+  const sent: Uint8Array[] = [];
+  controls(nic).engine.onTransmit((f, length) => { sent.push(f.slice(0, length)); });
+  try {
+    b.receive(rb, 0, n);
+    a.send(ra, 0, n);
+    t.same(b.wait('receive', 1_000_000), okBytes(n), 'the recorded message was received');
+    t.same(a.wait('send', 1_000_000), okBytes(n), 'the recorded message was sent');
+  } finally {
+    controls(nic).engine.onTransmit(undefined);
+  }
+  const frame = sent.find((f) => f[BTH_OPCODE_AT] === RC_SEND_ONLY);
+  if (frame === undefined) throw new Error('no SEND ONLY was sent');
+  return frame;
 }
