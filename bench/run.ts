@@ -16,6 +16,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { hostProbeMs } from './helpers/host-probe.ts';
 import { describeMachine } from './helpers/machine.ts';
 import { formatTable, performanceMarkdown, type BenchmarkOutcome, type RoundRecord } from './helpers/report.ts';
 import { durations } from './helpers/timing.ts';
@@ -98,15 +99,20 @@ async function main(): Promise<number> {
     const load = loadavg()[0]!;
     const outcomes: BenchmarkOutcome[] = [];
     for (const benchmark of selected) {
-      log(`round ${r + 1}/${cli.rounds}: ${benchmark.name} (load ${loadavg()[0]!.toFixed(2)}) ...`);
+      // The host's speed just before: the same fixed work each time (helpers/host-probe.ts).
+      const probeMs = hostProbeMs();
+      log(`round ${r + 1}/${cli.rounds}: ${benchmark.name} (load ${loadavg()[0]!.toFixed(2)}, host probe ` +
+        `${probeMs.toFixed(1)} ms) ...`);
       const t0 = performance.now();
       try {
         const results = await benchmark.run(options);
-        outcomes.push({ name: benchmark.name, results, error: undefined, seconds: (performance.now() - t0) / 1e3 });
+        const seconds = (performance.now() - t0) / 1e3;
+        outcomes.push({ name: benchmark.name, results, error: undefined, seconds, probeMs });
       } catch (e) {
         const error = e instanceof Error ? e.message : String(e);
         log(`${benchmark.name} FAILED: ${error}`);
-        outcomes.push({ name: benchmark.name, results: [], error, seconds: (performance.now() - t0) / 1e3 });
+        const seconds = (performance.now() - t0) / 1e3;
+        outcomes.push({ name: benchmark.name, results: [], error, seconds, probeMs });
       }
     }
     // A whole run lists every reference, also those no benchmark has used.

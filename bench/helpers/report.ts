@@ -15,6 +15,8 @@ export interface BenchmarkOutcome {
   /** Why it did not finish, if it did not. */
   readonly error: string | undefined;
   readonly seconds: number;
+  /** The host probe's time just before the benchmark ran (helpers/host-probe.ts), in ms. */
+  readonly probeMs: number;
 }
 
 /** One round: every benchmark once, with the references it used measured in the same round. */
@@ -152,6 +154,26 @@ function referenceRows(rounds: readonly RoundRecord[]): string[][] {
   ]);
 }
 
+/** The host probe's ms before each benchmark: a row per benchmark, a column per round. */
+function probeSection(rounds: readonly RoundRecord[]): string {
+  const names = [...new Set(rounds.flatMap((r) => r.outcomes.map((o) => o.name)))];
+  const body = names.map((name) => [
+    name, ...rounds.map((r) => {
+      const o = r.outcomes.find((x) => x.name === name);
+      return o === undefined ? '' : o.probeMs.toFixed(1);
+    }),
+  ]);
+  return `## The host's speed before each benchmark
+
+${markdownTable(['Benchmark', ...rounds.map((_, i) => `round ${i + 1}`)], body)}
+
+Each cell is the host probe's time in ms just before the benchmark ran (\`bench/helpers/host-probe.ts\`):
+a fixed piece of pure JavaScript, the median of three runs. The work never changes, so a larger
+number means a slower host in that minute (a busier machine, or a virtual machine's core given less
+time), which the load average does not always show. Read a goal missed in a round against it.
+`;
+}
+
 /** Words that would open a Markdown block if they began a continuation line. */
 const BLOCK_START = /^([-*+>#|]|\d+[.)])$/;
 
@@ -217,6 +239,7 @@ Ratio = figure / reference, per round: for a time, how many times slower than th
 for a rate or bandwidth, the fraction of the reference reached. "Goal" is the target the issue
 set for that figure, judged in every round; "none set" means the row is there to be read.
 ${details.length ? `\n${details.join('\n')}\n` : ''}
+${probeSection(run.rounds)}
 ## References measured in the rounds
 
 ${markdownTable(['Program', 'What it does', 'Figures: median (min-max) over the rounds'], referenceRows(run.rounds))}
