@@ -34,9 +34,17 @@ export class EngineCore {
   /** The firmware's object tables (attached after both exist; a unit test may attach its own). */
   tables: RoceTables = NO_TABLES;
   port!: Port;
+  /**
+   * The driver that reads this NIC's completions runs in another thread (the worker mode, the
+   * vfio-user server's guest): a CQE's toggle word is published with a release store
+   * (cq-writer.ts publishCqe). Inline and stepped models run inside the driver's own calls, in
+   * its thread (config.ts mode; drivers/emu/open.ts starts a worker only for 'thread').
+   */
+  readonly driverElsewhere: boolean;
 
   constructor(readonly bus: ModelBus) {
     this.iommu = bus.iommu;
+    this.driverElsewhere = bus.config.mode === 'thread';
   }
 
   /** The QP's transport, made on first sight. Undefined for a destroyed QP. */
