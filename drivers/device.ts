@@ -97,6 +97,15 @@ export interface Device {
   readonly dma: DmaMemory;
   readonly clock: Clock;
   readonly random: RandomSource;
+  /**
+   * True if every write the device makes to DMA memory is made by the caller's own thread (a
+   * software NIC whose model runs inside the caller's calls: its clock's relax and sleep). The
+   * thread's program order then puts each such write before every later load, so the driver
+   * reads the words that say an entry is written (a CQE's toggle, a CREQ entry's valid bit) with
+   * plain loads. Absent or false (hardware; a model in a worker thread): acquire loads
+   * (Atomics.load), which see a write made elsewhere together with every write before it.
+   */
+  readonly writesInCallerThread?: boolean;
   /** Releases the device. After close, no DMA reaches host memory. */
   close(): void;
 }

@@ -131,6 +131,8 @@ function makeDevice(identity: PciIdentity, config: EmuConfig, init: ModelInit, h
   return {
     identity, config, dma: new EmuDmaMemory(host.mapper), clock: host.clock, emu: host.controls,
     random: randomSourceFor(config), bar: (index) => bars[index],
+    // Every mode but 'thread' runs the model in this thread (openEmu: stepped, inline, inline UDP).
+    writesInCallerThread: config.mode !== 'thread',
     close() {
       if (closed) return;
       closed = true;

@@ -36,15 +36,31 @@ export class CompletionQueue {
   /** The consumer count the NIC was last told by a CQ doorbell. */
   private told = 0;
   private readonly dbHi: number;
+  /**
+   * The NIC writes its CQEs from this thread (Device.writesInCallerThread): the trailer is read
+   * with a plain load, which program order orders after the write. Else an acquire load: a NIC
+   * writing from elsewhere (hardware, a worker thread) wrote the CQE's other words before it.
+   * In Node 20 an Atomics.load is a call into a builtin, 12-16 ns here against ~1 ns.
+   */
+  private readonly plainLoads: boolean;
 
   constructor(
     readonly id: number,
     readonly memory: RingMemory,
     private readonly doorbells: Mmio,
     private readonly doorbellOffset: number,
+    writesInThisThread = false,
   ) {
     this.u32 = memory.buffer.u32;
     this.dbHi = doorbellHi(id, DbcType.CQ);
+    this.plainLoads = writesInThisThread;
+  }
+
+  /** The trailer word (toggle, type, status) of the CQE at word `w`. */
+  private trailerAt(w: number): number {
+    // (a boolean: `=== true` is one compare, where `if (x)` tests every falsy value)
+    const i = w + C.CQ_BASE_TOGGLE_WORD;
+    return this.plainLoads === true ? this.u32[i]! : Atomics.load(this.u32, i);
   }
 
   /** Word index of the current CQE's first word. */
@@ -54,13 +70,13 @@ export class CompletionQueue {
 
   /** True if the NIC wrote the CQE at the consumer (its toggle matches this pass). */
   ready(): boolean {
-    const trailer = Atomics.load(this.u32, this.at() + C.CQ_BASE_TOGGLE_WORD);
+    const trailer = this.trailerAt(this.at());
     return C.cqBaseToggleOf(trailer) === (((this.cons >>> CQ_SHIFT) & 1) ^ 1);
   }
 
   /** The trailer word (toggle, type, status) of the CQE at the consumer: one load, before any other word's. */
   trailer(): number {
-    return Atomics.load(this.u32, this.at() + C.CQ_BASE_TOGGLE_WORD);
+    return this.trailerAt(this.at());
   }
 
   /** The toggle a CQE at the consumer has once written: 1 on the first pass, flipping at each wrap. */
@@ -71,7 +87,7 @@ export class CompletionQueue {
   /** True if the CQE `ahead` entries past the consumer is ready (for counting, never consuming). */
   readyAhead(ahead: number): boolean {
     const c = this.cons + ahead;
-    const trailer = Atomics.load(this.u32, (c & CQ_MASK) * CQE_WORDS + C.CQ_BASE_TOGGLE_WORD);
+    const trailer = this.trailerAt((c & CQ_MASK) * CQE_WORDS);
     return C.cqBaseToggleOf(trailer) === (((c >>> CQ_SHIFT) & 1) ^ 1);
   }
 

@@ -83,7 +83,8 @@ function createSteps(
       return err(`CREATE_CQ (${which}): malformed firmware answer (CQ id ${id} does not fit a doorbell)`);
     }
     ledger.undo(rcfw, `DESTROY_CQ (${which})`, () => rcfw.send(Q.DESTROY_CQ, { cq_cid: id }));
-    cqs.push(new CompletionQueue(id, mem.value, doorbells, roce.doorbellOffset));
+    const local = func.device.writesInCallerThread === true; // the NIC writes its CQEs from this thread
+    cqs.push(new CompletionQueue(id, mem.value, doorbells, roce.doorbellOffset, local));
   }
 
   // SQ (ring + PSN search area or MSN table, in the chip's WQE mode: sq-layout.ts) and RQ

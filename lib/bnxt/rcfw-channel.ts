@@ -68,6 +68,8 @@ export class RcfwChannel {
   private creqCons = 0;
   private stalledBecause: string | undefined;
   private readonly creqWords: Uint32Array;
+  /** The NIC writes the CREQ from this thread (Device.writesInCallerThread): its valid bits by plain loads. */
+  private readonly plainLoads: boolean;
   /** QP error notifications by QP number, waiting for the data path to take them. */
   private readonly qpErrors = new Map<number, QpErrorEvent>();
   /** Requests sent so far (tests count them: poll and wait must send none). */
@@ -88,6 +90,7 @@ export class RcfwChannel {
     this.bar0 = device.bar(0);
     this.clock = device.clock;
     this.creqWords = creq.u32;
+    this.plainLoads = device.writesInCallerThread === true;
   }
 
   get stalled(): string | undefined {
@@ -200,7 +203,9 @@ export class RcfwChannel {
   private takeCreqEntry(): Uint32Array | undefined {
     const w = CREQ_RING.slot(this.creqCons) * CREQ_BASE_WORDS;
     // The valid bit is 1 on the first lap and flips at each wrap.
-    const valid = creqBaseVOf(Atomics.load(this.creqWords, w + CREQ_BASE_V_WORD));
+    // A poll that finds no CQE looks here too: one plain load, where the NIC writes in this thread.
+    const i = w + CREQ_BASE_V_WORD;
+    const valid = creqBaseVOf(this.plainLoads === true ? this.creqWords[i]! : Atomics.load(this.creqWords, i));
     if (valid !== CREQ_RING.phase(this.creqCons)) return undefined;
     const entry = this.creqWords.slice(w, w + CREQ_BASE_WORDS);
     this.creqCons++;
