@@ -163,15 +163,21 @@ t.test('classic MR flow: ALLOCATE_MRW, REGISTER_MR (level 1, va inside its first
   t.equal(mr.memory.iova(4096 - 0x100), pages[1]!.iova);
   t.equal(mr.memory.iova(size - 1), pages[2]!.iova + 0x2ff);
   t.equal(q.call(R.CmdqRegisterMr, reg)[1], 5, 'a registered key cannot be registered again');
+  t.equal(mr.bound, true, 'the key names the region');
 
   cookie = q.send(R.CmdqDeregisterMr, { opcode: O.DEREGISTER_MR, lkey: key });
   t.same([...q.take()!], response(0, cookie, key, O.DEREGISTER_MR));
   t.equal(rig.model.roce.mr(key), undefined);
+  t.equal(mr.bound, false, 'a region held by the engine is unbound with its key');
   t.equal(resources(rig).mrs, 1, 'the key stays for re-registration');
   t.equal(q.call(R.CmdqRegisterMr, reg)[1], 0, 're-registered');
+  const again1 = rig.model.roce.mr(key)!;
+  t.not(again1, mr, 'a re-registration is a new region');
+  t.same([again1.bound, mr.bound], [true, false], 'the old region stays unbound');
   cookie = q.send(R.CmdqDeallocateKey, { opcode: O.DEALLOCATE_KEY, mrw_flags: R.MrwType.MR, key });
   t.same([...q.take()!], response(0, cookie, key, O.DEALLOCATE_KEY), 'DEALLOCATE_KEY frees a registered key');
   t.equal(rig.model.roce.mr(key), undefined);
+  t.equal(again1.bound, false, 'DEALLOCATE_KEY unbinds the region too');
   t.equal(resources(rig).mrs, 0);
   t.equal(q.call(R.CmdqDeallocateKey, { opcode: O.DEALLOCATE_KEY, key })[1], 5, 'twice: no such key');
   t.equal(q.call(R.CmdqDeregisterMr, { opcode: O.DEREGISTER_MR, lkey: key })[1], 5);
@@ -194,9 +200,24 @@ t.test('unified MR flow: REGISTER_MR with ALLOC_MR allocates the key; DEREGISTER
   t.same([mr.pd, mr.va, mr.length, mr.memory.iova(100)], [7, page.iova, 4096, page.iova + 100]);
   t.equal(q.call(R.CmdqDeregisterMr, { opcode: O.DEREGISTER_MR, lkey: key })[1], 0);
   t.equal(rig.model.roce.mr(key), undefined, 'no region under the key');
+  t.equal(mr.bound, false, 'the region is unbound');
   t.equal(q.call(R.CmdqDeallocateKey, { opcode: O.DEALLOCATE_KEY, mrw_flags: R.MrwType.MR, key })[1], 0,
     'the key is still there to free');
   t.equal(resources(rig).mrs, 0);
+});
+
+t.test('a function reset unbinds every region with its key (EmuMr.bound)', async (t) => {
+  const { q, rig } = openRoce({ firmware: 'current' });
+  const page = rig.alloc(4096);
+  const key = creqXid(q.call(R.CmdqRegisterMr, {
+    opcode: O.REGISTER_MR, flags: R.RegisterMrFlags.ALLOC_MR, lvl: 0, log2_pg_size: 12, access: R.MrAccess.LOCAL_WRITE,
+    key: 7, pbl: page.iova, va: page.iova, mr_size: 4096n,
+  }));
+  const mr = rig.model.roce.mr(key)!;
+  t.equal(mr.bound, true);
+  rig.model.roce.reset();
+  t.equal(rig.model.roce.mr(key), undefined, 'no key after the reset');
+  t.equal(mr.bound, false, 'and the region it named is unbound');
 });
 
 t.test('the DMA MR (PMR, level 0, pbl 0, va 0, size all ones) uses bus addresses as they are', async (t) => {

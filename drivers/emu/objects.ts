@@ -99,6 +99,16 @@ export class EmuCq {
 }
 
 export class EmuMr {
+  /**
+   * True while the region's key names this very registration (the firmware's key table maps the
+   * key to it): cleared, never set again, when DEREGISTER_MR or DEALLOCATE_KEY unbinds it or a
+   * function reset drops the tables (firmware/roce-cmd-mr.ts unbindRegion, roce-tables.ts clear).
+   * A re-registration under the same key is a new EmuMr. The engine checks it on each access of a
+   * region it holds across packets (sgl.ts copySgl, stillRegistered): one load where a key lookup
+   * would give the same answer.
+   */
+  bound = true;
+
   constructor(
     /** lkey = rkey. */
     readonly key: number,

@@ -220,9 +220,9 @@ export function copySgl(
     const inSge = sgl.size[i]! - sgl.cursorSgeOffset;
     if (inSge <= 0) { sgl.cursorSge++; sgl.cursorSgeOffset = 0; continue; }
     const mr = sgl.mr[i]!;
-    // The key still names this very registration (a new region never has an old key: the
-    // firmware's keys carry a variant byte that changes on reuse), and the piece lies in it.
-    if (tables.mr(mr.key) !== mr) return SglError.KEY;
+    // The key still names this very registration (EmuMr.bound: the firmware clears it when the
+    // key stops naming the region), and the piece lies in it.
+    if (!mr.bound) return SglError.KEY;
     const memory = mr.memory;
     const offset = sgl.offset[i]! + sgl.cursorSgeOffset;
     let n = left < inSge ? left : inSge;
@@ -244,8 +244,8 @@ export function copySgl(
  * True if `mr` is still the region its key names (not deregistered since it was looked up):
  * for accesses that hold a region across packets (an RDMA WRITE's RETH names it once).
  */
-export function stillRegistered(tables: RoceTables, mr: EmuMr): boolean {
-  return tables.mr(mr.key) === mr;
+export function stillRegistered(_tables: RoceTables, mr: EmuMr): boolean {
+  return mr.bound;
 }
 
 /** Copies between a region (from byte `offset` of its page list) and `buf`, page by page. */

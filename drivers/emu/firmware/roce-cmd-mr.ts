@@ -87,7 +87,7 @@ export function deregisterMr(ctx: RoceContext, cmd: Uint8Array): Answer {
   const key = ctx.state.keys.get(c.lkey);
   if (!key || !key.mr)
     return refuse(RoceStatus.INVALID_PARAMETER, `DEREGISTER_MR: no region with key 0x${c.lkey.toString(16)}`);
-  key.mr = undefined; // unbound; the key stays until DEALLOCATE_KEY, unified or not
+  unbindRegion(key); // the key stays until DEALLOCATE_KEY, unified or not
   return success(CreqDeregisterMrResp.encode({ xid: c.lkey }));
 }
 
@@ -96,9 +96,18 @@ export function deallocateKey(ctx: RoceContext, cmd: Uint8Array): Answer {
   const key = ctx.state.keys.get(c.key);
   // mrw_flags names the key's type; REGISTER_MR carries none, so it is not checked against it.
   if (!key) return refuse(RoceStatus.INVALID_PARAMETER, `DEALLOCATE_KEY: no key 0x${c.key.toString(16)}`);
-  key.mr = undefined;
+  unbindRegion(key);
   freeKey(ctx, key);
   return success(CreqDeallocateKeyResp.encode({ xid: c.key }));
+}
+
+/**
+ * The key no longer names its region (if it had one): the region is marked unbound (EmuMr.bound),
+ * so the engine refuses the next access of it through a list or RETH it still holds.
+ */
+export function unbindRegion(key: FwKey): void {
+  if (key.mr !== undefined) key.mr.bound = false;
+  key.mr = undefined;
 }
 
 function allocKey(ctx: RoceContext, type: number, pd: number, unified: boolean): FwKey | undefined {

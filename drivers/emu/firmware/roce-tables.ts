@@ -137,6 +137,8 @@ export class RoceState {
     this.retransmitsFromMsnTable = false;
     this.qps.clear();
     this.cqs.clear();
+    // Every region is unbound with its key (EmuMr.bound): the engine may still hold one in a list.
+    for (const key of this.keys.values()) if (key.mr !== undefined) key.mr.bound = false;
     this.keys.clear();
     this.gids.clear();
     this.qpIds.clear();
