@@ -61,8 +61,10 @@ t.test('copyFromWords / copyToWords (host memory as a mapping\'s bytes and words
     for (let hostAt = 0; hostAt < 8; hostAt++) {
       for (let frameAt = 0; frameAt < 8; frameAt++) {
         for (const length of [0, 1, 3, 15, 16, 17, 62, 64, 122, 131]) {
-          // Frames as the port has them: slots past a 64-byte boundary of a shared block, and a lone buffer.
-          for (const frame of [frameSlots(3, 200)[1]!, frameBuffer(200)]) {
+          // Frames as the port has them: slots past a 64-byte boundary of a shared block, and a lone buffer
+          // (both carry their word view); and arrays made elsewhere, whose view is looked up.
+          const others = [new Uint8Array(new ArrayBuffer(264), 6, 200), frameSlots(2, 204)[1]!.subarray(1, 201)];
+          for (const frame of [frameSlots(3, 200)[1]!, frameBuffer(200), ...others]) {
             frame.fill(0xee);
             copyFromWords(host, hostWords, hostAt, frame, frameAt, length);
             for (let i = 0; i < frame.length; i++) {
