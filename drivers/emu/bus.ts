@@ -96,8 +96,9 @@ export class NicBus implements ModelBus {
   /** The driver has something to see since the last wake. */
   wroteSomething = false;
   /**
-   * The driver's wake block (wake.ts), set by the model: a sleeping driver is woken at the
-   * first write, not at the run's end.
+   * The driver's wake block (wake.ts), set by the model where its driver runs in another thread
+   * (none sleeps on it otherwise): a sleeping driver is woken at the first write, not at the
+   * run's end.
    */
   driverWake: Int32Array | undefined;
   /** Broken invariants throw (tests) instead of being counted (config.strict, else the environment). */
