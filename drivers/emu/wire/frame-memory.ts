@@ -42,6 +42,15 @@ interface FrameBytes extends Uint8Array {
   wordView?: WordView;
 }
 
+/**
+ * The word view `a` carries if frameBuffer or frameSlots made it (every frame buffer of the port and
+ * the cables): `words` over its whole memory, and `base`, the byte of that memory `a` starts at (so
+ * byte i of `a` is in word (base + i) >>> 2). Undefined for an array made elsewhere. One property load.
+ */
+export function ownWordView(a: Uint8Array): WordView | undefined {
+  return (a as FrameBytes).wordView;
+}
+
 function wholeWords(memory: ArrayBuffer): Uint32Array {
   return new Uint32Array(memory, 0, memory.byteLength >>> 2);
 }
@@ -136,7 +145,7 @@ export function copyToWords(
 }
 
 /** An array's buffer as 32-bit words, and where the array starts in it. */
-interface WordView {
+export interface WordView {
   readonly words: Uint32Array;
   readonly base: number;
 }
