@@ -143,3 +143,53 @@ t.test('sendBuffer copies a buffer that is not the cable\'s, and drops on a full
   cable.deliverPending();
   t.same(got, [[...numberedFrame(1, 30)], [...numberedFrame(2, 30)]]);
 });
+
+t.test('a burst sent after a delivery is built in the buffers delivered last, newest first; every frame ' +
+  'arrives intact through random bursts, deliveries and frames sent from inside the receiver', async (t) => {
+  const cable = new LoopCable({ slots: 16, slotBytes: 64, delivery: 'manual' });
+  t.teardown(() => cable.close());
+  let buf = cable.spareBuffer()!;
+  let seq = 0;
+  const sent: number[] = [];
+  const got: number[] = [];
+  let bad = 0;
+  let deliveredIn: Uint8Array[] = [];
+  let replies = 0;
+  const send = (): void => {
+    const frame = numberedFrame(seq, 20 + (seq % 30));
+    buf.set(frame);
+    sent.push(seq++);
+    buf = cable.sendBuffer(buf, frame.length);
+    buf.fill(0xee); // the sender writes its next frame at once: a buffer still waiting would be spoilt
+  };
+  cable.setReceiver((frame, length) => {
+    const n = (frame[0]! << 8) | frame[1]!;
+    if (!frame.subarray(0, length).every((b, i) => b === numberedFrame(n, length)[i])) bad++;
+    got.push(n);
+    deliveredIn.push(frame);
+    if (n % 7 === 3 && cable.pending < 15) { replies++; send(); } // as the engine sends an ACK from onFrame
+  });
+  let warm = 0;
+  let checked = 0;
+  let quiet = false;
+  for (let round = 0; round < 200; round++) {
+    const burst = 1 + ((round * 5) % 9);
+    const last = deliveredIn;
+    deliveredIn = [];
+    const repliesBefore = replies;
+    for (let k = 0; k < burst && cable.pending < 15; k++) {
+      send();
+      // After a delivery with no frame sent from inside it, the k-th buffer handed back is the one the
+      // k-th newest delivered frame was in.
+      const want = last[last.length - 1 - k];
+      if (want !== undefined && quiet) { checked++; if (buf === want) warm++; }
+    }
+    cable.deliverPending();
+    quiet = replies === repliesBefore;
+  }
+  cable.deliverPending();
+  t.equal(bad, 0, 'no frame spoilt');
+  t.same(got, sent, `${sent.length} frames (${replies} sent from inside the receiver), in order`);
+  t.ok(checked > 50 && warm === checked,
+    `${warm} of ${checked} buffers handed back in bursts were the delivered ones, newest first`);
+});

@@ -52,6 +52,8 @@ export class LoopCable implements Cable {
   private readonly mask: number;
   private head = 0;
   private tail = 0;
+  /** The slot (free-running) whose buffer sendBuffer hands back next: head - 1 after each delivery. */
+  private backCursor = -1;
   private receiver: FrameReceiver;
   private delivering = false;
   private scheduled = false;
@@ -127,12 +129,20 @@ export class LoopCable implements Cable {
     }
     const slots = this.slotViews;
     const slot = this.tail & this.mask;
-    // Handed back: the buffer of the frame delivered last (its bytes were just read, so it is in
-    // the cache), whose slot takes this slot's old buffer instead. Neither slot holds a frame
-    // waiting for delivery, and the slot being delivered now (head) is neither. Reusing the
-    // freshest buffer keeps the frames in flight in a few cache-warm buffers instead of cycling
-    // through all of the ring's memory (512 x 9 KiB).
-    const last = (this.head - 1) & this.mask;
+    // Handed back: the buffer of a frame delivered lately (its bytes were just read, so it is in
+    // the cache), whose slot takes this slot's old buffer instead: the slot delivered last for the
+    // first frame after a delivery, then the one before it, and so on back (backCursor), so a burst
+    // of frames sent between two deliveries is built in the buffers the last ones were delivered
+    // from, not in the cold buffers the tail slots park one after another in the slot delivered
+    // last. Neither slot holds a frame waiting for delivery (the one handed back lies among the
+    // empty slots other than this one: head - 1 down to tail - slots + 1), and the slot being
+    // delivered now (head) is neither. The frames in flight thus stay in a few cache-warm buffers
+    // instead of cycling through all of the ring's memory (512 x 9 KiB).
+    let from = this.backCursor;
+    const behind = this.head - 1 - from;
+    if (!(behind >= 0 && behind <= this.mask - (this.tail - this.head) - 1)) from = this.head - 1;
+    this.backCursor = from - 1;
+    const last = from & this.mask;
     const back = slots[last]!;
     slots[last] = slots[slot]!;
     slots[slot] = frame;
@@ -192,6 +202,7 @@ export class LoopCable implements Cable {
         } finally {
           this.handedFrame = null;
           this.head++;
+          this.backCursor = this.head - 1;
         }
       }
     } finally {
