@@ -45,6 +45,7 @@ const LONG_FUNCTIONS = new Map<string, string>([
   ['drivers/emu/wire/build.ts: encodeFrame',
     'the headers in wire order, allocation-free: split, it would pass state around'],
   ['drivers/emu/wire/parse.ts: parse', 'the headers in wire order, one status per check, allocation-free'],
+  ['drivers/emu/wire/parse.ts: parseWords', "parse's checks in parse's order, the headers read as words"],
   ['scripts/interop/run-guest.ts: runGuest', 'the guest run in order (build, boot, follow, collect); to split ' +
     'where the serial QEMU test can check it (nothing else runs it)'],
   ['scripts/bnxt-guest/run.ts: runGuest', 'the guest run in order (serve, boot, follow the steps, collect); to split ' +

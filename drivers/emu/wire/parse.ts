@@ -32,6 +32,7 @@ import {
 } from './opcodes.ts';
 import { ParseStatus, type ParseStatusCode } from './parse-status.ts';
 import type { RoceFrame } from './roce-frame.ts';
+import { ownWordView } from './frame-memory.ts';
 
 const MIN_UDP_PAYLOAD = BTH_BYTES + ICRC_BYTES;
 
@@ -49,23 +50,44 @@ export function parseFrame(
   return parse(frame, length, out, localMac, icrcTrusted, true);
 }
 
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
 /**
  * parseFrame for the engine's receive path: the same checks in the same order and the same
  * status, but on OK the record holds only what the transport reads (BTH opcode, SE, P_Key,
  * dest QP, AckReq, PSN; the IPv4 addresses; payload offset and length; the opcode's extension
  * headers). MACs, TOS, TTL, IP id, UDP ports, MigReq, pad count, TVer, resv8a, packet length and
- * the ICRC are left as they were, and nothing is filled on a status other than OK.
+ * the ICRC are left as they were, and nothing is filled on a status other than OK. A frame buffer
+ * that carries its memory's word view (frameBuffer, frameSlots: every buffer of the port and the
+ * cables) has its headers read as words (parseWords); any other array byte by byte.
  */
 export function parseReceived(
   frame: Uint8Array, length: number, out: RoceFrame, localMac: Uint8Array | null, icrcTrusted: boolean,
 ): ParseStatusCode {
+  // A frame buffer of the port or a cable carries its memory's word view (frame-memory.ts).
+  const v = ownWordView(frame);
+  if (v !== undefined && LITTLE_ENDIAN) {
+    const at = v.base + 2;
+    if ((at & 3) === 0) return parseWords(frame, v.words, at >>> 2, length, out, localMac, icrcTrusted);
+  }
   return parse(frame, length, out, localMac, icrcTrusted, false);
 }
 
-/** The MAC parse() last compared with, as numbers: its first two bytes, then its last four. */
+/**
+ * The MAC parse() last compared with, as numbers: its first two bytes, then its last four (as
+ * bytes in wire order, and as parseWords reads them: one little-endian word).
+ */
 let macOf: Uint8Array | null = null;
 let macHi = 0;
 let macLo = 0;
+let macLoLe = 0;
+
+function setMac(localMac: Uint8Array): void {
+  macHi = (localMac[0]! << 8) | localMac[1]!;
+  macLo = (localMac[2]! << 24) | (localMac[3]! << 16) | (localMac[4]! << 8) | localMac[5]!;
+  macLoLe = (localMac[2]! | (localMac[3]! << 8) | (localMac[4]! << 16) | (localMac[5]! << 24)) >>> 0;
+  macOf = localMac;
+}
 
 /**
  * Both parsers; `full`: fill every field (parseFrame). Each header byte is read once, into
@@ -81,11 +103,7 @@ function parse(
   // Ethernet II
   if (length < ETH_HEADER_BYTES) return ParseStatus.TRUNCATED;
   if (localMac !== null) {
-    if (localMac !== macOf) {
-      macHi = (localMac[0]! << 8) | localMac[1]!;
-      macLo = (localMac[2]! << 24) | (localMac[3]! << 16) | (localMac[4]! << 8) | localMac[5]!;
-      macOf = localMac;
-    }
+    if (localMac !== macOf) setMac(localMac);
     if ((((b[ETH_DST]! << 8) | b[ETH_DST + 1]!) !== macHi) ||
       ((b[ETH_DST + 2]! << 24) | (b[ETH_DST + 3]! << 16) | (b[ETH_DST + 4]! << 8) | b[ETH_DST + 5]!) !== macLo) {
       return ParseStatus.WRONG_DEST_MAC;
@@ -237,4 +255,112 @@ function extensionHeaders(b: Uint8Array, op: number, flags: number, out: RoceFra
   }
   if (flags & OpFlag.IMMDT) out.immDt = getU32(b, EXT_AT + OPCODE_IMMDT_AT[op]!);
   if (flags & OpFlag.IETH) out.iethRkey = getU32(b, EXT_AT + OPCODE_IETH_AT[op]!);
+}
+
+/** ETH_TYPE_IPV4 and ROCEV2_UDP_PORT as the high half of a little-endian word holds them (bytes swapped). */
+const ETH_TYPE_IPV4_LE = ((ETH_TYPE_IPV4 & 0xff) << 8) | (ETH_TYPE_IPV4 >>> 8);
+const ROCEV2_UDP_PORT_LE = ((ROCEV2_UDP_PORT & 0xff) << 8) | (ROCEV2_UDP_PORT >>> 8);
+
+/** The big-endian 16-bit field in bytes 2 and 3 of little-endian word `w`. */
+function hi16(w: number): number {
+  return ((w >>> 16) & 0xff) << 8 | (w >>> 24);
+}
+
+/** The big-endian 16-bit field in bytes 0 and 1 of little-endian word `w`. */
+function lo16(w: number): number {
+  return (w & 0xff) << 8 | ((w >>> 8) & 0xff);
+}
+
+/** Little-endian word `w` as the big-endian 32-bit field its four bytes hold. */
+function be32(w: number): number {
+  return ((w & 0xff) << 24) | (((w >>> 8) & 0xff) << 16) | (((w >>> 16) & 0xff) << 8) | (w >>> 24);
+}
+
+/**
+ * parseReceived for a frame whose byte 2 is word `k` of `w` (little-endian words over the frame's
+ * memory: frame buffers start 2 bytes past a 64-byte boundary, frame-memory.ts): the same checks
+ * in the same order, the same status and the same fields as parse(..., full = false), with the
+ * 40 header bytes from the destination MAC's third to the PSN read as 10 words instead of one by
+ * one. Word k + i holds frame bytes 2 + 4i .. 5 + 4i, the lowest address in its low byte. A word
+ * is read only where parse reads its bytes, after the same length checks. The IPv4 checksum is
+ * summed over the words' little-endian halves: the ones' complement sum of byte-swapped 16-bit
+ * words is the byte-swapped sum (RFC 1071, 2.B), and 0xFFFF swapped is 0xFFFF.
+ */
+function parseWords(
+  b: Uint8Array, w: Uint32Array, k: number, length: number, out: RoceFrame, localMac: Uint8Array | null,
+  icrcTrusted: boolean,
+): ParseStatusCode {
+  if (!(length >= 0 && length <= b.length))
+    throw new RangeError(`parseFrame: length ${length} outside ${b.length} bytes`);
+  if (length < ETH_HEADER_BYTES) return ParseStatus.TRUNCATED;
+  if (localMac !== null) {
+    if (localMac !== macOf) setMac(localMac);
+    if (((b[ETH_DST]! << 8) | b[ETH_DST + 1]!) !== macHi || w[k]! !== macLoLe) return ParseStatus.WRONG_DEST_MAC;
+  }
+  // Bytes 12-13 (EtherType) are the high half of word 2.
+  if (w[k + 2]! >>> 16 !== ETH_TYPE_IPV4_LE) return ParseStatus.NOT_IPV4;
+
+  // IPv4: words 3-7 (bytes 14-33)
+  if (length < IPV4_AT + IPV4_HEADER_BYTES) return ParseStatus.TRUNCATED;
+  const w3 = w[k + 3]!;
+  const versionIhl = w3 & 0xff;
+  if (versionIhl >>> 4 !== 4) return ParseStatus.NOT_IPV4;
+  if ((versionIhl & 0x0f) !== IPV4_HEADER_BYTES / 4) return ParseStatus.BAD_IP_HEADER;
+  const ipTotalLength = hi16(w3);
+  if (ipTotalLength < IPV4_HEADER_BYTES + UDP_HEADER_BYTES) return ParseStatus.BAD_IP_HEADER;
+  const packetLength = IPV4_AT + ipTotalLength;
+  if (packetLength > length) return ParseStatus.TRUNCATED;
+  const w4 = w[k + 4]!;
+  const w5 = w[k + 5]!;
+  const w6 = w[k + 6]!;
+  const w7 = w[k + 7]!;
+  let sum = (w3 & 0xffff) + (w3 >>> 16) + (w4 & 0xffff) + (w4 >>> 16) + (w5 & 0xffff) + (w5 >>> 16) +
+    (w6 & 0xffff) + (w6 >>> 16) + (w7 & 0xffff) + (w7 >>> 16);
+  sum = (sum & 0xffff) + (sum >>> 16);
+  sum = (sum & 0xffff) + (sum >>> 16);
+  if (sum !== 0xffff) return ParseStatus.BAD_IP_CHECKSUM;
+  if ((hi16(w4) & (IPV4_FLAG_MF | IPV4_FRAGMENT_OFFSET_MASK)) !== 0) return ParseStatus.IP_FRAGMENT;
+  if (((w5 >>> 8) & 0xff) !== IP_PROTOCOL_UDP) return ParseStatus.NOT_UDP;
+
+  // UDP: words 8-9 (bytes 34-41)
+  const udpLength = lo16(w[k + 9]!);
+  if (udpLength !== ipTotalLength - IPV4_HEADER_BYTES) return ParseStatus.BAD_UDP_LENGTH;
+  if (w[k + 8]! >>> 16 !== ROCEV2_UDP_PORT_LE) return ParseStatus.NOT_ROCEV2_PORT;
+  const udpPayload = udpLength - UDP_HEADER_BYTES;
+  if (udpPayload < MIN_UDP_PAYLOAD || (udpPayload & 3) !== 0) return ParseStatus.BAD_LENGTH;
+  if (!icrcTrusted && icrcInt32(b, IPV4_AT, packetLength) !== readIcrcInt32(b, packetLength))
+    return ParseStatus.BAD_ICRC;
+
+  // BTH: words 10-12 (bytes 42-53)
+  const w10 = w[k + 10]!;
+  const op = w10 & 0xff;
+  const bthFlags = (w10 >>> 8) & 0xff;
+  const padCount = (bthFlags >>> BTH_PAD_SHIFT) & 3;
+  if ((bthFlags & BTH_TVER_MASK) !== BTH_TVER) return ParseStatus.BAD_TVER;
+  const flags = OPCODE_FLAGS[op]!;
+  if ((flags & OpFlag.VALID) === 0) return ParseStatus.UNKNOWN_OPCODE;
+  const extBytes = OPCODE_EXT_BYTES[op]!;
+  const afterHeaders = udpPayload - BTH_BYTES - extBytes - ICRC_BYTES;
+  if (afterHeaders < 0) return ParseStatus.BAD_LENGTH;
+  if (flags & OpFlag.PAYLOAD) {
+    if (padCount > afterHeaders) return ParseStatus.BAD_PAD;
+  } else {
+    if (padCount !== 0) return ParseStatus.BAD_PAD;
+    if (afterHeaders !== 0) return ParseStatus.UNEXPECTED_PAYLOAD;
+  }
+  const w11 = w[k + 11]!;
+  const w12 = w[k + 12]!;
+  out.opcode = op;
+  out.se = (bthFlags & BTH_SE_BIT) !== 0 ? 1 : 0;
+  out.pkey = hi16(w10);
+  out.destQp = be32(w11) & 0xffffff;
+  out.ackReq = (w12 & BTH_ACK_REQ_BIT) !== 0 ? 1 : 0;
+  out.psn = be32(w12) & 0xffffff;
+  out.srcIp = be32(w6) >>> 0;
+  out.dstIp = be32(w7) >>> 0;
+  out.payloadOffset = EXT_AT + extBytes;
+  out.payloadLength = afterHeaders - padCount;
+  if (flags & (OpFlag.RETH | OpFlag.ATOMIC_ETH | OpFlag.AETH | OpFlag.ATOMIC_ACK_ETH | OpFlag.IMMDT | OpFlag.IETH))
+    extensionHeaders(b, op, flags, out);
+  return ParseStatus.OK;
 }
