@@ -25,6 +25,7 @@ import {
 } from './headers.ts';
 import { icrcAfterHeaders, icrcInt32, maskedHeadersRegister, templateHeadersRegister, writeIcrc } from './icrc.ts';
 import { onesComplementSum } from './ipv4-checksum.ts';
+import { ownWordView } from './frame-memory.ts';
 import {
   OPCODE_AETH_AT, OPCODE_ATOMIC_ACK_ETH_AT, OPCODE_ATOMIC_ETH_AT, OPCODE_EXT_BYTES, OPCODE_FLAGS, OPCODE_IETH_AT,
   OPCODE_IMMDT_AT, OPCODE_RETH_AT, OpFlag, Opcode, opcodeName,
@@ -330,7 +331,7 @@ export function encodeFrameWith(
   sum = (sum & 0xffff) + (sum >>> 16);
   sum = (sum & 0xffff) + (sum >>> 16);
   const checksum = ~sum & 0xffff;
-  const at = out.byteOffset + 2;
+  const at = startOf(out) + 2;
   const at2 = words !== null && (at & 3) === 0 ? at >>> 2 : -1;
   if (at2 >= 0) {
     const w = words!;
@@ -378,6 +379,15 @@ export function encodeFrameWith(
   f.packetLength = packetLength;
   f.icrc = icrc >>> 0;
   return frameLength;
+}
+
+/**
+ * Where `out` starts in its memory: from the word view a frame buffer carries (frame-memory.ts
+ * ownWordView, one load), else out.byteOffset (a getter call, 15-20 ns here, on every frame before).
+ */
+function startOf(out: Uint8Array): number {
+  const own = ownWordView(out);
+  return own !== undefined ? own.base : out.byteOffset;
 }
 
 /**
