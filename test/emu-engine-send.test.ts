@@ -42,6 +42,35 @@ t.test('a SEND of 1, MTU-1, MTU, MTU+1 and 3xMTU+5 bytes lands intact, with a re
   t.equal(c['framesDropped'], 0);
 });
 
+t.test('packets that end exactly where an SGE ends: each packet is gathered from and scattered into the next ' +
+  'SGE, in order', async (t) => {
+  const nic = new TestNic();
+  t.teardown(() => nic.close());
+  const [a, b] = nic.pair({ mtu: MTU });
+  const src = nic.alloc(3 * 4096);
+  src.bytes.set(pattern(src.bytes.length, 5));
+  const smr = nic.mr(src, 0);
+  const dst = nic.alloc(3 * 4096);
+  const dmr = nic.mr(dst, ACCESS_MR.LOCAL_WRITE);
+  // Three SGEs of one MTU each, one per page: every packet is one SGE, on both sides.
+  const from = [100, 4096 + 200, 8192 + 300];
+  const to = [50, 4096 + 60, 8192 + 70];
+  b.recv(to.map((o) => ({ va: dst.iova + o, lkey: dmr.key, size: MTU })));
+  a.post({ sges: from.map((o) => ({ va: src.iova + o, lkey: smr.key, size: MTU })) });
+  // Then two SGEs of half an MTU each into one packet, scattered into two halves again.
+  const half = MTU / 2;
+  b.recv([{ va: dst.iova + 2000, lkey: dmr.key, size: half }, { va: dst.iova + 3000, lkey: dmr.key, size: half }]);
+  a.post({ sges: [6000, 5000].map((o) => ({ va: src.iova + o, lkey: smr.key, size: half })) });
+  t.ok(nic.runUntil(() => b.rcq.cq.producer === 2 && a.scq.cq.producer === 2));
+  t.same(b.rcq.pollAll().map((c) => [c.status, c.length]), [[RES.OK, 3 * MTU], [RES.OK, MTU]]);
+  for (let k = 0; k < 3; k++) {
+    const got = dst.bytes.subarray(to[k]!, to[k]! + MTU);
+    t.same(got, src.bytes.subarray(from[k]!, from[k]! + MTU), `packet ${k}: SGE ${k}`);
+  }
+  t.same(dst.bytes.subarray(2000, 2000 + MTU / 2), src.bytes.subarray(6000, 6000 + MTU / 2), 'first half');
+  t.same(dst.bytes.subarray(3000, 3000 + MTU / 2), src.bytes.subarray(5000, 5000 + MTU / 2), 'second half');
+});
+
 t.test('SEND with gather and scatter lists spanning pages, inline SEND and zero-length SEND', async (t) => {
   const nic = new TestNic();
   t.teardown(() => nic.close());

@@ -190,6 +190,37 @@ export function copySgl(
   iommu: Iommu, tables: RoceTables, sgl: SgList, at: number, length: number, buf: Uint8Array, bufAt: number,
   toHost: boolean,
 ): number {
+  // The common case first: from where the last access ended, inside the cursor's SGE, its region
+  // and one page (a packet of a one-SGE message). Each condition is one the general walk checks
+  // before it copies this piece (`at + length` inside the SGE is inside the list), so it copies
+  // what the walk would and takes over only when all hold; anything else goes the walk's way.
+  const i = sgl.cursorSge;
+  if (at === sgl.cursorAt && sgl.inlineOffset < 0 && i < sgl.count && length > 0) {
+    const mr = sgl.mr[i]!;
+    const inSge = sgl.size[i]! - sgl.cursorSgeOffset;
+    const offset = sgl.offset[i]! + sgl.cursorSgeOffset;
+    if (length <= inSge && mr.bound && offset + length <= mr.length && length <= mr.memory.contiguous(offset)) {
+      const memory = mr.memory;
+      const ok = toHost ? writeHost(iommu, memory, offset, buf, bufAt, length)
+        : readHost(iommu, memory, offset, length, buf, bufAt);
+      if (!ok) return SglError.FAULT;
+      sgl.cursorAt += length;
+      if (length === inSge) {
+        sgl.cursorSge = i + 1;
+        sgl.cursorSgeOffset = 0;
+      } else {
+        sgl.cursorSgeOffset += length;
+      }
+      return SglError.OK;
+    }
+  }
+  return copySglPieces(iommu, sgl, at, length, buf, bufAt, toHost);
+}
+
+/** copySgl's general walk: from any message offset, piece by piece across SGEs and pages. */
+function copySglPieces(
+  iommu: Iommu, sgl: SgList, at: number, length: number, buf: Uint8Array, bufAt: number, toHost: boolean,
+): number {
   if (length === 0) return SglError.OK;
   if (at + length > sgl.total) return SglError.RANGE;
   if (sgl.inlineOffset >= 0) {
