@@ -72,9 +72,15 @@ export class ModelInternalError extends Error {
   }
 }
 
+/**
+ * The Performance object, read once: `performance` is an accessor of globalThis in Node, so each
+ * use of the global runs its getter through a LoadGlobalIC (~16 ns of a ~70 ns clock read here).
+ */
+const perf = performance;
+
 /** The hosts' real-time clock in ns (performance.now, common to every thread of the process). */
 export function realTimeNs(): number {
-  return performance.now() * 1e6;
+  return perf.now() * 1e6;
 }
 
 /** The bus as the NicModel keeps it: the register file's two halves, the clock, the wake flag. */
@@ -141,7 +147,7 @@ export class NicBus implements ModelBus {
   readLiveNow(): void {
     const clock = this.liveClockNs;
     // The real-time clock read here, not through the closure (a double returned from a call).
-    const t = clock === undefined ? this.nowNs : clock === realTimeNs ? performance.now() * 1e6 : clock();
+    const t = clock === undefined ? this.nowNs : clock === realTimeNs ? perf.now() * 1e6 : clock();
     this.liveNs = t > this.nowNs ? t : this.nowNs;
   }
 

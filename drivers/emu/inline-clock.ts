@@ -8,6 +8,9 @@
 import type { Clock } from '../device.ts';
 import { runModelsOnce, type Stepped } from './cable/pair-cable.ts';
 
+/** The Performance object, read once (a getter of globalThis at each use: bus.ts says more). */
+const perf = performance;
+
 export abstract class InlineModelsClock implements Clock {
   /** The last run did work (more may follow at once); else only a deadline (or a datagram) brings more. */
   private worked = false;
@@ -27,15 +30,15 @@ export abstract class InlineModelsClock implements Clock {
   protected abstract block(ms: number): boolean;
 
   nowNs(): number {
-    return performance.now() * 1e6;
+    return perf.now() * 1e6;
   }
 
   readNs(into: Float64Array): void {
-    into[0] = performance.now() * 1e6;
+    into[0] = perf.now() * 1e6;
   }
 
   relax(): void {
-    this.nothingToDo = !(this.worked = runModelsOnce(this.models, performance.now() * 1e6));
+    this.nothingToDo = !(this.worked = runModelsOnce(this.models, perf.now() * 1e6));
   }
 
   deviceRunning(): boolean {
@@ -43,7 +46,7 @@ export abstract class InlineModelsClock implements Clock {
   }
 
   sleep(us: number): boolean {
-    const start = performance.now() * 1e6;
+    const start = perf.now() * 1e6;
     const models = this.models;
     // Work done is something the caller may be waiting for: let it look before blocking.
     if (!this.nothingToDo || queuedWrites(models)) {
@@ -60,7 +63,7 @@ export abstract class InlineModelsClock implements Clock {
     const fullMs = us / 1000;
     const waitMs = Math.min(fullMs, (next - start) / 1e6);
     const woken = waitMs > 0 && this.block(waitMs);
-    this.nothingToDo = !(this.worked = runModelsOnce(models, performance.now() * 1e6));
+    this.nothingToDo = !(this.worked = runModelsOnce(models, perf.now() * 1e6));
     // The whole bound passed only if the block ran its full timeout, cut short by nothing.
     return !woken && waitMs >= fullMs;
   }

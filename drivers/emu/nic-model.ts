@@ -29,6 +29,9 @@ import { FunctionResources } from './firmware/function-resources.ts';
 import { RoceEngine } from './engine/engine.ts';
 import { teeTrace, TraceFile } from '../trace-file.ts';
 
+/** The Performance object, read once (a getter of globalThis at each use: bus.ts says more). */
+const perf = performance;
+
 export const BAR0_BYTES = 64 * 1024;
 export const BAR2_BYTES = 16 * 1024 * 1024;
 /**
@@ -198,7 +201,7 @@ export class NicModel {
    * itself and answers a boolean: no double crosses the call (each would be a heap number).
    */
   dueNow(): boolean {
-    return this.nextDeadlineNs() <= performance.now() * 1e6; // bus.ts realTimeNs, read here
+    return this.nextDeadlineNs() <= perf.now() * 1e6; // bus.ts realTimeNs, read here
   }
 
   wakeDriver(): void {

@@ -18,6 +18,9 @@ import type { ControlNames, ModelInit } from './nic-model.ts';
 import type { ModelHost } from './model-host.ts';
 import { findWorkerFile } from './worker-file.ts';
 
+/** The Performance object, read once (a getter of globalThis at each use: bus.ts says more). */
+const perf = performance;
+
 /**
  * A worker's start compiles and loads the model in a new thread: 0.5 s on an idle machine, up to
  * 7 s measured with six processes starting workers at a load of 30 on two cores; a bound of 10 s
@@ -31,10 +34,10 @@ const CLOSE_TIMEOUT_US = 10_000_000;
 class ThreadClock implements Clock {
   constructor(private readonly wake: Int32Array, private readonly port: ControlPort) {}
   nowNs(): number {
-    return performance.now() * 1e6;
+    return perf.now() * 1e6;
   }
   readNs(into: Float64Array): void {
-    into[0] = performance.now() * 1e6;
+    into[0] = perf.now() * 1e6;
   }
   /**
    * The last sleep's length and its timeout in ms as Atomics.wait takes it. The field holds

@@ -50,6 +50,9 @@ const IDLE_LOOKS = 64;
 /** Longest synchronous sleep before the event loop turns (timers: the capture's flush), in ms. */
 const EVENT_LOOP_TURN_MS = 20;
 
+/** The Performance object, read once (a getter of globalThis at each use: bus.ts says more). */
+const perf = performance;
+
 const data = workerData as ModelInit & { port: MessagePort };
 const port = data.port;
 const model = new NicModel(data);
@@ -105,14 +108,14 @@ function handle(m: ControlMessage): void {
   }
 }
 
-const now = () => performance.now() * 1e6;
+const now = () => perf.now() * 1e6;
 /**
  * Times in ms, kept in a Float64Array: a double stored in a module variable is a new heap
  * number at every store, and the spin stores one after every run that worked.
  */
 const times = new Float64Array(1);
 const LAST_WORK = 0;
-times[LAST_WORK] = performance.now();
+times[LAST_WORK] = perf.now();
 let sleeping = false;
 let scheduled = false;
 /**
@@ -126,7 +129,7 @@ const sliceMs = socketCable ? SLICE_MS : EVENT_LOOP_TURN_MS;
 
 function slice(): void {
   scheduled = false;
-  const sliceStart = performance.now();
+  const sliceStart = perf.now();
   try {
     let idle = 0;
     let worked = true;
@@ -137,7 +140,7 @@ function slice(): void {
       const due = worked || model.hasQueuedWrites();
       if (!due && ++idle < IDLE_LOOKS) continue;
       idle = 0;
-      const t = performance.now();
+      const t = perf.now();
       // A cable in memory brings nothing between runs: after a run that found nothing, with no
       // write queued, only a deadline (a timer, a frame due) can give a run work. Each run is a
       // double passed down (runOnce(t), engine.run(t)...): heap numbers.
@@ -180,7 +183,7 @@ function sleepInSlice(leftMs: number): void {
     else Atomics.wait(model.queueWords(), model.queueTailIndex(), tail, timeoutMs);
   }
   model.awake();
-  times[LAST_WORK] = performance.now();
+  times[LAST_WORK] = perf.now();
 }
 
 /**
@@ -226,14 +229,14 @@ function resume(): void {
   if (!sleeping) return;
   sleeping = false;
   model.awake();
-  times[LAST_WORK] = performance.now();
+  times[LAST_WORK] = perf.now();
   schedule();
 }
 
 /** Frames from a socket arrive on the event loop; make sure the model looks at them soon. */
 function kick(): void {
   if (sleeping) resume();
-  else times[LAST_WORK] = performance.now();
+  else times[LAST_WORK] = perf.now();
 }
 
 // A pending Atomics.waitAsync does not keep a worker's event loop alive: this timer does,
