@@ -200,13 +200,8 @@ function parse(
   // Extension headers, payload and pad
   const extBytes = OPCODE_EXT_BYTES[op]!;
   const afterHeaders = udpPayload - BTH_BYTES - extBytes - ICRC_BYTES;
-  if (afterHeaders < 0) return ParseStatus.BAD_LENGTH;
-  if (flags & OpFlag.PAYLOAD) {
-    if (padCount > afterHeaders) return ParseStatus.BAD_PAD;
-  } else {
-    if (padCount !== 0) return ParseStatus.BAD_PAD;
-    if (afterHeaders !== 0) return ParseStatus.UNEXPECTED_PAYLOAD;
-  }
+  const shape = payloadShape(flags, afterHeaders, padCount);
+  if (shape !== ParseStatus.OK) return shape;
   if (!full) {
     out.opcode = op;
     out.se = (bthFlags & BTH_SE_BIT) !== 0 ? 1 : 0;
@@ -341,13 +336,8 @@ function parseWords(
   if ((flags & OpFlag.VALID) === 0) return ParseStatus.UNKNOWN_OPCODE;
   const extBytes = OPCODE_EXT_BYTES[op]!;
   const afterHeaders = udpPayload - BTH_BYTES - extBytes - ICRC_BYTES;
-  if (afterHeaders < 0) return ParseStatus.BAD_LENGTH;
-  if (flags & OpFlag.PAYLOAD) {
-    if (padCount > afterHeaders) return ParseStatus.BAD_PAD;
-  } else {
-    if (padCount !== 0) return ParseStatus.BAD_PAD;
-    if (afterHeaders !== 0) return ParseStatus.UNEXPECTED_PAYLOAD;
-  }
+  const shape = payloadShape(flags, afterHeaders, padCount);
+  if (shape !== ParseStatus.OK) return shape;
   const w11 = w[k + 11]!;
   const w12 = w[k + 12]!;
   out.opcode = op;
@@ -363,4 +353,15 @@ function parseWords(
   if (flags & (OpFlag.RETH | OpFlag.ATOMIC_ETH | OpFlag.AETH | OpFlag.ATOMIC_ACK_ETH | OpFlag.IMMDT | OpFlag.IETH))
     extensionHeaders(b, op, flags, out);
   return ParseStatus.OK;
+}
+
+/**
+ * Whether the bytes after an opcode's headers fit it (both parse paths): room for the headers, a pad
+ * no longer than the payload, and neither pad nor payload for an opcode that carries none.
+ */
+function payloadShape(flags: number, afterHeaders: number, padCount: number): ParseStatusCode {
+  if (afterHeaders < 0) return ParseStatus.BAD_LENGTH;
+  if (flags & OpFlag.PAYLOAD) return padCount > afterHeaders ? ParseStatus.BAD_PAD : ParseStatus.OK;
+  if (padCount !== 0) return ParseStatus.BAD_PAD;
+  return afterHeaders !== 0 ? ParseStatus.UNEXPECTED_PAYLOAD : ParseStatus.OK;
 }
