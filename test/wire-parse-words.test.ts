@@ -7,7 +7,7 @@ import { parseReceived } from '../drivers/emu/wire/parse.ts';
 import { frameBuffer, ownWordView } from '../drivers/emu/wire/frame-memory.ts';
 import { ParseStatus, parseStatusName } from '../drivers/emu/wire/parse-status.ts';
 import { RoceFrame } from '../drivers/emu/wire/roce-frame.ts';
-import { DST_MAC, FIXTURES } from './helpers/wire-fixtures.ts';
+import { DST_MAC, FIXTURES, fixIpChecksum } from './helpers/wire-fixtures.ts';
 import { seeded, testSeed } from './helpers/seeded.ts';
 
 /** The fields parseReceived fills on OK. */
@@ -23,18 +23,6 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 const words = LITTLE_ENDIAN ? ownWordView(buf) ?? null : null;
 const byWords = new RoceFrame();
 const byBytes = new RoceFrame();
-
-/** RFC 1071 checksum of the IPv4 header at 14, written here independently of the code under test. */
-function fixIpChecksum(b: Uint8Array): void {
-  b[24] = 0;
-  b[25] = 0;
-  let sum = 0;
-  for (let i = 14; i < 34; i += 2) sum += b[i]! * 256 + b[i + 1]!;
-  while (sum > 0xffff) sum = (sum % 65536) + Math.floor(sum / 65536);
-  const c = 0xffff - sum;
-  b[24] = c >> 8;
-  b[25] = c & 0xff;
-}
 
 function fields(f: RoceFrame): Record<string, number> {
   const o: Record<string, number> = {};

@@ -3,23 +3,11 @@ import { computeIcrc, writeIcrc } from '../drivers/emu/wire/icrc.ts';
 import { parseFrame } from '../drivers/emu/wire/parse.ts';
 import { PARSE_STATUS_NAMES, ParseStatus, parseStatusName } from '../drivers/emu/wire/parse-status.ts';
 import { RoceFrame } from '../drivers/emu/wire/roce-frame.ts';
-import { ACK, FIXTURES, READ_REQUEST, SEND_ONLY } from './helpers/wire-fixtures.ts';
+import { ACK, FIXTURES, READ_REQUEST, SEND_ONLY, fixIpChecksum } from './helpers/wire-fixtures.ts';
 import { seeded, testSeed } from './helpers/seeded.ts';
 
 const f = new RoceFrame();
 const status = (b: Uint8Array, mac: Uint8Array | null = null) => parseStatusName(parseFrame(b, b.length, f, mac));
-
-/** RFC 1071 checksum, written here independently of the code under test. */
-function fixIpChecksum(b: Uint8Array): void {
-  b[24] = 0;
-  b[25] = 0;
-  let sum = 0;
-  for (let i = 14; i < 34; i += 2) sum += b[i]! * 256 + b[i + 1]!;
-  while (sum > 0xffff) sum = (sum % 65536) + Math.floor(sum / 65536);
-  const c = 0xffff - sum;
-  b[24] = c >> 8;
-  b[25] = c & 0xff;
-}
 
 /** Sets IPv4 and UDP lengths for a packet of `packetEnd` bytes, then the IP checksum and the ICRC. */
 function reseal(b: Uint8Array, packetEnd = b.length, withIcrc = true): Uint8Array {

@@ -131,3 +131,19 @@ export const READ_RESPONSE_FIRST: Fixture = {
 };
 
 export const FIXTURES: readonly Fixture[] = [SEND_ONLY, ACK, READ_REQUEST, READ_RESPONSE_FIRST];
+
+/**
+ * Rewrites the IPv4 header checksum (bytes 24-25) of a frame whose IPv4 header is at 14, by RFC 1071,
+ * written here independently of the code under test: for tests that change a header and want only
+ * that change refused.
+ */
+export function fixIpChecksum(b: Uint8Array): void {
+  b[24] = 0;
+  b[25] = 0;
+  let sum = 0;
+  for (let i = 14; i < 34; i += 2) sum += b[i]! * 256 + b[i + 1]!;
+  while (sum > 0xffff) sum = (sum % 65536) + Math.floor(sum / 65536);
+  const c = 0xffff - sum;
+  b[24] = c >> 8;
+  b[25] = c & 0xff;
+}
