@@ -5,16 +5,22 @@
  */
 import type { Clock } from '../device.ts';
 
+/**
+ * The Performance object, read once: in Node `performance` is an accessor of globalThis, so each
+ * use of the global runs its getter (drivers/emu/bus.ts measured 70-76 against 56-59 ns a read).
+ */
+const perf = performance;
+
 export class HostClock implements Clock {
   /** Private: nobody ever notifies it, so Atomics.wait always runs to its timeout. */
   private readonly sleeper = new Int32Array(new SharedArrayBuffer(4));
 
   nowNs(): number {
-    return Math.floor(performance.now() * 1e6);
+    return Math.floor(perf.now() * 1e6);
   }
 
   readNs(into: Float64Array): void {
-    into[0] = Math.floor(performance.now() * 1e6);
+    into[0] = Math.floor(perf.now() * 1e6);
   }
 
   /** Gives up the CPU for `us` microseconds. Real hardware cannot wake us early. */
