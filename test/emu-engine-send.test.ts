@@ -2,10 +2,27 @@
  * The RoCE engine's data path on a loop cable, stepped on a virtual clock: SENDs of every
  * size class around the path MTU, READs, and the completions both sides see.
  */
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { ACCESS_MR, FLAG, REQ, RES, TestNic, WQE, pattern } from './helpers/emu-engine-harness.ts';
 
 const MTU = 1024;
+
+/**
+ * A NIC with a connected pair (path MTU MTU) closed at the test's end, a three-page source filled
+ * with pattern(seed) and registered for local access, and a three-page destination registered
+ * for local write.
+ */
+function threePagePair(t: Test, seed: number) {
+  const nic = new TestNic();
+  t.teardown(() => nic.close());
+  const [a, b] = nic.pair({ mtu: MTU });
+  const src = nic.alloc(3 * 4096);
+  src.bytes.set(pattern(src.bytes.length, seed));
+  const smr = nic.mr(src, 0);
+  const dst = nic.alloc(3 * 4096);
+  const dmr = nic.mr(dst, ACCESS_MR.LOCAL_WRITE);
+  return { nic, a, b, src, smr, dst, dmr };
+}
 
 t.test('a SEND of 1, MTU-1, MTU, MTU+1 and 3xMTU+5 bytes lands intact, with a requester and a responder ' +
   'CQE', async (t) => {
@@ -44,14 +61,7 @@ t.test('a SEND of 1, MTU-1, MTU, MTU+1 and 3xMTU+5 bytes lands intact, with a re
 
 t.test('packets that end exactly where an SGE ends: each packet is gathered from and scattered into the next ' +
   'SGE, in order', async (t) => {
-  const nic = new TestNic();
-  t.teardown(() => nic.close());
-  const [a, b] = nic.pair({ mtu: MTU });
-  const src = nic.alloc(3 * 4096);
-  src.bytes.set(pattern(src.bytes.length, 5));
-  const smr = nic.mr(src, 0);
-  const dst = nic.alloc(3 * 4096);
-  const dmr = nic.mr(dst, ACCESS_MR.LOCAL_WRITE);
+  const { nic, a, b, src, smr, dst, dmr } = threePagePair(t, 5);
   // Three SGEs of one MTU each, one per page: every packet is one SGE, on both sides.
   const from = [100, 4096 + 200, 8192 + 300];
   const to = [50, 4096 + 60, 8192 + 70];
@@ -72,14 +82,7 @@ t.test('packets that end exactly where an SGE ends: each packet is gathered from
 });
 
 t.test('SEND with gather and scatter lists spanning pages, inline SEND and zero-length SEND', async (t) => {
-  const nic = new TestNic();
-  t.teardown(() => nic.close());
-  const [a, b] = nic.pair({ mtu: MTU });
-  const src = nic.alloc(3 * 4096);
-  src.bytes.set(pattern(src.bytes.length, 9));
-  const smr = nic.mr(src, 0);
-  const dst = nic.alloc(3 * 4096);
-  const dmr = nic.mr(dst, ACCESS_MR.LOCAL_WRITE);
+  const { nic, a, b, src, smr, dst, dmr } = threePagePair(t, 9);
   // Gather 3000 bytes from two places (one crossing a page), scatter into three.
   b.recv([
     { va: dst.iova + 10, lkey: dmr.key, size: 1000 },
