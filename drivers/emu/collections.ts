@@ -3,7 +3,7 @@
  * model.heapReductions controls).
  */
 import { PerformanceObserver, constants, type PerformanceEntry } from 'node:perf_hooks';
-import { setFlagsFromString } from 'node:v8';
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 let collections = -1;
@@ -76,4 +76,13 @@ export function collectInThisThread(): void {
     gc = runInNewContext('gc') as (options: { type: 'minor' }) => void;
   }
   gc({ type: 'minor' });
+}
+
+/**
+ * Bytes of this thread's heap in use now (V8's used_heap_size): between two readings with no
+ * collection between them, the bytes this thread allocated. The zero-GC benchmark reads the
+ * worker's around its run, to report the worker's bytes per operation beside the driver's.
+ */
+export function heapUsedInThisThread(): number {
+  return getHeapStatistics().used_heap_size;
 }

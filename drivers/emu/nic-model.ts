@@ -16,7 +16,9 @@
  * narrow interface (objects.ts RoceTables / EngineHooks, function-resources.ts RoceOfFunction).
  */
 import { WriteQueueConsumer, WriteKind } from './write-queue.ts';
-import { collectInThisThread, collectionsInThisThread, heapReductionsInThisThread } from './collections.ts';
+import {
+  collectInThisThread, collectionsInThisThread, heapReductionsInThisThread, heapUsedInThisThread,
+} from './collections.ts';
 import { wakeDriver } from './wake.ts';
 import type { EmuConfig } from './config.ts';
 import type { Result } from '../../firmware-hwrm/result.ts';
@@ -125,6 +127,7 @@ export class NicModel {
       collections: () => collectionsInThisThread(),
       heapReductions: () => heapReductionsInThisThread(),
       collectGarbage: () => collectInThisThread(),
+      heapUsed: () => heapUsedInThisThread(),
       onDmaWrite: (fn) => {
         if (fn !== undefined && typeof fn !== 'function') throw new RangeError('model.onDmaWrite: not a function');
         iommu.onWrite = fn;
@@ -301,6 +304,11 @@ export interface ModelControls {
   heapReductions(): number;
   /** A minor garbage collection in the model's thread now (benchmarks: a zero-GC count starts after it). */
   collectGarbage(): void;
+  /**
+   * Bytes of the model's thread's heap in use (V8 used_heap_size): the growth between two
+   * readings with no collection between them is what the thread allocated (benchmarks).
+   */
+  heapUsed(): number;
   /**
    * Test hook (stepped models only: a function does not cross to a worker): `fn` sees every
    * DMA write the model makes, as (iova, length), before it lands; undefined removes it.
