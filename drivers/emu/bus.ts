@@ -18,6 +18,7 @@ import { emuChip, strictByDefault, type EmuConfig } from './config.ts';
 import type { ChipProfile } from '../../firmware-hwrm/chips.ts';
 import type { TraceSink } from '../../firmware-hwrm/trace.ts';
 import { WAKE_SLEEPING, wakeDriver } from './wake.ts';
+import { FREE_NS, freeClock, readFreeClock } from './free-clock.ts';
 
 export interface ModelBus {
   readonly config: EmuConfig;
@@ -37,6 +38,8 @@ export interface ModelBus {
   publishBar0(offset: number, value: number): void;
   /** The model's clock in ns (virtual in stepped mode), as of the current run. */
   now(): number;
+  /** The same as a field: the hot path reads it (a double returned from a call is a heap number). */
+  readonly nowNs: number;
   /**
    * The time now, for what happens inside a run: a frame leaving, a timer starting. Stepped, it
    * is the run's clock (virtual time stands still during a run). In real time it is read live:
@@ -83,6 +86,15 @@ export function realTimeNs(): number {
   return perf.now() * 1e6;
 }
 
+/**
+ * The same clock read allocation-free (free-clock.ts): the live clock of a model in a worker,
+ * whose runs read it at every ACK timer stamp and RNR wait (readLiveNow reads freeClock itself).
+ */
+export function freeRealTimeNs(): number {
+  readFreeClock();
+  return freeClock[FREE_NS]!;
+}
+
 /** The bus as the NicModel keeps it: the register file's two halves, the clock, the wake flag. */
 export class NicBus implements ModelBus {
   readonly iommu = new Iommu();
@@ -95,8 +107,9 @@ export class NicBus implements ModelBus {
   onExternalWork: () => void = () => {};
   nowNs = 0;
   /**
-   * The live clock behind liveNow(): the hosts' real-time clock (the worker and the vfio-user
-   * server run the model on performance.now()); none in stepped mode. A test may set its own.
+   * The live clock behind liveNow(): the hosts' real-time clock (the vfio-user server and an
+   * inline model run on performance.now(), a worker on the same clock read allocation-free,
+   * freeRealTimeNs); none in stepped mode. A test may set its own.
    */
   liveClockNs: (() => number) | undefined;
   /** The driver has something to see since the last wake. */
@@ -115,7 +128,7 @@ export class NicBus implements ModelBus {
   constructor(readonly config: EmuConfig, private readonly bar0Published: Int32Array, bar0Bytes: number) {
     this.strict = config.strict ?? strictByDefault();
     this.chip = emuChip(config.chip);
-    this.liveClockNs = config.mode === 'stepped' ? undefined : realTimeNs;
+    this.liveClockNs = config.mode === 'stepped' ? undefined : config.mode === 'thread' ? freeRealTimeNs : realTimeNs;
     this.random = new Random(config.seed);
     this.bar0Written = new Uint32Array(bar0Bytes / 4);
   }
@@ -147,7 +160,13 @@ export class NicBus implements ModelBus {
   readLiveNow(): void {
     const clock = this.liveClockNs;
     // The real-time clock read here, not through the closure (a double returned from a call).
-    const t = clock === undefined ? this.nowNs : clock === realTimeNs ? perf.now() * 1e6 : clock();
+    let t: number;
+    if (clock === freeRealTimeNs) {
+      readFreeClock();
+      t = freeClock[FREE_NS]!;
+    } else {
+      t = clock === undefined ? this.nowNs : clock === realTimeNs ? perf.now() * 1e6 : clock();
+    }
     this.liveNs = t > this.nowNs ? t : this.nowNs;
   }
 

@@ -20,6 +20,7 @@ import {
   collectInThisThread, collectionsInThisThread, heapReductionsInThisThread, heapUsedInThisThread,
 } from './collections.ts';
 import { wakeDriver } from './wake.ts';
+import { FREE_NS, freeClock } from './free-clock.ts';
 import type { EmuConfig } from './config.ts';
 import type { Result } from '../../firmware-hwrm/result.ts';
 import type { Iommu } from './iommu.ts';
@@ -30,9 +31,6 @@ import { RoceFirmware } from './firmware/roce.ts';
 import { FunctionResources } from './firmware/function-resources.ts';
 import { RoceEngine } from './engine/engine.ts';
 import { teeTrace, TraceFile } from '../trace-file.ts';
-
-/** The Performance object, read once (a getter of globalThis at each use: bus.ts says more). */
-const perf = performance;
 
 export const BAR0_BYTES = 64 * 1024;
 export const BAR2_BYTES = 16 * 1024 * 1024;
@@ -168,9 +166,17 @@ export class NicModel {
    * after (it is stopped); a counting one never throws.
    */
   runOnce(nowNs: number): boolean {
+    this.bus.nowNs = nowNs;
+    return this.runNow();
+  }
+
+  /**
+   * runOnce at the time already in bus.nowNs: the worker's run, whose time is a field store
+   * (freeClock's reading), not a double argument (a heap number at each call not inlined).
+   */
+  runNow(): boolean {
     const bus = this.bus;
     if (bus.failure) throw bus.failure;
-    bus.nowNs = nowNs;
     let worked = false;
     const q = this.queue;
     while (q.take()) {
@@ -182,8 +188,8 @@ export class NicModel {
         case WriteKind.Control: this.onControl(); break;
       }
     }
-    if (this.engine.run(nowNs)) worked = true;
-    if (this.hwrm.run(nowNs)) worked = true;
+    if (this.engine.run()) worked = true;
+    if (this.hwrm.run()) worked = true;
     if (bus.wroteSomething) {
       bus.wroteSomething = false;
       if (this.driverElsewhere) wakeDriver(this.wake);
@@ -199,12 +205,12 @@ export class NicModel {
   }
 
   /**
-   * Whether a run now would find something to do without a new write (nextDeadlineNs has
-   * come), by the real-time clock (a host that runs the model in real time). Reads the clock
-   * itself and answers a boolean: no double crosses the call (each would be a heap number).
+   * Whether a run at the time of freeClock's last reading (the worker's, just before) would
+   * find something to do without a new write (nextDeadlineNs has come). Answers a boolean: no
+   * double crosses the call (each would be a heap number).
    */
-  dueNow(): boolean {
-    return this.nextDeadlineNs() <= perf.now() * 1e6; // bus.ts realTimeNs, read here
+  dueAtFreeClock(): boolean {
+    return this.nextDeadlineNs() <= freeClock[FREE_NS]!;
   }
 
   wakeDriver(): void {

@@ -26,6 +26,7 @@ import { ModelInternalError } from './bus.ts';
 import { WAKE_FAILED, WAKE_HEARTBEAT, WAKE_SLEEPING } from './wake.ts';
 import { writeQueueWakeFd } from './write-queue.ts';
 import { SocketSleep } from './socket-sleep.ts';
+import { FREE_MS, FREE_NS, freeClock, readFreeClock } from './free-clock.ts';
 
 /** How long the model keeps looking for work after its last work, in ms (a cable in memory). */
 const SPIN_AFTER_WORK_MS = 0.05;
@@ -49,9 +50,6 @@ const SLICE_MS = 0.05;
 const IDLE_LOOKS = 64;
 /** Longest synchronous sleep before the event loop turns (timers: the capture's flush), in ms. */
 const EVENT_LOOP_TURN_MS = 20;
-
-/** The Performance object, read once (a getter of globalThis at each use: bus.ts says more). */
-const perf = performance;
 
 const data = workerData as ModelInit & { port: MessagePort };
 const port = data.port;
@@ -108,14 +106,17 @@ function handle(m: ControlMessage): void {
   }
 }
 
-const now = () => perf.now() * 1e6;
 /**
  * Times in ms, kept in a Float64Array: a double stored in a module variable is a new heap
- * number at every store, and the spin stores one after every run that worked.
+ * number at every store, and the spin stores one after every run that worked. Every clock
+ * read here is readFreeClock's (free-clock.ts): performance.now() returns a new heap number.
  */
-const times = new Float64Array(1);
+const times = new Float64Array(2);
 const LAST_WORK = 0;
-times[LAST_WORK] = perf.now();
+/** When the current slice ends (its start + sliceMs). */
+const SLICE_END = 1;
+readFreeClock();
+times[LAST_WORK] = freeClock[FREE_MS]!;
 let sleeping = false;
 let scheduled = false;
 /**
@@ -129,7 +130,8 @@ const sliceMs = socketCable ? SLICE_MS : EVENT_LOOP_TURN_MS;
 
 function slice(): void {
   scheduled = false;
-  const sliceStart = perf.now();
+  readFreeClock();
+  times[SLICE_END] = freeClock[FREE_MS]! + sliceMs;
   try {
     let idle = 0;
     let worked = true;
@@ -140,20 +142,22 @@ function slice(): void {
       const due = worked || model.hasQueuedWrites();
       if (!due && ++idle < IDLE_LOOKS) continue;
       idle = 0;
-      const t = perf.now();
+      readFreeClock();
+      const t = freeClock[FREE_MS]!;
       // A cable in memory brings nothing between runs: after a run that found nothing, with no
-      // write queued, only a deadline (a timer, a frame due) can give a run work. Each run is a
-      // double passed down (runOnce(t), engine.run(t)...): heap numbers.
-      if (due || !cableInMemory || model.dueNow()) {
-        worked = model.runOnce(t * 1e6);
+      // write queued, only a deadline (a timer, a frame due) can give a run work. The run's time
+      // goes in as a field (bus.nowNs), never as a double argument (a heap number a call).
+      if (due || !cableInMemory || model.dueAtFreeClock()) {
+        model.bus.nowNs = freeClock[FREE_NS]!;
+        worked = model.runNow();
         if (worked) times[LAST_WORK] = t;
       }
-      if (t - sliceStart > sliceMs) return schedule();
+      if (t > times[SLICE_END]!) return schedule();
       if (t - times[LAST_WORK]! <= spinAfterWorkMs && (socketSleep === undefined || driverAwake())) continue;
       if (socketCable) return sleep();
       // A cable in memory: block here until the next write or deadline, within this slice,
       // then run at once.
-      sleepInSlice(sliceStart + sliceMs - t);
+      sleepInSlice();
       worked = true;
     }
   } catch (e) {
@@ -168,22 +172,26 @@ function driverAwake(): boolean {
 
 /**
  * Blocks on the write queue (a futex: the driver's next write wakes it) until a write, the
- * model's next deadline, or `leftMs`, the rest of the slice; returns at once if a write is
- * already queued. A UDP socket read through libc blocks in ppoll on it and on the eventfd the
- * driver signals with its next write (socket-sleep.ts) instead: a datagram wakes it too.
+ * model's next deadline, or the slice's end; returns at once if a write is already queued. A
+ * UDP socket read through libc blocks in ppoll on it and on the eventfd the driver signals
+ * with its next write (socket-sleep.ts) instead: a datagram wakes it too. With no deadline
+ * before the slice's end (an idle NIC), the wait is whole milliseconds: a fractional timeout is
+ * a heap number passed to Atomics.wait, and the slice's end needs no sub-ms precision.
  */
-function sleepInSlice(leftMs: number): void {
+function sleepInSlice(): void {
   const tail = model.prepareSleep();
   if (tail === undefined) return;
-  const deadline = model.nextDeadlineNs();
-  const untilDeadlineMs = deadline === Infinity ? leftMs : (deadline - now()) / 1e6;
+  readFreeClock();
+  const leftMs = Math.ceil(times[SLICE_END]! - freeClock[FREE_MS]!);
+  const untilDeadlineMs = (model.nextDeadlineNs() - freeClock[FREE_NS]!) / 1e6;
   const timeoutMs = untilDeadlineMs < leftMs ? untilDeadlineMs : leftMs;
   if (timeoutMs > 0) {
     if (socketSleep !== undefined) socketSleep.wait(timeoutMs);
     else Atomics.wait(model.queueWords(), model.queueTailIndex(), tail, timeoutMs);
   }
   model.awake();
-  times[LAST_WORK] = perf.now();
+  readFreeClock();
+  times[LAST_WORK] = freeClock[FREE_MS]!;
 }
 
 /**
@@ -219,7 +227,8 @@ function sleep(): void {
   if (tail === undefined) return schedule();
   sleeping = true;
   const deadline = model.nextDeadlineNs();
-  const timeoutMs = deadline === Infinity ? undefined : Math.max(0, (deadline - now()) / 1e6);
+  readFreeClock();
+  const timeoutMs = deadline === Infinity ? undefined : Math.max(0, (deadline - freeClock[FREE_NS]!) / 1e6);
   const waited = Atomics.waitAsync(model.queueWords(), model.queueTailIndex(), tail, timeoutMs);
   if (waited.async) waited.value.then(resume);
   else resume();
@@ -229,14 +238,18 @@ function resume(): void {
   if (!sleeping) return;
   sleeping = false;
   model.awake();
-  times[LAST_WORK] = perf.now();
+  readFreeClock();
+  times[LAST_WORK] = freeClock[FREE_MS]!;
   schedule();
 }
 
 /** Frames from a socket arrive on the event loop; make sure the model looks at them soon. */
 function kick(): void {
   if (sleeping) resume();
-  else times[LAST_WORK] = perf.now();
+  else {
+    readFreeClock();
+    times[LAST_WORK] = freeClock[FREE_MS]!;
+  }
 }
 
 // A pending Atomics.waitAsync does not keep a worker's event loop alive: this timer does,

@@ -5,7 +5,7 @@
  * (port.ts, plugged into a cable from ../cable/). It reaches the host only through the bus
  * (../bus.ts) and the firmware only through its tables (../objects.ts RoceTables).
  *
- * How it runs: doorbell() only moves indexes (doorbells.ts). run(nowNs), called by the model
+ * How it runs: doorbell() only moves indexes (doorbells.ts). run() (at bus.nowNs), called by the model
  * with its clock (virtual in stepped mode), takes the frames that arrived meanwhile, fires due
  * timers, then makes passes until nothing moves: every requester sends what its window and
  * the port allow; the port delivers what came in (a loop cable's frames inside the same run,
@@ -143,19 +143,24 @@ export class RoceEngine implements EngineHooks {
     }
   }
 
-  /** Does the engine's due work at time `nowNs`; true if anything happened. */
-  run(nowNs: number): boolean {
+  /**
+   * Does the engine's due work at the run's time (bus.nowNs, a field: a double argument would
+   * be a heap number at each call); true if anything happened.
+   */
+  run(): boolean {
     if (this.closed) return false;
     const core = this.core;
     const port = core.port;
+    const nowNs = this.bus.nowNs;
     core.nowNs = nowNs;
     let worked = false;
-    port.beginRun(nowNs);
+    port.runNs = nowNs;
+    port.beginRun();
     try {
       if (this.breakNextRun !== undefined) this.breakInvariantNow();
       // Frames that came in while the engine was not running go first: an ACK that arrived
       // before its deadline must not lose to the timer it stops.
-      if (port.deliver(nowNs) > 0) worked = true;
+      if (port.deliver() > 0) worked = true;
       if (this.sendResponses()) worked = true;
       if (nowNs >= core.timerDeadlineNs && this.fireTimers()) worked = true;
       let pass = 0;
@@ -165,7 +170,7 @@ export class RoceEngine implements EngineHooks {
         const n = live.length;
         for (let i = 0; i < n; i++) if (requesterStep(core, live[(i + this.turn) % n]!) > 0) progress = true;
         this.turn = n > 0 ? (this.turn + 1) % n : 0;
-        if (port.deliver(nowNs) > 0) progress = true;
+        if (port.deliver() > 0) progress = true;
         if (this.sendResponses()) progress = true;
         for (let i = 0; i < live.length; i++) {
           const t = live[i]!;

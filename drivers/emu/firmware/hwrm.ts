@@ -74,7 +74,7 @@ export class HwrmFirmware {
     bus.publishBar0(bus.chip.grcStatusOffset, FW_STATUS_HEALTHY);
   }
 
-  run(_nowNs: number): boolean {
+  run(): boolean {
     return false;
   }
 
