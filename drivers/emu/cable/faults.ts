@@ -8,8 +8,9 @@
  */
 import type { Random } from '../random.ts';
 import type { Cable, FrameReceiver } from './cable.ts';
-import { BTH_AT, BTH_OPCODE, BTH_PSN, BTH_RESV8A, ETH_HEADER_BYTES, IPV4_AT,
-  IPV4_TOTAL_LENGTH } from '../wire/headers.ts';
+import { BTH_AT, BTH_BYTES, BTH_OPCODE, BTH_PSN, BTH_RESV8A, ETH_HEADER_BYTES, ETH_TYPE, ETH_TYPE_IPV4, IPV4_AT,
+  IPV4_PROTOCOL, IPV4_TOTAL_LENGTH, IPV4_VERSION_IHL, IPV4_VERSION_IHL_PLAIN, IP_PROTOCOL_UDP, ROCEV2_UDP_PORT, UDP_AT,
+  UDP_DST_PORT } from '../wire/headers.ts';
 import { getU24 } from '../wire/bytes.ts';
 
 export interface FaultSpec {
@@ -34,7 +35,7 @@ class DirectionFaults {
   reorder = 0;
   corrupt = 0;
   delayNs = 0;
-  /** Deterministic drops: the next `matchCount` frames with this BTH opcode (and PSN, unless -1). */
+  /** Deterministic drops: the next `matchCount` RoCEv2 frames with this BTH opcode (and PSN, unless -1). */
   matchOpcode = -1;
   matchPsn = -1;
   matchCount = 0;
@@ -60,6 +61,19 @@ class DirectionFaults {
       throw new RangeError(`fault delayNs ${delay} must be a finite number >= 0`);
     this.delayNs = delay;
   }
+}
+
+/**
+ * Whether a frame is RoCEv2 (IPv4 with a plain 20-byte header, UDP to port 4791) with room for its
+ * BTH, so that the byte at BTH_AT is an opcode: a deterministic drop names a BTH opcode, and an
+ * ICMP echo or any other frame has some other byte there (a ping's timestamp matched
+ * RC_SEND_MIDDLE's 0x01 one time in 256 and was dropped in its place).
+ */
+function isRoceV2(frame: Uint8Array, length: number): boolean {
+  return length >= BTH_AT + BTH_BYTES && ((frame[ETH_TYPE]! << 8) | frame[ETH_TYPE + 1]!) === ETH_TYPE_IPV4 &&
+    frame[IPV4_AT + IPV4_VERSION_IHL] === IPV4_VERSION_IHL_PLAIN &&
+    frame[IPV4_AT + IPV4_PROTOCOL] === IP_PROTOCOL_UDP &&
+    ((frame[UDP_AT + UDP_DST_PORT]! << 8) | frame[UDP_AT + UDP_DST_PORT + 1]!) === ROCEV2_UDP_PORT;
 }
 
 function probability(p: number | undefined): number {
@@ -178,7 +192,7 @@ export class FaultCable implements Cable {
   };
 
   private pass(direction: number, d: DirectionFaults, frame: Uint8Array, length: number): void {
-    if (d.matchCount > 0 && length >= BTH_AT + 12 && frame[BTH_AT + BTH_OPCODE] === d.matchOpcode &&
+    if (d.matchCount > 0 && isRoceV2(frame, length) && frame[BTH_AT + BTH_OPCODE] === d.matchOpcode &&
       (d.matchPsn < 0 || getU24(frame, BTH_AT + BTH_PSN) === d.matchPsn)) {
       d.matchCount--;
       d.dropped++;
