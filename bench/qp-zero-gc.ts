@@ -46,12 +46,18 @@ const RUN_CALLS = Math.ceil(TARGET_OPS / OPS_PER_BATCH);
 const WARMUP_CALLS = 128;
 /**
  * A worker warms up in chunks of WARMUP_CALLS calls until one passes without a collection in
- * it, at most this many: V8's heap reductions also flush compiled code, and at a load of 16 the
- * worker was still compiling its data path again (five scavenges in the warm-up, one more in the
- * run) after the single warm-up that came after them. A data path that allocated per operation
- * would collect in every chunk: the run then goes ahead after the last and shows it.
+ * it and allocating at most SETTLED_BYTES_PER_OP, at most this many: V8's heap reductions also
+ * flush compiled code, and at a load of 16 the worker was still compiling its data path again
+ * (five scavenges in the warm-up, one more in the run) after the single warm-up that came after
+ * them. The worker's code that runs once or twice a batch of 256 messages (a run's end, a
+ * sleep) reaches V8's optimizing tier only after some 10^6 operations, and allocates until then
+ * (0.3-0.6 B an operation: every double a baseline tier touches is a heap number); the
+ * detail says how many chunks that took. A data path that allocated per operation would never
+ * settle: the run then goes ahead after the last chunk and shows it.
  */
-const SETTLE_CHUNKS = 8;
+const SETTLE_CHUNKS = 32;
+/** A settled warm-up chunk's worker allocation, at most (steady state measured 0.02-0.1). */
+const SETTLED_BYTES_PER_OP = 0.1;
 const LIMIT_US = 10e6;
 const MAX_RUN_MS = 20_000;
 /** Long enough for a worker's event loop to deliver its last collection's entry. */
@@ -145,8 +151,10 @@ interface Measured {
   clean: GcRun; dirty: GcRun; worker: number; ops: number; runMs: number; reduced: Reduced | undefined;
   /** The worker's heap growth during the run, in bytes (what it allocated, when it collected none). */
   workerGrowth: number;
-  /** Warm-up chunks the worker collected in before one passed without (settle). */
+  /** Warm-up chunks the worker collected or allocated in before one passed without (settle). */
   settleChunks: number;
+  /** The last warm-up chunk's worker allocation, B an operation (NaN: it collected). */
+  settleBytesPerOp: number;
 }
 
 /** The zero-GC run and its reference on `p`; `reduced` for a worker's NIC. */
@@ -163,11 +171,15 @@ async function measure(p: BenchPair, reduced: Reduced | undefined, options: Benc
   // The worker counts its own collections (counting since run() asked for its reductions).
   // Its young generation starts empty, as gcDuring empties the driver's.
   let settleChunks = 0;
+  let settleBytesPerOp = NaN;
   if (thread) {
     for (; settleChunks < SETTLE_CHUNKS; settleChunks++) {
       const seen = await settledCollections(model);
+      const heap = model.heapUsed();
       for (let i = 0; i < WARMUP_CALLS; i++) messages(p, false);
-      if (await settledCollections(model) === seen) break;
+      settleBytesPerOp = (model.heapUsed() - heap) / (WARMUP_CALLS * OPS_PER_BATCH);
+      if (await settledCollections(model) !== seen) settleBytesPerOp = NaN;
+      else if (settleBytesPerOp <= SETTLED_BYTES_PER_OP) break;
     }
     model.collectGarbage();
   }
@@ -181,7 +193,10 @@ async function measure(p: BenchPair, reduced: Reduced | undefined, options: Benc
   const workerGrowth = thread ? model.heapUsed() - heapBefore : 0;
   const worker = thread ? (await settledCollections(model)) - before : 0;
   const dirty = await gcDuring(allocating, 1, { ...d, runMs: Math.min(runMs, options.durations.runMs) });
-  return { clean, dirty, worker, workerGrowth, ops: clean.operations * OPS_PER_BATCH, runMs, reduced, settleChunks };
+  return {
+    clean, dirty, worker, workerGrowth, ops: clean.operations * OPS_PER_BATCH, runMs, reduced, settleChunks,
+    settleBytesPerOp,
+  };
 }
 
 async function settledCollections(model: { collections(): number }): Promise<number> {
@@ -196,8 +211,10 @@ function detail(m: Measured): string {
   const reductions = r === undefined ? ''
     : r.count === 0 ? `; no heap reduction in the worker within ${REDUCTION_WAIT_MS / 1e3} s of its start`
     : `; the worker's ${r.count} heap reductions (V8's memory reducer) before the count, the last ` +
-      `${r.atS.toFixed(1)} s after its start (waited ${r.waitedS.toFixed(1)} s); warm-up chunks with a ` +
-      `collection in the worker before one without: ${m.settleChunks}`;
+      `${r.atS.toFixed(1)} s after its start (waited ${r.waitedS.toFixed(1)} s); warm-up chunks of ` +
+      `${WARMUP_CALLS * OPS_PER_BATCH} operations in which the worker collected or allocated more than ` +
+      `${SETTLED_BYTES_PER_OP} B an operation before one that did neither: ${m.settleChunks} (the last: ` +
+      `${Number.isNaN(m.settleBytesPerOp) ? 'a collection' : `${m.settleBytesPerOp.toFixed(3)} B an operation`})`;
   return `${m.ops.toLocaleString('en-US')} operations (send, receive, waitBytes) in ${(m.runMs / 1e3).toFixed(1)} ` +
     `s${short}; `
     + `heap growth ${m.clean.heapGrowthBytes} B (${(m.clean.heapGrowthBytes / m.ops).toFixed(3)} B an operation)`
