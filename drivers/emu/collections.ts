@@ -3,7 +3,7 @@
  * model.heapReductions controls).
  */
 import { PerformanceObserver, constants, type PerformanceEntry } from 'node:perf_hooks';
-import { getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { getHeapSpaceStatistics, getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 let collections = -1;
@@ -85,4 +85,15 @@ export function collectInThisThread(): void {
  */
 export function heapUsedInThisThread(): number {
   return getHeapStatistics().used_heap_size;
+}
+
+/**
+ * Bytes in use in this thread's young generation (V8's new_space): what a scavenge collects.
+ * Between two readings with no collection between them, what this thread allocated there, the
+ * allocation that makes scavenges; unlike heapUsedInThisThread it leaves out the old space, where
+ * the optimizing compiler's finished jobs land (a jump of 100-200 KB now and then, measured).
+ */
+export function youngHeapUsedInThisThread(): number {
+  for (const space of getHeapSpaceStatistics()) if (space.space_name === 'new_space') return space.space_used_size;
+  return 0;
 }

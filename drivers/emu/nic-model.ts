@@ -18,6 +18,7 @@
 import { WriteQueueConsumer, WriteKind } from './write-queue.ts';
 import {
   collectInThisThread, collectionsInThisThread, heapReductionsInThisThread, heapUsedInThisThread,
+  youngHeapUsedInThisThread,
 } from './collections.ts';
 import { wakeDriver } from './wake.ts';
 import { FREE_NS, freeClock } from './free-clock.ts';
@@ -126,6 +127,7 @@ export class NicModel {
       heapReductions: () => heapReductionsInThisThread(),
       collectGarbage: () => collectInThisThread(),
       heapUsed: () => heapUsedInThisThread(),
+      youngHeapUsed: () => youngHeapUsedInThisThread(),
       onDmaWrite: (fn) => {
         if (fn !== undefined && typeof fn !== 'function') throw new RangeError('model.onDmaWrite: not a function');
         iommu.onWrite = fn;
@@ -315,6 +317,8 @@ export interface ModelControls {
    * readings with no collection between them is what the thread allocated (benchmarks).
    */
   heapUsed(): number;
+  /** The same for the young generation alone (V8 new_space: what a scavenge collects). */
+  youngHeapUsed(): number;
   /**
    * Test hook (stepped models only: a function does not cross to a worker): `fn` sees every
    * DMA write the model makes, as (iova, length), before it lands; undefined removes it.
