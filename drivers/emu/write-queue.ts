@@ -46,6 +46,9 @@ export const WRITE_QUEUE_ENTRIES = 8192; // power of two: index = count & mask
 /** The same, unexported: the hot path loads an exported binding from a cell and checks it at every push. */
 const ENTRIES = 8192;
 
+// push spells these out as literals: they must stay these numbers.
+if (HEADER_WORDS !== 32 || ENTRIES !== 8192 || ENTRY_WORDS !== 4 || TAIL !== 16) throw new Error('write-queue layout');
+
 export function allocWriteQueue(): SharedArrayBuffer {
   return new SharedArrayBuffer((HEADER_WORDS + WRITE_QUEUE_ENTRIES * ENTRY_WORDS) * 4);
 }
@@ -84,18 +87,24 @@ export class WriteQueueProducer {
     this.local = Atomics.load(w, CONSUMER_THREAD) === threadId + 1;
   }
 
+  /**
+   * The layout's numbers are literals here: each module constant a function reads is 6 bytes
+   * of bytecode (a context load and its TDZ check), and this function is inlined into every
+   * doorbell of the driver's posts, where V8's inlining budget (920 bytes for a whole tree)
+   * is what decides whether all of a post compiles into one function.
+   */
   push(kind: number, offset: number, lo: number, hi: number): void {
     const w = this.words;
     const tail = this.tail;
     if (tail === this.full) this.waitForRoom(tail);
-    const at = HEADER_WORDS + (tail & (ENTRIES - 1)) * ENTRY_WORDS;
+    const at = 32 + ((tail & 8191) << 2); // HEADER_WORDS + (tail & (ENTRIES - 1)) * ENTRY_WORDS
     w[at] = kind;
     w[at + 1] = offset;
     w[at + 2] = lo;
     w[at + 3] = hi;
     const next = (tail + 1) | 0;
     this.tail = next;
-    if (this.local === true) w[TAIL] = next; // (a boolean: one compare, where `if (x)` tests every falsy value)
+    if (this.local === true) w[16] = next; // TAIL (a boolean: one compare, where `if (x)` tests every falsy value)
     else this.publish(next);
   }
 

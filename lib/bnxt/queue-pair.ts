@@ -67,6 +67,8 @@ const READ_OPCODE = R.WqeType.READ_WQE;
 /** The CQE word holding toggle, type and status (cq_base's trailer). */
 const TRAILER = C.CQ_BASE_TOGGLE_WORD;
 const SGE_WORD = R.WQE_HEADER_BYTES / 4;
+// postSend spells the ring's mask and shift and the SGE's word out as literals.
+if (MASK !== 4095 || SHIFT !== 12 || SGE_WORD !== 8 || RING_ROOM !== 4095) throw new Error('queue-pair: ring layout');
 /**
  * The trailer's toggle, cqe_type and status bits (cq_base), and cqe_type in its place for the
  * send ring's CQEs and the receive ring's: a written CQE of the ring's kind with status 0 has
@@ -78,13 +80,15 @@ const REQ_TYPE_BITS = R.CqeType.REQ << C.CQ_BASE_CQE_TYPE_SHIFT;
 const RES_RC_TYPE_BITS = R.CqeType.RES_RC << C.CQ_BASE_CQE_TYPE_SHIFT;
 
 /**
- * The WQE's one SGE (roce_hsi.h: struct sq_sge): va = region base + at, as 32-bit halves; the
- * low half wrapped (at < 2^31) exactly when it came out below the base's, which carries one.
+ * The WQE's one SGE (roce_hsi.h: struct sq_sge): va = region base + at, as 32-bit halves. The
+ * low half is the sum wrapped to 32 bits (`>>> 0`), which wrapped, carrying one into the high
+ * half, exactly when it came out below `at` (both halves below 2^32). Integer operations only:
+ * the same sum as a double compared with 2^32 and the carry multiplied back out (as before)
+ * was the hottest part of a post in a perf profile (vmulsd, vucomisd).
  */
 function writeSge(u: Uint32Array, w: number, key: number, vaLo: number, vaHi: number, at: number, n: number): void {
-  const lo = vaLo + at;
-  const carry = lo >= Words.TWO_POW_32 ? 1 : 0;
-  W.setSqSgeWords(u, w, lo - carry * Words.TWO_POW_32, vaHi + carry, key, n); // va_or_pa (lo, hi), l_key, size
+  const lo = (vaLo + at) >>> 0;
+  W.setSqSgeWords(u, w, lo, lo < at ? vaHi + 1 : vaHi, key, n); // va_or_pa (lo, hi), l_key, size
 }
 
 export const enum Side { Send = 0, Receive = 1 }
@@ -319,13 +323,47 @@ export class BnxtQp {
     return side === Side.Send ? MASK - (this.sqProd - this.sqTaken) : MASK - (this.rqProd - this.rqTaken); // RING_ROOM
   }
 
+  /** room(Side.Send) === 0, in a few bytes of bytecode (V8's inlining budget: Qp.send). */
+  sqFull(): boolean {
+    return this.sqProd - this.sqTaken === 4095; // RING_ROOM
+  }
+
+  /** room(Side.Receive) === 0. */
+  rqFull(): boolean {
+    return this.rqProd - this.rqTaken === 4095; // RING_ROOM
+  }
+
   due(side: Side): number {
     return side === Side.Send ? this.sqProd - this.sqTaken : this.rqProd - this.rqTaken;
   }
 
-  /** Writes a SEND WQE of one SGE and its PSN-search entry, then rings the SQ doorbell. */
+  /**
+   * Writes a SEND WQE of one SGE and its MSN or PSN-search entry, then rings the SQ doorbell:
+   * writeSqWqe's work for a SEND, written out. Qp.send inlines this, and V8 gives one optimized
+   * function 920 bytes of bytecode to inline in all (see Qp.send): where Qp.send was optimized
+   * before this was, the budget ran out inside the post and the doorbell's queue write and the
+   * PSN step ran as calls, a bimodal 25 or 35 ns a send from one process to the next. So the
+   * constants are its arguments (not passed through ten parameters), the SGE is written here
+   * (writeSge's two lines), and the ring's numbers are literals (a module constant is 6 bytes of
+   * bytecode at each use; RING_ENTRIES 4096: mask 4095, shift 12, the SGE at word 8).
+   */
   postSend(key: number, vaLo: number, vaHi: number, at: number, n: number): void {
-    this.writeSqWqe(SEND_WORD0, key, vaLo, vaHi, at, n, 0, 0, 0, SEND_OPCODE);
+    const prod = this.sqProd;
+    const idx = prod & 4095; // MASK
+    this.sqLength[idx] = n;
+    if (this.failure !== undefined) return this.skipPost(Side.Send);
+    const u = this.sq32;
+    const w = idx * this.sqWqeWords;
+    W.setSqSendHdrWords(u, w, SEND_WORD0, 0, n, 0, 0, 0, 0, 0);
+    const lo = (vaLo + at) >>> 0; // as writeSge
+    W.setSqSgeWords(u, w + 8, lo, lo < at ? vaHi + 1 : vaHi, key, n); // SGE_WORD
+    if (this.msnEntries !== 0) this.writeMsnEntry(u, prod, idx, n);
+    else this.writePsnEntry(u, idx, n, SEND_OPCODE);
+    const np = prod + 1;
+    this.sqProd = np;
+    this.scq.tellBeforePost(np);
+    this.doorbells.doorbell64(this.dbOffset, D.dbcDbcWord0((np & 4095) * this.doorbellStep, (np >>> 12) & 1, 0),
+      this.sqDbHi);
   }
 
   /** Writes an RDMA READ WQE (remote va/key; the local SGE is the destination). */
@@ -340,9 +378,8 @@ export class BnxtQp {
   }
 
   /**
-   * The SQ's post, kept under V8's inlining limit (460 bytes of bytecode) so that it inlines
-   * into Qp.send: the failed QP's case and the search entries are calls of their own (V8 also
-   * stops inlining at 920 bytes for a whole function: every byte of the post counts).
+   * The SQ's post of any one-SGE WQE (postRead's; postSend writes its SEND the same way, written
+   * out): the failed QP's case and the search entries are calls of their own.
    */
   private writeSqWqe(
     word0: number, key: number, vaLo: number, vaHi: number, at: number, n: number, w4: number, w5: number,
@@ -385,7 +422,9 @@ export class BnxtQp {
    */
   private writeMsnEntry(u: Uint32Array, prod: number, idx: number, n: number): void {
     const start = this.nextPsn;
-    const next = this.advancePsn(n);
+    // advancePsn, written out: one call fewer in the tree V8 inlines into the send's post.
+    const next = (start + (n === 0 ? 1 : (n + this.mtu - 1) >>> this.mtuShift)) & 0xffffff; // R.PSN_MASK
+    this.nextPsn = next;
     const m = this.auxWord + (prod & (this.msnEntries - 1)) * MSN_WORDS;
     W.setSqMsnSearchWords(u, m, W.sqMsnSearchWord0(start, next), W.sqMsnSearchWord1(next, idx * this.slotsPerWqe));
   }
