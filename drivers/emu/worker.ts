@@ -7,8 +7,7 @@
  * takes the core the driver needs to post the next doorbell, and a spin of 2 ms kept a core
  * busy through any traffic. On a socket cable it does not spin at all: its frames arrive on the
  * event loop, which a spin keeps from looking at the socket. The spin reads the clock only when
- * a write is queued, after a run that worked, or every IDLE_LOOKS looks (a clock read allocates:
- * an idle spin that read it at every look collected garbage every 25 ms); it then runs the model,
+ * a write is queued, after a run that worked, or every IDLE_LOOKS looks; it then runs the model,
  * except on a cable in memory whose next deadline has not come (nothing else gives it work).
  * It beats the heartbeat (wake.ts) at every look, so the driver spins only while this thread runs.
  *
@@ -18,6 +17,21 @@
  * thread reads through libc is run the same way, its sleep a ppoll on the socket and on the
  * driver's eventfd (socket-sleep.ts); on a socket the event loop reads (Node's dgram, a stream)
  * it waits with Atomics.waitAsync, so the event loop keeps reading the socket.
+ *
+ * Garbage: the data path here allocates (nearly) nothing, because V8 shrinks the young
+ * generation of a thread that allocates slowly to ~1 MB (collections.ts), so even 0.7 MB/s,
+ * this worker's rate before, made a scavenge every second or so. Every clock read is
+ * readFreeClock's (free-clock.ts: clock_gettime through koffi into a preallocated buffer,
+ * ~59 ns; performance.now() and Date.now() return a new heap number in Node 20, 16 B a read,
+ * an idle spin that read it at every look collected every 25 ms); times live in a Float64Array
+ * (a double in a module variable is a new heap number at every store); a run's time goes in
+ * as a field (model.bus.nowNs, then runNow()), never as a double argument (a heap number at
+ * every call V8 does not inline: runOnce(t), engine.run(t), port.deliver(t) were); a sleep to
+ * the slice's end waits whole ms (a fractional timeout is a heap number for Atomics.wait).
+ * What is left (bench/qp-zero-gc.ts: 0.02-0.1 B an operation): each event-loop turn (a
+ * setImmediate every EVENT_LOOP_TURN_MS, ~1 KB in Node's timers), and the code that runs once
+ * a run or a sleep, a few times a batch of messages, until V8 optimizes it after some 10^6
+ * operations (its baseline tiers box every double they touch: 0.3-0.6 B an operation).
  */
 import { workerData, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import { NicModel, type ModelInit } from './nic-model.ts';
@@ -43,9 +57,9 @@ const SLICE_MS = 0.05;
 /**
  * Looks at the write queue between two runs of the model while nothing is queued and the last
  * run found nothing to do (a queued write, or a run that worked, runs the model at once). Each
- * run starts with a clock read, a new heap number in Node 20: 16 looks between reads were most
- * of the worker's garbage in the zero-GC benchmark; 64 are a few microseconds, far inside any
- * timer the model keeps (ACK timeouts start at 4.096 us x 2^1).
+ * run starts with a clock read (~59 ns; with performance.now() it was a new heap number, and 16
+ * looks between reads were most of the worker's garbage in the zero-GC benchmark); 64 are a few
+ * microseconds, far inside any timer the model keeps (ACK timeouts start at 4.096 us x 2^1).
  */
 const IDLE_LOOKS = 64;
 /** Longest synchronous sleep before the event loop turns (timers: the capture's flush), in ms. */
