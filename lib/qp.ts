@@ -154,7 +154,7 @@ export class Qp {
     if ((r !== this.lastRegion && !this.ownRegion(r)) || r.deregistered === true || !Number.isInteger(n) || n < 0 ||
       n > MAX_BYTES || !Number.isInteger(at) || at < 0 || at + n > r.length) this.refuseRegion('Qp.send', r, at, n);
     if (q.sqFull() === true) invalid('Qp.send: the send ring is full (room 0)');
-    q.postSend(r.key, r.vaLo, r.vaHi, at, n);
+    q.postSend(r, at, n);
   }
 
   /** Posts the read of the n bytes at offset i of s into offset at of r, served by the peer. */
@@ -177,7 +177,7 @@ export class Qp {
     if ((r !== this.lastRegion && !this.ownRegion(r)) || r.deregistered === true || !Number.isInteger(n) || n < 0 ||
       n > MAX_BYTES || !Number.isInteger(at) || at < 0 || at + n > r.length) this.refuseRegion('Qp.receive', r, at, n);
     if (q.rqFull() === true) invalid('Qp.receive: the receive ring is full (room 0)');
-    q.postReceive(r.key, r.vaLo, r.vaHi, at, n);
+    q.postReceive(r, at, n);
   }
 
   /**
