@@ -97,7 +97,7 @@ export class WriteQueueProducer {
     const w = this.words;
     const tail = this.tail;
     if (tail === this.full) this.waitForRoom(tail);
-    const at = 32 + ((tail & 8191) << 2); // HEADER_WORDS + (tail & (ENTRIES - 1)) * ENTRY_WORDS
+    const at = ((tail & 8191) << 2) + 32; // HEADER_WORDS + (tail & (ENTRIES - 1)) * ENTRY_WORDS
     w[at] = kind;
     w[at + 1] = offset;
     w[at + 2] = lo;

@@ -68,7 +68,10 @@ const READ_OPCODE = R.WqeType.READ_WQE;
 const TRAILER = C.CQ_BASE_TOGGLE_WORD;
 const SGE_WORD = R.WQE_HEADER_BYTES / 4;
 // postSend spells the ring's mask and shift and the SGE's word out as literals.
-if (MASK !== 4095 || SHIFT !== 12 || SGE_WORD !== 8 || RING_ROOM !== 4095) throw new Error('queue-pair: ring layout');
+// (writeMsnEntry: an MSN entry's two words.)
+if (MASK !== 4095 || SHIFT !== 12 || SGE_WORD !== 8 || RING_ROOM !== 4095 || MSN_WORDS !== 2) {
+  throw new Error('queue-pair: ring layout');
+}
 /**
  * The trailer's toggle, cqe_type and status bits (cq_base), and cqe_type in its place for the
  * send ring's CQEs and the receive ring's: a written CQE of the ring's kind with status 0 has
@@ -143,6 +146,8 @@ export class BnxtQp {
   private mtu = 4096;
   /** log2 of mtu (a path MTU is a power of two, 256-4096). */
   private mtuShift = 12;
+  /** mtu - 1. */
+  private mtuMask = 4095;
   private sqLength = takeEntryLengths();
   /** Bytes each posted receive takes at most: a CQE claiming more is malformed. */
   private rqLength = takeEntryLengths();
@@ -155,6 +160,8 @@ export class BnxtQp {
   private readonly psnIndexStep: number;
   /** Entries of the SQ's MSN table, or 0 where it keeps PSN search (RoceDevice.msnTable). */
   private readonly msnEntries: number;
+  /** msnEntries - 1 (a power of two's mask: an entry's index is msn % msnEntries). */
+  private readonly msnMask: number;
   /** Variable WQE mode: a failed send's CQE names its WQE's first slot, not the WQE after it. */
   private readonly slotErrorCqes: boolean;
   private readonly sqDbHi: number;
@@ -198,6 +205,7 @@ export class BnxtQp {
     this.auxWord = layout.auxWord;
     this.psnIndexStep = layout.psnIndexStep;
     this.msnEntries = layout.msnEntries;
+    this.msnMask = layout.msnEntries - 1;
     this.slotErrorCqes = layout.variable;
     this.sqDbHi = R.doorbellHi(held.qpn, R.DbcType.SQ);
     this.rqDbHi = R.doorbellHi(held.qpn, R.DbcType.RQ);
@@ -293,6 +301,7 @@ export class BnxtQp {
     if (!rts.ok) return rts;
     this.mtu = p.pathMtu;
     this.mtuShift = 31 - Math.clz32(p.pathMtu);
+    this.mtuMask = p.pathMtu - 1;
     this.remoteRead = p.remoteRead;
     this.peerQpn = p.destQp;
     this.connected = true;
@@ -350,13 +359,16 @@ export class BnxtQp {
 
   /**
    * Writes a SEND WQE of one SGE and its MSN or PSN-search entry, then rings the SQ doorbell:
-   * writeSqWqe's work for a SEND, written out. Qp.send inlines this, and V8 gives one optimized
-   * function 920 bytes of bytecode to inline in all (see Qp.send): where Qp.send was optimized
-   * before this was, the budget ran out inside the post and the doorbell's queue write and the
-   * PSN step ran as calls, a bimodal 25 or 35 ns a send from one process to the next. So the
-   * constants are its arguments (not passed through ten parameters), the SGE is written here
-   * (writeSge's two lines), and the ring's numbers are literals (a module constant is 6 bytes of
-   * bytecode at each use; RING_ENTRIES 4096: mask 4095, shift 12, the SGE at word 8).
+   * writeSqWqe's work for a SEND, with writeSge's, writeMsnEntry's and writePsnEntry's written
+   * out. Its bytecode (491 bytes) is over V8's limit for a function it inlines (460), on
+   * purpose: Qp.send (or a program's loop around it) always calls it, and its own optimized code
+   * inlines all it calls (~450 of the 920 bytes V8 allows a function). Where it was small enough
+   * to be inlined, whichever function V8 optimized first decided where its budget ran out
+   * (perf, bench/qp-post-poll.ts's harness: push or doorbell64 left as calls in 3 of 4
+   * processes, send post+poll 31-37 ns by the process; like this 31.3-31.7 in 4 of 4). Keep it
+   * over 460 bytes (node --print-bytecode --print-bytecode-filter=postSend) or make its callers
+   * fit. The ring's numbers are literals (RING_ENTRIES 4096: mask 4095, shift 12, the SGE at
+   * word 8, checked at load).
    */
   postSend(r: SgeSource, at: number, n: number): void {
     const prod = this.sqProd;
@@ -368,8 +380,17 @@ export class BnxtQp {
     W.setSqSendHdrWords(u, w, SEND_WORD0, 0, n, 0, 0, 0, 0, 0);
     const lo = (r.vaLo + at) >>> 0; // as writeSge
     W.setSqSgeWords(u, w + 8, lo, lo < at ? r.vaHi + 1 : r.vaHi, r.key, n); // SGE_WORD
-    if (this.msnEntries !== 0) this.writeMsnEntry(u, prod, idx, n);
-    else this.writePsnEntry(u, idx, n, SEND_OPCODE);
+    // The PSN step and the MSN or PSN-search entry: writeMsnEntry's and writePsnEntry's work.
+    const start = this.nextPsn;
+    const next = (start + (((n + this.mtuMask) >>> this.mtuShift) || 1)) & 0xffffff; // as writeMsnEntry
+    this.nextPsn = next;
+    if (this.msnEntries !== 0) {
+      W.setSqMsnSearchWords(u, this.auxWord + ((prod & this.msnMask) << 1), // MSN_WORDS: 2
+        W.sqMsnSearchWord0(start, next), W.sqMsnSearchWord1(next, idx * this.slotsPerWqe));
+    } else {
+      W.setSqPsnSearchExtWords(u, this.auxWord + idx * this.psnIndexStep * PSN_WORDS,
+        W.sqPsnSearchExtWord0(start, SEND_OPCODE), next, idx * this.slotsPerWqe, 0);
+    }
     const np = prod + 1;
     this.sqProd = np;
     this.scq.tellBeforePost(np);
@@ -433,12 +454,14 @@ export class BnxtQp {
    */
   private writeMsnEntry(u: Uint32Array, prod: number, idx: number, n: number): void {
     const start = this.nextPsn;
-    // advancePsn, written out: one call fewer in the tree V8 inlines into the send's post.
-    const next = (start + (n === 0 ? 1 : (n + this.mtu - 1) >>> this.mtuShift)) & 0xffffff; // R.PSN_MASK
+    // advancePsn written out, in fewer bytes of bytecode (the tree V8 inlines into a send's post
+    // is at its budget: Qp.send): the packets of 0 bytes, 0, become the one packet by `|| 1`.
+    const next = (start + (((n + this.mtuMask) >>> this.mtuShift) || 1)) & 0xffffff; // R.PSN_MASK
     this.nextPsn = next;
-    const m = this.auxWord + (prod & (this.msnEntries - 1)) * MSN_WORDS;
-    W.setSqMsnSearchWords(u, m, W.sqMsnSearchWord0(start, next), W.sqMsnSearchWord1(next, idx * this.slotsPerWqe));
+    W.setSqMsnSearchWords(u, this.auxWord + ((prod & this.msnMask) << 1), // MSN_WORDS: 2
+      W.sqMsnSearchWord0(start, next), W.sqMsnSearchWord1(next, idx * this.slotsPerWqe));
   }
+
 
   /** SQ entry idx's psn_search_ext at slot / max_slot: opcode | start PSN, next PSN (flags 0), start slot index. */
   private writePsnEntry(u: Uint32Array, idx: number, n: number, opcode: number): void {
