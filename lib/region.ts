@@ -24,12 +24,14 @@ export function isRegion(x: unknown): x is Region {
 
 export class Region {
   readonly bytes: Uint8Array;
-  readonly length: number;
+  // Initialized here (and set in the constructor) so V8 keeps them as Smi fields: see the
+  // hot-path state of lib/bnxt/queue-pair.ts BnxtQp. Qp.send and Qp.receive read them per post.
+  readonly length: number = 0;
   /** lkey = rkey. */
-  readonly key: number;
+  readonly key: number = 0;
   /** The region's address as the NIC sees it (its IOVA), as two 32-bit halves for the data path. */
-  readonly vaLo: number;
-  readonly vaHi: number;
+  readonly vaLo: number = 0;
+  readonly vaHi: number = 0;
 
   private constructor(readonly nic: Nic, private readonly driverRegion: BnxtRegion) {
     const { buffer, length, key } = driverRegion;

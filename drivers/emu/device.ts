@@ -33,7 +33,7 @@ export interface EmuDevice extends Device {
 
 class EmuMmio implements Mmio {
   private readonly regs: Int32Array;
-  private readonly publishedWords: number;
+  private readonly publishedWords: number = 0;
   constructor(
     readonly size: number,
     published: SharedArrayBuffer,

@@ -65,13 +65,13 @@ export function writeQueueWakeFd(sab: SharedArrayBuffer): number {
 
 export class WriteQueueProducer {
   private readonly words: Int32Array;
-  private tail: number;
+  private tail: number = 0;
   /** The tail at which the queue is full by the head last read: the head is read again only there. */
-  private full: number;
+  private full: number = 0;
   /** The consumer runs in this thread: plain loads and stores of the counts (see the top). */
-  private readonly local: boolean;
+  private readonly local: boolean = false;
   /** A device that sleeps in poll(2) is woken through this eventfd too (-1: none). */
-  private readonly wakeFd: number;
+  private readonly wakeFd: number = -1;
 
   constructor(
     sab: SharedArrayBuffer,
@@ -132,7 +132,7 @@ export class WriteQueueProducer {
 
 export class WriteQueueConsumer {
   readonly words: Int32Array;
-  private head: number;
+  private head: number = 0;
   /** The producer runs in this thread (settled at the first look once it exists): plain counts. */
   private local = false;
   private settled = false;

@@ -35,14 +35,14 @@ export class CompletionQueue {
   cons = 0;
   /** The consumer count the NIC was last told by a CQ doorbell. */
   private told = 0;
-  private readonly dbHi: number;
+  private readonly dbHi: number = 0;
   /**
    * The NIC writes its CQEs from this thread (Device.writesInCallerThread): the trailer is read
    * with a plain load, which program order orders after the write. Else an acquire load: a NIC
    * writing from elsewhere (hardware, a worker thread) wrote the CQE's other words before it.
    * In Node 20 an Atomics.load is a call into a builtin, 12-16 ns here against ~1 ns.
    */
-  private readonly plainLoads: boolean;
+  private readonly plainLoads: boolean = false;
 
   constructor(
     readonly id: number,
