@@ -53,6 +53,11 @@ export interface ModelBus {
   readonly liveNs: number;
   /** Something the driver may be waiting on was written: wake it after this run. */
   notifyDriver(): void;
+  /**
+   * The driver's wake block where the driver runs in another thread (mode 'thread'; wake.ts):
+   * the engine beats its heartbeat there as it works (Port.send), not only between runs.
+   */
+  readonly driverWake: Int32Array | undefined;
   /** A frame arrived from outside the model's run (a socket): run again soon. */
   externalWork(): void;
   /**

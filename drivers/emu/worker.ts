@@ -9,7 +9,8 @@
  * event loop, which a spin keeps from looking at the socket. The spin reads the clock only when
  * a write is queued, after a run that worked, or every IDLE_LOOKS looks; it then runs the model,
  * except on a cable in memory whose next deadline has not come (nothing else gives it work).
- * It beats the heartbeat (wake.ts) at every look, so the driver spins only while this thread runs.
+ * It beats the heartbeat (wake.ts) at every look, and the port at every frame it sends during a
+ * run, so the driver spins only while this thread runs.
  *
  * Asleep, a worker whose cable is in memory blocks in Atomics.wait (a futex: woken by the
  * driver's next write in microseconds) inside its slice, and turns its event loop every
@@ -78,7 +79,6 @@ const socketCable = (data.config.cable.kind === 'udp' || data.config.cable.kind 
 const spinAfterWorkMs = socketCable ? 0 : socketSleep !== undefined ? SOCKET_SPIN_AFTER_WORK_MS : SPIN_AFTER_WORK_MS;
 /** No socket: frames come only from this model's own runs (the loop cable). */
 const cableInMemory = !socketCable && socketSleep === undefined;
-let beat = 0;
 let closed = false;
 let failed = false;
 
@@ -151,8 +151,8 @@ function slice(): void {
     let worked = true;
     for (;;) {
       if (closed) return;
-      beat = (beat + 1) | 0;
-      Atomics.store(wake, WAKE_HEARTBEAT, beat);
+      // An add, as the port's beat for each frame it sends (one counter, two writers in this thread).
+      Atomics.add(wake, WAKE_HEARTBEAT, 1);
       const due = worked || model.hasQueuedWrites();
       if (!due && ++idle < IDLE_LOOKS) continue;
       idle = 0;

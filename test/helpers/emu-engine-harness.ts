@@ -292,6 +292,11 @@ export interface NicOptions {
   readonly seed?: number;
   readonly cable?: CableSpec;
   readonly pcapPath?: string;
+  /**
+   * 'thread': the model as a worker runs it, its driver in another thread (this one still runs it
+   * on the harness's clock): it beats the driver's wake block (`wake`) and its live clock is real.
+   */
+  readonly mode?: 'stepped' | 'thread';
 }
 
 export interface ConnectOptions {
@@ -336,6 +341,8 @@ export class TestNic {
   readonly model: NicModel;
   readonly tables = new FakeTables();
   readonly config: EmuConfig;
+  /** The driver's wake block (wake.ts). */
+  readonly wake = new Int32Array(allocWake());
   nowNs = 0;
   private nextQpn = 1;
   private nextCq = 1;
@@ -349,13 +356,13 @@ export class TestNic {
       cable: o.cable ?? { kind: 'loop' },
       pcapPath: o.pcapPath,
       seed: o.seed ?? 1,
-      mode: 'stepped',
+      mode: o.mode ?? 'stepped',
       // The harness writes P5 doorbells (DPI 0 at 0x10000, DOORBELL): the chip is fixed, whatever
       // RIG_BNXT_CHIP says; variable-size WQE QPs are made directly (qp({ sqSlots })).
       chip: 'BCM57508',
     };
     this.model = new NicModel({
-      config: this.config, queue: allocWriteQueue(), wake: allocWake(),
+      config: this.config, queue: allocWriteQueue(), wake: this.wake.buffer as SharedArrayBuffer,
       bar0: new SharedArrayBuffer(BAR0_BYTES), bar2: new SharedArrayBuffer(BAR2_BYTES),
     });
     this.model.engine.attach(this.tables);

@@ -98,6 +98,7 @@ export class RoceEngine implements EngineHooks {
       () => bus.externalWork(),
       bus.config.mode === 'stepped',
     );
+    core.port.heartbeat = bus.driverWake;
   }
 
   /** The firmware's object tables this engine runs (unit tests attach their own instead). */

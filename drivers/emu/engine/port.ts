@@ -12,6 +12,7 @@
  * run(), a socket's frames arrive on the event loop: they are copied into a preallocated
  * receive queue, the worker is told (onExternalWork), and run() takes them.
  */
+import { WAKE_HEARTBEAT } from '../wake.ts';
 import { frameBuffer, frameSlots } from '../wire/frame-memory.ts';
 import type { Random } from '../random.ts';
 import type { Result } from '../../../firmware-hwrm/result.ts';
@@ -108,6 +109,15 @@ export class Port {
    * socket's, a pair cable's, a copy the loop made, one a fault injector changed or held).
    */
   rxTrusted = false;
+  /**
+   * The driver's wake block when the driver runs in another thread (a worker's model): each frame
+   * sent beats its heartbeat (wake.ts). The driver spins while it sees the heartbeat move and
+   * sleeps once it stood still for a few dozen looks (worker-host.ts, deviceRunning); the
+   * worker beats between runs, and a run that carries a message (the WQE, its frame, the
+   * receiver's CQE: 1-2 us) outlasted those looks, so the driver fell asleep just before its
+   * completion came and a futex wake-up (~20 us here) was in every round trip.
+   */
+  heartbeat: Int32Array | undefined = undefined;
 
   constructor(
     config: EmuConfig,
@@ -197,6 +207,7 @@ export class Port {
       handOver && this.onTransmit === undefined && h.dstMacLo === this.macLo && h.dstMacHi === this.macHi;
     const length = encodeFrameWith(this.txBuf, f, h, this.txWords, deferIcrc);
     if (this.socket) this.runBudget--;
+    if (this.heartbeat !== undefined) Atomics.add(this.heartbeat, WAKE_HEARTBEAT, 1);
     if (this.onTransmit !== undefined) this.onTransmit(this.txBuf, length);
     this.counters.framesSent++;
     this.counters.bytesSent += length;
