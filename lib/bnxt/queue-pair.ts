@@ -386,9 +386,11 @@ export class BnxtQp {
     W.setSqSendHdrWords(u, w, SEND_WORD0, 0, n, 0, 0, 0, 0, 0);
     const lo = (r.vaLo + at) >>> 0; // as writeSge
     W.setSqSgeWords(u, w + 8, lo, lo < at ? r.vaHi + 1 : r.vaHi, r.key, n); // SGE_WORD
-    // The PSN step and the MSN or PSN-search entry: writeMsnEntry's and writePsnEntry's work.
+    // The PSN step and the MSN or PSN-search entry: writeMsnEntry's and writePsnEntry's work. The
+    // step is advancePsn's in fewer bytes of bytecode: 0 bytes, 0 packets by the shift, are the
+    // one packet by `|| 1`.
     const start = this.nextPsn;
-    const next = (start + (((n + this.mtuMask) >>> this.mtuShift) || 1)) & 0xffffff; // as writeMsnEntry
+    const next = (start + (((n + this.mtuMask) >>> this.mtuShift) || 1)) & 0xffffff; // R.PSN_MASK
     this.nextPsn = next;
     if (this.msnEntries !== 0) {
       W.setSqMsnSearchWords(u, this.auxWord + ((prod & this.msnMask) << 1), // MSN_WORDS: 2
@@ -460,14 +462,10 @@ export class BnxtQp {
    */
   private writeMsnEntry(u: Uint32Array, prod: number, idx: number, n: number): void {
     const start = this.nextPsn;
-    // advancePsn written out, in fewer bytes of bytecode (the tree V8 inlines into a send's post
-    // is at its budget: Qp.send): the packets of 0 bytes, 0, become the one packet by `|| 1`.
-    const next = (start + (((n + this.mtuMask) >>> this.mtuShift) || 1)) & 0xffffff; // R.PSN_MASK
-    this.nextPsn = next;
+    const next = this.advancePsn(n);
     W.setSqMsnSearchWords(u, this.auxWord + ((prod & this.msnMask) << 1), // MSN_WORDS: 2
       W.sqMsnSearchWord0(start, next), W.sqMsnSearchWord1(next, idx * this.slotsPerWqe));
   }
-
 
   /** SQ entry idx's psn_search_ext at slot / max_slot: opcode | start PSN, next PSN (flags 0), start slot index. */
   private writePsnEntry(u: Uint32Array, idx: number, n: number, opcode: number): void {
