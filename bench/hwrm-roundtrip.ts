@@ -5,8 +5,8 @@
  * resp_len, seq_id and the valid byte. The reference is the least any request/answer between
  * two threads costs here: the shared-memory ping-pong of shm-ping.c.
  */
-import { openEmu } from '../drivers/emu/device.ts';
-import { macFromNumber } from '../drivers/emu/config.ts';
+import { openEmu } from '../drivers/emu/host/device.ts';
+import { macFromNumber } from '../drivers/emu/model/config.ts';
 import { HWRM_FID_SELF } from '../firmware-hwrm/hwrm/header.ts';
 import { bringUp, tearDown } from '../lib/bnxt/bringup.ts';
 import { FUNC_QCFG } from '../lib/bnxt/hwrm-commands.ts';

@@ -18,9 +18,9 @@ import { openBenchPair, waitOne } from './helpers/qp-setup.ts';
 import { cpuNs, nowNs } from './helpers/timing.ts';
 import type { BenchOptions, BenchResult } from './helpers/types.ts';
 import type { NicOptions } from '../lib/index.ts';
-import { longFrameCrc } from '../drivers/emu/wire/icrc.ts';
+import { longFrameCrc } from '../drivers/emu/model/wire/icrc.ts';
 import { nicInternals } from '../lib/nic.ts';
-import type { EmuDevice } from '../drivers/emu/device.ts';
+import type { EmuDevice } from '../drivers/emu/host/device.ts';
 
 const percent = (share: number) => `${(share * 100).toFixed(share > 0 && share < 0.01 ? 2 : 0)} %`;
 

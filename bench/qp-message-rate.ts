@@ -13,7 +13,7 @@ import { cpuNs, sampleBatches, summarize, type Durations, type Summary } from '.
 import type { BenchOptions, BenchResult } from './helpers/types.ts';
 import { ratePerSecond } from './helpers/units.ts';
 import { nicInternals } from '../lib/nic.ts';
-import type { EmuDevice } from '../drivers/emu/device.ts';
+import type { EmuDevice } from '../drivers/emu/host/device.ts';
 
 export const name = 'qp-message-rate';
 

@@ -12,7 +12,7 @@
  *
  * The worker's count also starts after V8 has shrunk the new thread's heap: a thread's start-up
  * arms V8's memory reducer, which collects two or three times once, 8-50 s after the start at
- * loads of 6-14 (model.heapReductions, drivers/emu/collections.ts); at a load of 10 those
+ * loads of 6-14 (model.heapReductions, drivers/emu/host/collections.ts); at a load of 10 those
  * collections fell inside one run in three. The worker's NIC is therefore opened first, in the
  * first round, and kept for the rounds after (as the driver's thread is); its reductions happen
  * while the inline NIC is measured, and the first round's worker run waits for the rest (at
@@ -35,7 +35,7 @@ import { openBenchPair, type BenchPair } from './helpers/qp-setup.ts';
 import { nowNs } from './helpers/timing.ts';
 import type { BenchOptions, BenchResult } from './helpers/types.ts';
 import { nicInternals } from '../lib/nic.ts';
-import type { EmuDevice } from '../drivers/emu/device.ts';
+import type { EmuDevice } from '../drivers/emu/host/device.ts';
 
 export const name = 'qp-zero-gc';
 

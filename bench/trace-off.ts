@@ -27,8 +27,8 @@ const TURNS = 10;
 
 /** The edits that cut the trace hooks out: file (from the root), the text, what replaces it. */
 const CUTS: readonly (readonly [string, RegExp, string])[] = [
-  ['drivers/emu/engine/sq-wqe.ts', /^\s*if \(core\.bus\.wqeTrace !== undefined\).*$/m, ''],
-  ['drivers/emu/engine/responder.ts', /^\s*if \(core\.bus\.wqeTrace !== undefined\).*$/m, ''],
+  ['drivers/emu/model/engine/sq-wqe.ts', /^\s*if \(core\.bus\.wqeTrace !== undefined\).*$/m, ''],
+  ['drivers/emu/model/engine/responder.ts', /^\s*if \(core\.bus\.wqeTrace !== undefined\).*$/m, ''],
   ['lib/bnxt/bringup.ts', /doorbellBar\(device\.bar\(2\), options\.trace\)/, 'device.bar(2)'],
 ];
 

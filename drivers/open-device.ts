@@ -1,12 +1,12 @@
 /**
  * The one place that opens a device by name: a PCI address is real hardware through VFIO,
- * `emu` / `emu:LOCAL:REMOTE` a software NIC (drivers/emu/open.ts says what one is by
+ * `emu` / `emu:LOCAL:REMOTE` a software NIC (drivers/emu/host/open.ts says what one is by
  * default). Above this, nothing knows which it got.
  */
 import type { Device } from './device.ts';
-import { isEmuName, openEmuNamed, type EmuOpenOptions } from './emu/open.ts';
+import { isEmuName, openEmuNamed, type EmuOpenOptions } from './emu/host/open.ts';
 import { openVfio } from './vfio/index.ts';
-import type { WqeTraceTarget } from './emu/config.ts';
+import type { WqeTraceTarget } from './emu/model/config.ts';
 import { invalid } from '../firmware-hwrm/errors.ts';
 import { ok, type Result } from '../firmware-hwrm/result.ts';
 

@@ -10,8 +10,8 @@ import { buildDeclarations } from './build-declarations.mjs';
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
 // The CLI and the library find the workers beside themselves in dist/ (the vfio-user server's too).
 const entries = {
-  'rig-bnxt': 'scripts/cli.ts', index: 'lib/index.ts', 'emu-worker': 'drivers/emu/worker.ts',
-  'vfio-user-worker': 'drivers/emu/vfio-user/worker.ts',
+  'rig-bnxt': 'scripts/cli.ts', index: 'lib/index.ts', 'emu-worker': 'drivers/emu/host/worker.ts',
+  'vfio-user-worker': 'drivers/emu/host/vfio-user/worker.ts',
 };
 const entryPoints = Object.fromEntries(Object.entries(entries).filter(([, file]) => existsSync(file)));
 // Start clean: chunk names carry a hash, and a stale chunk would ship in the package.

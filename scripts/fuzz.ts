@@ -13,7 +13,7 @@
  * Prints the chip and the seed first (a run is replayed by both); exits 1 on any violation. The
  * chip is the software NIC's: the BCM57608 unless RIG_BNXT_CHIP names another (BCM57508: the P5).
  */
-import { emuChip, CHIP_ENV } from '../drivers/emu/config.ts';
+import { emuChip, CHIP_ENV } from '../drivers/emu/model/config.ts';
 import { fuzzPort } from '../test/fuzz-port.ts';
 import { fuzzDriver } from '../test/fuzz-driver.ts';
 

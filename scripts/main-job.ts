@@ -5,7 +5,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Nic } from '../lib/index.ts';
-import { emuChip } from '../drivers/emu/config.ts';
+import { emuChip } from '../drivers/emu/model/config.ts';
 import { probeLines } from './cli/run-probe.ts';
 import { parseCommandLine, type PerfCommand } from './cli/options.ts';
 import { runPerf } from './cli/run-perf.ts';

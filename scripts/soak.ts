@@ -11,7 +11,7 @@
  * Both run on the software NIC's chip: the BCM57608 unless RIG_BNXT_CHIP names another
  * (RIG_BNXT_CHIP=BCM57508 for the P5); the first line says which, and the replay line keeps it.
  */
-import { emuChip, CHIP_ENV } from '../drivers/emu/config.ts';
+import { emuChip, CHIP_ENV } from '../drivers/emu/model/config.ts';
 import { runSoak, faultTotals, DEFAULT_FAULTS } from '../test/soak-run.ts';
 import { runHostileWire } from '../test/hostile-wire-run.ts';
 

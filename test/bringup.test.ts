@@ -4,7 +4,7 @@ import t from 'tap';
 import { bringUp, tearDown } from '../lib/bnxt/bringup.ts';
 import { HWRM, HWRM_ERR_CODE } from '../firmware-hwrm/hwrm/index.ts';
 import { emuDevice } from './helpers/emu-device.ts';
-import type { MalformedKind } from '../drivers/emu/firmware/hwrm-faults.ts';
+import type { MalformedKind } from '../drivers/emu/model/firmware/hwrm-faults.ts';
 
 // Each chip's bring-up, in order: P5 takes context memory V1, P7 V2 (FUNC_QCAPS flags_ext
 // BS_V2_SUPPORTED; bnxt.c bnxt_alloc_ctx_mem, bnxt_backing_store_cfg_v2).

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { LoopCable } from '../drivers/emu/cable/loop-cable.ts';
+import { LoopCable } from '../drivers/emu/model/cable/loop-cable.ts';
 import { numberedFrame, waitUntil } from './helpers/wait.ts';
 
 t.test('delivers every frame back to the same receiver, in order, with its bytes', async (t) => {

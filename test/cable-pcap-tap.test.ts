@@ -2,8 +2,8 @@ import t from 'tap';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LoopCable } from '../drivers/emu/cable/loop-cable.ts';
-import { PcapTap } from '../drivers/emu/cable/pcap-tap.ts';
+import { LoopCable } from '../drivers/emu/model/cable/loop-cable.ts';
+import { PcapTap } from '../drivers/emu/host/cable/pcap-tap.ts';
 import { numberedFrame } from './helpers/wait.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'cable-pcap-'));

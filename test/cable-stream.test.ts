@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { StreamCable } from '../drivers/emu/cable/stream-cable.ts';
+import { StreamCable } from '../drivers/emu/host/cable/stream-cable.ts';
 import { numberedFrame, waitUntil } from './helpers/wait.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'cable-stream-'));

@@ -3,8 +3,8 @@
 // frames taken only when its owner delivers them, a port in use an error naming it.
 import t from 'tap';
 import { createSocket } from 'node:dgram';
-import { UdpSocketCable } from '../drivers/emu/cable/udp-socket-cable.ts';
-import { UdpCable } from '../drivers/emu/cable/udp-cable.ts';
+import { UdpSocketCable } from '../drivers/emu/host/cable/udp-socket-cable.ts';
+import { UdpCable } from '../drivers/emu/host/cable/udp-cable.ts';
 import { numberedFrame, waitUntil } from './helpers/wait.ts';
 import { exchangeNumberedFrames } from './helpers/numbered-exchange.ts';
 

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { createSocket } from 'node:dgram';
-import { UdpCable } from '../drivers/emu/cable/udp-cable.ts';
+import { UdpCable } from '../drivers/emu/host/cable/udp-cable.ts';
 import { waitUntil } from './helpers/wait.ts';
 import { exchangeNumberedFrames } from './helpers/numbered-exchange.ts';
 

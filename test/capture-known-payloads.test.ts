@@ -2,10 +2,10 @@
 // used for perftest steps whose two ends send bytes known beforehand and do not echo: every whole
 // message each way is compared with what its sender posted, so one byte changed on the way fails.
 import t from 'tap';
-import { RoceFrame } from '../drivers/emu/wire/roce-frame.ts';
-import { buildFrame } from '../drivers/emu/wire/build.ts';
-import { Opcode } from '../drivers/emu/wire/opcodes.ts';
-import { AETH_SYNDROME_ACK } from '../drivers/emu/wire/aeth.ts';
+import { RoceFrame } from '../drivers/emu/model/wire/roce-frame.ts';
+import { buildFrame } from '../drivers/emu/model/wire/build.ts';
+import { Opcode } from '../drivers/emu/model/wire/opcodes.ts';
+import { AETH_SYNDROME_ACK } from '../drivers/emu/model/wire/aeth.ts';
 import { checkPingpongCapture, readPcap } from '../scripts/interop/capture-check.ts';
 
 const GUEST_MAC = [0x52, 0x54, 0x00, 0x77, 0x00, 0x01];

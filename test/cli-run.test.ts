@@ -11,7 +11,7 @@ import { freeTcpPort, freeUdpPortPair } from '../scripts/interop/free-ports.ts';
 import { parseCommandLine, type PerfCommand, type ProbeCommand } from '../scripts/cli/options.ts';
 import { runPerf } from '../scripts/cli/run-perf.ts';
 import { runProbe } from '../scripts/cli/run-probe.ts';
-import { emuChip } from '../drivers/emu/config.ts';
+import { emuChip } from '../drivers/emu/model/config.ts';
 
 /** The chip software NICs opened without one are (RIG_BNXT_CHIP's, else the default). */
 const CHIP = emuChip(undefined);

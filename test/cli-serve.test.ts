@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TestClient, fields } from './helpers/vfio-user-client.ts';
-import { emuChip } from '../drivers/emu/config.ts';
+import { emuChip } from '../drivers/emu/model/config.ts';
 
 /** The chip software NICs opened without one are (RIG_BNXT_CHIP's, else the default). */
 const CHIP = emuChip(undefined);

@@ -8,9 +8,9 @@
 import t from 'tap';
 import * as H from '../firmware-hwrm/hwrm/index.ts';
 import { EmuRig } from './helpers/emu-roce-setup.ts';
-import { openEmu } from '../drivers/emu/device.ts';
-import { emuChip, CHIP_ENV, macFromNumber, type EmuConfig } from '../drivers/emu/config.ts';
-import { NicVfioDevice } from '../drivers/emu/vfio-user/nic-device.ts';
+import { openEmu } from '../drivers/emu/host/device.ts';
+import { emuChip, CHIP_ENV, macFromNumber, type EmuConfig } from '../drivers/emu/model/config.ts';
+import { NicVfioDevice } from '../drivers/emu/host/vfio-user/nic-device.ts';
 import { Nic } from '../lib/index.ts';
 import { parseCommandLine } from '../scripts/cli/options.ts';
 

@@ -7,7 +7,7 @@ import t from 'tap';
 import {
   ACCESS_MR, ACCESS_QP, DOORBELL, REQ, RES, TestNic, WQE, doorbellHalves, pattern,
 } from './helpers/emu-engine-harness.ts';
-import { RoceFrame, encodeFrame, Opcode } from '../drivers/emu/wire/index.ts';
+import { RoceFrame, encodeFrame, Opcode } from '../drivers/emu/model/wire/index.ts';
 
 const MTU = 1024;
 /** 4.096 us x 2^14. */

@@ -4,7 +4,7 @@
 // bnxt_qplib_pull_psn_buff, bnxt_qplib_fill_msn_search).
 import t from 'tap';
 import { ACCESS_MR, REQ, RES, TestNic, pattern, type TestQp } from './helpers/emu-engine-harness.ts';
-import { Opcode } from '../drivers/emu/wire/index.ts';
+import { Opcode } from '../drivers/emu/model/wire/index.ts';
 import { msnTableEntries } from '../firmware-hwrm/roce/msn-table.ts';
 
 const MTU = 1024;

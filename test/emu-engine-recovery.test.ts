@@ -5,9 +5,9 @@
  */
 import t from 'tap';
 import { ACCESS_MR, REQ, RES, TestNic, WQE, pattern, type TestQp } from './helpers/emu-engine-harness.ts';
-import { Opcode } from '../drivers/emu/wire/index.ts';
-import { EmuQpState } from '../drivers/emu/objects.ts';
-import { openEmu } from '../drivers/emu/device.ts';
+import { Opcode } from '../drivers/emu/model/wire/index.ts';
+import { EmuQpState } from '../drivers/emu/model/objects.ts';
+import { openEmu } from '../drivers/emu/host/device.ts';
 
 const MTU = 1024;
 

@@ -3,7 +3,7 @@
  * twice the ring), sq_cons_idx in requester CQEs, CQ consumer doorbells.
  */
 import t from 'tap';
-import { producerCount } from '../drivers/emu/engine/doorbells.ts';
+import { producerCount } from '../drivers/emu/model/engine/doorbells.ts';
 import { ACCESS_MR, DB, DOORBELL, REQ, TestNic, doorbellHalves } from './helpers/emu-engine-harness.ts';
 
 t.test('producerCount recovers the driver\'s free-running producer from (index, epoch) at every wrap', async (t) => {

@@ -10,8 +10,8 @@
  */
 import t from 'tap';
 import { ACCESS_MR, REQ, RES, TestNic, pattern } from './helpers/emu-engine-harness.ts';
-import { Opcode } from '../drivers/emu/wire/index.ts';
-import { ackTimeoutNs } from '../drivers/emu/engine/timers.ts';
+import { Opcode } from '../drivers/emu/model/wire/index.ts';
+import { ackTimeoutNs } from '../drivers/emu/model/engine/timers.ts';
 
 const MTU = 1024;
 /** Timeout code 8: 1.049 ms (4.096 us x 2^8). */

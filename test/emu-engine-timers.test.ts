@@ -8,8 +8,8 @@
  */
 import t from 'tap';
 import { ACCESS_MR, REQ, RES, TestNic, pattern } from './helpers/emu-engine-harness.ts';
-import { Opcode } from '../drivers/emu/wire/index.ts';
-import { ackTimeoutNs, rnrDelayNs } from '../drivers/emu/engine/timers.ts';
+import { Opcode } from '../drivers/emu/model/wire/index.ts';
+import { ackTimeoutNs, rnrDelayNs } from '../drivers/emu/model/engine/timers.ts';
 
 const MTU = 1024;
 /** How much later than its run's clock the first run's frames leave. */

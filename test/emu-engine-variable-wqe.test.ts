@@ -8,7 +8,7 @@
 // CQE bytes are written and read by hand from roce_hsi.h / bnxt_hsi.h offsets (the harness).
 import t from 'tap';
 import { ACCESS_MR, DB, REQ, RES, TestNic, doorbellHalves, DOORBELL, pattern } from './helpers/emu-engine-harness.ts';
-import { Opcode } from '../drivers/emu/wire/index.ts';
+import { Opcode } from '../drivers/emu/model/wire/index.ts';
 
 const MTU = 1024;
 const SLOTS = 256; // the smallest variable-mode SQ (a multiple of 256 slots)

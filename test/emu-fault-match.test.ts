@@ -6,9 +6,9 @@
  * through and was never resent.
  */
 import t from 'tap';
-import { FaultCable } from '../drivers/emu/cable/faults.ts';
-import type { Cable, FrameReceiver } from '../drivers/emu/cable/cable.ts';
-import { Random } from '../drivers/emu/random.ts';
+import { FaultCable } from '../drivers/emu/model/cable/faults.ts';
+import type { Cable, FrameReceiver } from '../drivers/emu/model/cable/cable.ts';
+import { Random } from '../drivers/emu/model/random.ts';
 import { SEND_ONLY, DST_MAC, SRC_MAC } from './helpers/wire-fixtures.ts';
 
 /** Records what reaches the wire, and brings frames in from it. */

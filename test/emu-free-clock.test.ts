@@ -1,12 +1,12 @@
 /**
- * The worker's allocation-free clock (drivers/emu/free-clock.ts) is performance.now()'s clock:
+ * The worker's allocation-free clock (drivers/emu/host/free-clock.ts) is performance.now()'s clock:
  * the model's timers, the driver's waits and the capture's stamps compare readings across it,
  * so a reading must fall between two performance.now() readings taken around it (within the
  * calibration's error, far below a microsecond), in ns and in ms alike, and never go back.
  * koffi is a dependency, so the read is the allocation-free one here.
  */
 import t from 'tap';
-import { FREE_MS, FREE_NS, freeClock, freeClockIsFree, readFreeClock } from '../drivers/emu/free-clock.ts';
+import { FREE_MS, FREE_NS, freeClock, freeClockIsFree, readFreeClock } from '../drivers/emu/host/free-clock.ts';
 
 /** Calibration error allowed: the origin is found to ~60 ns (free-clock.ts); this is 1 us. */
 const SLACK_NS = 1000;

@@ -7,7 +7,7 @@
  */
 import t from 'tap';
 import { ACCESS_MR, RES, TestNic, pattern } from './helpers/emu-engine-harness.ts';
-import { WAKE_HEARTBEAT } from '../drivers/emu/wake.ts';
+import { WAKE_HEARTBEAT } from '../drivers/emu/host/wake.ts';
 
 const MTU = 1024;
 

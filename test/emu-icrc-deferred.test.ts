@@ -9,7 +9,7 @@ import t from 'tap';
 import { openNic, connectedPair, region, counters, controls, sendIntact } from './failure-setup.ts';
 import { TestNic } from './helpers/emu-engine-harness.ts';
 import { ACCESS_MR } from './helpers/emu-engine-harness.ts';
-import { RoceFrame, parseFrame, ParseStatus } from '../drivers/emu/wire/index.ts';
+import { RoceFrame, parseFrame, ParseStatus } from '../drivers/emu/model/wire/index.ts';
 
 t.test('a loop NIC\'s own frames are sent with their ICRC deferred and arrive intact', async (t) => {
   const nic = openNic();

@@ -4,8 +4,8 @@
 // faults on memory the driver took back), and a range the cache cannot answer still reaches
 // the mapping that holds it.
 import t from 'tap';
-import { Iommu } from '../drivers/emu/iommu.ts';
-import { PagedMemory } from '../drivers/emu/objects.ts';
+import { Iommu } from '../drivers/emu/model/iommu.ts';
+import { PagedMemory } from '../drivers/emu/model/objects.ts';
 
 const GiB = 2 ** 30;
 const PAGE = 4096;

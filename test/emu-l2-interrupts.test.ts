@@ -3,12 +3,12 @@
 // nqe_cn; doorbells of bnxt.h DBR_*), and bnxt_re's CREQ/NQ vectors. Bytes are read at the
 // headers' offsets by hand, doorbells built from the header's bit positions.
 import t from 'tap';
-import { NicBus } from '../drivers/emu/bus.ts';
-import { FunctionResources } from '../drivers/emu/firmware/function-resources.ts';
-import { l2Of } from '../drivers/emu/firmware/hwrm-kernel.ts';
-import { L2Engine } from '../drivers/emu/l2/l2-engine.ts';
-import { RoceInterrupts } from '../drivers/emu/vfio-user/roce-interrupts.ts';
-import { macFromNumber } from '../drivers/emu/config.ts';
+import { NicBus } from '../drivers/emu/model/bus.ts';
+import { FunctionResources } from '../drivers/emu/model/firmware/function-resources.ts';
+import { l2Of } from '../drivers/emu/model/firmware/hwrm-kernel.ts';
+import { L2Engine } from '../drivers/emu/model/l2/l2-engine.ts';
+import { RoceInterrupts } from '../drivers/emu/host/vfio-user/roce-interrupts.ts';
+import { macFromNumber } from '../drivers/emu/model/config.ts';
 
 const CQ_BASE = 0x10_0000;
 const NQ_BASE = 0x20_0000;

@@ -5,7 +5,7 @@
 // 150 MB and the regions by 1-2 GB. RSS counts the NICs' worker threads too.
 import t from 'tap';
 import { Nic, Region } from '../lib/index.ts';
-import { pooledDmaBytes, POOL_LIMIT_BYTES, zeroShared } from '../drivers/emu/dma-memory.ts';
+import { pooledDmaBytes, POOL_LIMIT_BYTES, zeroShared } from '../drivers/emu/host/dma-memory.ts';
 import { seeded } from './helpers/seeded.ts';
 import { spawnLineChild } from './helpers/line-child.ts';
 

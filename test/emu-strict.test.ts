@@ -5,9 +5,9 @@
  * counts it and keeps answering.
  */
 import t from 'tap';
-import { openEmu, type EmuDevice } from '../drivers/emu/device.ts';
-import { macFromNumber, strictByDefault, STRICT_ENV } from '../drivers/emu/config.ts';
-import { ModelInternalError } from '../drivers/emu/bus.ts';
+import { openEmu, type EmuDevice } from '../drivers/emu/host/device.ts';
+import { macFromNumber, strictByDefault, STRICT_ENV } from '../drivers/emu/model/config.ts';
+import { ModelInternalError } from '../drivers/emu/model/bus.ts';
 import { bringUp } from '../lib/bnxt/bringup.ts';
 import { Nic, nicInternals } from '../lib/nic.ts';
 

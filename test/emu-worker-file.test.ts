@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL, fileURLToPath } from 'node:url';
-import { findWorkerFile, WORKER_PATH_VARIABLE } from '../drivers/emu/worker-file.ts';
+import { findWorkerFile, WORKER_PATH_VARIABLE } from '../drivers/emu/host/worker-file.ts';
 
 function scratch(t: { teardown(f: () => void): void }): string {
   const dir = mkdtempSync(join(tmpdir(), 'rig-bnxt-worker-file-'));
@@ -14,10 +14,10 @@ function scratch(t: { teardown(f: () => void): void }): string {
 }
 
 t.test('from the sources: worker.ts beside the module', async (t) => {
-  const found = findWorkerFile(new URL('../drivers/emu/worker-file.ts', import.meta.url).href, {});
+  const found = findWorkerFile(new URL('../drivers/emu/host/worker-file.ts', import.meta.url).href, {});
   t.ok(found.ok);
   if (found.ok)
-    t.equal(fileURLToPath(found.value), fileURLToPath(new URL('../drivers/emu/worker.ts', import.meta.url)));
+    t.equal(fileURLToPath(found.value), fileURLToPath(new URL('../drivers/emu/host/worker.ts', import.meta.url)));
 });
 
 t.test('a bundle with emu-worker.mjs beside it finds it there', async (t) => {

@@ -7,7 +7,7 @@ import t from 'tap';
 import { Qp, Region, type Nic, type Result } from '../lib/index.ts';
 import { ReqErrStateReason, ResErrStateReason } from '../firmware-hwrm/roce/creq.ts';
 import { CQ_BASE_CQE_TYPE_SHIFT as CQE_TYPE_SHIFT } from '../firmware-hwrm/roce/cqe.g.ts';
-import type { FaultSpec } from '../drivers/emu/cable/faults.ts';
+import type { FaultSpec } from '../drivers/emu/model/cable/faults.ts';
 import { runSoak, faultTotals } from './soak-run.ts';
 import { openNic, connectedPair, region, controls, counters, hw, seedFor, emuOf, pass } from './failure-setup.ts';
 import { seeded } from './helpers/seeded.ts';

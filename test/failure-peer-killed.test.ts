@@ -5,7 +5,7 @@
 import t from 'tap';
 import { Nic, Qp, Region, formatEndpoint, parseEndpoint } from '../lib/index.ts';
 import { nicInternals } from '../lib/nic.ts';
-import type { EmuDevice } from '../drivers/emu/device.ts';
+import type { EmuDevice } from '../drivers/emu/host/device.ts';
 import { must, okBytes, error } from './failure-setup.ts';
 import { freeUdpPortPair } from '../scripts/interop/free-ports.ts';
 import { spawnLineChild } from './helpers/line-child.ts';

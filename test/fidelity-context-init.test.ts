@@ -7,7 +7,7 @@
 import t from 'tap';
 import { Nic } from '../lib/index.ts';
 import { nicInternals } from '../lib/nic.ts';
-import { answerBackingStoreQcaps } from '../drivers/emu/firmware/hwrm-backing-store.ts';
+import { answerBackingStoreQcaps } from '../drivers/emu/model/firmware/hwrm-backing-store.ts';
 import { FUNC_BACKING_STORE_QCAPS_RESP_CTX_INIT_MASK as INIT } from '../firmware-hwrm/hwrm/index.ts';
 import { bringUp, EmuRig } from './helpers/emu-roce-setup.ts';
 

@@ -7,7 +7,7 @@
 import t from 'tap';
 import { InvalidArgument, Nic } from '../lib/index.ts';
 import { nicInternals } from '../lib/nic.ts';
-import { FIRMWARE_ENV, firmwarePersonality } from '../drivers/emu/firmware/personality.ts';
+import { FIRMWARE_ENV, firmwarePersonality } from '../drivers/emu/model/firmware/personality.ts';
 import * as R from '../firmware-hwrm/roce/index.ts';
 import { captureCmdq } from './helpers/cmdq-capture.ts';
 import { openRoce } from './helpers/emu-roce-setup.ts';

@@ -2,7 +2,9 @@
 // destination are mutually 4-aligned, byte by byte otherwise. Whatever the alignment, length
 // and buffers, it must copy exactly the bytes asked for and touch no other.
 import t from 'tap';
-import { copyBytes, copyFromWords, copyToWords, frameBuffer, frameSlots } from '../drivers/emu/wire/frame-memory.ts';
+import {
+  copyBytes, copyFromWords, copyToWords, frameBuffer, frameSlots,
+} from '../drivers/emu/model/wire/frame-memory.ts';
 
 function filled(buffer: ArrayBuffer | SharedArrayBuffer, seed: number): Uint8Array {
   const u = new Uint8Array(buffer);

@@ -14,8 +14,8 @@
  */
 import { Nic, Qp, Region, type Result } from '../lib/index.ts';
 import { nicInternals } from '../lib/nic.ts';
-import { openEmu, type EmuDevice } from '../drivers/emu/device.ts';
-import { macFromNumber } from '../drivers/emu/config.ts';
+import { openEmu, type EmuDevice } from '../drivers/emu/host/device.ts';
+import { macFromNumber } from '../drivers/emu/model/config.ts';
 import { bringUp, tearDown } from '../lib/bnxt/bringup.ts';
 import { bringUpRoce, tearDownRoce } from '../lib/bnxt/roce-device.ts';
 import { DmaPool } from '../lib/bnxt/dma-pool.ts';

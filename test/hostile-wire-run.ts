@@ -28,7 +28,7 @@
 import { readFileSync } from 'node:fs';
 import { Nic, Qp, Region, type Result } from '../lib/index.ts';
 import { nicInternals } from '../lib/nic.ts';
-import type { EmuDevice } from '../drivers/emu/device.ts';
+import type { EmuDevice } from '../drivers/emu/host/device.ts';
 import { freeUdpPortPair } from '../scripts/interop/free-ports.ts';
 import { spawnLineChild } from './helpers/line-child.ts';
 import { seeded } from './helpers/seeded.ts';

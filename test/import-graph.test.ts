@@ -10,7 +10,7 @@ t.test('the graph is read: every relative import names a file of the tree', asyn
   for (const [from, targets] of tree) for (const to of targets) if (!tree.has(to)) unresolved.push(`${from} -> ${to}`);
   t.same(unresolved, []);
   // A witness that imports are seen at all: the model's core builds both firmwares.
-  t.ok(tree.get('drivers/emu/nic-model.ts')?.includes('drivers/emu/firmware/hwrm.ts'));
+  t.ok(tree.get('drivers/emu/model/nic-model.ts')?.includes('drivers/emu/model/firmware/hwrm.ts'));
 });
 
 t.test('nothing in drivers/ or firmware-hwrm/ imports lib/, scripts/, bench/ or test/; firmware-hwrm/ imports no ' +

@@ -5,7 +5,7 @@
 import t, { type Test } from 'tap';
 import { createSocket } from 'node:dgram';
 import { Nic, Qp, Region, InvalidArgument } from '../lib/index.ts';
-import { ipv4FromNumber } from '../drivers/emu/config.ts';
+import { ipv4FromNumber } from '../drivers/emu/model/config.ts';
 import { fillPattern, firstDifference, must } from './helpers/qp-data.ts';
 import { freeUdpPort, freeUdpPortPair } from '../scripts/interop/free-ports.ts';
 

@@ -3,7 +3,7 @@
 import t from 'tap';
 import { readdirSync, readFileSync } from 'node:fs';
 import { Nic, InvalidArgument } from '../lib/index.ts';
-import { emuChip } from '../drivers/emu/config.ts';
+import { emuChip } from '../drivers/emu/model/config.ts';
 
 /** The chip software NICs opened without one are (RIG_BNXT_CHIP's, else the default). */
 const CHIP = emuChip(undefined);

@@ -2,7 +2,7 @@
 import t from 'tap';
 import { Qp, Region, InvalidArgument } from '../lib/index.ts';
 import { nicInternals } from '../lib/nic.ts';
-import { emuChip } from '../drivers/emu/config.ts';
+import { emuChip } from '../drivers/emu/model/config.ts';
 import { openNic, controls, holdings, requests, watchCommands, unwrap, OP, STATUS, emu } from './helpers/qp-control.ts';
 
 const DESTROY_COMMANDS = ['DESTROY_QP', 'DESTROY_CQ', 'DESTROY_CQ'];

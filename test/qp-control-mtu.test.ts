@@ -5,7 +5,7 @@
 // costs ~7 ms; RIG_BNXT_MTU_WALK=all connects at every one of the 8641, about a minute).
 import t from 'tap';
 import { Qp, pathMtuFor } from '../lib/index.ts';
-import { maxPathMtuCode } from '../drivers/emu/firmware/roce-cmd-modify-qp.ts';
+import { maxPathMtuCode } from '../drivers/emu/model/firmware/roce-cmd-modify-qp.ts';
 import { openNic, controls, qpAttributes, unwrap } from './helpers/qp-control.ts';
 
 const LOWEST = 576;

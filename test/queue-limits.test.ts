@@ -12,8 +12,8 @@ import { bringUpRoce, tearDownRoce, type RoceDevice } from '../lib/bnxt/roce-dev
 import { BnxtQp } from '../lib/bnxt/queue-pair.ts';
 import * as Q from '../lib/bnxt/roce-commands.ts';
 import * as R from '../firmware-hwrm/roce/index.ts';
-import type { RoceCeilings } from '../drivers/emu/firmware/roce-limits.ts';
-import type { EmuDevice } from '../drivers/emu/device.ts';
+import type { RoceCeilings } from '../drivers/emu/model/firmware/roce-limits.ts';
+import type { EmuDevice } from '../drivers/emu/host/device.ts';
 import { emuDevice } from './helpers/emu-device.ts';
 import { openRoce, makeCq, qpMemory, createQpValues } from './helpers/emu-roce-setup.ts';
 

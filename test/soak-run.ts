@@ -16,8 +16,8 @@
  */
 import { Nic, Qp, Region } from '../lib/index.ts';
 import { nicInternals } from '../lib/nic.ts';
-import type { EmuDevice } from '../drivers/emu/device.ts';
-import type { FaultSpec } from '../drivers/emu/cable/faults.ts';
+import type { EmuDevice } from '../drivers/emu/host/device.ts';
+import type { FaultSpec } from '../drivers/emu/model/cable/faults.ts';
 import { seeded } from './helpers/seeded.ts';
 import { connectedPair, must } from './failure-setup.ts';
 

@@ -8,8 +8,8 @@ import t, { type Test } from 'tap';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { serveVfioUser } from '../drivers/emu/vfio-user/index.ts';
-import { macFromNumber } from '../drivers/emu/config.ts';
+import { serveVfioUser } from '../drivers/emu/host/vfio-user/index.ts';
+import { macFromNumber } from '../drivers/emu/model/config.ts';
 import { TestClient, fields, header, type Reply } from './helpers/vfio-user-client.ts';
 import { waitUntil } from './helpers/wait.ts';
 

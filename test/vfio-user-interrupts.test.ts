@@ -1,8 +1,8 @@
 // MSI-X through eventfds: a vector with an eventfd is raised by adding 1 to it; none is raised
 // while MSI-X is off or bus mastering is disabled (an MSI is a memory write: PCI needs BME).
 import t from 'tap';
-import { MsixVectors } from '../drivers/emu/vfio-user/interrupts.ts';
-import { makeEventfd, readEventfd, closeFd } from '../drivers/emu/vfio-user/socket-libc.ts';
+import { MsixVectors } from '../drivers/emu/host/vfio-user/interrupts.ts';
+import { makeEventfd, readEventfd, closeFd } from '../drivers/emu/host/vfio-user/socket-libc.ts';
 
 const setIrqs = (flags: number, start: number, count: number) => ({
   argsz: 20, flags, index: 2, start, count, bools: undefined,

@@ -1,8 +1,8 @@
 // The BCM57508 PF config space: identity and capabilities as lspci and the kernel read them,
 // write masks (PCI 3.0 section 6.2), BAR sizing, the VPD handshake and image (section 6.4).
 import t from 'tap';
-import { PciConfigSpace, buildVpd, CAP } from '../drivers/emu/vfio-user/pci-config.ts';
-import { pfConfigSpec } from '../drivers/emu/vfio-user/nic-device.ts';
+import { PciConfigSpace, buildVpd, CAP } from '../drivers/emu/host/vfio-user/pci-config.ts';
+import { pfConfigSpec } from '../drivers/emu/host/vfio-user/nic-device.ts';
 import { chipByName } from '../firmware-hwrm/chips.ts';
 
 const u16 = (c: PciConfigSpace, at: number) => c.bytes[at]! | (c.bytes[at + 1]! << 8);

@@ -1,7 +1,7 @@
 // The vfio-user codec against messages built by hand from the layouts of QEMU's
 // docs/interop/vfio-user.rst (every offset below is the spec's, not the encoder's).
 import t from 'tap';
-import * as P from '../drivers/emu/vfio-user/protocol.ts';
+import * as P from '../drivers/emu/host/vfio-user/protocol.ts';
 import { fields } from './helpers/vfio-user-client.ts';
 
 t.test('header: u16 id, u16 command, u32 size with the header, u32 flags, u32 error', async (t) => {

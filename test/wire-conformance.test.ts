@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { Nic, Qp, Region } from '../lib/index.ts';
 import { nicInternals } from '../lib/nic.ts';
-import type { EmuDevice } from '../drivers/emu/device.ts';
+import type { EmuDevice } from '../drivers/emu/host/device.ts';
 import { readPcap } from '../scripts/interop/capture-check.ts';
 import { findPython, runPython } from './helpers/python.ts';
 

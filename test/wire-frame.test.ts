@@ -1,9 +1,9 @@
 import t from 'tap';
-import { buildFrame, encodeFrame, frameBytesFor, payloadOffsetFor } from '../drivers/emu/wire/build.ts';
-import { parseFrame } from '../drivers/emu/wire/parse.ts';
-import { ParseStatus, parseStatusName } from '../drivers/emu/wire/parse-status.ts';
-import { RoceFrame } from '../drivers/emu/wire/roce-frame.ts';
-import { Opcode } from '../drivers/emu/wire/opcodes.ts';
+import { buildFrame, encodeFrame, frameBytesFor, payloadOffsetFor } from '../drivers/emu/model/wire/build.ts';
+import { parseFrame } from '../drivers/emu/model/wire/parse.ts';
+import { ParseStatus, parseStatusName } from '../drivers/emu/model/wire/parse-status.ts';
+import { RoceFrame } from '../drivers/emu/model/wire/roce-frame.ts';
+import { Opcode } from '../drivers/emu/model/wire/opcodes.ts';
 import { DST_MAC, FIXTURES, SEND_ONLY, type Fixture } from './helpers/wire-fixtures.ts';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');

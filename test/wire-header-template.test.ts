@@ -8,13 +8,13 @@
  * value comes from the code under test.
  */
 import t from 'tap';
-import { HeaderTemplate, encodeFrame, encodeFrameWith, frameWordsOf } from '../drivers/emu/wire/build.ts';
-import { completeIcrc, templateHeadersRegister } from '../drivers/emu/wire/icrc.ts';
-import { frameBuffer } from '../drivers/emu/wire/frame-memory.ts';
-import { OPCODE_FLAGS, OpFlag, Opcode } from '../drivers/emu/wire/opcodes.ts';
-import { RoceFrame } from '../drivers/emu/wire/roce-frame.ts';
-import { parseFrame } from '../drivers/emu/wire/parse.ts';
-import { ParseStatus } from '../drivers/emu/wire/parse-status.ts';
+import { HeaderTemplate, encodeFrame, encodeFrameWith, frameWordsOf } from '../drivers/emu/model/wire/build.ts';
+import { completeIcrc, templateHeadersRegister } from '../drivers/emu/model/wire/icrc.ts';
+import { frameBuffer } from '../drivers/emu/model/wire/frame-memory.ts';
+import { OPCODE_FLAGS, OpFlag, Opcode } from '../drivers/emu/model/wire/opcodes.ts';
+import { RoceFrame } from '../drivers/emu/model/wire/roce-frame.ts';
+import { parseFrame } from '../drivers/emu/model/wire/parse.ts';
+import { ParseStatus } from '../drivers/emu/model/wire/parse-status.ts';
 import { seeded, testSeed } from './helpers/seeded.ts';
 import { ACCESS_MR, TestNic } from './helpers/emu-engine-harness.ts';
 

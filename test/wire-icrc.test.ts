@@ -5,10 +5,10 @@
  */
 import t from 'tap';
 import { crc32 as zlibCrc32 } from 'node:zlib';
-import { buildFrame } from '../drivers/emu/wire/build.ts';
-import { crc32, crc32Update } from '../drivers/emu/wire/crc32.ts';
-import { OPCODE_FLAGS, OpFlag, Opcode } from '../drivers/emu/wire/opcodes.ts';
-import { RoceFrame } from '../drivers/emu/wire/roce-frame.ts';
+import { buildFrame } from '../drivers/emu/model/wire/build.ts';
+import { crc32, crc32Update } from '../drivers/emu/model/wire/crc32.ts';
+import { OPCODE_FLAGS, OpFlag, Opcode } from '../drivers/emu/model/wire/opcodes.ts';
+import { RoceFrame } from '../drivers/emu/model/wire/roce-frame.ts';
 import { findPython, runPython } from './helpers/python.ts';
 import { seeded, testSeed } from './helpers/seeded.ts';
 import { DST_MAC, SRC_MAC } from './helpers/wire-fixtures.ts';

@@ -1,15 +1,15 @@
 /**
  * The native CRC-32 the ICRC uses for long frames where libdeflate is installed
- * (drivers/emu/wire/native-crc32.ts): the same function as zlib's at every length, offset and
+ * (drivers/emu/model/wire/native-crc32.ts): the same function as zlib's at every length, offset and
  * continued prefix, and the ICRC of long frames the same with it and without it (a child
  * process with RIG_BNXT_NO_NATIVE_CRC=1 computes them by node:zlib and the JS CRC).
  */
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import { crc32 as zlibCrc32 } from 'node:zlib';
-import { nativeCrc32 } from '../drivers/emu/wire/native-crc32.ts';
-import { rangeView } from '../drivers/emu/wire/range-view.ts';
-import { computeIcrc } from '../drivers/emu/wire/icrc.ts';
+import { nativeCrc32 } from '../drivers/emu/model/wire/native-crc32.ts';
+import { rangeView } from '../drivers/emu/model/wire/range-view.ts';
+import { computeIcrc } from '../drivers/emu/model/wire/icrc.ts';
 import { seeded, testSeed } from './helpers/seeded.ts';
 
 const native = nativeCrc32();
@@ -46,7 +46,7 @@ t.test('rangeView keeps one view per array until the range moves', async (t) => 
 
 /** ICRCs of packets whose covered bytes run from 200 to 4200, over random contents, as hex of a JSON array. */
 const ICRC_SCRIPT = `
-import { computeIcrc } from './drivers/emu/wire/icrc.ts';
+import { computeIcrc } from './drivers/emu/model/wire/icrc.ts';
 import { seeded } from './test/helpers/seeded.ts';
 const rnd = seeded(Number(process.argv.at(-1)));
 const frame = new Uint8Array(4300);

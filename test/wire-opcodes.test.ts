@@ -1,13 +1,13 @@
 import t from 'tap';
-import { formatIpv4, formatMac, parseIpv4, parseMac } from '../drivers/emu/wire/addresses.ts';
+import { formatIpv4, formatMac, parseIpv4, parseMac } from '../drivers/emu/model/wire/addresses.ts';
 import {
   AethKind, NakCode, RNR_TIMER_US, aethKind, aethSyndromeName, aethValue, ackSyndrome, nakSyndrome, rnrNakSyndrome,
-} from '../drivers/emu/wire/aeth.ts';
-import { payloadOffsetFor } from '../drivers/emu/wire/build.ts';
-import { OPCODE_FLAGS, OpFlag, isKnownOpcode, opcodeName } from '../drivers/emu/wire/opcodes.ts';
-import { describeFrame } from '../drivers/emu/wire/trace.ts';
-import { parseFrame } from '../drivers/emu/wire/parse.ts';
-import { RoceFrame } from '../drivers/emu/wire/roce-frame.ts';
+} from '../drivers/emu/model/wire/aeth.ts';
+import { payloadOffsetFor } from '../drivers/emu/model/wire/build.ts';
+import { OPCODE_FLAGS, OpFlag, isKnownOpcode, opcodeName } from '../drivers/emu/model/wire/opcodes.ts';
+import { describeFrame } from '../drivers/emu/model/wire/trace.ts';
+import { parseFrame } from '../drivers/emu/model/wire/parse.ts';
+import { RoceFrame } from '../drivers/emu/model/wire/roce-frame.ts';
 import { READ_REQUEST } from './helpers/wire-fixtures.ts';
 
 // IBA Table 38 (RC): opcode -> [extension header bytes after the BTH, carries payload]

@@ -3,10 +3,10 @@
 // records that way, and any change to a frame (a byte flipped, the frame cut short) gives the status and
 // the fields the byte-wise path gives for the same bytes in an array made elsewhere.
 import t from 'tap';
-import { parseReceived } from '../drivers/emu/wire/parse.ts';
-import { frameBuffer, ownWordView } from '../drivers/emu/wire/frame-memory.ts';
-import { ParseStatus, parseStatusName } from '../drivers/emu/wire/parse-status.ts';
-import { RoceFrame } from '../drivers/emu/wire/roce-frame.ts';
+import { parseReceived } from '../drivers/emu/model/wire/parse.ts';
+import { frameBuffer, ownWordView } from '../drivers/emu/model/wire/frame-memory.ts';
+import { ParseStatus, parseStatusName } from '../drivers/emu/model/wire/parse-status.ts';
+import { RoceFrame } from '../drivers/emu/model/wire/roce-frame.ts';
 import { DST_MAC, FIXTURES, fixIpChecksum } from './helpers/wire-fixtures.ts';
 import { seeded, testSeed } from './helpers/seeded.ts';
 

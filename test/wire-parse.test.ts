@@ -1,8 +1,8 @@
 import t from 'tap';
-import { computeIcrc, writeIcrc } from '../drivers/emu/wire/icrc.ts';
-import { parseFrame } from '../drivers/emu/wire/parse.ts';
-import { PARSE_STATUS_NAMES, ParseStatus, parseStatusName } from '../drivers/emu/wire/parse-status.ts';
-import { RoceFrame } from '../drivers/emu/wire/roce-frame.ts';
+import { computeIcrc, writeIcrc } from '../drivers/emu/model/wire/icrc.ts';
+import { parseFrame } from '../drivers/emu/model/wire/parse.ts';
+import { PARSE_STATUS_NAMES, ParseStatus, parseStatusName } from '../drivers/emu/model/wire/parse-status.ts';
+import { RoceFrame } from '../drivers/emu/model/wire/roce-frame.ts';
 import { ACK, FIXTURES, READ_REQUEST, SEND_ONLY, fixIpChecksum } from './helpers/wire-fixtures.ts';
 import { seeded, testSeed } from './helpers/seeded.ts';
 

@@ -9,11 +9,11 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AethKind, NakCode, AETH_SYNDROME_ACK, nakSyndrome, rnrNakSyndrome } from '../drivers/emu/wire/aeth.ts';
-import { buildFrame } from '../drivers/emu/wire/build.ts';
-import { Opcode } from '../drivers/emu/wire/opcodes.ts';
-import { PcapWriter } from '../drivers/emu/wire/pcap.ts';
-import { RoceFrame } from '../drivers/emu/wire/roce-frame.ts';
+import { AethKind, NakCode, AETH_SYNDROME_ACK, nakSyndrome, rnrNakSyndrome } from '../drivers/emu/model/wire/aeth.ts';
+import { buildFrame } from '../drivers/emu/model/wire/build.ts';
+import { Opcode } from '../drivers/emu/model/wire/opcodes.ts';
+import { PcapWriter } from '../drivers/emu/model/wire/pcap.ts';
+import { RoceFrame } from '../drivers/emu/model/wire/roce-frame.ts';
 import { DST_IP, DST_MAC, SRC_IP, SRC_MAC } from './helpers/wire-fixtures.ts';
 
 interface Row {

@@ -1,10 +1,10 @@
-// The software NIC's bus (drivers/emu/write-queue.ts): every write arrives once, in order, whether
+// The software NIC's bus (drivers/emu/model/write-queue.ts): every write arrives once, in order, whether
 // the two ends share a thread (plain counts) or not (atomic counts), and a full queue waits.
 import t from 'tap';
 import { Worker } from 'node:worker_threads';
 import {
   allocWriteQueue, WRITE_QUEUE_ENTRIES, WriteQueueConsumer, WriteQueueProducer,
-} from '../drivers/emu/write-queue.ts';
+} from '../drivers/emu/model/write-queue.ts';
 
 interface Entry { kind: number; offset: number; lo: number; hi: number }
 

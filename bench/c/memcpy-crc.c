@@ -8,7 +8,7 @@
  * folds with carry-less multiplies where the CPU has them), and with libdeflate's
  * libdeflate_crc32() when the system has it (Debian libdeflate0, loaded with dlopen, so no
  * header is needed): the CRC-32 the software NIC's ICRC uses for long frames when it can
- * (drivers/emu/wire/native-crc32.ts), and the fastest C has here. Without it the two
+ * (drivers/emu/model/wire/native-crc32.ts), and the fastest C has here. Without it the two
  * libdeflate figures are 0.
  *
  * Usage: memcpy-crc [seconds=1]

@@ -7,7 +7,7 @@ import type { Clock } from '../device.ts';
 
 /**
  * The Performance object, read once: in Node `performance` is an accessor of globalThis, so each
- * use of the global runs its getter (drivers/emu/bus.ts measured 70-76 against 56-59 ns a read).
+ * use of the global runs its getter (drivers/emu/model/bus.ts measured 70-76 against 56-59 ns a read).
  */
 const perf = performance;
 

@@ -23,8 +23,8 @@ import {
   statSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { serveVfioUser, type HwrmObservation } from '../../drivers/emu/vfio-user/index.ts';
-import { macFromNumber, type CableSpec } from '../../drivers/emu/config.ts';
+import { serveVfioUser, type HwrmObservation } from '../../drivers/emu/host/vfio-user/index.ts';
+import { macFromNumber, type CableSpec } from '../../drivers/emu/model/config.ts';
 import { startL2Peer } from './l2-peer.ts';
 import { startTcpRelay } from './tcp-relay.ts';
 import { driveHostPeer, peerStepResults, HOST_NIC, type PeerStepResult } from './host-peer.ts';

@@ -8,10 +8,10 @@
  */
 import { parseArgs } from 'node:util';
 import { writeFileSync } from 'node:fs';
-import { serveVfioUser } from '../../drivers/emu/vfio-user/index.ts';
+import { serveVfioUser } from '../../drivers/emu/host/vfio-user/index.ts';
 import {
   CHIP_ENV, DEFAULT_EMU_CHIP, ipv4FromNumber, macFromNumber, type CableSpec,
-} from '../../drivers/emu/config.ts';
+} from '../../drivers/emu/model/config.ts';
 import { chipByName, chipNames } from '../../firmware-hwrm/chips.ts';
 import { parseMac } from './options.ts';
 import { ok, err, type Result } from './result.ts';

@@ -25,12 +25,12 @@
  * the guest is the client, from its first SEND (the PSN it announced) just before.
  */
 import { readFileSync } from 'node:fs';
-import { RoceFrame } from '../../drivers/emu/wire/roce-frame.ts';
-import { parseFrame } from '../../drivers/emu/wire/parse.ts';
-import { ParseStatus, parseStatusName } from '../../drivers/emu/wire/parse-status.ts';
-import { Opcode } from '../../drivers/emu/wire/opcodes.ts';
-import { AethKind, aethKind, aethSyndromeName } from '../../drivers/emu/wire/aeth.ts';
-import { parseMac } from '../../drivers/emu/wire/addresses.ts';
+import { RoceFrame } from '../../drivers/emu/model/wire/roce-frame.ts';
+import { parseFrame } from '../../drivers/emu/model/wire/parse.ts';
+import { ParseStatus, parseStatusName } from '../../drivers/emu/model/wire/parse-status.ts';
+import { Opcode } from '../../drivers/emu/model/wire/opcodes.ts';
+import { AethKind, aethKind, aethSyndromeName } from '../../drivers/emu/model/wire/aeth.ts';
+import { parseMac } from '../../drivers/emu/model/wire/addresses.ts';
 import { GUEST_DATA_MAC } from './guest-config.ts';
 
 /** One captured frame: a view into the file's bytes. */

@@ -19,11 +19,11 @@
  *   - the packets that follow a head in PSN order belong to its burst;
  *   - any other head is early (`early` counts heads, not the packets of their bursts).
  */
-import { RoceFrame } from '../../drivers/emu/wire/roce-frame.ts';
-import { parseFrame } from '../../drivers/emu/wire/parse.ts';
-import { ParseStatus } from '../../drivers/emu/wire/parse-status.ts';
-import { Opcode } from '../../drivers/emu/wire/opcodes.ts';
-import { AethKind, RNR_TIMER_US, aethKind, aethValue } from '../../drivers/emu/wire/aeth.ts';
+import { RoceFrame } from '../../drivers/emu/model/wire/roce-frame.ts';
+import { parseFrame } from '../../drivers/emu/model/wire/parse.ts';
+import { ParseStatus } from '../../drivers/emu/model/wire/parse-status.ts';
+import { Opcode } from '../../drivers/emu/model/wire/opcodes.ts';
+import { AethKind, RNR_TIMER_US, aethKind, aethValue } from '../../drivers/emu/model/wire/aeth.ts';
 import type { CapturedFrame } from './capture-check.ts';
 
 /** The local ACK timeout of a 5-bit QP timeout code (IBA 9.7.6.1.3): 4.096 us x 2^code. */

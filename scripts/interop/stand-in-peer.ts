@@ -14,15 +14,15 @@
  * a "stand-in:" counter line; exits 1 on any failure.
  */
 import { createSocket } from 'node:dgram';
-import { RoceFrame } from '../../drivers/emu/wire/roce-frame.ts';
-import { buildFrame } from '../../drivers/emu/wire/build.ts';
-import { parseFrame } from '../../drivers/emu/wire/parse.ts';
-import { ParseStatus } from '../../drivers/emu/wire/parse-status.ts';
-import { Opcode } from '../../drivers/emu/wire/opcodes.ts';
+import { RoceFrame } from '../../drivers/emu/model/wire/roce-frame.ts';
+import { buildFrame } from '../../drivers/emu/model/wire/build.ts';
+import { parseFrame } from '../../drivers/emu/model/wire/parse.ts';
+import { ParseStatus } from '../../drivers/emu/model/wire/parse-status.ts';
+import { Opcode } from '../../drivers/emu/model/wire/opcodes.ts';
 import {
   AETH_SYNDROME_ACK, AethKind, NakCode, aethKind, aethSyndromeName, nakSyndrome,
-} from '../../drivers/emu/wire/aeth.ts';
-import { parseIpv4, parseMac } from '../../drivers/emu/wire/addresses.ts';
+} from '../../drivers/emu/model/wire/aeth.ts';
+import { parseIpv4, parseMac } from '../../drivers/emu/model/wire/addresses.ts';
 import { PSN_MASK } from '../../firmware-hwrm/roce/ib-transport.ts';
 import { pingpongClientExchange, pingpongServerExchange, type PingpongDest } from '../cli/exchange.ts';
 

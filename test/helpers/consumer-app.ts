@@ -4,7 +4,7 @@
  * tsc and runs what it emits). It prints one JSON line of what it observed. Kept as text: it is
  * compiled in a scratch project, never by this repository's tsconfig.
  */
-import { emuChip } from '../../drivers/emu/config.ts';
+import { emuChip } from '../../drivers/emu/model/config.ts';
 export const CONSUMER_MAIN_TS = `import {
   Nic, Qp, Region, InvalidArgument, formatEndpoint, parseEndpoint, pathMtuFor, ok, err,
   type NicInfo, type NicOptions, type QpSide, type ConnectOptions, type Endpoint, type Result,

@@ -1,6 +1,6 @@
 /** Software NIC devices for tests: stepped (deterministic, virtual time) unless asked otherwise. */
-import { openEmu, type EmuDevice } from '../../drivers/emu/device.ts';
-import { macFromNumber } from '../../drivers/emu/config.ts';
+import { openEmu, type EmuDevice } from '../../drivers/emu/host/device.ts';
+import { macFromNumber } from '../../drivers/emu/model/config.ts';
 
 let n = 0x100;
 

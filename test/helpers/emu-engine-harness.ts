@@ -6,14 +6,14 @@
  * cq_req / cq_res_rc CQEs), not from the engine's own code.
  */
 import { Buffer as NodeBuffer } from 'node:buffer';
-import { NicModel, BAR0_BYTES, BAR2_BYTES } from '../../drivers/emu/nic-model.ts';
-import { allocWriteQueue } from '../../drivers/emu/write-queue.ts';
-import { allocWake } from '../../drivers/emu/wake.ts';
-import type { EmuConfig, CableSpec } from '../../drivers/emu/config.ts';
-import type { EngineCounterReport } from '../../drivers/emu/engine/engine.ts';
+import { NicModel, BAR0_BYTES, BAR2_BYTES } from '../../drivers/emu/model/nic-model.ts';
+import { allocWriteQueue } from '../../drivers/emu/model/write-queue.ts';
+import { allocWake } from '../../drivers/emu/host/wake.ts';
+import type { EmuConfig, CableSpec } from '../../drivers/emu/model/config.ts';
+import type { EngineCounterReport } from '../../drivers/emu/model/engine/engine.ts';
 import {
   EmuCq, EmuMr, EmuQp, EmuQpState, PagedMemory, Ring, type EmuGid, type RoceTables,
-} from '../../drivers/emu/objects.ts';
+} from '../../drivers/emu/model/objects.ts';
 
 export const PAGE = 4096;
 export const DOORBELL = 0x10000;

@@ -5,15 +5,15 @@
  * (VER_GET, FUNC_DRV_RGTR, backing store, the CREQ and an NQ, a RoCE statistics context);
  * `TestCmdq` is a minimal RCFW channel: it posts commands and reads the CREQ byte by byte.
  */
-import type { FirmwareName } from '../../drivers/emu/firmware/personality.ts';
-import { NicModel, BAR0_BYTES, BAR2_BYTES } from '../../drivers/emu/nic-model.ts';
-import { allocWriteQueue, WriteQueueProducer, WriteKind } from '../../drivers/emu/write-queue.ts';
-import { allocWake } from '../../drivers/emu/wake.ts';
-import type { EmuConfig } from '../../drivers/emu/config.ts';
+import type { FirmwareName } from '../../drivers/emu/model/firmware/personality.ts';
+import { NicModel, BAR0_BYTES, BAR2_BYTES } from '../../drivers/emu/model/nic-model.ts';
+import { allocWriteQueue, WriteQueueProducer, WriteKind } from '../../drivers/emu/model/write-queue.ts';
+import { allocWake } from '../../drivers/emu/host/wake.ts';
+import type { EmuConfig } from '../../drivers/emu/model/config.ts';
 import * as H from '../../firmware-hwrm/hwrm/index.ts';
 import type { FieldSpec, Layout, Values } from '../../firmware-hwrm/layout.ts';
 import * as R from '../../firmware-hwrm/roce/index.ts';
-import type { EmuQp, EngineHooks } from '../../drivers/emu/objects.ts';
+import type { EmuQp, EngineHooks } from '../../drivers/emu/model/objects.ts';
 
 export interface DmaBuf {
   readonly iova: number;

@@ -31,7 +31,9 @@
  */
 import { createSocket, type Socket } from 'node:dgram';
 import { createInterface } from 'node:readline';
-import { OPCODE_FLAGS, OpFlag, ParseStatus, RoceFrame, buildFrame, parseFrame } from '../../drivers/emu/wire/index.ts';
+import {
+  OPCODE_FLAGS, OpFlag, ParseStatus, RoceFrame, buildFrame, parseFrame,
+} from '../../drivers/emu/model/wire/index.ts';
 import { seeded } from './seeded.ts';
 import {
   DISRUPTIVE_KINDS, HARMLESS_KINDS, SECRET_MARKER, planFor, type HostilePlan, type Kind,

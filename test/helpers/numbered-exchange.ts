@@ -6,7 +6,7 @@
  * once everything is sent and before the first delivery.
  */
 import type { Test } from 'tap';
-import type { Cable, CableStats } from '../../drivers/emu/cable/cable.ts';
+import type { Cable, CableStats } from '../../drivers/emu/model/cable/cable.ts';
 import { numberedFrame } from './wait.ts';
 
 type CountingCable = Cable & { readonly stats: CableStats };

@@ -5,9 +5,9 @@
  * commands and DMA allocations for one NIC.
  */
 import { Nic, nicInternals, type NicOptions } from '../../lib/nic.ts';
-import type { EmuControls, EmuDevice } from '../../drivers/emu/device.ts';
+import type { EmuControls, EmuDevice } from '../../drivers/emu/host/device.ts';
 import type { DmaBuffer } from '../../drivers/device.ts';
-import type { MrAttributes, QpAttributes, RoceResources } from '../../drivers/emu/firmware/roce.ts';
+import type { MrAttributes, QpAttributes, RoceResources } from '../../drivers/emu/model/firmware/roce.ts';
 import type { Result } from '../../lib/result.ts';
 
 // roce_hsi.h: CMDQ_BASE_OPCODE_*.

@@ -5,8 +5,8 @@
  */
 import { Nic, Qp, Region, type NicOptions, type Result } from '../../lib/index.ts';
 import { nicInternals } from '../../lib/nic.ts';
-import type { EmuDevice } from '../../drivers/emu/device.ts';
-import type { EngineCounterReport, TransportReport } from '../../drivers/emu/engine/engine.ts';
+import type { EmuDevice } from '../../drivers/emu/host/device.ts';
+import type { EngineCounterReport, TransportReport } from '../../drivers/emu/model/engine/engine.ts';
 
 /** The value of an Ok result; throws with `what` and the message of an Error. */
 export function must<T>(r: Result<T>, what: string): T {

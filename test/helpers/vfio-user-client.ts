@@ -5,7 +5,7 @@
  */
 import {
   connectUnix, FdReceiver, ReadablePoller, receiveAll, sendAll, shutdownAndClose,
-} from '../../drivers/emu/vfio-user/socket-libc.ts';
+} from '../../drivers/emu/host/vfio-user/socket-libc.ts';
 
 export interface Reply {
   readonly id: number;

@@ -7,7 +7,7 @@
  * All four share: dst MAC 52:54:00:77:00:01, src MAC 02:62:6e:00:00:01, 10.77.0.2 ->
  * 10.77.0.1, IP id 0, UDP source port 0xC001, P_Key 0xFFFF.
  */
-import { RoceFrame } from '../../drivers/emu/wire/roce-frame.ts';
+import { RoceFrame } from '../../drivers/emu/model/wire/roce-frame.ts';
 
 export const DST_MAC = Uint8Array.from([0x52, 0x54, 0x00, 0x77, 0x00, 0x01]);
 export const SRC_MAC = Uint8Array.from([0x02, 0x62, 0x6e, 0x00, 0x00, 0x01]);

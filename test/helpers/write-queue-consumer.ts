@@ -1,7 +1,7 @@
 // A write-queue consumer in a worker thread (test/write-queue.test.ts): takes workerData.total
 // entries, checks each against what the test's producer writes, and reports the counts.
 import { parentPort, workerData } from 'node:worker_threads';
-import { WriteQueueConsumer } from '../../drivers/emu/write-queue.ts';
+import { WriteQueueConsumer } from '../../drivers/emu/model/write-queue.ts';
 
 const { sab, total } = workerData as { sab: SharedArrayBuffer; total: number };
 const c = new WriteQueueConsumer(sab);

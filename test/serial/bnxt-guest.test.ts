@@ -1,6 +1,6 @@
 // The real Linux drivers against the software NIC (issues 16 and 12): a Debian trixie 6.12 guest
 // under QEMU 11.1 (TCG) whose bnxt_en and bnxt_re drive a software NIC served by
-// drivers/emu/vfio-user, once as each chip of BNXT_GUEST_CHIPS: a BCM57608 (P7: context memory V2,
+// drivers/emu/host/vfio-user, once as each chip of BNXT_GUEST_CHIPS: a BCM57608 (P7: context memory V2,
 // variable-size WQEs, the MSN table) and a BCM57508 (P5). Each boot asserts, as the kernel and the
 // tools report it:
 //  - bnxt_en binds and registers eth0 with the model's MAC, brings the link up; every HWRM

@@ -18,10 +18,10 @@
  */
 import t, { type Test } from 'tap';
 import { readFileSync, rmSync } from 'node:fs';
-import { RoceFrame } from '../../drivers/emu/wire/roce-frame.ts';
-import { buildFrame } from '../../drivers/emu/wire/build.ts';
-import { Opcode } from '../../drivers/emu/wire/opcodes.ts';
-import { AETH_SYNDROME_ACK, NakCode, nakSyndrome } from '../../drivers/emu/wire/aeth.ts';
+import { RoceFrame } from '../../drivers/emu/model/wire/roce-frame.ts';
+import { buildFrame } from '../../drivers/emu/model/wire/build.ts';
+import { Opcode } from '../../drivers/emu/model/wire/opcodes.ts';
+import { AETH_SYNDROME_ACK, NakCode, nakSyndrome } from '../../drivers/emu/model/wire/aeth.ts';
 import { checkPingpongCapture, readPcap, type CaptureCheck } from '../../scripts/interop/capture-check.ts';
 import {
   fillTemplate, HOST_PERF_SERVER_TEMPLATE, HOST_PINGPONG_CLIENT_TEMPLATE, rigBnxtPingpongAvailable, standInTemplates,
