@@ -2,8 +2,11 @@
  * The bnxt chips this project knows, one profile row each: what differs between Thor (P5) and
  * Thor2 (P7) at the host/device interface, in one place that both the driver (lib/bnxt picks a
  * row from VER_GET's chip_num, as bnxt_en does) and the software NIC (drivers/emu is built from
- * a row) read. Pure data and pure functions, no I/O. docs/hardware.md "Chip profiles" gives the
- * sources in prose; each value names its public source beside it.
+ * a row) read; and the table of every bnxt family by PCI id (BNXT_FAMILIES), P3 and P4 as
+ * recognised, not driven, which the VFIO side reads (drivers/vfio/pci-ids.ts). Pure data and
+ * pure functions, no I/O. docs/hardware.md "Chip profiles" gives the sources in prose; each
+ * value names its public source beside it. Outside this file and the driver's policy
+ * (lib/bnxt/chip.ts) no code compares a family by name (test/tidy.test.ts): it reads a fact.
  *
  * Adding a chip: a row here (with the facts of its family), then the codecs and handlers its
  * family needs (docs/architecture.md "How to add a chip").
@@ -13,7 +16,10 @@ import { HWRM_VERSION_MAJOR, HWRM_VERSION_MINOR, HWRM_VERSION_RSVD, HWRM_VERSION
 import { MSN_ENTRY_BYTES } from './roce/msn-table.ts';
 import { SQ_PSN_SEARCH_EXT_WORDS } from './roce/wqe.g.ts';
 
+/** The families this project drives: Thor (P5) and Thor2 (P7), each with profile rows below. */
 export type ChipFamily = 'P5' | 'P7';
+/** Every bnxt family the PCI ids name: the driven ones, and P4 and P3, recognised but not driven. */
+export type BnxtFamily = ChipFamily | 'P4' | 'P3';
 
 /** The table an SQ keeps after its WQEs for hardware retransmission (roce_hsi.h). */
 export type SqPsnTable = 'psn_search_ext' | 'msn';
@@ -92,6 +98,13 @@ export interface ChipProfile {
   /** Bytes per sq_msn_search entry where it keeps the MSN table (roce_hsi.h). */
   readonly msnEntryBytes: number;
   /**
+   * The CQ depth the kernel allows whatever QUERY_FUNC max_cqe says (bnxt_re's max_cq_wqes):
+   * before P7, BNXT_QPLIB_MAX_CQ_WQES 0xFFFFF, since those chips address at most 8K PBL pages
+   * of CQEs (qplib_sp.c bnxt_qplib_get_dev_attr; upstream commit ac6df53738b4 "Fix the max CQ
+   * WQEs for older adapters"); undefined on P7, which takes max_cqe as the firmware reports it.
+   */
+  readonly maxCqWqes: number | undefined;
+  /**
    * Bytes of the extended ring statistics context bnxt_en sizes where VNIC_QCAPS reports TPA v2
    * and bnxt_re then allocates and sends (bnxt.h BNXT_RING_STATS_SIZE_P5 / _P7, set in bnxt.c
    * bnxt_hwrm_vnic_qcaps; qplib_res.c bnxt_qplib_alloc_stat_mem takes hw_ring_stats_size): 21
@@ -128,6 +141,8 @@ export interface ChipProfile {
 
 /** PCI vendor id of Broadcom (pci_ids.h PCI_VENDOR_ID_BROADCOM). */
 export const BROADCOM_VENDOR_ID = 0x14e4;
+/** qplib_sp.h BNXT_QPLIB_MAX_CQ_WQES: the CQ depth cap of the chips before P7 (ChipProfile.maxCqWqes). */
+const MAX_CQ_WQES_BEFORE_P7 = 0xfffff;
 /** bnxt.h DB_PF_OFFSET_P5; bnxt_re qplib_res.h BNXT_QPLIB_DBR_PF_DB_OFFSET. */
 const DB_PF_OFFSET_P5 = 0x10000;
 /** Host page size the drivers align doorbell pages to (PAGE_ALIGN on 4 KiB pages). */
@@ -152,7 +167,7 @@ const MODEL_COMMON: Omit<ChipModelFacts, 'roce' | 'board'> = {
  * 96 inline bytes the static WQE's room (128 bytes less the 32-byte header).
  */
 const ROCE_CEILINGS = {
-  maxQp: 1024, maxQpWqes: 65535, maxCq: 4096, maxCqe: 0xfffff, maxMr: 65536, maxGid: 256, maxSge: 6,
+  maxQp: 1024, maxQpWqes: 65535, maxCq: 4096, maxCqe: MAX_CQ_WQES_BEFORE_P7, maxMr: 65536, maxGid: 256, maxSge: 6,
   maxSgeVarWqe: 0, maxRdAtom: 126, maxInlineData: 96,
 } as const;
 
@@ -172,6 +187,7 @@ const P5: FamilyFacts = {
   sqPsnTable: 'psn_search_ext',
   psnSearchEntryBytes: SQ_PSN_SEARCH_EXT_WORDS * 4,
   msnEntryBytes: MSN_ENTRY_BYTES,
+  maxCqWqes: MAX_CQ_WQES_BEFORE_P7,
   ringStatsBytes: 168,
   grcStatusOffset: 0x520,
   firstVerGetTimeoutMs: 500,
@@ -187,6 +203,7 @@ const P7: FamilyFacts = {
   sqPsnTable: 'msn',
   psnSearchEntryBytes: SQ_PSN_SEARCH_EXT_WORDS * 4,
   msnEntryBytes: MSN_ENTRY_BYTES,
+  maxCqWqes: undefined,
   ringStatsBytes: 176,
   grcStatusOffset: 0x520,
   firstVerGetTimeoutMs: 1500,
@@ -201,24 +218,94 @@ const P7: FamilyFacts = {
   },
 };
 
+/** A physical function's PCI device id and the part it names. */
+export interface BnxtPhysicalFunctionId {
+  readonly deviceId: number;
+  readonly part: string;
+}
+
+/** A bnxt family as the PCI ids know it: whether this project drives it, and its physical functions. */
+export interface BnxtFamilyRow {
+  readonly family: BnxtFamily;
+  /** True for the families with profiles (CHIP_PROFILES); P3 and P4 are recognised, not driven. */
+  readonly driven: boolean;
+  readonly physicalFunctions: readonly BnxtPhysicalFunctionId[];
+}
+
+const pfs = (...ids: [number, string][]): readonly BnxtPhysicalFunctionId[] =>
+  Object.freeze(ids.map(([deviceId, part]) => Object.freeze({ deviceId, part })));
+
+/**
+ * Every bnxt family and its physical functions' PCI ids (Linux bnxt.c bnxt_pci_tbl, DPDK
+ * bnxt_ethdev.c bnxt_pci_id_map), driven families first. drivers/vfio/pci-ids.ts is the VFIO
+ * side's view of it; the profile rows below take their PCI device id from it, by part name.
+ */
+export const BNXT_FAMILIES: readonly BnxtFamilyRow[] = Object.freeze(([
+  {
+    family: 'P5', driven: true, physicalFunctions: pfs(
+      [0x1750, 'BCM57508'], [0x1751, 'BCM57504'], [0x1752, 'BCM57502'],
+      // NPAR partitions; sources disagree on which of 57508/57504/57502 each names.
+      [0x1800, 'BCM5750x NPAR'], [0x1801, 'BCM5750x NPAR'], [0x1802, 'BCM5750x NPAR'], [0x1803, 'BCM5750x NPAR'],
+      [0x1804, 'BCM5750x NPAR'], [0x1805, 'BCM5750x NPAR'],
+      [0xd812, 'BCM58812'], [0xd814, 'BCM58814'],
+    ),
+  },
+  {
+    family: 'P7', driven: true, physicalFunctions: pfs(
+      [0x1760, 'BCM57608'], [0x1761, 'BCM57604'], [0x1762, 'BCM57602'], [0x1763, 'BCM57601'], [0xd818, 'BCM58818'],
+    ),
+  },
+  {
+    family: 'P4', driven: false, physicalFunctions: pfs(
+      [0x16d7, 'BCM57414'], [0x16d8, 'BCM57416'], [0x16d6, 'BCM57412'], [0x16d9, 'BCM57417'],
+      [0x16e2, 'BCM57417 SFP'], [0x16e3, 'BCM57416 SFP'],
+      [0x16ec, 'BCM57414 NPAR'], [0x16ed, 'BCM57414 NPAR'], [0x16ee, 'BCM57416 NPAR'], [0x16ef, 'BCM57416 NPAR'],
+      [0x16de, 'BCM57412 NPAR'], [0x16eb, 'BCM57412 NPAR'], [0x16cc, 'BCM57417 NPAR'], [0x16c0, 'BCM57417 NPAR'],
+      [0x16f1, 'BCM57452'], [0x1614, 'BCM57454'], [0x1604, 'BCM5745x NPAR'], [0x1605, 'BCM5745x NPAR'],
+      [0xd802, 'BCM58802'], [0xd804, 'BCM58804'], [0x16f0, 'BCM58808'],
+    ),
+  },
+  {
+    family: 'P3', driven: false, physicalFunctions: pfs(
+      [0x16c8, 'BCM57301'], [0x16c9, 'BCM57302'], [0x16ca, 'BCM57304'], [0x16d0, 'BCM57402'], [0x16d1, 'BCM57404'],
+      [0x16d2, 'BCM57406'], [0x16d5, 'BCM57407'],
+    ),
+  },
+] satisfies BnxtFamilyRow[]).map((f) => Object.freeze(f)));
+
+/** Virtual functions of every family (P3/P4/P5/P7, the Hyper-V ones included): bnxt_pci_tbl's VF ids. */
+export const BNXT_VF_DEVICE_IDS: ReadonlySet<number> = new Set([
+  0x16c1, 0x16d3, 0x16dc, 0x1606, 0x1609, 0x16cb, 0x16e1, 0x16e5, 0x1607, 0x1608, 0x16bd, 0x16c4, 0x16c5,
+  0x16c2, 0x16c3, 0x16e6, 0x1806, 0x1807, 0x1808, 0x1809, 0x1819, 0xd800, 0xd82e,
+]);
+
+/** The PCI device id of the physical function called `part` in `family`'s row of BNXT_FAMILIES. */
+function physicalFunctionOf(family: ChipFamily, part: string): number {
+  const id = BNXT_FAMILIES.find((f) => f.family === family)?.physicalFunctions.find((pf) => pf.part === part);
+  if (id === undefined) throw new Error(`chips: ${part} is no ${family} physical function of BNXT_FAMILIES`);
+  return id.deviceId;
+}
+
 function row(
-  name: string, chipNum: number, pciDeviceId: number, family: FamilyFacts,
-  board = { subsystemId: pciDeviceId, partNumber: `BCM9${name.slice(3)}` },
+  name: string, chipNum: number, family: FamilyFacts,
+  board?: { subsystemId: number; partNumber: string },
 ): ChipProfile {
-  const model = Object.freeze({ ...family.model, board: Object.freeze(board) });
+  const pciDeviceId = physicalFunctionOf(family.family, name);
+  const adapter = board ?? { subsystemId: pciDeviceId, partNumber: `BCM9${name.slice(3)}` };
+  const model = Object.freeze({ ...family.model, board: Object.freeze(adapter) });
   return Object.freeze({ ...family, name, chipNum, pciVendorId: BROADCOM_VENDOR_ID, pciDeviceId, model });
 }
 
 /**
  * Every chip with a profile: chip numbers from bnxt.h CHIP_NUM_57508/57504/57502 (P5) and
- * CHIP_NUM_57608/58818 (P7, BNXT_CHIP_P7), PCI device ids from bnxt.c bnxt_pci_tbl.
+ * CHIP_NUM_57608/58818 (P7, BNXT_CHIP_P7); the PCI device id is the part's in BNXT_FAMILIES.
  */
 export const CHIP_PROFILES: readonly ChipProfile[] = Object.freeze([
-  row('BCM57508', 0x1750, 0x1750, P5, { subsystemId: 0x5208, partNumber: 'BCM957508-N2100G' }),
-  row('BCM57504', 0x1751, 0x1751, P5),
-  row('BCM57502', 0x1752, 0x1752, P5),
-  row('BCM57608', 0x1760, 0x1760, P7, { subsystemId: 0x9110, partNumber: 'BCM957608' }),
-  row('BCM58818', 0xd818, 0xd818, P7),
+  row('BCM57508', 0x1750, P5, { subsystemId: 0x5208, partNumber: 'BCM957508-N2100G' }),
+  row('BCM57504', 0x1751, P5),
+  row('BCM57502', 0x1752, P5),
+  row('BCM57608', 0x1760, P7, { subsystemId: 0x9110, partNumber: 'BCM957608' }),
+  row('BCM58818', 0xd818, P7),
 ]);
 
 const BY_CHIP_NUM = new Map(CHIP_PROFILES.map((p) => [p.chipNum, p]));

@@ -1,9 +1,9 @@
 // The chip profiles (firmware-hwrm/chips.ts) against the public drivers' facts, value by value:
 // expected numbers come from the sources named beside each assertion, not from the table.
 import t from 'tap';
-import { CHIP_PROFILES, chipByName, chipByNumber, chipNames } from '../firmware-hwrm/chips.ts';
-import { chipProfile, chipSupported } from '../lib/bnxt/chip.ts';
-import { bnxtPhysicalFunction } from '../drivers/vfio/pci-ids.ts';
+import { BNXT_FAMILIES, CHIP_PROFILES, chipByName, chipByNumber, chipNames } from '../firmware-hwrm/chips.ts';
+import { chipProfile } from '../lib/bnxt/chip.ts';
+import { BNXT_PF_IDS, bnxtPhysicalFunction, isBnxtVirtualFunction } from '../drivers/vfio/pci-ids.ts';
 
 t.test('chip numbers and PCI ids as bnxt.h CHIP_NUM_* and bnxt.c bnxt_pci_tbl give them', async (t) => {
   const want: [string, number, number, 'P5' | 'P7'][] = [
@@ -18,8 +18,8 @@ t.test('chip numbers and PCI ids as bnxt.h CHIP_NUM_* and bnxt.c bnxt_pci_tbl gi
     t.equal(p!.pciDeviceId, deviceId, `${name} device id`);
     t.equal(p!.family, family, `${name} family`);
     t.equal(chipByNumber(chipNum), p, `${name} found by chip_num`);
-    // The VFIO side's PCI table agrees on the part and family of each profile's PF id.
-    t.match(bnxtPhysicalFunction(0x14e4, deviceId), { part: name, family }, `${name} in pci-ids.ts`);
+    // The VFIO side's view of the families table names each profile's PF id by its part and family.
+    t.match(bnxtPhysicalFunction(0x14e4, deviceId), { part: name, family, driven: true }, `${name} in pci-ids.ts`);
   }
   t.equal(new Set(CHIP_PROFILES.map((p) => p.chipNum)).size, CHIP_PROFILES.length, 'one row per chip_num');
   t.same(chipNames(), want.map((w) => w[0]));
@@ -59,13 +59,40 @@ t.test('per-family formats: context memory, WQE mode, SQ table, statistics, firs
   }
 });
 
-t.test('the driver knows both families and drives both', async (t) => {
+t.test('the families table: P5 and P7 driven, with profiles; P4 and P3 recognised by PCI id, not driven',
+  async (t) => {
+    t.same(BNXT_FAMILIES.map((f) => [f.family, f.driven]), [['P5', true], ['P7', true], ['P4', false], ['P3', false]]);
+    for (const f of BNXT_FAMILIES) {
+      const profiles = CHIP_PROFILES.filter((p) => p.family === f.family);
+      t.equal(profiles.length > 0, f.driven, `${f.family}: profile rows exactly where it is driven`);
+      for (const p of profiles) {
+        t.ok(f.physicalFunctions.some((pf) => pf.deviceId === p.pciDeviceId && pf.part === p.name),
+          `${p.name}'s PCI id is its part's in the ${f.family} row`);
+      }
+    }
+    // Ids from bnxt.c bnxt_pci_tbl: a P4 BCM57414 (0x16d7), a P3 BCM57301 (0x16c8), an NPAR
+    // partition of the 5750x (0x1800), a Thor2 BCM57604 without a profile (0x1761), a P5 VF (0x1806).
+    t.match(bnxtPhysicalFunction(0x14e4, 0x16d7), { part: 'BCM57414', family: 'P4', driven: false });
+    t.match(bnxtPhysicalFunction(0x14e4, 0x16c8), { part: 'BCM57301', family: 'P3', driven: false });
+    t.match(bnxtPhysicalFunction(0x14e4, 0x1800), { part: 'BCM5750x NPAR', family: 'P5', driven: true });
+    t.match(bnxtPhysicalFunction(0x14e4, 0x1761), { part: 'BCM57604', family: 'P7', driven: true });
+    t.equal(bnxtPhysicalFunction(0x8086, 0x16d7), undefined, 'another vendor\'s id is no bnxt function');
+    t.equal(bnxtPhysicalFunction(0x14e4, 0x1806), undefined, 'a VF is no PF');
+    t.equal(isBnxtVirtualFunction(0x14e4, 0x1806), true);
+    t.equal(new Set(BNXT_PF_IDS.map((id) => id.deviceId)).size, BNXT_PF_IDS.length, 'one row per PF id');
+    t.equal(BNXT_PF_IDS.length, 44, 'every PF of bnxt_pci_tbl the table had: 11 P5, 5 P7, 21 P4, 7 P3');
+  });
+
+t.test('the driver knows every chip with a profile, and no other', async (t) => {
   t.equal(chipProfile(0x1750)?.name, 'BCM57508');
   t.equal(chipProfile(0x1760)?.name, 'BCM57608');
+  t.equal(chipProfile(0xd818)?.name, 'BCM58818');
   t.equal(chipProfile(0x16c8), undefined, 'P3');
-  t.equal(chipSupported(chipProfile(0x1752)!), true);
-  t.equal(chipSupported(chipProfile(0xd818)!), true);
-  t.equal(chipSupported(chipProfile(0x1760)!), true);
+  t.equal(chipProfile(0x16d7), undefined, 'P4');
+});
+
+t.test('the CQ depth cap: 0xFFFFF before P7 (BNXT_QPLIB_MAX_CQ_WQES), none on P7', async (t) => {
+  for (const p of CHIP_PROFILES) t.equal(p.maxCqWqes, p.family === 'P5' ? 0xfffff : undefined, p.name);
 });
 
 t.test('profiles are frozen data: nothing can edit a chip for everyone', async (t) => {

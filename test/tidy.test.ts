@@ -22,15 +22,22 @@
 //    (`1n`, `BigInt(x)`) is made inside a function. Module level, class field initializers and
 //    constructors are setup (once per load or object) and allowed; so are the setup functions
 //    each file names, with a reason.
+// 5. Chip facts live in firmware-hwrm/chips.ts: no product file (lib/ drivers/ firmware-hwrm/
+//    scripts/ bench/) compares a family by name ('P5', 'P7', ...) but chips.ts and the driver's
+//    chip policy, lib/bnxt/chip.ts; what differs by family is a profile field, read as one.
 import t from 'tap';
 import { fileURLToPath } from 'node:url';
-import { functionSpans, hotPathFindings, longLines, readFiles } from './helpers/tidy.ts';
+import { familyComparisons, functionSpans, hotPathFindings, longLines, readFiles } from './helpers/tidy.ts';
 import { generatedFiles } from '../scripts/accessors/generate.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MAX_COLUMNS = 120;
 const MAX_FUNCTION_LINES = 70;
 const CODE_FOLDERS = ['lib', 'drivers', 'firmware-hwrm', 'scripts', 'bench', 'test'];
+/** The folders of the product and its tools (no tests): where rule 5 holds. */
+const PRODUCT_FOLDERS = ['lib/', 'drivers/', 'firmware-hwrm/', 'scripts/', 'bench/'];
+/** The only files that may compare a chip family by name (rule 5). */
+const FAMILY_NAMING_FILES = new Set(['firmware-hwrm/chips.ts', 'lib/bnxt/chip.ts']);
 
 /** Functions allowed over MAX_FUNCTION_LINES: `path: dotted name` -> why it stays one piece. */
 const LONG_FUNCTIONS = new Map<string, string>([
@@ -177,6 +184,17 @@ t.test('rule 4: the hot-path files make no closure and no BigInt outside setup',
   t.same(found, [], 'closures or BigInts made per call in the hot path');
 });
 
+t.test('rule 5: only chips.ts and lib/bnxt/chip.ts compare a chip family by name', async (t) => {
+  const found: string[] = [];
+  for (const [path, text] of code) {
+    if (!path.endsWith('.ts') || FAMILY_NAMING_FILES.has(path) || !PRODUCT_FOLDERS.some((f) => path.startsWith(f)))
+      continue;
+    for (const c of familyComparisons(path, text)) found.push(`${path}:${c.line}: ${c.text}`);
+  }
+  t.same(found, [], 'family comparisons to turn into profile facts');
+  t.ok(code.has('lib/bnxt/device-limits.ts') && code.has('firmware-hwrm/chips.ts'), 'the files are read');
+});
+
 t.test('the checks catch what they are for', async (t) => {
   t.same(longLines('a.ts', `ok\n${'x'.repeat(121)}\n${'│'.repeat(120)}\n`, 120, () => false),
     ['a.ts:2 (121 columns)'],
@@ -203,6 +221,11 @@ t.test('the checks catch what they are for', async (t) => {
     '7 BigInt() Q.post', '7 BigInt literal Q.post', '7 closure Q.post',
   ], 'made per call in a field\'s arrow or a method, it is found; at module level (a module-level IIFE ' +
     'included), in a constructor or in a named setup function it is allowed');
+  t.same(familyComparisons('d.ts', [
+    "const cap = chip.family === 'P7' ? a : b;", "if ('P5' !== p.family) x();", "switch (f) { case 'P4': break; }",
+    "// chip.family === 'P7' in a comment", "const s = \"family === 'P7'\";", "const ok = p.maxCqWqes === undefined;",
+  ].join('\n')).map((c) => c.line), [1, 2, 3],
+  'a comparison either way round and a switch case are found; a comment, a string, a fact read are not');
   // The generated accessors are hot-path files: what the generator writes passes, and a getter
   // that widened a u64 field to a BigInt (as ixy.js's hot path did) would be caught.
   const cqe = generatedFiles().find((g) => g.path === 'firmware-hwrm/roce/cqe.g.ts')!;

@@ -3,6 +3,6 @@ export { openVfio, type VfioOptions, type VfioAllowOptions, type PciDeviceIds } 
 export { VfioDevice } from './vfio-device.ts';
 export { systemLibc, type Libc, type Pointer } from './libc.ts';
 export {
-  BNXT_PF_IDS, bnxtPhysicalFunction, isBnxtVirtualFunction, BROADCOM_VENDOR_ID, type BnxtChipFamily, type BnxtPciId,
+  BNXT_PF_IDS, bnxtPhysicalFunction, isBnxtVirtualFunction, BROADCOM_VENDOR_ID, type BnxtPciId,
 } from './pci-ids.ts';
 export { normalizePciAddress } from './pci-address.ts';

@@ -1,7 +1,9 @@
 /**
- * The RoCE (bnxt_re) host/device interface of P5 (BCM57508), static WQE mode: RCFW commands
- * and their CREQ answers and events, WQEs, PSN-search entries, CQEs, NQEs, doorbells and page
- * tables. Pure codecs shared by the driver and the software NIC; field names follow
+ * The RoCE (bnxt_re) host/device interface of Thor (P5) and Thor2 (P7): RCFW commands and
+ * their CREQ answers and events, WQEs in static and variable-size mode, the SQ's PSN-search
+ * entries and MSN table, CQEs, NQEs, doorbells and page tables, and the InfiniBand transport
+ * rules both sides apply (ib-transport.ts). Pure codecs shared by the driver and the software
+ * NIC; what differs between the chips is a profile fact (../chips.ts). Field names follow
  * roce_hsi.h (Linux drivers/infiniband/hw/bnxt_re) and bnxt_hsi.h.
  *
  * The word accessors generated from the tables (*.g.ts) are imported from their own modules,

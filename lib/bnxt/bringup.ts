@@ -16,7 +16,7 @@ import {
   shortCommandRequired, linkSpeedMbps, PORT_PHY_QCFG_RESP_LINK,
 } from '../../firmware-hwrm/hwrm/index.ts';
 import { ok, err, type Result } from '../result.ts';
-import { chipByPciId, chipProfile, chipSupported, type ChipProfile } from './chip.ts';
+import { chipByPciId, chipProfile, type ChipProfile } from './chip.ts';
 import { DmaPool } from './dma-pool.ts';
 import { doorbellBar } from './traced-doorbells.ts';
 import { HwrmChannel } from './hwrm-channel.ts';
@@ -115,10 +115,6 @@ export function bringUp(device: Device, options: BringUpOptions = {}): Result<Bn
     return fail('HWRM_VER_GET', `HWRM interface ${v.hwrm_intf_maj_8b}.x is not supported (1.x is)`);
   const chip = chipProfile(v.chip_num);
   if (!chip) return fail('HWRM_VER_GET', `chip 0x${v.chip_num.toString(16)} is not a Thor (P5) or Thor2 (P7) chip`);
-  if (!chipSupported(chip)) {
-    return fail('HWRM_VER_GET', `chip 0x${v.chip_num.toString(16)} is a ${chip.name} (${chip.family}), which this ` +
-      'driver recognises but does not drive yet (only Thor, P5, chips)');
-  }
   hwrm.caps = {
     maxReqWinLen: Math.max(v.max_req_win_len, 128),
     maxExtReqLen: Math.max(v.max_ext_req_len, 128),
@@ -146,8 +142,9 @@ export function bringUp(device: Device, options: BringUpOptions = {}): Result<Bn
   if (!rgtr.ok) return fail('HWRM_FUNC_DRV_RGTR', rgtr.error);
   ledger.undo(hwrm, 'HWRM_FUNC_DRV_UNRGTR', () => hwrm.send(C.FUNC_DRV_UNRGTR, {}));
 
-  // HWRM_QUEUE_QPORTCFG is skipped: CoS queue ids serve the L2 TX path; the backing store
-  // below sizes TQM rings from tqm_fp_rings_count, which the firmware reports.
+  // HWRM_QUEUE_QPORTCFG is not a step of its own: CoS queue ids serve the L2 TX path. The V1
+  // backing store below sends it only when QCAPS names no TQM ring count (tqm_fp_rings_count 0:
+  // backing-store.ts, the port's CoS queues, as bnxt_en's bp->max_q).
 
   // Context memory, RoCE kinds included: the V2 commands (QCAPS_V2 / CFG_V2 per type) where
   // FUNC_QCAPS flags_ext says BS_V2_SUPPORTED, as bnxt_en decides it (bnxt.c

@@ -1,7 +1,11 @@
 /**
- * The driver's chip policy: which of the chips with a profile (firmware-hwrm/chips.ts, the
- * facts) it drives. The family comes from VER_GET's chip_num, as the kernel decides it
- * (BNXT_CHIP_P5 / BNXT_CHIP_P7), not from the PCI device id.
+ * The driver's chip policy: it drives every chip with a profile (firmware-hwrm/chips.ts, the
+ * facts), Thor (P5) and Thor2 (P7), end to end: P7 with context memory V2, the two doorbell
+ * bases, variable-size WQEs and the MSN table (docs/hardware.md "Thor2 (P7)"). The chip comes
+ * from VER_GET's chip_num, as the kernel decides it (BNXT_CHIP_P5 / BNXT_CHIP_P7), not from the
+ * PCI device id; a chip_num with no profile (a P3 or P4 chip, an unknown one) is refused at
+ * bring-up. A family the project recognises but does not drive has no profile rows
+ * (BNXT_FAMILIES marks it not driven), so there is nothing here to switch off.
  */
 import { CHIP_PROFILES, chipByNumber, type ChipProfile } from '../../firmware-hwrm/chips.ts';
 
@@ -15,15 +19,7 @@ export function chipByPciId(deviceId: number): ChipProfile | undefined {
   return CHIP_PROFILES.find((p) => p.pciDeviceId === deviceId);
 }
 
-/** The profile of a chip the driver knows, or undefined (P3/P4 chips are not supported). */
+/** The profile of the chip VER_GET named, which the driver drives; undefined: not driven (P3/P4, unknown). */
 export function chipProfile(chipNum: number): ChipProfile | undefined {
   return chipByNumber(chipNum);
-}
-
-/**
- * Thor (P5) and Thor2 (P7) are driven end to end: P7 with context memory V2, the two doorbell
- * bases, variable-size WQEs and the MSN table (docs/hardware.md "Thor2 (P7)").
- */
-export function chipSupported(p: ChipProfile): boolean {
-  return p.family === 'P5' || p.family === 'P7';
 }

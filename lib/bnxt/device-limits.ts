@@ -5,19 +5,19 @@
  * exceeded"; bnxt_re_test_qp_limits), so does this driver, at Qp.make: a device whose limits are
  * below the rings gets a Result error, never a ring the firmware was not told it can hold.
  *
- *   max_cq_wqes  QUERY_FUNC max_cqe, capped at 0xFFFFF (BNXT_QPLIB_MAX_CQ_WQES) except on P7:
- *                older chips address at most 8K PBL pages of CQEs whatever older firmware says
- *                (upstream commit ac6df53738b4 "Fix the max CQ WQEs for older adapters")
+ *   max_cq_wqes  QUERY_FUNC max_cqe, capped at the chip's ChipProfile.maxCqWqes where it has
+ *                one (0xFFFFF, BNXT_QPLIB_MAX_CQ_WQES, before P7: firmware-hwrm/chips.ts says why)
  *   max_qp_wqes  QUERY_FUNC max_qp_wr less BNXT_QPLIB_RESERVED_QP_WRS + 1 (128 WQEs "reserved
  *                for the HW", and one more)
  *   max_qp_sges  variable WQE mode: max_sge_var_wqe capped at BNXT_VAR_MAX_SGE 13; static: 6
  *                (qplib_sp.h BNXT_STATIC_MAX_SGE; the kernel does not read max_sge there)
  */
+import type { CreqQueryFuncRespSb } from '../../firmware-hwrm/roce/index.ts';
+import type { Values } from '../../firmware-hwrm/layout.ts';
 import type { ChipProfile } from './chip.ts';
-import type { FuncCaps } from './roce-device.ts';
 
-/** qplib_sp.h BNXT_QPLIB_MAX_CQ_WQES: the CQ depth cap of chips before P7. */
-export const PRE_P7_MAX_CQ_WQES = 0xfffff;
+/** QUERY_FUNC's answer (creq_query_func_resp_sb), the device's capabilities. */
+export type FuncCaps = Values<(typeof CreqQueryFuncRespSb)['fields']>;
 /** qplib_sp.h BNXT_QPLIB_RESERVED_QP_WRS, and the one more bnxt_qplib_get_dev_attr takes off. */
 const RESERVED_QP_WRS = 128 + 1;
 /** qplib_sp.h BNXT_VAR_MAX_SGE and BNXT_STATIC_MAX_SGE. */
@@ -35,7 +35,7 @@ export interface DeviceLimits {
 
 /** The limits of a device on `chip` whose QUERY_FUNC answered `caps`. */
 export function deviceLimits(chip: ChipProfile, caps: FuncCaps): DeviceLimits {
-  const cqWqes = chip.family === 'P7' ? caps.max_cqe : Math.min(caps.max_cqe, PRE_P7_MAX_CQ_WQES);
+  const cqWqes = chip.maxCqWqes === undefined ? caps.max_cqe : Math.min(caps.max_cqe, chip.maxCqWqes);
   const qpSges = chip.wqeMode === 'variable' ? Math.min(caps.max_sge_var_wqe, VAR_MAX_SGE) : STATIC_MAX_SGE;
   return { cqWqes, qpWqes: Math.max(0, caps.max_qp_wr - RESERVED_QP_WRS), qpSges };
 }

@@ -15,14 +15,13 @@ import {
 import {
   CreqQueryFuncRespSb, DevCapFlags, InitializeFwFlags, gidWords, macWords, cmdqUnits, isHostMsnTable,
 } from '../../firmware-hwrm/roce/index.ts';
-import type { Values } from '../../firmware-hwrm/layout.ts';
 import { ok, err, type Result } from '../result.ts';
 import type { BnxtFunction } from './bringup.ts';
 import { RcfwChannel, CMDQ_ENTRIES, CREQ_ENTRIES } from './rcfw-channel.ts';
 import * as C from './hwrm-commands.ts';
 import * as Q from './roce-commands.ts';
 import { bringUpL2Receive, L2_RECEIVE_RESOURCES } from './l2-receive.ts';
-import { deviceLimits, type DeviceLimits } from './device-limits.ts';
+import { deviceLimits, type DeviceLimits, type FuncCaps } from './device-limits.ts';
 
 /** The NQ the CQs report to. This driver polls CQs and never arms them, but CREATE_CQ names an NQ. */
 const CQ_NQ_ENTRIES = 256;
@@ -78,7 +77,7 @@ function reserveResources(func: BnxtFunction): string | undefined {
   return `the firmware reserved less than asked: ${short.map((k) => `${k} ${got[k]} of ${want[k]}`).join(', ')}`;
 }
 
-export type FuncCaps = Values<(typeof CreqQueryFuncRespSb)['fields']>;
+export type { FuncCaps };
 
 export interface RoceDevice {
   readonly rcfw: RcfwChannel;

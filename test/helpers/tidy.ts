@@ -164,3 +164,36 @@ export function hotPathFindings(path: string, text: string, setup: ReadonlySet<s
   visit(sf);
   return out;
 }
+
+/** A family compared by name (`chip.family === 'P7'`, `case 'P5':`): where a profile fact should be read. */
+export interface FamilyComparison {
+  line: number;
+  text: string;
+}
+
+const FAMILY_NAME = /^P[0-9]$/;
+
+/**
+ * Comparisons of a value with a chip family's name (`===`, `!==`, `==`, `!=` against 'P3'..'P9',
+ * either side) and switch cases on one, found by TypeScript's parser: a string or comment that
+ * names a family is no comparison.
+ */
+export function familyComparisons(path: string, text: string): FamilyComparison[] {
+  const sf = parse(path, text);
+  const out: FamilyComparison[] = [];
+  const isFamily = (n: ts.Node): boolean => ts.isStringLiteralLike(n) && FAMILY_NAME.test(n.text);
+  const equality = new Set([
+    ts.SyntaxKind.EqualsEqualsEqualsToken, ts.SyntaxKind.ExclamationEqualsEqualsToken,
+    ts.SyntaxKind.EqualsEqualsToken, ts.SyntaxKind.ExclamationEqualsToken,
+  ]);
+  const visit = (n: ts.Node): void => {
+    const compared = ts.isBinaryExpression(n) && equality.has(n.operatorToken.kind) &&
+      (isFamily(n.left) || isFamily(n.right));
+    if (compared || (ts.isCaseClause(n) && isFamily(n.expression))) {
+      out.push({ line: lineOf(sf, n.getStart(sf)), text: n.getText(sf).split('\n')[0]! });
+    }
+    ts.forEachChild(n, visit);
+  };
+  visit(sf);
+  return out;
+}

@@ -9,9 +9,9 @@
  *              REQ_RETRANSMISSION_SUPPORT HOST_PSN_TABLE): what the real Linux 6.12 bnxt_re was
  *              run against in the bnxt guest test
  *   current-msn  the same, with the host MSN table instead (REQ_RETRANSMISSION_SUPPORT
- *              HOST_MSN_TABLE, the way Thor2 firmware keeps it). Offered on the P5 model so the
- *              MSN path is exercised before the P7 profile exists; whether a P5 firmware ever
- *              reports it is unverified (docs/hardware.md)
+ *              HOST_MSN_TABLE, the way Thor2 firmware keeps it). Offered on the P5 model too, so
+ *              the MSN path runs on a P5 chip's static WQEs, not only on P7's variable ones;
+ *              whether a P5 firmware ever reports it is unverified (docs/hardware.md)
  *   current-iqm  the same as current, with internal queue memory (dev_cap_flags
  *              INTERNAL_QUEUE_MEMORY, Broadcom's bnxt_re BNXT_RE_IQM): MODIFY_QP takes the read
  *              depths as they are (ORD, IRD), not as ORRQ / IRRQ slots. Offered so the driver's
