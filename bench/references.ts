@@ -6,9 +6,15 @@
  */
 import { runC } from './helpers/c-build.ts';
 import { numberField, type JsonLine } from './helpers/json-line.ts';
-import type { ReferenceFigure } from './helpers/result.ts';
 import type { Durations } from './helpers/timing.ts';
-import { measureNodeUdpPing } from './udp-ping-node.ts';
+import { measureNodeUdpPing } from './helpers/udp-ping-node.ts';
+
+/** A figure measured as a reference: by a C program, raw memcpy, a raw round trip. */
+export interface ReferenceFigure {
+  readonly name: string;
+  readonly figure: number;
+  readonly unit: string;
+}
 
 interface FigureSpec {
   readonly unit: string;
@@ -61,7 +67,7 @@ const PROGRAMS = {
     measure: (d: Durations) => runC('udp-ping', [d.referenceSeconds, 64]),
   },
   'udp-ping-node': {
-    file: 'bench/udp-ping-node.ts',
+    file: 'bench/helpers/udp-ping-node.ts',
     what: '64-byte Node dgram ping-pong over 127.0.0.1 between two Node processes (the raw Node baseline)',
     figures: {
       us_median: { unit: 'us', label: 'round trip, median' },

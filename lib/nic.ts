@@ -10,7 +10,6 @@ import { invalid } from './errors.ts';
 import { bringUp, tearDown, type BnxtFunction } from './bnxt/bringup.ts';
 import { DmaPool } from './bnxt/dma-pool.ts';
 import { bringUpRoce, tearDownRoce, type RoceDevice } from './bnxt/roce-device.ts';
-import type { Qp } from './qp.ts';
 import { TraceFile } from '../drivers/trace-file.ts';
 
 export interface NicOptions extends OpenOptions {
@@ -57,8 +56,8 @@ export interface NicInternals {
   readonly id: number;
   /** Live objects (QPs, regions) to destroy at close. */
   readonly children: Set<{ closeWithNic(): void }>;
-  /** Live queue pairs by number (a peer on this NIC is one of them). */
-  readonly qps: Map<number, Qp>;
+  /** The numbers of its live queue pairs (a peer on this NIC is one of them). */
+  readonly qps: Set<number>;
 }
 
 const internals = new WeakMap<Nic, NicInternals>();
@@ -130,7 +129,7 @@ export class Nic {
       return err(`${name}: ${roce.error}`);
     }
     return ok(new Nic(name, address, {
-      device, func: func.value, roce: roce.value, id: nextNicId++, children: new Set(), qps: new Map(),
+      device, func: func.value, roce: roce.value, id: nextNicId++, children: new Set(), qps: new Set(),
     }));
   }
 

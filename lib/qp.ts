@@ -59,7 +59,7 @@ export class Qp {
     if (!made.ok) return made;
     const qp = new Qp(nic, owner, made.value);
     owner.children.add(qp);
-    owner.qps.set(made.value.qpn, qp);
+    owner.qps.add(made.value.qpn);
     return ok(qp);
   }
 

@@ -3,19 +3,19 @@
  * the long fuzz runs of issue 5.
  *
  *   port    N crafted frames (default 10^6) into a software NIC's port from the cable
- *           (test/fuzz-port.ts): no crash, no DMA write outside a receive, CQ or ring the NIC
+ *           (stress/fuzz-port.ts): no crash, no DMA write outside a receive, CQ or ring the NIC
  *           may write, no byte sent to a peer not granted reads, no effect on queue pairs whose
  *           peer is on the same NIC
  *   driver  bring-ups, command rounds and CQEs under malformed, refused and missing firmware
- *           answers and random completions (test/fuzz-driver.ts): clear errors, no exception,
+ *           answers and random completions (stress/fuzz-driver.ts): clear errors, no exception,
  *           no IOMMU fault, every DMA byte back at close
  *
  * Prints the chip and the seed first (a run is replayed by both); exits 1 on any violation. The
  * chip is the software NIC's: the BCM57608 unless RIG_BNXT_CHIP names another (BCM57508: the P5).
  */
 import { emuChip, CHIP_ENV } from '../drivers/emu/model/config.ts';
-import { fuzzPort } from '../test/fuzz-port.ts';
-import { fuzzDriver } from '../test/fuzz-driver.ts';
+import { fuzzPort } from './stress/fuzz-port.ts';
+import { fuzzDriver } from './stress/fuzz-driver.ts';
 
 const USAGE =
   'usage: npm run fuzz -- [--frames N] [--seed S] [--only port|driver] [--bring-ups N] [--rounds N] [--cqes N]';

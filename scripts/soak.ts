@@ -1,19 +1,19 @@
 /**
  * `npm run soak [-- --messages N] [-- --seed S] [-- --drop P --duplicate P --reorder P --corrupt P]
  *   [-- --hostile-seeds N --hostile-messages M | --hostile-seed S]`:
- * the full soak of issue 5 (test/soak-run.ts): by default 10^6 messages of mixed sizes, sends
+ * the full soak of issue 5 (stress/soak-run.ts): by default 10^6 messages of mixed sizes, sends
  * between two software NICs and reads within each, under 1 % drop, 1 % duplicate, 1 % reorder
  * and 0.1 % corruption of every frame sent. Prints the seed first (a run is replayed by its
  * seed), progress, then the figures; exits 1 if any message was lost, duplicated, corrupted
  * or out of order, or a room was inconsistent. Then the hostile wire of issue 15
- * (test/hostile-wire-run.ts): 10 seeds (from the soak's seed on) of 2,000 messages per stream
+ * (stress/hostile-wire-run.ts): 10 seeds (from the soak's seed on) of 2,000 messages per stream
  * through the fault-injecting relay; a failing seed is printed with the line that replays it.
  * Both run on the software NIC's chip: the BCM57608 unless RIG_BNXT_CHIP names another
  * (RIG_BNXT_CHIP=BCM57508 for the P5); the first line says which, and the replay line keeps it.
  */
 import { emuChip, CHIP_ENV } from '../drivers/emu/model/config.ts';
-import { runSoak, faultTotals, DEFAULT_FAULTS } from '../test/soak-run.ts';
-import { runHostileWire } from '../test/hostile-wire-run.ts';
+import { runSoak, faultTotals, DEFAULT_FAULTS } from './stress/soak-run.ts';
+import { runHostileWire } from './stress/hostile-wire-run.ts';
 
 const USAGE =
   'usage: npm run soak -- [--messages N] [--seed S] [--drop P] [--duplicate P] [--reorder P] [--corrupt P] ' +

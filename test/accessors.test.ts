@@ -9,7 +9,7 @@ import { layout, u8, u16, u32, bytes } from '../firmware-hwrm/layout.ts';
 import { generatedFiles } from '../scripts/accessors/generate.ts';
 import { ACCESSOR_TARGETS } from '../scripts/accessors/targets.ts';
 import { camel, emitLayout } from '../scripts/accessors/emit.ts';
-import { seeded, testSeed } from './helpers/seeded.ts';
+import { seeded, testSeed } from '../scripts/stress/seeded.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const seed = testSeed();

@@ -6,8 +6,8 @@
 import t from 'tap';
 import { Nic, Region } from '../lib/index.ts';
 import { pooledDmaBytes, POOL_LIMIT_BYTES, zeroShared } from '../drivers/emu/host/dma-memory.ts';
-import { seeded } from './helpers/seeded.ts';
-import { spawnLineChild } from './helpers/line-child.ts';
+import { seeded } from '../scripts/stress/seeded.ts';
+import { spawnLineChild } from '../scripts/stress/line-child.ts';
 
 const MIB = 1024 * 1024;
 const rssMib = () => process.memoryUsage().rss / MIB;

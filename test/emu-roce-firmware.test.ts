@@ -10,7 +10,7 @@ import * as H from '../firmware-hwrm/hwrm/index.ts';
 import {
   EmuRig, TestCmdq, bringUp, openRoce as openAnyRoce, makeCq, makeQp, creqXid, type DmaBuf,
 } from './helpers/emu-roce-setup.ts';
-import { seeded, testSeed } from './helpers/seeded.ts';
+import { seeded, testSeed } from '../scripts/stress/seeded.ts';
 
 const O = R.RoceOpcode;
 const lo = (cookie: number) => cookie & 0xff;

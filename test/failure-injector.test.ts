@@ -8,9 +8,9 @@ import { Qp, Region, type Nic, type Result } from '../lib/index.ts';
 import { ReqErrStateReason, ResErrStateReason } from '../firmware-hwrm/roce/creq.ts';
 import { CQ_BASE_CQE_TYPE_SHIFT as CQE_TYPE_SHIFT } from '../firmware-hwrm/roce/cqe.g.ts';
 import type { FaultSpec } from '../drivers/emu/model/cable/faults.ts';
-import { runSoak, faultTotals } from './soak-run.ts';
+import { runSoak, faultTotals } from '../scripts/stress/soak-run.ts';
 import { openNic, connectedPair, region, controls, counters, hw, seedFor, emuOf, pass } from './failure-setup.ts';
-import { seeded } from './helpers/seeded.ts';
+import { seeded } from '../scripts/stress/seeded.ts';
 
 const SMALL = { crossPairs: 1, localPairs: 1, window: 4, messages: 4000 } as const;
 

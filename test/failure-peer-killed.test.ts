@@ -8,7 +8,7 @@ import { nicInternals } from '../lib/nic.ts';
 import type { EmuDevice } from '../drivers/emu/host/device.ts';
 import { must, okBytes, error } from './failure-setup.ts';
 import { freeUdpPortPair } from '../scripts/interop/free-ports.ts';
-import { spawnLineChild } from './helpers/line-child.ts';
+import { spawnLineChild } from '../scripts/stress/line-child.ts';
 
 const RETRY_EXCEEDED = 'retry exceeded: the peer did not acknowledge (TRANSPORT_RETRY_CNT_ERR)';
 

@@ -13,8 +13,9 @@ import type { DmaBuffer } from '../drivers/device.ts';
 import { driverQpOf } from '../lib/qp.ts';
 import type { Test } from 'tap';
 import { fillPattern, firstDifference, must } from './helpers/qp-data.ts';
+import { connectedPair } from '../scripts/stress/pairs.ts';
 
-export { must };
+export { connectedPair, must };
 
 let pairs = 0;
 
@@ -30,15 +31,6 @@ export function openTwoNics(seed = 1, options: NicOptions = {}): [Nic, Nic] {
   const b = must(
     Nic.open('emu', { stepped: true, firmwareTimeoutMs: 50, seed: seed + 1, pair, ...options }), 'Nic.open B',
   );
-  return [a, b];
-}
-
-/** Two queue pairs connected to each other (on one NIC, or on two). */
-export function connectedPair(nicA: Nic, nicB: Nic = nicA): [Qp, Qp] {
-  const a = must(Qp.make(nicA), 'Qp.make a');
-  const b = must(Qp.make(nicB), 'Qp.make b');
-  must(a.connect(b.endpoint), 'connect a');
-  must(b.connect(a.endpoint), 'connect b');
   return [a, b];
 }
 

@@ -6,7 +6,7 @@ import t from 'tap';
 import { Qp } from '../lib/index.ts';
 import { CqeType } from '../firmware-hwrm/roce/cqe.ts';
 import { CQ_BASE_CQE_TYPE_SHIFT as CQE_TYPE_SHIFT } from '../firmware-hwrm/roce/cqe.g.ts';
-import { fuzzDriver } from './fuzz-driver.ts';
+import { fuzzDriver } from '../scripts/stress/fuzz-driver.ts';
 import {
   openNic, connectedPair, region, controls, hw, pollAll, okBytes, error, pass, seedFor, emuOf,
 } from './failure-setup.ts';

@@ -6,7 +6,7 @@ import t, { type Test } from 'tap';
 import type { Nic, Qp, Region } from '../lib/index.ts';
 import { nicInternals } from '../lib/nic.ts';
 import { Opcode, RoceFrame, encodeFrame } from '../drivers/emu/model/wire/index.ts';
-import { fuzzPort } from './fuzz-port.ts';
+import { fuzzPort } from '../scripts/stress/fuzz-port.ts';
 import {
   openTwoNics, connectedPair, region, controls, counters, transport, pass, seedFor, okBytes,
 } from './failure-setup.ts';

@@ -8,7 +8,7 @@
 import t from 'tap';
 import { openTwoNics, connectedPair, region, counters, controls, transport, okBytes } from './failure-setup.ts';
 import { fillPattern, firstDifference } from './helpers/qp-data.ts';
-import { seeded } from './helpers/seeded.ts';
+import { seeded } from '../scripts/stress/seeded.ts';
 import { computeIcrc, writeIcrc } from '../drivers/emu/model/wire/icrc.ts';
 
 const BTH = 42;

@@ -6,9 +6,9 @@
 // A harmless wire may still end a queue pair one way, by the spec's retry rule on a path slower
 // than 7 x 67 ms (a loaded host): the last test makes that happen on purpose and holds it to the rules.
 import t from 'tap';
-import { runHostileWire } from './hostile-wire-run.ts';
-import { HARMLESS_KINDS, planFor } from './helpers/hostile-plan.ts';
-import { testSeed } from './helpers/seeded.ts';
+import { runHostileWire } from '../scripts/stress/hostile-wire-run.ts';
+import { HARMLESS_KINDS, planFor } from '../scripts/stress/hostile-plan.ts';
+import { testSeed } from '../scripts/stress/seeded.ts';
 
 const MESSAGES = 150;
 // 11: every harmless kind but replay (so the NAK counts are checked against the peer's); 1: a few.

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { fileURLToPath } from 'node:url';
-import { circles, importGraph, readTree, upwardImports } from './helpers/import-graph.ts';
+import { circles, forbiddenImports, importGraph, readTree, upwardImports } from './helpers/import-graph.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const tree = importGraph(readTree(ROOT, ['lib', 'drivers', 'firmware-hwrm', 'scripts', 'bench', 'test']));
@@ -24,6 +24,18 @@ t.test('drivers/ (the software NIC included) and firmware-hwrm/ have no import c
   t.same(circles(tree, 'firmware-hwrm/'), []);
 });
 
+t.test('no import circle anywhere in the tree (lib/, the tools and the tests too), type-only imports counted',
+  async (t) => {
+    t.same(circles(tree, ''), []);
+  });
+
+/** Above drivers/: lib/ imports no tool, and the tools (scripts/, bench/) import no test. */
+const TOOL_RULES = { lib: ['scripts', 'bench', 'test'], scripts: ['test'], bench: ['test'] } as const;
+
+t.test('lib/ imports nothing of scripts/, bench/ or test/; scripts/ and bench/ import nothing of test/', async (t) => {
+  t.same(forbiddenImports(tree, TOOL_RULES), []);
+});
+
 t.test('the checks catch what they are for', async (t) => {
   const graph = importGraph(new Map([
     ['drivers/emu/a.ts', "import type { B } from './b.ts';\n// import x from '../../lib/nic.ts';\n"],
@@ -41,4 +53,13 @@ t.test('the checks catch what they are for', async (t) => {
     ['drivers/emu/a.ts', 'drivers/emu/b.ts', 'drivers/emu/c.ts'], ['drivers/emu/d.ts'],
   ],
     'a circle through a type-only import, a re-export and a dynamic import; a file importing itself');
+  const tools = importGraph(new Map([
+    ['scripts/soak.ts', "import { runSoak } from '../test/soak-run.ts';\nimport { x } from './stress/x.ts';\n"],
+    ['bench/b.ts', "import type { T } from '../test/helpers/t.ts';\nimport { Nic } from '../lib/index.ts';\n"],
+    ['test/soak.test.ts', "import { runSoak } from '../scripts/stress/soak-run.ts';\n"],
+    ['lib/nic.ts', "import { seeded } from '../scripts/stress/seeded.ts';\n"],
+  ]));
+  t.same(forbiddenImports(tools, TOOL_RULES), [
+    'scripts/soak.ts -> test/soak-run.ts', 'bench/b.ts -> test/helpers/t.ts', 'lib/nic.ts -> scripts/stress/seeded.ts',
+  ], 'a tool importing a test (type-only too) and lib/ importing a tool are found; a test importing a tool is not');
 });

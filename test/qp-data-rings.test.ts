@@ -5,7 +5,7 @@ import { InvalidArgument, Region } from '../lib/index.ts';
 import {
   engineCounters, fillPattern, firstDifference, must, openPair, settle, type QpPair,
 } from './helpers/qp-data.ts';
-import { seeded, testSeed } from './helpers/seeded.ts';
+import { seeded, testSeed } from '../scripts/stress/seeded.ts';
 
 const ROOM = 4095;
 

@@ -5,7 +5,7 @@ import t from 'tap';
 import { Nic, Qp, Region, formatEndpoint, parseEndpoint } from '../lib/index.ts';
 import { fillPattern, firstDifference, must } from './helpers/qp-data.ts';
 import { freeUdpPortPair } from '../scripts/interop/free-ports.ts';
-import { spawnLineChild } from './helpers/line-child.ts';
+import { spawnLineChild } from '../scripts/stress/line-child.ts';
 
 const SIZES = [1, 64, 0, 1023, 1024, 4095, 4096, 4097, 9000, 65_536, 100_000, 3];
 

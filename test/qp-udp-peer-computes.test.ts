@@ -9,7 +9,7 @@ import t, { type Test } from 'tap';
 import { Nic, Qp, Region, formatEndpoint, parseEndpoint } from '../lib/index.ts';
 import { fillPattern, firstDifference, must } from './helpers/qp-data.ts';
 import { freeUdpPortPair } from '../scripts/interop/free-ports.ts';
-import { spawnLineChild } from './helpers/line-child.ts';
+import { spawnLineChild } from '../scripts/stress/line-child.ts';
 
 const COMPUTE_MS = 1500;
 const SIZE = 8192;

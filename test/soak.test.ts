@@ -4,7 +4,7 @@
 // corrupted, completions in order, rooms consistent, and the run reproducible by its seed.
 // SEED=n replays a run; the seed is printed with every assertion.
 import t from 'tap';
-import { runSoak, faultTotals } from './soak-run.ts';
+import { runSoak, faultTotals } from '../scripts/stress/soak-run.ts';
 import { seedFor } from './failure-setup.ts';
 
 const MESSAGES = 150_000;

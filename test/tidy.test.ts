@@ -61,7 +61,7 @@ const LONG_FUNCTIONS = new Map<string, string>([
   ['test/serial/bnxt-guest.test.ts: guestRun', 'one guest boot, asserted step by step'],
   ['scripts/interop/stand-in-peer.ts: main', 'the stand-in peer\'s script in order; to split where the serial ' +
     'QEMU test can check it (it pairs only with ibv_rc_pingpong in the guest)'],
-  ['test/helpers/hostile-relay.ts: makeKind', 'one case per hostile frame kind: a table'],
+  ['scripts/stress/hostile-relay.ts: makeKind', 'one case per hostile frame kind: a table'],
   ['test/helpers/fake-vfio-kernel.ts: FakeVfioKernel.ioctl', 'one case per VFIO ioctl: a dispatch table'],
 ]);
 

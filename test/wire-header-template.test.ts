@@ -15,7 +15,7 @@ import { OPCODE_FLAGS, OpFlag, Opcode } from '../drivers/emu/model/wire/opcodes.
 import { RoceFrame } from '../drivers/emu/model/wire/roce-frame.ts';
 import { parseFrame } from '../drivers/emu/model/wire/parse.ts';
 import { ParseStatus } from '../drivers/emu/model/wire/parse-status.ts';
-import { seeded, testSeed } from './helpers/seeded.ts';
+import { seeded, testSeed } from '../scripts/stress/seeded.ts';
 import { ACCESS_MR, TestNic } from './helpers/emu-engine-harness.ts';
 
 /** CRC-32's register (reflected 0xEDB88320, no inversions) after folding `bytes` bit by bit into `reg`. */

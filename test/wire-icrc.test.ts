@@ -10,7 +10,7 @@ import { crc32, crc32Update } from '../drivers/emu/model/wire/crc32.ts';
 import { OPCODE_FLAGS, OpFlag, Opcode } from '../drivers/emu/model/wire/opcodes.ts';
 import { RoceFrame } from '../drivers/emu/model/wire/roce-frame.ts';
 import { findPython, runPython } from './helpers/python.ts';
-import { seeded, testSeed } from './helpers/seeded.ts';
+import { seeded, testSeed } from '../scripts/stress/seeded.ts';
 import { DST_MAC, SRC_MAC } from './helpers/wire-fixtures.ts';
 
 t.test('CRC-32 check value and agreement with zlib at every offset and split', async (t) => {

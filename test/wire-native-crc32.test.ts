@@ -10,7 +10,7 @@ import { crc32 as zlibCrc32 } from 'node:zlib';
 import { nativeCrc32 } from '../drivers/emu/model/wire/native-crc32.ts';
 import { rangeView } from '../drivers/emu/model/wire/range-view.ts';
 import { computeIcrc } from '../drivers/emu/model/wire/icrc.ts';
-import { seeded, testSeed } from './helpers/seeded.ts';
+import { seeded, testSeed } from '../scripts/stress/seeded.ts';
 
 const native = nativeCrc32();
 
@@ -47,7 +47,7 @@ t.test('rangeView keeps one view per array until the range moves', async (t) => 
 /** ICRCs of packets whose covered bytes run from 200 to 4200, over random contents, as hex of a JSON array. */
 const ICRC_SCRIPT = `
 import { computeIcrc } from './drivers/emu/model/wire/icrc.ts';
-import { seeded } from './test/helpers/seeded.ts';
+import { seeded } from './scripts/stress/seeded.ts';
 const rnd = seeded(Number(process.argv.at(-1)));
 const frame = new Uint8Array(4300);
 for (let i = 0; i < frame.length; i++) frame[i] = rnd() & 0xff;

@@ -8,7 +8,7 @@ import { frameBuffer, ownWordView } from '../drivers/emu/model/wire/frame-memory
 import { ParseStatus, parseStatusName } from '../drivers/emu/model/wire/parse-status.ts';
 import { RoceFrame } from '../drivers/emu/model/wire/roce-frame.ts';
 import { DST_MAC, FIXTURES, fixIpChecksum } from './helpers/wire-fixtures.ts';
-import { seeded, testSeed } from './helpers/seeded.ts';
+import { seeded, testSeed } from '../scripts/stress/seeded.ts';
 
 /** The fields parseReceived fills on OK. */
 const FIELDS = [

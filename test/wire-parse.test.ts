@@ -4,7 +4,7 @@ import { parseFrame } from '../drivers/emu/model/wire/parse.ts';
 import { PARSE_STATUS_NAMES, ParseStatus, parseStatusName } from '../drivers/emu/model/wire/parse-status.ts';
 import { RoceFrame } from '../drivers/emu/model/wire/roce-frame.ts';
 import { ACK, FIXTURES, READ_REQUEST, SEND_ONLY, fixIpChecksum } from './helpers/wire-fixtures.ts';
-import { seeded, testSeed } from './helpers/seeded.ts';
+import { seeded, testSeed } from '../scripts/stress/seeded.ts';
 
 const f = new RoceFrame();
 const status = (b: Uint8Array, mac: Uint8Array | null = null) => parseStatusName(parseFrame(b, b.length, f, mac));

@@ -3,15 +3,11 @@
  * judges the goal. Goals are data (kind + limit) so the text in the table and the check can
  * never disagree.
  */
+import type { ReferenceFigure } from '../references.ts';
 import type { BenchResult } from './types.ts';
 import { convert, formatFigure } from './units.ts';
 
-/** A figure measured as a reference: by a C program, raw memcpy, a raw round trip. */
-export interface ReferenceFigure {
-  readonly name: string;
-  readonly figure: number;
-  readonly unit: string;
-}
+export type { ReferenceFigure };
 
 /** A goal from the issues. Limits are in the result's unit; ratio goals compare figure / reference. */
 export type Goal =

@@ -1,5 +1,5 @@
 /**
- * The echo side of bench/udp-ping-node.ts, run as its own Node process: binds a UDP socket on
+ * The echo side of udp-ping-node.ts (beside it), run as its own Node process: binds a UDP socket on
  * 127.0.0.1 (port chosen by the kernel), prints the port on stdout, connects to the first
  * sender and sends every datagram straight back. Ends when its stdin closes (the parent ended).
  */

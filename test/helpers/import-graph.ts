@@ -65,6 +65,21 @@ export function upwardImports(graph: ImportGraph): string[] {
 }
 
 /**
+ * Imports from a top folder into one `rules` forbids it (folder -> the folders it may not
+ * import): e.g. the tools' rule, scripts/ and bench/ take nothing from test/ (tests import the
+ * runners they share with the scripts, never the other way round).
+ */
+export function forbiddenImports(graph: ImportGraph, rules: Readonly<Record<string, readonly string[]>>): string[] {
+  const out: string[] = [];
+  for (const [from, targets] of graph) {
+    const banned = rules[top(from)];
+    if (!banned) continue;
+    for (const to of targets) if (banned.includes(top(to))) out.push(`${from} -> ${to}`);
+  }
+  return out;
+}
+
+/**
  * The import circles (strongly connected components of more than one file, or a file that
  * imports itself) among the files whose path starts with `prefix`; each as its files, sorted.
  */

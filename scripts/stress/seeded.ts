@@ -1,4 +1,4 @@
-/** A tiny seeded PRNG (mulberry32) for tests: every random input comes from a printed seed. */
+/** A tiny seeded PRNG (mulberry32) for the stress runners and the tests: every random input has a printed seed. */
 export function seeded(seed: number): () => number {
   let a = seed >>> 0;
   return () => {

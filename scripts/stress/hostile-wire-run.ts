@@ -1,6 +1,6 @@
 /**
  * The hostile wire (issue 15): two software NICs (thread mode, each its own worker) cabled
- * over UDP through a fault-injecting relay process (helpers/hostile-relay.ts) that adds, on
+ * over UDP through a fault-injecting relay process (hostile-relay.ts) that adds, on
  * around a third of the frames, hostile frames of kinds its seed chose. Queue pairs between
  * the NICs stream sends both ways; each message carries its stream's sequence number and a
  * seeded pattern. What must hold, whatever the wire does:
@@ -26,14 +26,15 @@
  * then complete with an Error, and the rest must still hold.
  */
 import { readFileSync } from 'node:fs';
-import { Nic, Qp, Region, type Result } from '../lib/index.ts';
-import { nicInternals } from '../lib/nic.ts';
-import type { EmuDevice } from '../drivers/emu/host/device.ts';
-import { freeUdpPortPair } from '../scripts/interop/free-ports.ts';
-import { spawnLineChild } from './helpers/line-child.ts';
-import { seeded } from './helpers/seeded.ts';
-import { fillPattern, firstDifference, must } from './helpers/qp-data.ts';
-import { SECRET_MARKER, type HostilePlan } from './helpers/hostile-plan.ts';
+import { Nic, Qp, Region, type Result } from '../../lib/index.ts';
+import { nicInternals } from '../../lib/nic.ts';
+import type { EmuDevice } from '../../drivers/emu/host/device.ts';
+import { freeUdpPortPair } from '../interop/free-ports.ts';
+import { spawnLineChild } from './line-child.ts';
+import { seeded } from './seeded.ts';
+import { fillPattern, firstDifference } from './pattern.ts';
+import { must } from './pairs.ts';
+import { SECRET_MARKER, type HostilePlan } from './hostile-plan.ts';
 
 export interface HostileOptions {
   readonly seed: number;
@@ -44,7 +45,7 @@ export interface HostileOptions {
   readonly maxBytes?: number;
   /** Give up (a problem) after this long without finishing, in ms. */
   readonly timeoutMs?: number;
-  /** These kinds instead of the seed's (comma-separated names of helpers/hostile-plan.ts). */
+  /** These kinds instead of the seed's (comma-separated names of hostile-plan.ts). */
   readonly kinds?: string;
   /**
    * Once a third of the messages arrived, the path carries nothing for this long, then every
@@ -115,7 +116,7 @@ export async function runHostileWire(o: HostileOptions): Promise<HostileResult> 
   const run: Run = { o, maxBytes: o.maxBytes ?? 20_000, problems: [], failures: [] };
   const { problems, failures } = run;
   const [portA, portB] = await freeUdpPortPair();
-  const relay = spawnLineChild('test/helpers/hostile-relay.ts', [
+  const relay = spawnLineChild('scripts/stress/hostile-relay.ts', [
     String(o.seed), String(portA), String(portB), ...(o.kinds ? [o.kinds] : [])
   ]);
   const nics: Nic[] = [];

@@ -30,20 +30,20 @@
  *     reaches a queue pair whose peer is on this NIC.
  * Queue pairs the fuzz made fail (a crafted request is often a protocol error) are rebuilt.
  */
-import { Nic, Qp, Region } from '../lib/index.ts';
-import { nicInternals } from '../lib/nic.ts';
-import type { EmuDevice } from '../drivers/emu/host/device.ts';
-import type { DmaBuffer } from '../drivers/device.ts';
-import { ringBuffers, type RingMemory } from '../lib/bnxt/ring-memory.ts';
-import type { BnxtQp } from '../lib/bnxt/queue-pair.ts';
-import { driverQpOf } from '../lib/qp.ts';
-import * as Q from '../lib/bnxt/roce-commands.ts';
-import { ModifyQpMask, QpAccess, QpType } from '../firmware-hwrm/roce/index.ts';
+import { Nic, Qp, Region } from '../../lib/index.ts';
+import { nicInternals } from '../../lib/nic.ts';
+import type { EmuDevice } from '../../drivers/emu/host/device.ts';
+import type { DmaBuffer } from '../../drivers/device.ts';
+import { ringBuffers, type RingMemory } from '../../lib/bnxt/ring-memory.ts';
+import type { BnxtQp } from '../../lib/bnxt/queue-pair.ts';
+import { driverQpOf } from '../../lib/qp.ts';
+import * as Q from '../../lib/bnxt/roce-commands.ts';
+import { ModifyQpMask, QpAccess, QpType } from '../../firmware-hwrm/roce/index.ts';
 import {
   OPCODE_FLAGS, OpFlag, Opcode, ParseStatus, RoceFrame, encodeFrame, icrcInt32, parseFrame, payloadOffsetFor, writeIcrc,
-} from '../drivers/emu/model/wire/index.ts';
-import { seeded } from './helpers/seeded.ts';
-import { connectedPair, must } from './failure-setup.ts';
+} from '../../drivers/emu/model/wire/index.ts';
+import { seeded } from './seeded.ts';
+import { connectedPair, must } from './pairs.ts';
 
 export interface PortFuzzOptions {
   readonly seed: number;

@@ -12,20 +12,20 @@
  * entry's own length (a receive: at most what it posted), or Error; once a ring gives an
  * Error every later entry of it does; room stays 4095 minus the entries due.
  */
-import { Nic, Qp, Region, type Result } from '../lib/index.ts';
-import { nicInternals } from '../lib/nic.ts';
-import { openEmu, type EmuDevice } from '../drivers/emu/host/device.ts';
-import { macFromNumber } from '../drivers/emu/model/config.ts';
-import { bringUp, tearDown } from '../lib/bnxt/bringup.ts';
-import { bringUpRoce, tearDownRoce } from '../lib/bnxt/roce-device.ts';
-import { DmaPool } from '../lib/bnxt/dma-pool.ts';
-import type { BnxtQp } from '../lib/bnxt/queue-pair.ts';
-import { driverQpOf } from '../lib/qp.ts';
-import { CqeType } from '../firmware-hwrm/roce/cqe.ts';
+import { Nic, Qp, Region, type Result } from '../../lib/index.ts';
+import { nicInternals } from '../../lib/nic.ts';
+import { openEmu, type EmuDevice } from '../../drivers/emu/host/device.ts';
+import { macFromNumber } from '../../drivers/emu/model/config.ts';
+import { bringUp, tearDown } from '../../lib/bnxt/bringup.ts';
+import { bringUpRoce, tearDownRoce } from '../../lib/bnxt/roce-device.ts';
+import { DmaPool } from '../../lib/bnxt/dma-pool.ts';
+import type { BnxtQp } from '../../lib/bnxt/queue-pair.ts';
+import { driverQpOf } from '../../lib/qp.ts';
+import { CqeType } from '../../firmware-hwrm/roce/cqe.ts';
 import {
   CQ_BASE_CQE_TYPE_SHIFT as CQE_TYPE_SHIFT, CQ_BASE_STATUS_SHIFT as CQE_TRAILER_STATUS_SHIFT,
-} from '../firmware-hwrm/roce/cqe.g.ts';
-import { seeded } from './helpers/seeded.ts';
+} from '../../firmware-hwrm/roce/cqe.g.ts';
+import { seeded } from './seeded.ts';
 
 export interface DriverFuzzOptions {
   readonly seed: number;

@@ -14,12 +14,12 @@
  *
  * Used by test/soak.test.ts (a short run, twice, in npm test) and scripts/soak.ts (the full run).
  */
-import { Nic, Qp, Region } from '../lib/index.ts';
-import { nicInternals } from '../lib/nic.ts';
-import type { EmuDevice } from '../drivers/emu/host/device.ts';
-import type { FaultSpec } from '../drivers/emu/model/cable/faults.ts';
-import { seeded } from './helpers/seeded.ts';
-import { connectedPair, must } from './failure-setup.ts';
+import { Nic, Qp, Region } from '../../lib/index.ts';
+import { nicInternals } from '../../lib/nic.ts';
+import type { EmuDevice } from '../../drivers/emu/host/device.ts';
+import type { FaultSpec } from '../../drivers/emu/model/cable/faults.ts';
+import { seeded } from './seeded.ts';
+import { connectedPair, must } from './pairs.ts';
 
 export interface SoakOptions {
   readonly seed: number;

@@ -1,5 +1,5 @@
 /**
- * What a hostile wire's seed chooses (test/helpers/hostile-relay.ts): the share of frames it
+ * What a hostile wire's seed chooses (hostile-relay.ts): the share of frames it
  * adds a hostile frame to, and which kinds. Harmless kinds are frames IBA has a NIC drop or
  * answer without failing anything; disruptive kinds are valid frames an attacker on the path
  * can forge, which may end a connection but must never leak a byte or touch memory.
