@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { Nic } from '../lib/index.ts';
 import { emuChip } from '../drivers/emu/model/config.ts';
 import { probeLines } from './cli/run-probe.ts';
-import { parseCommandLine, type PerfCommand } from './cli/options.ts';
+import { parseCommandLine } from './cli/options.ts';
+import type { PerfCommand } from './cli/commands.ts';
 import { runPerf } from './cli/run-perf.ts';
 
 const pcap = join(tmpdir(), `rig-bnxt-main-job-${process.pid}.pcap`);

@@ -1,8 +1,8 @@
 import t from 'tap';
-import {
-  parseCommandLine, parseSize, parseMac, ALL_SIZES, USAGE, PERF_USAGE, PINGPONG_USAGE, PROBE_USAGE,
-} from '../scripts/cli/options.ts';
-import type { CliCommand } from '../scripts/cli/options.ts';
+import { parseCommandLine, USAGE, PERF_USAGE, PINGPONG_USAGE, PROBE_USAGE } from '../scripts/cli/options.ts';
+import { ALL_SIZES } from '../scripts/cli/commands.ts';
+import { parseSize, parseMac } from '../scripts/cli/option-values.ts';
+import type { CliCommand } from '../scripts/cli/commands.ts';
 
 const parse = (line: string): CliCommand => {
   const r = parseCommandLine(line === '' ? [] : line.split(' '));

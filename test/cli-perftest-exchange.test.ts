@@ -5,7 +5,8 @@
 import t from 'tap';
 import * as net from 'node:net';
 import { createSocket } from 'node:dgram';
-import { parseCommandLine, type PerfCommand } from '../scripts/cli/options.ts';
+import { parseCommandLine } from '../scripts/cli/options.ts';
+import type { PerfCommand } from '../scripts/cli/commands.ts';
 import { runPerf } from '../scripts/cli/run-perf.ts';
 import { freeTcpPort, freeUdpPortPair } from '../scripts/interop/free-ports.ts';
 import {

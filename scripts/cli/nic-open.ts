@@ -1,7 +1,7 @@
 /** Opens the NIC a CLI run uses, with the run's NIC settings; errors come back as values. */
 import { Nic, type NicOptions } from '../../lib/index.ts';
 import { err, type Result } from '../../lib/result.ts';
-import type { NicSettings } from './options.ts';
+import type { NicSettings } from './commands.ts';
 
 export function openNic(device: string, settings: NicSettings, pcap?: string): Result<Nic> {
   const options: NicOptions = {

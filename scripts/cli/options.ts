@@ -5,142 +5,21 @@
  * so that their users' muscle memory works. Every mistake comes back as an error value whose text
  * the caller prints before exiting non-zero; nothing here throws or prints.
  */
-import { parseArgs } from 'node:util';
 import { type Result, ok, err } from './result.ts';
 import { refusal, refusedOptionConfig } from './perftest-options.ts';
 import { chipByName, chipNames } from '../../firmware-hwrm/chips.ts';
+import {
+  parseCInteger, parseIntegerIn, parseMac, parseOptional, parseOptions, parsePort, parseServer,
+  parseSize,
+  type ParsedValues,
+} from './option-values.ts';
+import {
+  ALL_SIZES, DEFAULT_BANDWIDTH_SIZE_BYTES, DEFAULT_DEVICE, DEFAULT_LATENCY_SIZE_BYTES, DEFAULT_PERF_ITERATIONS,
+  DEFAULT_PINGPONG_ITERATIONS, DEFAULT_PINGPONG_MTU_BYTES, DEFAULT_PINGPONG_SIZE_BYTES, DEFAULT_PORT, DEFAULT_TX_DEPTH,
+  MAX_PERF_ITERATIONS, MAX_QPS, MAX_TX_DEPTH, MIN_PERF_ITERATIONS, MIN_QPS, PERF_TESTS, PINGPONG_MTUS,
+  type CliCommand, type NicSettings, type PerfCommand, type PerfTest,
+} from './commands.ts';
 
-export type PerfTest = 'send_lat' | 'send_bw' | 'read_lat' | 'read_bw';
-export const PERF_TESTS: readonly PerfTest[] = ['send_lat', 'send_bw', 'read_lat', 'read_bw'];
-
-/** perftest's DEF_PORT, which ibv_rc_pingpong also uses. */
-export const DEFAULT_PORT = 18515;
-/** The software NIC is the default device everywhere. */
-export const DEFAULT_DEVICE = 'emu';
-/** perftest DEF_SIZE_LAT / DEF_SIZE_BW. */
-export const DEFAULT_LATENCY_SIZE_BYTES = 2;
-export const DEFAULT_BANDWIDTH_SIZE_BYTES = 65536;
-/**
- * perftest DEF_ITERS. Its DEF_ITERS_WB (5000) applies to the write bandwidth test only, so
- * send_bw and read_bw default to 1000 as well.
- */
-export const DEFAULT_PERF_ITERATIONS = 1000;
-/** perftest MIN_ITER / MAX_ITER. */
-export const MIN_PERF_ITERATIONS = 5;
-export const MAX_PERF_ITERATIONS = 2 ** 32;
-/** perftest -s accepts 1 .. UINT_MAX / 2. */
-export const MAX_SIZE_BYTES = 0x7fffffff;
-/** perftest -a: every power of two from 2^1 to 2^23 (MAX_SIZE = 8388608). */
-export const ALL_SIZES: readonly number[] = Array.from({ length: 23 }, (_, i) => 2 ** (i + 1));
-
-/** ibv_rc_pingpong defaults: -s 4096, -n 1000, -m 1024; the path MTU must be one of IB's five. */
-export const DEFAULT_PINGPONG_SIZE_BYTES = 4096;
-export const DEFAULT_PINGPONG_ITERATIONS = 1000;
-export const DEFAULT_PINGPONG_MTU_BYTES = 1024;
-export const PINGPONG_MTUS: readonly number[] = [256, 512, 1024, 2048, 4096];
-
-/** Options of the NIC a run opens (software NIC identity; the IPv4 address on hardware too). */
-export interface NicSettings {
-  /** The NIC's IPv4 address (its RoCEv2 GID is ::ffff:a.b.c.d). */
-  readonly ipv4: string | undefined;
-  /** Software NIC: its MAC. */
-  readonly nicMac: string | undefined;
-  /** Software NIC: its Ethernet MTU (1500 gives path MTU 1024). */
-  readonly ethMtu: number | undefined;
-  /** --trace: the driver's command trace (every command, doorbell and software NIC WQE fetch) to this file. */
-  readonly trace?: string;
-  /** Software NIC: the chip it is (a profile name: BCM57508, BCM57608, ...); unset, RIG_BNXT_CHIP's or BCM57608. */
-  readonly chip?: string;
-}
-
-export interface PerfCommand extends NicSettings {
-  readonly command: 'perf';
-  readonly test: PerfTest;
-  readonly verb: 'send' | 'read';
-  readonly kind: 'latency' | 'bandwidth';
-  readonly device: string;
-  /** -d was given: without SERVER this side then serves a client instead of running both sides here. */
-  readonly deviceGiven: boolean;
-  /** The message sizes to run, in order: one, or ALL_SIZES with -a. */
-  readonly sizes: readonly number[];
-  readonly all: boolean;
-  /** Iterations per size; with -D the run is timed instead and this is the default, unused. */
-  readonly iterations: number;
-  readonly durationSeconds: number | undefined;
-  readonly port: number;
-  readonly pcapFile: string | undefined;
-  readonly json: boolean;
-  /** The server to connect to; undefined means this side is the server. */
-  readonly server: string | undefined;
-  /** --mac: the peer's MAC (perftest's keys carry only its GID); else it is looked up. */
-  readonly peerMac: Uint8Array | undefined;
-  /** --report_gbits: bandwidth in Gb/s (perftest's GBS format) instead of MiB/s. */
-  readonly reportGbits: boolean;
-  /** -t: outstanding sends or reads in bandwidth tests (perftest's tx depth). */
-  readonly txDepth: number;
-  /** --output: one number per size instead of the tables. */
-  readonly output: 'full' | 'bandwidth' | 'message_rate' | 'latency';
-  /** -x: the GID index (0: the NIC's one RoCEv2 GID), printed in the test information. */
-  readonly gidIndex: number | undefined;
-  /** --histogram: latency tests also print the samples in log-scaled buckets with percentiles. */
-  readonly histogram: boolean;
-  /**
-   * -q: queue pairs (perftest's num_of_qps; bandwidth tests only). Each one runs `iterations`
-   * messages, so a size's row counts iterations x qps, as print_report_bw counts them.
-   */
-  readonly qps: number;
-}
-
-/** perftest's MIN_QP_NUM / MAX_QP_NUM (the NIC may have fewer: then making them fails, saying so). */
-export const MIN_QPS = 1;
-export const MAX_QPS = 16384;
-
-/** perftest's default tx depth in bandwidth tests (DEF_TX_BW). */
-export const DEFAULT_TX_DEPTH = 128;
-export const MAX_TX_DEPTH = 4095;
-
-export interface PingpongCommand extends NicSettings {
-  readonly command: 'pingpong';
-  readonly device: string;
-  readonly sizeBytes: number;
-  readonly iterations: number;
-  /** undefined when -g was not given (rc_pingpong's -1: the driver's own GID). */
-  readonly gidIndex: number | undefined;
-  readonly port: number;
-  /** The peer's MAC when it cannot be derived from its GID (real rc_pingpong peers send none). */
-  readonly peerMac: Uint8Array | undefined;
-  readonly mtuBytes: number;
-  readonly server: string | undefined;
-  /** -c: fill each message with a known pattern and check what arrives (both sides must use it). */
-  readonly check: boolean;
-  /** --pcap: every frame the NIC sends or receives, to this file. */
-  readonly pcapFile: string | undefined;
-}
-
-export interface ProbeCommand {
-  readonly command: 'probe';
-  /** --trace: the bring-up and teardown's commands and doorbells, decoded, to this file. */
-  readonly trace?: string;
-  /** undefined: list the bnxt functions in sysfs instead of opening one. */
-  readonly device: string | undefined;
-  /** -v: also the NIC's capabilities (as ibv_devinfo -v). */
-  readonly verbose: boolean;
-  readonly json: boolean;
-  /** --chip: the chip a software NIC is (unset: RIG_BNXT_CHIP's, else BCM57608). */
-  readonly chip?: string;
-}
-
-export interface HelpCommand {
-  readonly command: 'help';
-  /** The usage text to print (for the whole tool or for one command). */
-  readonly text: string;
-}
-
-export interface VersionCommand {
-  readonly command: 'version';
-}
-
-export type CliCommand = PerfCommand | PingpongCommand | ProbeCommand | HelpCommand | VersionCommand;
 
 export const USAGE = `Usage:
   rig-bnxt perf send_lat|send_bw|read_lat|read_bw [options] [SERVER]
@@ -498,40 +377,7 @@ function parseProbe(args: readonly string[]): Result<CliCommand> {
   return ok({ command: 'probe', device: device.value, ...flags });
 }
 
-// ---- Values --------------------------------------------------------------------------------
-
-/**
- * A message size as perftest's -s reads it: strtol with base 0 (decimal, 0x hex, leading-0 octal)
- * and an optional K or M suffix (binary: 1024, 1048576), between 1 and UINT_MAX / 2. Unlike
- * strtol, trailing garbage is an error rather than ignored.
- */
-export function parseSize(text: string): Result<number> {
-  let factor = 1;
-  let digits = text;
-  if (text.endsWith('K')) { factor = 1024; digits = text.slice(0, -1); }
-  else if (text.endsWith('M')) { factor = 1024 * 1024; digits = text.slice(0, -1); }
-  const n = parseCInteger(digits);
-  if (n === undefined) return err(`'${text}' is not a size (examples: 4096, 0x1000, 64K, 1M)`);
-  const bytes = n * factor;
-  if (bytes < 1 || bytes > MAX_SIZE_BYTES)
-    return err(`size ${text} is out of range: it must be between 1 and ${MAX_SIZE_BYTES} bytes`);
-  return ok(bytes);
-}
-
-/** Six hex pairs, the separator after the first (':' or '-') repeated between the others. */
-const MAC_TEXT = new RegExp('^([0-9a-fA-F]{2})([:-])([0-9a-fA-F]{2})\\2([0-9a-fA-F]{2})\\2([0-9a-fA-F]{2})\\2' +
-  '([0-9a-fA-F]{2})\\2([0-9a-fA-F]{2})$');
-
-/** A MAC address written as six hex pairs separated by ':' or '-'. */
-export function parseMac(text: string): Result<Uint8Array> {
-  const m = MAC_TEXT.exec(text);
-  if (!m) return err(`'${text}' is not a MAC address (expected six hex pairs, e.g. 02:00:00:00:00:01)`);
-  return ok(Uint8Array.from([m[1], m[3], m[4], m[5], m[6], m[7]], (pair) => parseInt(pair!, 16)));
-}
-
-function parsePort(text: string): Result<number> {
-  return parseIntegerIn(text, 1, 65535);
-}
+// ---- Values of pingpong and every command ---------------------------------------------------
 
 function parseMtu(text: string): Result<number> {
   const n = parseCInteger(text);
@@ -540,73 +386,8 @@ function parseMtu(text: string): Result<number> {
   return ok(n);
 }
 
-function parseIntegerIn(text: string, min: number, max: number): Result<number> {
-  const n = parseCInteger(text);
-  if (n === undefined) return err(`'${text}' is not a whole number`);
-  if (n < min || n > max) return err(`${text} is out of range: it must be between ${min} and ${max}`);
-  return ok(n);
-}
-
-/** A non-negative integer as strtol(text, &end, 0) reads it, requiring the whole text to be used. */
-function parseCInteger(text: string): number | undefined {
-  let n: number;
-  if (/^0[xX][0-9a-fA-F]+$/.test(text)) n = parseInt(text.slice(2), 16);
-  else if (/^0[0-7]+$/.test(text)) n = parseInt(text.slice(1), 8);
-  else if (/^(0|[1-9][0-9]*)$/.test(text)) n = parseInt(text, 10);
-  else return undefined;
-  return Number.isSafeInteger(n) ? n : undefined;
-}
-
 function parseDevice(where: string, text: string | undefined): Result<string> {
   if (text === undefined) return ok(DEFAULT_DEVICE);
   if (text.trim() === '') return err(`${where}: the device name is empty`);
   return ok(text);
-}
-
-function parseServer(where: string, positionals: readonly string[]): Result<string | undefined> {
-  if (positionals.length > 1)
-    return err(`${where}: expected at most one SERVER, got ${positionals.length}: ${positionals.join(' ')}`);
-  const server = positionals[0];
-  if (server !== undefined && server.trim() === '') return err(`${where}: the server name is empty`);
-  return ok(server);
-}
-
-function parseOptional<A>(
-  where: string, name: string, text: string | undefined, fallback: A, parse: (t: string) => Result<A>,
-): Result<A> {
-  if (text === undefined) return ok(fallback);
-  const r = parse(text);
-  return r.ok ? r : err(`${where}: ${name}: ${r.error}`);
-}
-
-type OptionConfig = Record<string, { readonly type: 'string' | 'boolean'; readonly short?: string }>;
-type ParsedValues<C extends OptionConfig> = { [K in keyof C]?: C[K]['type'] extends 'string' ? string : boolean };
-
-/** node:util parseArgs in strict mode, with its exceptions turned into short error values. */
-function parseOptions<C extends OptionConfig>(
-  where: string,
-  args: readonly string[],
-  options: C,
-): Result<{ values: ParsedValues<C>; positionals: string[] }> {
-  try {
-    const { values, positionals } = parseArgs({ args: [...args], options, allowPositionals: true, strict: true });
-    return ok({ values: values as ParsedValues<C>, positionals });
-  } catch (e) {
-    return err(`${where}: ${describeParseError(e)} (see ${where} --help)`);
-  }
-}
-
-function describeParseError(e: unknown): string {
-  const code = (e as { code?: unknown }).code;
-  const message = e instanceof Error ? e.message : String(e);
-  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
-    const name = /'([^']+)'/.exec(message)?.[1];
-    return name ? `unknown option '${name}'` : 'unknown option';
-  }
-  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
-    const name = /^Option '([^']+)'/.exec(message)?.[1]?.replace(/ <value>$/, '');
-    if (/argument missing|ambiguous/.test(message)) return `option '${name}' needs a value`;
-    if (/does not take an argument/.test(message)) return `option '${name}' takes no value`;
-  }
-  return message.split('\n')[0]!;
 }

@@ -5,7 +5,7 @@
  * NIC (the spec serves reads only to queue pairs of the same NIC).
  */
 import { Qp, Region, pathMtuFor, type Nic } from '../../lib/index.ts';
-import type { PerfCommand } from './options.ts';
+import type { PerfCommand } from './commands.ts';
 import { openNic } from './nic-open.ts';
 import {
   latencyStats, roundTripFactor, bandwidthStats, bandwidthStatsWithoutPeak, PEAK_MAX_ITERATIONS, latencyDurationStats,

@@ -5,7 +5,7 @@
  * rc_pingpong's exchange carries no MAC, so the peer's MAC is an option.
  */
 import { Qp, Region } from '../../lib/index.ts';
-import type { PingpongCommand } from './options.ts';
+import type { PingpongCommand } from './commands.ts';
 import { openNic } from './nic-open.ts';
 import { pingpongServerExchange, pingpongClientExchange, type PingpongDest } from './exchange.ts';
 import { publishOwnAddress, resolvePeerMac } from './neighbours.ts';

@@ -4,7 +4,7 @@
  * the NIC reports, -v its capabilities too (ibv_devinfo -v), --json the same as data.
  */
 import { readdirSync } from 'node:fs';
-import type { ProbeCommand } from './options.ts';
+import type { ProbeCommand } from './commands.ts';
 import { openNic } from './nic-open.ts';
 import type { NicInfo } from '../../lib/index.ts';
 import { bnxtPhysicalFunction, isBnxtVirtualFunction, BROADCOM_VENDOR_ID } from '../../drivers/vfio/index.ts';

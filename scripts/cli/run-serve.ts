@@ -13,7 +13,7 @@ import {
   CHIP_ENV, DEFAULT_EMU_CHIP, ipv4FromNumber, macFromNumber, type CableSpec,
 } from '../../drivers/emu/model/config.ts';
 import { chipByName, chipNames } from '../../firmware-hwrm/chips.ts';
-import { parseMac } from './options.ts';
+import { parseMac } from './option-values.ts';
 import { ok, err, type Result } from './result.ts';
 
 export const SERVE_USAGE = `Usage: rig-bnxt serve SOCKET [options]

@@ -8,7 +8,7 @@
  *   args: SERVER_TCP_PORT LOCAL_UDP REMOTE_UDP OWN_MAC SERVER_MAC SIZE ITERS DONE_DELAY_MS
  */
 import { Nic, Qp, Region } from '../../lib/index.ts';
-import { parseMac } from '../../scripts/cli/options.ts';
+import { parseMac } from '../../scripts/cli/option-values.ts';
 import { connectWithRetry, SocketChannel } from '../../scripts/cli/exchange-socket.ts';
 import {
   formatPingpongMessage, parsePingpongMessage, PINGPONG_DONE, PINGPONG_MESSAGE_BYTES,
