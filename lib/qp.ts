@@ -25,6 +25,7 @@ let nextHandle = 1;
 
 /** MAX_MESSAGE_BYTES as a literal: an imported binding is a cell the hot path would load and check each call. */
 const MAX_BYTES = 2147483648;
+if (MAX_BYTES !== MAX_MESSAGE_BYTES) throw new Error('qp: MAX_BYTES is not MAX_MESSAGE_BYTES');
 
 /** The driver's queue pair under each public one. */
 const driverQps = new WeakMap<Qp, BnxtQp>();
@@ -108,12 +109,18 @@ export class Qp {
   }
 
   private checkRegion(what: string, r: Region, at: number, n: number): void {
-    // One test on the hot path; the messages are built apart (refuseRegion), so that Qp.send
-    // and Qp.receive stay small enough for V8 to inline the ring work they call.
-    // (connected and registered are booleans: `!== true` is one compare where `!` tests for every falsy value.)
-    if ((r === this.lastRegion || this.ownRegion(r)) && r.deregistered !== true && Number.isInteger(n) && n >= 0 &&
-      n <= MAX_BYTES && Number.isInteger(at) && at >= 0 && at + n <= r.length) return;
-    this.refuseRegion(what, r, at, n);
+    if (this.regionHolds(r, at, n) !== true) this.refuseRegion(what, r, at, n);
+  }
+
+  /**
+   * Whether r is a live Region of this NIC whose bytes at..at + n lie in it (n <= 2^31): every
+   * post's one test of its region. The messages are built apart (refuseRegion), so that Qp.send
+   * and Qp.receive stay small enough for V8 to inline with the ring work they call.
+   * (deregistered is a boolean: `!== true` is one compare where `!` tests for every falsy value.)
+   */
+  private regionHolds(r: Region, at: number, n: number): boolean {
+    return (r === this.lastRegion || this.ownRegion(r)) && r.deregistered !== true && Number.isInteger(n) && n >= 0 &&
+      n <= MAX_BYTES && Number.isInteger(at) && at >= 0 && at + n <= r.length;
   }
 
   /**
@@ -130,7 +137,7 @@ export class Qp {
     return true;
   }
 
-  /** Throws the InvalidArgument of the first check `checkRegion` found failing. */
+  /** Throws the InvalidArgument of the first check regionHolds found failing. */
   private refuseRegion(what: string, r: Region, at: number, n: number): never {
     if (!isRegion(r)) invalid(`${what}: not a region`);
     if (r.nic !== this.nic) invalid(`${what}: the region belongs to another NIC`);
@@ -140,19 +147,11 @@ export class Qp {
     invalid(`${what}: bytes ${at}..${at + n} do not lie in the region (${r.length} bytes)`);
   }
 
-  /**
-   * Posts the send of the n bytes at offset at of r to the peer. The region's checks are
-   * checkRegion's, written out here (and in receive): V8 counts the bytecode of every function
-   * it inlines against one budget per optimized function (920 bytes), and where Qp.send was
-   * optimized on its own with the post inlined, the budget ran out before the doorbell's queue
-   * write and the PSN step (perf: those two then ran as calls, 25 -> 35 ns a send in such runs).
-   * A function's own bytecode does not count against its budget.
-   */
+  /** Posts the send of the n bytes at offset at of r to the peer. */
   send(r: Region, at: number, n: number): void {
     const q = this.driverQp;
     if (q.connected !== true) invalid('Qp.send: the queue pair is not connected');
-    if ((r !== this.lastRegion && !this.ownRegion(r)) || r.deregistered === true || !Number.isInteger(n) || n < 0 ||
-      n > MAX_BYTES || !Number.isInteger(at) || at < 0 || at + n > r.length) this.refuseRegion('Qp.send', r, at, n);
+    if (this.regionHolds(r, at, n) !== true) this.refuseRegion('Qp.send', r, at, n);
     if (q.sqFull() === true) invalid('Qp.send: the send ring is full (room 0)');
     q.postSend(r, at, n);
   }
@@ -173,9 +172,7 @@ export class Qp {
   receive(r: Region, at: number, n: number): void {
     const q = this.driverQp;
     if (q.connected !== true) invalid('Qp.receive: the queue pair is not connected');
-    // checkRegion's checks, written out as in send (its comment says why).
-    if ((r !== this.lastRegion && !this.ownRegion(r)) || r.deregistered === true || !Number.isInteger(n) || n < 0 ||
-      n > MAX_BYTES || !Number.isInteger(at) || at < 0 || at + n > r.length) this.refuseRegion('Qp.receive', r, at, n);
+    if (this.regionHolds(r, at, n) !== true) this.refuseRegion('Qp.receive', r, at, n);
     if (q.rqFull() === true) invalid('Qp.receive: the receive ring is full (room 0)');
     q.postReceive(r, at, n);
   }

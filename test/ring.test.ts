@@ -66,3 +66,37 @@ t.test('a producer index moves a count forward by less than one lap (a ring of a
   t.equal(ringSlotsForward(8, 1, 5), 3, 'past the end: slot 3 wraps to slot 1 over 4 and 0');
   t.equal(ringSlotsForward(10, 0, 5), 0, 'the same slot: nothing new');
 });
+
+t.test('ringSlot is count mod depth for counts past 2^31 and 2^32 too, and from a Float64Array', async (t) => {
+  const wrong: string[] = [];
+  const held = new Float64Array(1);
+  for (const depth of [1, 3, 5, 8, 4096, 24576, MAX_RING_DEPTH]) {
+    for (const base of [0, 2 ** 31 - 2 * depth, 2 ** 32 - 2 * depth, 2 ** 40, 2 ** 53 - 4 * depth]) {
+      for (let k = 0; k < 4 * depth && k < 64; k++) {
+        held[0] = base + k;
+        const count = held[0]!;
+        // The definition, worked as exact integer arithmetic.
+        const want = Number(BigInt(count) % BigInt(depth));
+        if (ringSlot(count, depth) !== want) wrong.push(`${count} mod ${depth}`);
+      }
+    }
+  }
+  t.same(wrong, []);
+});
+
+t.test('countAt is the position (index, epoch) seen forward from the count, modulo two laps', async (t) => {
+  const wrong: string[] = [];
+  for (const depth of [1, 2, 3, 4, 7, 64]) {
+    for (let count = 0; count < 6 * depth + 3; count++) {
+      for (let index = 0; index < depth; index++) {
+        for (const epoch of [0, 1]) {
+          // The definition: the least count c >= count with c mod 2 x depth = index + epoch x depth.
+          let want = count;
+          while (want % (2 * depth) !== index + epoch * depth) want++;
+          if (countAt(count, depth, index, epoch) !== want) wrong.push(`${count} ${depth} ${index} ${epoch}`);
+        }
+      }
+    }
+  }
+  t.same(wrong, []);
+});

@@ -14,7 +14,7 @@ import {
   sqPsnSearchExtWord2, setRqWqeHdrWord0, setRqWqeHdrWord2, rqWqeHdrWord2, rqWqeHdrWrId, sqMsnSearchStartPsn,
   sqMsnSearchNextPsn, sqMsnSearchStartIdx, sqMsnSearchWord0, sqMsnSearchWord1, setSqMsnSearchNextPsn,
 } from '../firmware-hwrm/roce/wqe.g.ts';
-import { PSN_MASK, psnPackets, psnAdd } from '../firmware-hwrm/roce/ib-transport.ts';
+import { PSN_MASK, psnPackets, psnPacketsByShift, psnAdd } from '../firmware-hwrm/roce/ib-transport.ts';
 import { wire, seq } from './helpers/roce-fixtures.ts';
 
 // Expected bytes are written by hand from the offsets of roce_hsi.h's structs.
@@ -180,4 +180,19 @@ t.test('static-mode sizes, type values and PSN arithmetic', async (t) => {
   t.equal(psnAdd(0xff_ffff, 1), 0);
   t.equal(PSN_MASK, 0xff_ffff);
   t.equal(SQ_PSN_SEARCH_EXT_OPCODE_SHIFT, 24);
+});
+
+t.test('psnPackets by shift is ceil(length / MTU), at least 1, for every 32-bit length and IB MTU', async (t) => {
+  const wrong: string[] = [];
+  for (let shift = 8; shift <= 12; shift++) {
+    const mtu = 1 << shift;
+    const lengths = [0, 1, 2, mtu - 1, mtu, mtu + 1, 2 * mtu, 2 ** 31 - 1, 2 ** 31, 2 ** 31 + 1, 2 ** 32 - mtu,
+      2 ** 32 - mtu + 1, 2 ** 32 - 1];
+    for (let k = 0; k < 2000; k++) lengths.push((Math.imul(k, 0x9e3779b1) >>> 0) % 2 ** 32);
+    for (const n of lengths) {
+      const want = n === 0 ? 1 : Math.ceil(n / mtu);
+      if (psnPacketsByShift(n, shift) !== want || psnPackets(n, mtu) !== want) wrong.push(`${n} at ${mtu}`);
+    }
+  }
+  t.same(wrong, []);
 });

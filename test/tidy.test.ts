@@ -25,14 +25,26 @@
 // 5. Chip facts live in firmware-hwrm/chips.ts: no product file (lib/ drivers/ firmware-hwrm/
 //    scripts/ bench/) compares a family by name ('P5', 'P7', ...) but chips.ts and the driver's
 //    chip policy, lib/bnxt/chip.ts; what differs by family is a profile field, read as one.
+// 6. Hand-inlined copies on the hot path are listed: PERF_FORKS names each copy (a function or
+//    class that says so in a comment naming PERF_FORKS, or a function of a hot-path file that
+//    writes a number where a named constant stands, the name in the comment after it), its one
+//    definition, the differential test that holds the two to the same results, and the benchmark
+//    that shows why the copy stays. A copy not in the list fails, and so does an entry whose copy,
+//    definition, test or benchmark is gone: the list only shrinks. Where a shared helper is as
+//    fast (measured), it replaces the copy instead.
+// 7. File size: a hand-written file (generated *.g.ts exempt) has at most 500 lines; the few
+//    longer ones are in LONG_FILES with the reason, and an entry for a file that fits is an error.
 import t from 'tap';
 import { fileURLToPath } from 'node:url';
-import { familyComparisons, functionSpans, hotPathFindings, longLines, readFiles } from './helpers/tidy.ts';
+import {
+  definedNames, familyComparisons, functionSpans, hotPathFindings, longLines, perfForkMarks, readFiles,
+} from './helpers/tidy.ts';
 import { generatedFiles } from '../scripts/accessors/generate.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MAX_COLUMNS = 120;
 const MAX_FUNCTION_LINES = 70;
+const MAX_FILE_LINES = 500;
 const CODE_FOLDERS = ['lib', 'drivers', 'firmware-hwrm', 'scripts', 'bench', 'test'];
 /** The folders of the product and its tools (no tests): where rule 5 holds. */
 const PRODUCT_FOLDERS = ['lib/', 'drivers/', 'firmware-hwrm/', 'scripts/', 'bench/'];
@@ -65,6 +77,65 @@ const LONG_FUNCTIONS = new Map<string, string>([
   ['test/helpers/fake-vfio-kernel.ts: FakeVfioKernel.ioctl', 'one case per VFIO ioctl: a dispatch table'],
 ]);
 
+/** A hand-inlined copy (rule 6): what it copies, the test that holds it to that, the benchmark it is kept for. */
+interface PerfFork {
+  /** `path: dotted name` of the one definition. */
+  readonly of: string;
+  /** The differential test: it names both (their last dotted part). */
+  readonly test: string;
+  /** The benchmark (bench/*.ts `name`) whose figure the copy is kept for. */
+  readonly bench: string;
+  readonly why: string;
+}
+
+/** Rule 6: `path: dotted name` of each hand-inlined copy on the hot path. */
+const PERF_FORKS = new Map<string, PerfFork>([
+  ['lib/bnxt/qp-posts.ts: QpPosts.postSend', {
+    of: 'lib/bnxt/qp-posts.ts: QpPosts.writeSqWqe', test: 'test/qp-post-forks.test.ts', bench: 'qp-post-poll',
+    why: 'over V8\'s inlining limit, so that every caller calls it and its own budget inlines the whole post ' +
+      '(test/qp-post-inlining.test.ts asks V8)',
+  }],
+  ['lib/bnxt/qp-completions.ts: QpCompletions.sqFull', {
+    of: 'lib/bnxt/qp-completions.ts: QpCompletions.room', test: 'test/qp-post-forks.test.ts', bench: 'qp-post-poll',
+    why: 'Qp.send\'s room check in a few bytes of bytecode, the ring\'s room a literal',
+  }],
+  ['lib/bnxt/qp-completions.ts: QpCompletions.rqFull', {
+    of: 'lib/bnxt/qp-completions.ts: QpCompletions.room', test: 'test/qp-post-forks.test.ts', bench: 'qp-post-poll',
+    why: 'Qp.receive\'s room check, as sqFull',
+  }],
+  ['lib/bnxt/completion-queue.ts: CompletionQueue', {
+    of: 'firmware-hwrm/ring.ts: RingCursor', test: 'test/qp-post-forks.test.ts', bench: 'qp-post-poll',
+    why: 'the CQE reads of every poll: a call through the cursor cost the send path ~4 ns',
+  }],
+  ['drivers/emu/model/write-queue.ts: WriteQueueProducer.push', {
+    of: 'drivers/emu/model/write-queue.ts: WriteQueueConsumer.take', test: 'test/write-queue.test.ts',
+    bench: 'qp-post-poll', why: 'inlined into every doorbell of a post: the layout\'s numbers as literals',
+  }],
+  ['drivers/emu/model/wire/parse.ts: parseWords', {
+    of: 'drivers/emu/model/wire/parse.ts: parse', test: 'test/wire-parse-words.test.ts', bench: 'qp-message-rate',
+    why: 'every frame the model receives: the headers read as 10 words instead of 40 bytes',
+  }],
+  ['drivers/emu/model/wire/build.ts: encodeFrameWith', {
+    of: 'drivers/emu/model/wire/build.ts: encodeFrame', test: 'test/wire-header-template.test.ts',
+    bench: 'qp-message-rate', why: 'every frame a QP sends: its path\'s headers from a template, as words',
+  }],
+  ['drivers/emu/host/cable/udp-socket-cable.ts: UdpSocketCable', {
+    of: 'drivers/emu/host/cable/udp-cable.ts: UdpCable', test: 'test/cable-udp-twins.test.ts',
+    bench: 'qp-udp-pingpong', why: 'the UDP cable read by the model\'s thread through libc: no Buffer per datagram, ' +
+      'no event-loop turn',
+  }],
+]);
+
+/** Rule 7: hand-written files allowed over MAX_FILE_LINES -> why. */
+const LONG_FILES = new Map<string, string>([
+  ['drivers/emu/model/engine/engine.ts', 'split pending: another change reshapes the engine\'s host interface now'],
+  ['drivers/emu/model/engine/responder.ts', 'split pending: another change works in the engine now'],
+  ['test/serial/interop-rxe.test.ts', 'one guest session with rxe asserted step by step; to split where the serial ' +
+    'QEMU test can check it (nothing else runs it)'],
+  ['test/helpers/emu-engine-harness.ts', 'one harness: its NIC, CQs and QPs refer to each other (apart, an import ' +
+    'circle)'],
+]);
+
 /** The hot-path files -> their setup functions (dotted names, see helpers/tidy.ts) and why each is setup. */
 const HOT_PATH_FILES = new Map<string, Record<string, string>>([
   ['lib/qp.ts', {
@@ -72,6 +143,8 @@ const HOT_PATH_FILES = new Map<string, Record<string, string>>([
     sameBytes: 'connect\'s endpoint check: the control path',
   }],
   ['lib/bnxt/queue-pair.ts', { 'BnxtQp.make': 'runs once per queue pair' }],
+  ['lib/bnxt/qp-posts.ts', {}],
+  ['lib/bnxt/qp-completions.ts', {}],
   ['lib/bnxt/completion-queue.ts', {}],
   ['lib/bnxt/completion-wait.ts', { waitForCompletionAsync: 'as Qp.waitAsync: a promise per call by design' }],
   ['drivers/vfio/mmio.ts', {}],
@@ -195,6 +268,56 @@ t.test('rule 5: only chips.ts and lib/bnxt/chip.ts compare a chip family by name
   t.ok(code.has('lib/bnxt/device-limits.ts') && code.has('firmware-hwrm/chips.ts'), 'the files are read');
 });
 
+t.test('rule 6: every hand-inlined copy on the hot path is in PERF_FORKS, with its definition, test and benchmark',
+  async (t) => {
+    const benches = new Set<string>();
+    for (const [path, text] of code) {
+      const m = /^export const name = '([^']+)';$/m.exec(text);
+      if (path.startsWith('bench/') && m) benches.add(m[1]!);
+    }
+    const found: string[] = [];
+    const seen = new Set<string>();
+    for (const [path, text] of code) {
+      if (!path.endsWith('.ts') || !PRODUCT_FOLDERS.some((f) => path.startsWith(f))) continue;
+      for (const m of perfForkMarks(path, text, HOT_PATH_FILES.has(path))) {
+        const key = `${path}: ${m.name}`;
+        seen.add(key);
+        if (!PERF_FORKS.has(key)) found.push(`${key} (line ${m.line}, ${m.how}): not in PERF_FORKS`);
+      }
+    }
+    const exists = (key: string): boolean => {
+      const [path, name] = key.split(': ');
+      const text = code.get(path!);
+      return text !== undefined && definedNames(path!, text).has(name!);
+    };
+    const lastPart = (key: string): string => key.split(': ')[1]!.split('.').pop()!;
+    for (const [key, f] of PERF_FORKS) {
+      if (!seen.has(key)) found.push(`${key}: listed, but no such copy (gone, or no longer marked)`);
+      if (!exists(f.of)) found.push(`${key}: its definition ${f.of} is not there`);
+      const test = code.get(f.test);
+      if (test === undefined) found.push(`${key}: its test ${f.test} is not there`);
+      else if (!test.includes(lastPart(key)) || !test.includes(lastPart(f.of)))
+        found.push(`${key}: ${f.test} does not name ${lastPart(key)} and ${lastPart(f.of)}`);
+      if (!benches.has(f.bench)) found.push(`${key}: no benchmark named ${f.bench}`);
+    }
+    t.same(found, [], 'copies to list, or entries to drop');
+    t.ok(benches.has('qp-post-poll') && seen.size >= PERF_FORKS.size, 'the benchmarks and the copies are read');
+  });
+
+t.test(`rule 7: no hand-written file is longer than ${MAX_FILE_LINES} lines but the listed ones`, async (t) => {
+  const found: string[] = [];
+  const long = new Set<string>();
+  for (const [path, text] of code) {
+    if (path.endsWith('.g.ts')) continue;
+    const lines = text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
+    if (lines <= MAX_FILE_LINES) continue;
+    long.add(path);
+    if (!LONG_FILES.has(path)) found.push(`${path} (${lines} lines)`);
+  }
+  t.same(found, [], 'files to split');
+  t.same([...LONG_FILES.keys()].filter((p) => !long.has(p)), [], 'LONG_FILES entries that fit');
+});
+
 t.test('the checks catch what they are for', async (t) => {
   t.same(longLines('a.ts', `ok\n${'x'.repeat(121)}\n${'│'.repeat(120)}\n`, 120, () => false),
     ['a.ts:2 (121 columns)'],
@@ -226,6 +349,16 @@ t.test('the checks catch what they are for', async (t) => {
     "// chip.family === 'P7' in a comment", "const s = \"family === 'P7'\";", "const ok = p.maxCqWqes === undefined;",
   ].join('\n')).map((c) => c.line), [1, 2, 3],
   'a comparison either way round and a switch case are found; a comment, a string, a fact read are not');
+  const forks = [
+    'class A {', '  full() {', '    return this.p - this.t === 4095; // RING_ROOM', '  }',
+    '  room() {', '    return MASK - (this.p - this.t); // RING_ROOM', '  }',
+    '  /** A copy of parse (PERF_FORKS). */', '  quick() {', '    return 1;', '  }', '}',
+    'function f() { return x & 0xff; } // a byte', '/** Lists PERF_FORKS. */', 'const NOTE = 1;',
+  ].join('\n');
+  t.same(perfForkMarks('a.ts', forks, true).map((m) => `${m.name} ${m.how}`), ['A.quick marked', 'A.full literal'],
+    'a copy marked in its doc comment, a literal for a named constant in a hot file; a constant used by name, ' +
+    'a plain comment, a mark on no function are none');
+  t.same(perfForkMarks('a.ts', forks, false).map((m) => m.name), ['A.quick'], 'outside the hot path only marks count');
   // The generated accessors are hot-path files: what the generator writes passes, and a getter
   // that widened a u64 field to a BigInt (as ixy.js's hot path did) would be caught.
   const cqe = generatedFiles().find((g) => g.path === 'firmware-hwrm/roce/cqe.g.ts')!;

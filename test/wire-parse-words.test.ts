@@ -1,7 +1,8 @@
 // parseReceived reads a frame's headers as words when the frame buffer carries its memory's word view
 // (frame-memory.ts: every buffer of the port and the cables): the hand-written fixtures parse to their
 // records that way, and any change to a frame (a byte flipped, the frame cut short) gives the status and
-// the fields the byte-wise path gives for the same bytes in an array made elsewhere.
+// the fields the byte-wise path gives for the same bytes in an array made elsewhere: parseWords, the
+// copy, against parse, its definition (test/tidy.test.ts PERF_FORKS).
 import t from 'tap';
 import { parseReceived } from '../drivers/emu/model/wire/parse.ts';
 import { frameBuffer, ownWordView } from '../drivers/emu/model/wire/frame-memory.ts';

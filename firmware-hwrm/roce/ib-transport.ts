@@ -20,9 +20,20 @@ export function psnDiff(a: number, b: number): number {
   return ((a - b) << 8) >> 8;
 }
 
-/** Packets a message of `lengthBytes` takes at `mtuBytes`: at least one (a zero-length message, a READ). */
+/**
+ * Packets a message of `lengthBytes` (a 32-bit length: 0..2^32 - 1) takes at a path MTU of
+ * 2^mtuShift bytes: ceil(length / MTU), and at least one (a zero-length message, a READ). By
+ * shifts, as the driver's post computes it per send and the model per WQE and READ: the whole
+ * MTUs, plus one for a part (a remainder r > 0 makes (r + MTU - 1) >>> shift one).
+ */
+export function psnPacketsByShift(lengthBytes: number, mtuShift: number): number {
+  const mask = (1 << mtuShift) - 1;
+  return ((lengthBytes >>> mtuShift) + (((lengthBytes & mask) + mask) >>> mtuShift)) || 1;
+}
+
+/** Packets a message of `lengthBytes` takes at the path MTU `mtuBytes` (a power of two): psnPacketsByShift. */
 export function psnPackets(lengthBytes: number, mtuBytes: number): number {
-  return lengthBytes === 0 ? 1 : Math.ceil(lengthBytes / mtuBytes);
+  return psnPacketsByShift(lengthBytes, 31 - Math.clz32(mtuBytes));
 }
 
 /** IBA 9.4.1: a message is at most 2^31 bytes (the kernel's bnxt_re refuses longer WQEs too). */

@@ -29,6 +29,7 @@ const CQ_MASK = CQ_RING.mask;
 const CQ_SHIFT = CQ_RING.shift;
 const CQE_WORDS = C.CQ_BASE_WORDS;
 
+/** One CQ of the driver; its slot and phase are RingCursor's, spelled out (test/tidy.test.ts PERF_FORKS). */
 export class CompletionQueue {
   readonly u32: Uint32Array;
   /** Free-running count of CQEs consumed. */

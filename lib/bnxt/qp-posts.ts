@@ -38,8 +38,7 @@ const RECV_WORD0 = R.rqWqeWord0(WQE_SIZE_ONE_SGE);
 const SEND_OPCODE = R.WqeType.SEND;
 const READ_OPCODE = R.WqeType.READ_WQE;
 const SGE_WORD = R.WQE_HEADER_BYTES / 4;
-// postSend spells the ring's mask and shift and the SGE's word out as literals.
-// (writeMsnEntry: an MSN entry's two words.)
+// postSend spells the ring's mask and shift, the SGE's word and an MSN entry's two words out as literals.
 if (SGE_WORD !== 8 || MSN_WORDS !== 2) throw new Error('queue pair: WQE layout');
 
 /**
@@ -70,11 +69,8 @@ export class QpPosts extends QpCompletions {
   private readonly sq32: Uint32Array;
   private readonly rq32: Uint32Array;
   protected nextPsn: number = 0;
-  protected mtu = 4096;
-  /** log2 of mtu (a path MTU is a power of two, 256-4096). */
+  /** log2 of the path MTU (a power of two, 256-4096). */
   protected mtuShift = 12;
-  /** mtu - 1. */
-  protected mtuMask = 4095;
   private readonly dbOffset: number = 0;
   /** The SQ's geometry for the chip's WQE mode (sq-layout.ts), as plain numbers for the hot path. */
   private readonly sqWqeWords: number = 0;
@@ -108,15 +104,17 @@ export class QpPosts extends QpCompletions {
   /**
    * Writes a SEND WQE of one SGE and its MSN or PSN-search entry, then rings the SQ doorbell:
    * writeSqWqe's work for a SEND, with writeSge's, writeMsnEntry's and writePsnEntry's written
-   * out. Its bytecode (491 bytes) is over V8's limit for a function it inlines (460), on
-   * purpose: Qp.send (or a program's loop around it) always calls it, and its own optimized code
-   * inlines all it calls (~450 of the 920 bytes V8 allows a function). Where it was small enough
-   * to be inlined, whichever function V8 optimized first decided where its budget ran out
-   * (perf, bench/qp-post-poll.ts's harness: push or doorbell64 left as calls in 3 of 4
-   * processes, send post+poll 31-37 ns by the process; like this 31.3-31.7 in 4 of 4). Keep it
-   * over 460 bytes (node --print-bytecode --print-bytecode-filter=postSend) or make its callers
-   * fit. The ring's numbers are literals (RING_ENTRIES 4096: mask 4095, shift 12, the SGE at
-   * word 8, checked at load).
+   * out (a hand-inlined copy: test/tidy.test.ts PERF_FORKS names its differential test and its
+   * benchmark). Its bytecode (475 bytes) is over V8's limit for a function it inlines (460,
+   * --max-inlined-bytecode-size), on purpose: Qp.send (or a program's loop around it) always
+   * calls it, and its own optimized code inlines all it calls (~450 of the 920 bytes V8 allows a
+   * function). Where it was small enough to be inlined, whichever function V8 optimized first
+   * decided where its budget ran out (perf, bench/qp-post-poll.ts's harness: push or doorbell64
+   * left as calls in 3 of 4 processes, send post+poll 31-37 ns by the process; like this
+   * 31.3-31.7 in 4 of 4). test/qp-post-inlining.test.ts asks V8 (--trace-turbo-inlining) that
+   * it is never inlined and inlines every call it makes; keep it so, or make its callers fit.
+   * The ring's numbers are literals (RING_ENTRIES 4096: mask 4095, shift 12, the SGE at word 8,
+   * checked at load).
    */
   postSend(r: SgeSource, at: number, n: number): void {
     const prod = this.sqProd;
@@ -128,11 +126,9 @@ export class QpPosts extends QpCompletions {
     W.setSqSendHdrWords(u, w, SEND_WORD0, 0, n, 0, 0, 0, 0, 0);
     const lo = (r.vaLo + at) >>> 0; // as writeSge
     W.setSqSgeWords(u, w + 8, lo, lo < at ? r.vaHi + 1 : r.vaHi, r.key, n); // SGE_WORD
-    // The PSN step and the MSN or PSN-search entry: writeMsnEntry's and writePsnEntry's work. The
-    // step is advancePsn's in fewer bytes of bytecode: 0 bytes, 0 packets by the shift, are the
-    // one packet by `|| 1`.
+    // The PSN step and the MSN or PSN-search entry: advancePsn's, writeMsnEntry's and writePsnEntry's work.
     const start = this.nextPsn;
-    const next = (start + (((n + this.mtuMask) >>> this.mtuShift) || 1)) & 0xffffff; // R.PSN_MASK
+    const next = (start + R.psnPacketsByShift(n, this.mtuShift)) & 0xffffff; // R.PSN_MASK
     this.nextPsn = next;
     if (this.msnEntries !== 0) {
       W.setSqMsnSearchWords(u, this.auxWord + ((prod & this.msnMask) << 1), // MSN_WORDS: 2
@@ -187,12 +183,9 @@ export class QpPosts extends QpCompletions {
       this.sqDbHi);
   }
 
-  /**
-   * The PSN after a message of n bytes from nextPsn, which it becomes: a message of 0 bytes is
-   * one packet, as is each started MTU (a power of two).
-   */
+  /** The PSN after a message of n bytes from nextPsn, which it becomes (ib-transport.ts psnPacketsByShift). */
   private advancePsn(n: number): number {
-    const next = (this.nextPsn + (n === 0 ? 1 : (n + this.mtu - 1) >>> this.mtuShift)) & R.PSN_MASK;
+    const next = (this.nextPsn + R.psnPacketsByShift(n, this.mtuShift)) & R.PSN_MASK;
     this.nextPsn = next;
     return next;
   }
@@ -205,7 +198,7 @@ export class QpPosts extends QpCompletions {
   private writeMsnEntry(u: Uint32Array, prod: number, idx: number, n: number): void {
     const start = this.nextPsn;
     const next = this.advancePsn(n);
-    W.setSqMsnSearchWords(u, this.auxWord + ((prod & this.msnMask) << 1), // MSN_WORDS: 2
+    W.setSqMsnSearchWords(u, this.auxWord + (prod & this.msnMask) * MSN_WORDS,
       W.sqMsnSearchWord0(start, next), W.sqMsnSearchWord1(next, idx * this.slotsPerWqe));
   }
 

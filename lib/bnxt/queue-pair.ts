@@ -146,9 +146,7 @@ export class BnxtQp extends QpPosts {
       max_rd_atomic: this.readDepths.orrq,
     });
     if (!rts.ok) return rts;
-    this.mtu = p.pathMtu;
     this.mtuShift = 31 - Math.clz32(p.pathMtu);
-    this.mtuMask = p.pathMtu - 1;
     this.remoteRead = p.remoteRead;
     this.peerQpn = p.destQp;
     this.connected = true;

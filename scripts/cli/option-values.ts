@@ -77,7 +77,9 @@ export function parseOptional<A>(
 }
 
 export type OptionConfig = Record<string, { readonly type: 'string' | 'boolean'; readonly short?: string }>;
-export type ParsedValues<C extends OptionConfig> = { [K in keyof C]?: C[K]['type'] extends 'string' ? string : boolean };
+export type ParsedValues<C extends OptionConfig> = {
+  [K in keyof C]?: C[K]['type'] extends 'string' ? string : boolean;
+};
 
 /** node:util parseArgs in strict mode, with its exceptions turned into short error values. */
 export function parseOptions<C extends OptionConfig>(

@@ -197,3 +197,63 @@ export function familyComparisons(path: string, text: string): FamilyComparison[
   visit(sf);
   return out;
 }
+
+/**
+ * A hand-inlined copy on the hot path (test/tidy.test.ts PERF_FORKS): a function or class that
+ * says it is one (a comment naming PERF_FORKS, in its doc comment or body), or, in a hot-path
+ * file, a function that writes a number where a named constant stands (the constant's name in
+ * the comment after it, `& 4095; // RING_ROOM`): a copy of what the constant's users compute.
+ */
+export interface PerfForkMark {
+  /** Dotted name, as functionSpans names functions (a class: its name). */
+  name: string;
+  line: number;
+  how: 'marked' | 'literal';
+}
+
+/** A number, then the comment naming the constant it stands for (an upper-case name with an underscore). */
+const LITERAL_FOR_CONSTANT = /(?:\b0x[0-9a-fA-F]+|\b\d+)\)*[;,]?\s*\/\/\s*(?:[A-Za-z]+\.)?[A-Z][A-Z0-9]*_[A-Z0-9_]+/;
+
+/** Spans of functions and classes: dotted name, first and last line, and the comment before it. */
+function spansWithComments(sf: ts.SourceFile): { name: string; first: number; last: number; node: ts.Node }[] {
+  const out: { name: string; first: number; last: number; node: ts.Node }[] = [];
+  const visit = (n: ts.Node): void => {
+    const fn = ts.isFunctionLike(n) && 'body' in n && n.body !== undefined;
+    if (fn || ts.isClassDeclaration(n)) {
+      out.push({ name: dottedName(n, sf), first: lineOf(sf, n.getStart(sf)), last: lineOf(sf, n.end), node: n });
+    }
+    ts.forEachChild(n, visit);
+  };
+  visit(sf);
+  return out;
+}
+
+/** The forks of a file: marked ones anywhere, literal-for-constant ones where `hot` (a hot-path file). */
+export function perfForkMarks(path: string, text: string, hot: boolean): PerfForkMark[] {
+  const sf = parse(path, text);
+  const spans = spansWithComments(sf);
+  const found = new Map<string, PerfForkMark>();
+  const add = (m: PerfForkMark): void => { if (!found.has(m.name)) found.set(m.name, m); };
+  for (const s of spans) {
+    const before = text.slice(s.node.getFullStart(), s.node.getStart(sf));
+    if (before.includes('PERF_FORKS')) add({ name: s.name, line: s.first, how: 'marked' });
+  }
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const marked = /\/\/.*PERF_FORKS/.test(lines[i]!);
+    if (!marked && !(hot && LITERAL_FOR_CONSTANT.test(lines[i]!))) continue;
+    // The innermost function (or class) around the line.
+    let inner: (typeof spans)[number] | undefined;
+    for (const s of spans) {
+      if (s.first <= i + 1 && i + 1 <= s.last && (inner === undefined || s.last - s.first < inner.last - inner.first))
+        inner = s;
+    }
+    if (inner !== undefined) add({ name: inner.name, line: i + 1, how: marked ? 'marked' : 'literal' });
+  }
+  return [...found.values()];
+}
+
+/** The dotted names of every function and class of a file (to check that a named definition exists). */
+export function definedNames(path: string, text: string): Set<string> {
+  return new Set(spansWithComments(parse(path, text)).map((s) => s.name));
+}

@@ -40,6 +40,7 @@ const FRAMES_PER_DELIVERY = 64;
 /** Frames the event loop's reads keep for the next delivery (watch). */
 const STASH_SLOTS = 128;
 
+/** The dgram cable's twin on a libc socket (test/tidy.test.ts PERF_FORKS: its differential test and benchmark). */
 export class UdpSocketCable implements Cable {
   readonly stats = new CableStats();
   readonly localHost: string;

@@ -24,7 +24,7 @@ import { ReqState, RespState } from './states.ts';
 import { armCq, cqConsumerDoorbell } from './cq-writer.ts';
 import type { EngineCore } from './core.ts';
 import type { QpTransport } from './transport.ts';
-import { ringSlot } from '../../../../firmware-hwrm/ring.ts';
+import { countAt, ringSlot } from '../../../../firmware-hwrm/ring.ts';
 
 /**
  * Which doorbell address a doorbell was written to: a DPI page (QP and CQ doorbells), the NQ
@@ -102,16 +102,10 @@ export function handleDoorbell(core: EngineCore, lo: number, hi: number, window:
 
 /**
  * The free-running count a producer doorbell names: the position (index, epoch) modulo
- * 2 x entries, taken forward from `count`. -1 if the index is outside the ring.
+ * 2 x entries, taken forward from `count` (ring.ts countAt). -1 if the index is outside the ring.
  */
 export function producerCount(count: number, entries: number, index: number, epoch: number): number {
-  if (entries === 0 || index >= entries) return -1;
-  // ring.ts countAt with one remainder: the position named (index + epoch x entries) less the
-  // count's place in two laps lies in (-2 x entries, 2 x entries), so a negative one takes two
-  // laps where countAt took a second `%` (an integer division each, per doorbell).
-  const laps2 = entries * 2;
-  const ahead = index + (epoch ? entries : 0) - (count % laps2);
-  return count + (ahead < 0 ? ahead + laps2 : ahead);
+  return entries === 0 || index >= entries ? -1 : countAt(count, entries, index, epoch);
 }
 
 function sqDoorbell(t: QpTransport, index: number, epoch: number): boolean {

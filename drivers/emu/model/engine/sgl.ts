@@ -11,7 +11,8 @@ import * as Wqe from '../../../../firmware-hwrm/roce/wqe.g.ts';
 import { TWO_POW_32 } from '../../../../firmware-hwrm/words.ts';
 import { readHost, writeHost } from './host.ts';
 import type { EmuMr, PagedMemory, Ring, RoceTables } from '../objects.ts';
-import { ringIndex, type SgList } from './transport.ts';
+import type { SgList } from './transport.ts';
+import { ringSlot } from '../../../../firmware-hwrm/ring.ts';
 
 /** Why an SGE list or a remote range was refused (0 = accepted). */
 export const SglError = {
@@ -150,7 +151,7 @@ export function loadSglSlots(
   sgl.clear();
   const access = needLocalWrite ? MrAccess.LOCAL_WRITE : 0;
   for (let i = 0; i < count; i++) {
-    const u = iommu.wordsIn(ring.memory, ring.entryOffset(ringIndex(firstSlot + i, ring.entries)), SGE_BYTES);
+    const u = iommu.wordsIn(ring.memory, ring.entryOffset(ringSlot(firstSlot + i, ring.entries)), SGE_BYTES);
     if (u === undefined) return SglError.FAULT;
     const status = addSge(tables, pd, sgl, u, iommu.wordOffset, access, false);
     if (status !== SglError.OK) return status;

@@ -16,7 +16,7 @@ import * as Wqe from '../../../../firmware-hwrm/roce/wqe.g.ts';
 import { MAX_MESSAGE_BYTES } from '../../../../firmware-hwrm/roce/ib-transport.ts';
 import { SglError, loadSglSlots, loadSglWords } from './sgl.ts';
 import { rqWqeEvent, sqWqeEvent } from '../../../../firmware-hwrm/trace.ts';
-import { MAX_SGE, WqeKind, ringIndex, type QpTransport, type SgList } from './transport.ts';
+import { MAX_SGE, WqeKind, type QpTransport, type SgList } from './transport.ts';
 import type { EngineCore } from './core.ts';
 import { ringSlot } from '../../../../firmware-hwrm/ring.ts';
 
@@ -46,7 +46,7 @@ function headerWords(core: EngineCore, t: QpTransport, slot: number, k: number):
   const iommu = core.iommu;
   const sq = t.qp.sq;
   if (!t.variable) return iommu.wordsIn(sq.memory, sq.entryOffset(slot), STATIC_WQE_BYTES);
-  const u = iommu.wordsIn(sq.memory, sq.entryOffset(ringIndex(t.wqeSlot[slot]! + k, sq.entries)), SLOT_BYTES);
+  const u = iommu.wordsIn(sq.memory, sq.entryOffset(ringSlot(t.wqeSlot[slot]! + k, sq.entries)), SLOT_BYTES);
   iommu.wordOffset -= k * (SLOT_BYTES / 4); // slot k's words sit k x 4 words into the header
   return u;
 }
@@ -207,7 +207,7 @@ const WQE_HEADER_WORDS = WQE_HEADER_BYTES / 4;
 function wholeWqe(t: QpTransport, slot: number, u: Uint32Array, w: number, sizeSlots: number): boolean {
   if (sizeSlots < WQE_HEADER_SLOTS) return false;
   const sq = t.qp.sq;
-  const at = ringIndex(t.wqeSlot[slot]!, sq.entries);
+  const at = ringSlot(t.wqeSlot[slot]!, sq.entries);
   if (at + sizeSlots > sq.entries) return false;
   const bytes = sizeSlots * SLOT_BYTES;
   return sq.memory.contiguous(sq.entryOffset(at)) >= bytes && w + bytes / 4 <= u.length;

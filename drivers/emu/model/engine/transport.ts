@@ -21,15 +21,6 @@ import { ReqState, RespState, checkReqTransition, checkRespTransition } from './
 import { psnAdd } from '../../../../firmware-hwrm/roce/ib-transport.ts';
 import { ringSlot } from '../../../../firmware-hwrm/ring.ts';
 
-/**
- * ringSlot(count, entries) for a free-running count read from a Float64Array (wqeSlot): the same
- * number, as an integer remainder while the count fits an int32, where `%` on the double was a
- * call to the C library's fmod (20-40 ns) on every WQE fetch.
- */
-export function ringIndex(count: number, entries: number): number {
-  return count <= 0x7fffffff ? (count | 0) % entries : count % entries;
-}
-
 /** Static WQE mode: at most 6 SGEs in a 128-byte WQE. */
 export const MAX_SGE = 6;
 /**

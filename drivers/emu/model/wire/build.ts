@@ -309,7 +309,8 @@ const PER_FRAME_BYTES = [
  * bytes after the headers are folded as words; with null, byte by byte. The IPv4 checksum is the
  * template's constant sum plus total length and identification, folded (RFC 1071). `deferIcrc`
  * leaves the ICRC trailer unwritten (f.icrc 0), for a frame whose ICRC nobody reads unless it is
- * completed first (icrc.ts completeIcrc; the port's frames to itself: docs/hardware.md).
+ * completed first (icrc.ts completeIcrc; the port's frames to itself: docs/hardware.md). A copy of
+ * encodeFrame kept for speed (test/tidy.test.ts PERF_FORKS: its differential test and benchmark).
  */
 export function encodeFrameWith(
   out: Uint8Array, f: RoceFrame, h: HeaderTemplate, words: Int32Array | null, deferIcrc: boolean,

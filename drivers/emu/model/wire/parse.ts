@@ -279,7 +279,8 @@ function be32(w: number): number {
  * one. Word k + i holds frame bytes 2 + 4i .. 5 + 4i, the lowest address in its low byte. A word
  * is read only where parse reads its bytes, after the same length checks. The IPv4 checksum is
  * summed over the words' little-endian halves: the ones' complement sum of byte-swapped 16-bit
- * words is the byte-swapped sum (RFC 1071, 2.B), and 0xFFFF swapped is 0xFFFF.
+ * words is the byte-swapped sum (RFC 1071, 2.B), and 0xFFFF swapped is 0xFFFF. A copy of parse
+ * kept for speed (test/tidy.test.ts PERF_FORKS: its differential test and benchmark).
  */
 function parseWords(
   b: Uint8Array, w: Uint32Array, k: number, length: number, out: RoceFrame, localMac: Uint8Array | null,
