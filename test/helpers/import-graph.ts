@@ -51,17 +51,10 @@ const top = (path: string): string => path.split('/')[0]!;
 
 /** Imports that run up: drivers/ or firmware-hwrm/ into lib/ or the tools, firmware-hwrm/ into drivers/. */
 export function upwardImports(graph: ImportGraph): string[] {
-  const above: Record<string, readonly string[]> = {
+  return forbiddenImports(graph, {
     drivers: ['lib', 'scripts', 'bench', 'test'],
     'firmware-hwrm': ['drivers', 'lib', 'scripts', 'bench', 'test'],
-  };
-  const out: string[] = [];
-  for (const [from, targets] of graph) {
-    const banned = above[top(from)];
-    if (!banned) continue;
-    for (const to of targets) if (banned.includes(top(to))) out.push(`${from} -> ${to}`);
-  }
-  return out;
+  });
 }
 
 /**

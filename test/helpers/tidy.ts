@@ -100,12 +100,16 @@ const lineOf = (sf: ts.SourceFile, pos: number): number => sf.getLineAndCharacte
 
 /** Every function with a body in a TypeScript or JavaScript file, outermost first. */
 export function functionSpans(path: string, text: string): FunctionSpan[] {
-  const sf = parse(path, text);
-  const out: FunctionSpan[] = [];
+  return spans(parse(path, text), false).map((s) => ({ name: s.name, line: s.first, lines: s.last - s.first + 1 }));
+}
+
+/** The functions with a body (and the classes, if `classes`) of a file: dotted name, first and last line, node. */
+function spans(sf: ts.SourceFile, classes: boolean): { name: string; first: number; last: number; node: ts.Node }[] {
+  const out: { name: string; first: number; last: number; node: ts.Node }[] = [];
   const visit = (n: ts.Node): void => {
-    if (ts.isFunctionLike(n) && 'body' in n && n.body !== undefined) {
-      const first = lineOf(sf, n.getStart(sf));
-      out.push({ name: dottedName(n, sf), line: first, lines: lineOf(sf, n.end) - first + 1 });
+    const fn = ts.isFunctionLike(n) && 'body' in n && n.body !== undefined;
+    if (fn || (classes && ts.isClassDeclaration(n))) {
+      out.push({ name: dottedName(n, sf), first: lineOf(sf, n.getStart(sf)), last: lineOf(sf, n.end), node: n });
     }
     ts.forEachChild(n, visit);
   };
@@ -214,27 +218,13 @@ export interface PerfForkMark {
 /** A number, then the comment naming the constant it stands for (an upper-case name with an underscore). */
 const LITERAL_FOR_CONSTANT = /(?:\b0x[0-9a-fA-F]+|\b\d+)\)*[;,]?\s*\/\/\s*(?:[A-Za-z]+\.)?[A-Z][A-Z0-9]*_[A-Z0-9_]+/;
 
-/** Spans of functions and classes: dotted name, first and last line, and the comment before it. */
-function spansWithComments(sf: ts.SourceFile): { name: string; first: number; last: number; node: ts.Node }[] {
-  const out: { name: string; first: number; last: number; node: ts.Node }[] = [];
-  const visit = (n: ts.Node): void => {
-    const fn = ts.isFunctionLike(n) && 'body' in n && n.body !== undefined;
-    if (fn || ts.isClassDeclaration(n)) {
-      out.push({ name: dottedName(n, sf), first: lineOf(sf, n.getStart(sf)), last: lineOf(sf, n.end), node: n });
-    }
-    ts.forEachChild(n, visit);
-  };
-  visit(sf);
-  return out;
-}
-
 /** The forks of a file: marked ones anywhere, literal-for-constant ones where `hot` (a hot-path file). */
 export function perfForkMarks(path: string, text: string, hot: boolean): PerfForkMark[] {
   const sf = parse(path, text);
-  const spans = spansWithComments(sf);
+  const withClasses = spans(sf, true);
   const found = new Map<string, PerfForkMark>();
   const add = (m: PerfForkMark): void => { if (!found.has(m.name)) found.set(m.name, m); };
-  for (const s of spans) {
+  for (const s of withClasses) {
     const before = text.slice(s.node.getFullStart(), s.node.getStart(sf));
     if (before.includes('PERF_FORKS')) add({ name: s.name, line: s.first, how: 'marked' });
   }
@@ -243,8 +233,8 @@ export function perfForkMarks(path: string, text: string, hot: boolean): PerfFor
     const marked = /\/\/.*PERF_FORKS/.test(lines[i]!);
     if (!marked && !(hot && LITERAL_FOR_CONSTANT.test(lines[i]!))) continue;
     // The innermost function (or class) around the line.
-    let inner: (typeof spans)[number] | undefined;
-    for (const s of spans) {
+    let inner: (typeof withClasses)[number] | undefined;
+    for (const s of withClasses) {
       if (s.first <= i + 1 && i + 1 <= s.last && (inner === undefined || s.last - s.first < inner.last - inner.first))
         inner = s;
     }
@@ -255,5 +245,5 @@ export function perfForkMarks(path: string, text: string, hot: boolean): PerfFor
 
 /** The dotted names of every function and class of a file (to check that a named definition exists). */
 export function definedNames(path: string, text: string): Set<string> {
-  return new Set(spansWithComments(parse(path, text)).map((s) => s.name));
+  return new Set(spans(parse(path, text), true).map((s) => s.name));
 }
