@@ -203,3 +203,44 @@ t.test('the bytes lie in the region at its very edges: accepted and moved', asyn
   t.same(b.wait('receive', 5e6), { ok: true, value: len });
   t.equal(rb.bytes.every((x) => x === 0x77), true, 'fills the whole receiving region');
 });
+
+t.test('send and receive take exactly what regionHolds (checkRegion\'s test, which read uses) takes: the copy ' +
+  'they write out is the same test', async (t) => {
+  const p = openPair({ stepped: true }, 1 << 16);
+  t.teardown(() => p.nic.close());
+  const other = must(Nic.open('emu', { stepped: true }), 'Nic.open other');
+  t.teardown(() => other.close());
+  const { a, b, ra, rb } = p;
+  const gone = must(Region.alloc(p.nic, 4096), 'Region.alloc');
+  must(gone.deregister(), 'deregister');
+  const foreign = must(Region.alloc(other, 4096), 'Region.alloc other');
+  const forged = Object.assign(Object.create(Region.prototype) as object,
+    { nic: p.nic, length: 1 << 30, key: ra.key, vaLo: ra.vaLo, vaHi: ra.vaHi }) as unknown as Region;
+  const regions: [string, Region][] = [['ra', ra], ['rb', rb], ['deregistered', gone], ['foreign', foreign],
+    ['forged', forged], ['null', null as unknown as Region]];
+  const numbers = [0, 1, 4095, 4096, 65535, 65536, 65537, -1, 0.5, Number.NaN, Infinity, 2 ** 31, 2 ** 31 + 1,
+    2 ** 53, '1' as unknown as number];
+  const differ: string[] = [];
+  let taken = 0;
+  for (const [name, r] of regions) {
+    for (const at of numbers) {
+      for (const n of numbers) {
+        for (const [side, q] of [['send', a], ['receive', b]] as const) {
+          // The definition: regionHolds, asked of the queue pair (a private method, by name).
+          const holds = q['regionHolds'](r, at, n);
+          let threw = false;
+          try {
+            if (side === 'send') q.send(r, at, n);
+            else q.receive(r, at, n);
+          } catch (e) {
+            threw = e instanceof InvalidArgument;
+          }
+          if (threw === holds) differ.push(`${side} ${name} at ${at} n ${n}: holds ${holds}, threw ${threw}`);
+          if (!threw) taken++;
+        }
+      }
+    }
+  }
+  t.same(differ, [], 'the same verdict for every region, offset and length');
+  t.ok(taken > 0 && taken < 4095, `some posts taken (${taken}), within the rings`);
+});

@@ -95,6 +95,14 @@ const PERF_FORKS = new Map<string, PerfFork>([
     why: 'over V8\'s inlining limit, so that every caller calls it and its own budget inlines the whole post ' +
       '(test/qp-post-inlining.test.ts asks V8)',
   }],
+  ['lib/qp.ts: Qp.send', {
+    of: 'lib/qp.ts: Qp.regionHolds', test: 'test/qp-data-checks.test.ts', bench: 'qp-post-poll',
+    why: 'a program\'s post loop inlines the whole post: called, regionHolds ran V8\'s inlining budget out sooner',
+  }],
+  ['lib/qp.ts: Qp.receive', {
+    of: 'lib/qp.ts: Qp.regionHolds', test: 'test/qp-data-checks.test.ts', bench: 'qp-post-poll',
+    why: 'as Qp.send',
+  }],
   ['lib/bnxt/qp-completions.ts: QpCompletions.sqFull', {
     of: 'lib/bnxt/qp-completions.ts: QpCompletions.room', test: 'test/qp-post-forks.test.ts', bench: 'qp-post-poll',
     why: 'Qp.send\'s room check in a few bytes of bytecode, the ring\'s room a literal',

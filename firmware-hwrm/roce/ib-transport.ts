@@ -22,13 +22,12 @@ export function psnDiff(a: number, b: number): number {
 
 /**
  * Packets a message of `lengthBytes` (a 32-bit length: 0..2^32 - 1) takes at a path MTU of
- * 2^mtuShift bytes: ceil(length / MTU), and at least one (a zero-length message, a READ). By
- * shifts, as the driver's post computes it per send and the model per WQE and READ: the whole
- * MTUs, plus one for a part (a remainder r > 0 makes (r + MTU - 1) >>> shift one).
+ * 2^mtuShift bytes: ceil(length / MTU), and at least one (a zero-length message, a READ). By a
+ * shift, as the driver's post computes it per send and the model per WQE and READ:
+ * ceil(n / m) = floor((n - 1) / m) + 1 for n >= 1, exact in 32 bits (no n + m - 1 to overflow).
  */
 export function psnPacketsByShift(lengthBytes: number, mtuShift: number): number {
-  const mask = (1 << mtuShift) - 1;
-  return ((lengthBytes >>> mtuShift) + (((lengthBytes & mask) + mask) >>> mtuShift)) || 1;
+  return lengthBytes === 0 ? 1 : ((lengthBytes - 1) >>> mtuShift) + 1;
 }
 
 /** Packets a message of `lengthBytes` takes at the path MTU `mtuBytes` (a power of two): psnPacketsByShift. */

@@ -21,11 +21,11 @@ import { isFlush, requesterStatusMessage, responderStatusMessage } from './compl
 export { RING_ENTRIES };
 export const RING_ROOM = RING_ENTRIES - 1;
 /** The SQ's and RQ's entries, laps and epochs (firmware-hwrm/ring.ts). */
-export const RING = new RingCursor(RING_ENTRIES);
+const RING = new RingCursor(RING_ENTRIES);
 // Posts and polls spell RingCursor.slot and .epoch out with the ring's mask and shift: measured
 // (bench/qp-post-poll.ts), the calls through the cursor cost the send path ~4 ns.
-export const MASK = RING.mask;
-export const SHIFT = RING.shift;
+const MASK = RING.mask;
+const SHIFT = RING.shift;
 // room, sqFull and rqFull (and the posts, qp-posts.ts) spell the ring's room out as 4095.
 if (MASK !== 4095 || SHIFT !== 12 || RING_ROOM !== 4095) throw new Error('queue pair: ring layout');
 /** The CQE word holding toggle, type and status (cq_base's trailer). */

@@ -17,8 +17,14 @@ import * as W from '../../firmware-hwrm/roce/wqe.g.ts';
 import * as D from '../../firmware-hwrm/roce/doorbell.g.ts';
 import * as Words from '../../firmware-hwrm/words.ts';
 import type { RoceDevice } from './roce-device.ts';
-import type { QpResources } from './qp-resources.ts';
-import { MASK, QpCompletions, SHIFT, Side } from './qp-completions.ts';
+import { RING_ENTRIES, type QpResources } from './qp-resources.ts';
+import { QpCompletions } from './qp-completions.ts';
+
+// The ring's mask and shift, as this module's own constants: an imported binding (or a const
+// enum of another module, which the TS loader keeps as an object) is a cell each post would
+// load and check (bench/qp-post-poll.ts: a receive 3 ns slower with qp-completions.ts's).
+const MASK = RING_ENTRIES - 1;
+const SHIFT = 31 - Math.clz32(RING_ENTRIES);
 
 const WQE_WORDS = R.STATIC_WQE_BYTES / 4;
 const SLOT_WORDS = R.SLOT_BYTES / 4;
@@ -39,7 +45,7 @@ const SEND_OPCODE = R.WqeType.SEND;
 const READ_OPCODE = R.WqeType.READ_WQE;
 const SGE_WORD = R.WQE_HEADER_BYTES / 4;
 // postSend spells the ring's mask and shift, the SGE's word and an MSN entry's two words out as literals.
-if (SGE_WORD !== 8 || MSN_WORDS !== 2) throw new Error('queue pair: WQE layout');
+if (SGE_WORD !== 8 || MSN_WORDS !== 2 || MASK !== 4095 || SHIFT !== 12) throw new Error('queue pair: WQE layout');
 
 /**
  * The WQE's one SGE (roce_hsi.h: struct sq_sge): va = region base + at, as 32-bit halves. The
@@ -105,7 +111,7 @@ export class QpPosts extends QpCompletions {
    * Writes a SEND WQE of one SGE and its MSN or PSN-search entry, then rings the SQ doorbell:
    * writeSqWqe's work for a SEND, with writeSge's, writeMsnEntry's and writePsnEntry's written
    * out (a hand-inlined copy: test/tidy.test.ts PERF_FORKS names its differential test and its
-   * benchmark). Its bytecode (475 bytes) is over V8's limit for a function it inlines (460,
+   * benchmark). Its bytecode (463 bytes) is over V8's limit for a function it inlines (460,
    * --max-inlined-bytecode-size), on purpose: Qp.send (or a program's loop around it) always
    * calls it, and its own optimized code inlines all it calls (~450 of the 920 bytes V8 allows a
    * function). Where it was small enough to be inlined, whichever function V8 optimized first
@@ -120,7 +126,7 @@ export class QpPosts extends QpCompletions {
     const prod = this.sqProd;
     const idx = prod & 4095; // MASK
     this.sqLength[idx] = n;
-    if (this.failure !== undefined) return this.skipPost(Side.Send);
+    if (this.failure !== undefined) return this.skipSend();
     const u = this.sq32;
     const w = idx * this.sqWqeWords;
     W.setSqSendHdrWords(u, w, SEND_WORD0, 0, n, 0, 0, 0, 0, 0);
@@ -166,7 +172,7 @@ export class QpPosts extends QpCompletions {
     const prod = this.sqProd;
     const idx = prod & MASK;
     this.sqLength[idx] = n;
-    if (this.failure !== undefined) return this.skipPost(Side.Send);
+    if (this.failure !== undefined) return this.skipSend();
     const u = this.sq32;
     const w = idx * this.sqWqeWords;
     // wqe_type/flags/wqe_size, immediate 0, length, q_key 0, words 4-6, timestamp 0
@@ -211,9 +217,13 @@ export class QpPosts extends QpCompletions {
   }
 
   /** A failed QP runs nothing: the entry completes with the failure's error at poll. */
-  private skipPost(side: Side): void {
-    if (side === Side.Send) this.sqProd++;
-    else this.rqProd++;
+  private skipSend(): void {
+    this.sqProd++;
+  }
+
+  /** As skipSend, for the RQ. */
+  private skipReceive(): void {
+    this.rqProd++;
   }
 
   /** Writes an RQ WQE of one SGE (wr_id = its ring index), then rings the RQ doorbell. */
@@ -221,7 +231,7 @@ export class QpPosts extends QpCompletions {
     const prod = this.rqProd;
     const idx = prod & MASK;
     this.rqLength[idx] = n;
-    if (this.failure !== undefined) return this.skipPost(Side.Receive);
+    if (this.failure !== undefined) return this.skipReceive();
     const u = this.rq32;
     const w = idx * WQE_WORDS;
     // RCV/wqe_size, reserved, wr_id (the CQE names the entry it completes), reserved
