@@ -5,7 +5,7 @@
 import t from 'tap';
 import { NicBus } from '../drivers/emu/model/bus.ts';
 import { FunctionResources } from '../drivers/emu/model/firmware/function-resources.ts';
-import { l2Of } from '../drivers/emu/model/firmware/hwrm-kernel.ts';
+import { l2Of } from '../drivers/emu/model/firmware/hwrm-l2.ts';
 import { L2Engine } from '../drivers/emu/model/l2/l2-engine.ts';
 import { RoceInterrupts } from '../drivers/emu/host/vfio-user/roce-interrupts.ts';
 import { macFromNumber } from '../drivers/emu/model/config.ts';

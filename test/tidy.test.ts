@@ -38,8 +38,6 @@ const LONG_FUNCTIONS = new Map<string, string>([
     'bring-up as the manual\'s table of contents: one commented HWRM step after another'],
   ['lib/bnxt/roce-device.ts: bringUpRoce', 'the RoCE bring-up\'s table of contents, one commented step each'],
   ['drivers/vfio/open.ts: bringUp', 'the VFIO open in the kernel API\'s order (container, group, device, BARs)'],
-  ['drivers/emu/model/firmware/hwrm-kernel.ts: answerKernelCommand',
-    'one case per HWRM command bnxt_en sends: a dispatch table'],
   ['drivers/emu/model/firmware/roce-cmd-modify-qp.ts: modifyQp', 'MODIFY_QP\'s checks in the order of its mask bits'],
   ['drivers/emu/host/vfio-user/session.ts: VfioUserSession.dispatch',
     'one case per vfio-user command: a dispatch table'],

@@ -13,7 +13,7 @@ import { allocWriteQueue, WriteQueueProducer, WriteKind } from '../../model/writ
 import { allocWake } from '../wake.ts';
 import type { EmuConfig } from '../../model/config.ts';
 import type { ChipProfile } from '../../../../firmware-hwrm/chips.ts';
-import { HWRM, hwrmRequestName } from '../../../../firmware-hwrm/hwrm/types.ts';
+import { HWRM_COMMANDS, hwrmRequestName } from '../../../../firmware-hwrm/hwrm/commands.ts';
 import { PciConfigSpace, buildVpd, type PciConfigSpec } from './pci-config.ts';
 import { MsixVectors } from './interrupts.ts';
 import { GuestMemory } from './guest-memory.ts';
@@ -208,7 +208,7 @@ export class NicVfioDevice implements SessionDevice {
     this.hwrmLog.push(o);
     this.onHwrm(o);
     // HWRM_FUNC_RESET dropped every ring (a second probe, after rmmod, reuses their ids).
-    if (reqType === HWRM.FUNC_RESET && o.errorCode === 0) this.forgetRings();
+    if (reqType === HWRM_COMMANDS.FUNC_RESET.req_type && o.errorCode === 0) this.forgetRings();
     // A request naming a completion ring also gets HWRM_DONE there (Linux bnxt_hwrm.c __hwrm_send).
     if (answered && a.cmplRing !== 0xffff) this.l2.hwrmDone(a.cmplRing, a.seqId);
   }
