@@ -203,7 +203,7 @@ export class RoceEngine implements EngineHooks {
   onL2Frame: ((frame: Uint8Array, length: number) => void) | undefined;
   /**
    * RoCE frames for the port reach the QPs: the function has an L2 receive filter for its MAC on a
-   * VNIC in a RoCE mode. Set by the HWRM firmware as that changes (firmware/hwrm-kernel.ts
+   * VNIC in a RoCE mode. Set by the HWRM firmware as that changes (firmware/hwrm-l2.ts
    * roceReceivePath); until then every RoCE frame is dropped (dropNoL2Filter).
    */
   roceReceivePath = false;

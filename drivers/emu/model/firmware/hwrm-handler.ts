@@ -47,13 +47,3 @@ export type HwrmHandlerTable = { readonly [K in HwrmCommandName]: HwrmHandler<K>
 
 /** Some of the table: what a family file registers (checked with `satisfies`). */
 export type HwrmHandlers = Partial<HwrmHandlerTable>;
-
-/** Refused with `error` (an HWRM_ERR_CODE). */
-export function refuse(error: number): { readonly error: number } {
-  return { error };
-}
-
-/** Answered with `values`. */
-export function answer<K extends HwrmCommandName>(values: Partial<HwrmResponse<K>>): HwrmAnswer<K> {
-  return { values };
-}
