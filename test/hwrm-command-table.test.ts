@@ -94,7 +94,7 @@ t.test('every row with layouts has the software NIC\'s handler, registered under
   }
 });
 
-t.test('a named row without layouts and an unknown req_type: CMD_NOT_SUPPORTED, traced by name or number', async (t) => {
+t.test('a row without layouts and an unknown req_type: CMD_NOT_SUPPORTED, traced by name or number', async (t) => {
   const rig = new EmuRig();
   const headerOnly = (req_type: number): H.HwrmCommand =>
     ({ req_type, name: H.hwrmRequestName(req_type), request: H.HwrmInput, response: H.HwrmOutput });
