@@ -3,7 +3,7 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { VfioDmaMemory, type IommuMapper } from '../drivers/vfio/dma.ts';
-import { systemLibc, type Pointer } from '../drivers/vfio/libc.ts';
+import { systemLibc, type Pointer } from '../drivers/native/libc.ts';
 import { IovaAllocator } from '../drivers/iova-allocator.ts';
 import { ok, err, type Result } from '../lib/result.ts';
 import { InvalidArgument } from '../lib/errors.ts';

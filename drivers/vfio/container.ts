@@ -17,7 +17,7 @@ import {
   vfio_iova_range,
   VFIO_FLEXIBLE_ARRAYS,
 } from './abi.ts';
-import { LINUX, errnoName, type Libc, type Pointer } from './libc.ts';
+import { LINUX, errnoName, type Libc, type Pointer } from '../native/libc.ts';
 import type { IommuMapper } from './dma.ts';
 import { iommuGroupMembers } from './sysfs.ts';
 import { findCapability } from './info-capabilities.ts';

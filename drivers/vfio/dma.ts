@@ -9,7 +9,7 @@ import type { DmaBuffer, DmaMemory } from '../device.ts';
 import { ok, err, type Result } from '../../firmware-hwrm/result.ts';
 import { invalid } from '../../firmware-hwrm/errors.ts';
 import type { IovaAllocator } from '../iova-allocator.ts';
-import { LINUX, errnoName, type Libc, type Pointer } from './libc.ts';
+import { LINUX, errnoName, type Libc, type Pointer } from '../native/libc.ts';
 import { Mapping } from './mapping.ts';
 
 export const SMALL_PAGE_BYTES = 4096;

@@ -7,7 +7,7 @@
  * It is written from include/uapi/linux/vfio.h and Documentation/driver-api/vfio.rst with its own literal numbers and
  * offsets, not from drivers/vfio/abi.ts, so it checks the backend against the document.
  */
-import type { Libc, Pointer } from '../../drivers/vfio/libc.ts';
+import type { Libc, Pointer } from '../../drivers/native/libc.ts';
 
 const EINVAL = 22;
 const ENOENT = 2;
