@@ -67,6 +67,8 @@ const HOT_PATH_FILES = new Map<string, Record<string, string>>([
   ['lib/bnxt/completion-wait.ts', { waitForCompletionAsync: 'as Qp.waitAsync: a promise per call by design' }],
   ['drivers/vfio/mmio.ts', {}],
   ['drivers/emu/model/write-queue.ts', {}],
+  ['drivers/emu/host/write-queue-producer.ts', {}],
+  ['drivers/emu/host/long-crc32.ts', {}],
   ['firmware-hwrm/roce/doorbell.ts', {}],
   ['firmware-hwrm/roce/wqe.ts', {}],
   ['firmware-hwrm/roce/cqe.ts', {}],

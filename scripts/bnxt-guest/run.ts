@@ -24,7 +24,8 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { serveVfioUser, type HwrmObservation } from '../../drivers/emu/host/vfio-user/index.ts';
-import { macFromNumber, type CableSpec } from '../../drivers/emu/model/config.ts';
+import { macFromNumber } from '../../drivers/emu/model/config.ts';
+import type { CableSpec } from '../../drivers/emu/model/cable/port-cable.ts';
 import { startL2Peer } from './l2-peer.ts';
 import { startTcpRelay } from './tcp-relay.ts';
 import { driveHostPeer, peerStepResults, HOST_NIC, type PeerStepResult } from './host-peer.ts';

@@ -5,11 +5,12 @@
  * (VER_GET, FUNC_DRV_RGTR, backing store, the CREQ and an NQ, a RoCE statistics context);
  * `TestCmdq` is a minimal RCFW channel: it posts commands and reads the CREQ byte by byte.
  */
-import type { FirmwareName } from '../../drivers/emu/model/firmware/personality.ts';
 import { NicModel, BAR0_BYTES, BAR2_BYTES } from '../../drivers/emu/model/nic-model.ts';
-import { allocWriteQueue, WriteQueueProducer, WriteKind } from '../../drivers/emu/model/write-queue.ts';
+import { allocWriteQueue, WriteKind } from '../../drivers/emu/model/write-queue.ts';
+import { WriteQueueProducer } from '../../drivers/emu/host/write-queue-producer.ts';
 import { allocWake } from '../../drivers/emu/host/wake.ts';
-import type { EmuConfig } from '../../drivers/emu/model/config.ts';
+import { hostServices } from '../../drivers/emu/host/services.ts';
+import type { EmuConfig, FirmwareName } from '../../drivers/emu/model/config.ts';
 import * as H from '../../firmware-hwrm/hwrm/index.ts';
 import type { FieldSpec, Layout, Values } from '../../firmware-hwrm/layout.ts';
 import * as R from '../../firmware-hwrm/roce/index.ts';
@@ -45,9 +46,8 @@ export class EmuRig {
     };
     const queue = allocWriteQueue();
     this.model = new NicModel({
-      config, queue, wake: allocWake(), bar0: new SharedArrayBuffer(BAR0_BYTES),
-      bar2: new SharedArrayBuffer(BAR2_BYTES),
-    });
+      config, queue, bar0: new SharedArrayBuffer(BAR0_BYTES), bar2: new SharedArrayBuffer(BAR2_BYTES),
+    }, hostServices(config.mode, allocWake()));
     this.queue = new WriteQueueProducer(queue, () => this.run());
     // The firmware holds the engine as its EngineHooks: recorders take the engine's place.
     const hooks: EngineHooks = this.model.engine;

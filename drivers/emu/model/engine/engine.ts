@@ -97,8 +97,9 @@ export class RoceEngine implements EngineHooks {
       this.onFrame,
       () => bus.externalWork(),
       bus.config.mode === 'stepped',
+      (o) => bus.plugCable(o),
     );
-    core.port.heartbeat = bus.driverWake;
+    core.port.heartbeat = bus.heartbeat;
   }
 
   /** The firmware's object tables this engine runs (unit tests attach their own instead). */
@@ -518,8 +519,7 @@ export class RoceEngine implements EngineHooks {
     capture: (): CaptureReport | undefined => {
       const tap = this.core.port.capture;
       if (!tap) return undefined;
-      const w = tap.writer;
-      return { path: w.path, framesWritten: w.framesWritten, error: w.error };
+      return { path: tap.path, framesWritten: tap.framesWritten, error: tap.error };
     },
   };
 }
