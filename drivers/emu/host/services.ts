@@ -25,7 +25,10 @@ import { FREE_LIVE_CLOCK } from './free-clock.ts';
 import { hostLongCrc32 } from './long-crc32.ts';
 import { WakeBlock } from './wake.ts';
 
-/** The Performance object, read once: `performance` is a getter of globalThis at each use (~16 ns). */
+/**
+ * The Performance object, read once: `performance` is an accessor of globalThis in Node, so each
+ * use of the global runs its getter through a LoadGlobalIC (~16 ns of a ~70 ns clock read here).
+ */
 const perf = performance;
 
 /** performance.now() in ns, into a cell: the live clock of a model in the driver's thread. */

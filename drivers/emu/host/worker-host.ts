@@ -19,7 +19,7 @@ import type { ControlNames } from '../model/nic-model.ts';
 import type { HostInit, ModelHost } from './model-host.ts';
 import { findWorkerFile } from './worker-file.ts';
 
-/** The Performance object, read once (a getter of globalThis at each use: bus.ts says more). */
+/** The Performance object, read once (a getter of globalThis at each use: services.ts says more). */
 const perf = performance;
 
 /**

@@ -57,10 +57,10 @@ export interface EmuConfig {
    */
   readonly chip?: string;
   /**
-   * How a UDP cable's socket is read: 'libc' by the model's own thread through koffi (a host
+   * How a UDP cable's socket is read: 'libc' by the model's own thread through native calls (a host
    * that runs the model inline or in worker.ts polls it; cable/udp-socket-cable.ts), else
    * (unset) Node's dgram socket on the event loop, for hosts that run the model on its events
-   * (the vfio-user server). drivers/emu/host/open.ts sets 'libc' where koffi is there.
+   * (the vfio-user server). drivers/emu/host/open.ts sets 'libc' where they load.
    */
   readonly udpIo?: 'libc';
 }

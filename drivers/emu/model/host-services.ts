@@ -2,7 +2,7 @@
  * What the software NIC's model is handed by whatever runs it (drivers/emu/host/services.ts builds
  * it): everything the model needs from outside itself, as a QEMU device model gets its timers,
  * its network backend and its interrupt lines from the machine rather than reaching for them.
- * The model imports no Node module, no koffi and nothing of drivers/emu/host/
+ * The model imports no Node module, no native binding and nothing of drivers/emu/host/
  * (test/import-graph.test.ts): time, wake-ups, files, sockets and native code come in here.
  *
  *   clock            the live clock of a real-time run (none stepped: the run's time stands still)
@@ -13,8 +13,9 @@
  *   openTrace        opens the command trace file (config.tracePath, config.wqeTrace)
  *   threadId         the thread the model runs in (the write queue's consumer says so)
  *
- * Each is read when the model is built; the data path reaches only what the bus keeps of them
- * (bus.ts liveClock, driverWake), through fields and preallocated cells, so it allocates nothing.
+ * Each is taken when the model is built (longCrc32 is called at the first long frame); the data
+ * path reaches only what the bus keeps of them (bus.ts liveClock, driverWake, heartbeat), through
+ * fields and preallocated cells, so it allocates nothing.
  */
 import type { TraceSink } from '../../../firmware-hwrm/trace.ts';
 import type { PortCable, PortCableOptions } from './cable/port-cable.ts';

@@ -13,7 +13,7 @@
  * as they are read, the rest of the packet in place, so nothing is copied or allocated per frame.
  *
  * Long payloads may go to a faster CRC-32 the host hands in (LongCrc32, useLongCrc32; the host's
- * is drivers/emu/host/long-crc32.ts: libdeflate's through koffi from 256 bytes where it loads,
+ * is drivers/emu/host/long-crc32.ts: libdeflate's, native, from 256 bytes where it loads,
  * else node:zlib's from 512, each 3-6x faster than the JS slicing-by-8 above its threshold and
  * slower below, a call costing 70-190 ns), continuing the register the JS CRC left: it takes and
  * returns the finished CRC, i.e. ~register. Without one (no host handed one in, or the host has
