@@ -90,6 +90,13 @@ t.test('each perf test runs briefly on one software NIC and prints perftest\'s t
     t.match(r.out, BANDWIDTH_HEADER, `${test} bandwidth header`);
     t.match(r.out, /^ 4096\s+50\s+[\d.]+\s+[\d.]+\s+[\d.]+/m, `${test}: a row for 4096 bytes`);
   }
+  // A read test has no server side: with -d and no SERVER both sides run on the NIC it names.
+  const named = await runHere(['perf', 'read_lat', '-n', '20', '-d', 'emu']);
+  t.equal(named.code, 0, `read_lat -d emu: ${named.err}`);
+  t.match(named.out, /^ 2\s+20\s+[\d.]+\s+[\d.]+/m, 'read_lat -d emu: both sides on that NIC');
+  const paired = await runHere(['perf', 'read_lat', '-n', '20', '-d', 'emu', '127.0.0.1']);
+  t.equal(paired.code, 1, 'read_lat with a SERVER is refused');
+  t.match(paired.err, /reads are served only to queue pairs of the same NIC; run it without SERVER/);
   const json = await runHere(['perf', 'send_lat', '-n', '20', '--json']);
   t.equal(json.code, 0, json.err);
   const doc = JSON.parse(json.out);
