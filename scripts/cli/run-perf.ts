@@ -99,7 +99,7 @@ function makeQps(nic: Nic, count: number): Qp[] {
  * cable, can check them byte for byte. PERF_SEND_FILL_B is the second side's when both run here.
  */
 export const PERF_SEND_FILL = 0xa5;
-const PERF_SEND_FILL_B = 0x5a;
+export const PERF_SEND_FILL_B = 0x5a;
 
 function makeQueues(nic: Nic, size: number, qps: number, both: boolean): Queues {
   const a = makeQps(nic, qps);
