@@ -87,14 +87,14 @@ function framesOfExchange(frames: readonly CapturedFrame[], psns: readonly numbe
     psns.some((p) => ((f.psn - p) & 0xffffff) < packets));
 }
 
+/** Both images, built (or found up to date) once for the file. */
+let images: ReturnType<typeof buildImages> | undefined;
+
 const skip = whySkip();
 for (const chip of BNXT_GUEST_CHIPS) {
   t.test(`rig-bnxt's own driver drives a served ${chip} through a guest kernel's vfio-pci behind a vIOMMU`,
     { skip }, (t) => guestRun(t, chip));
 }
-
-/** Both images, built (or found up to date) once for the file. */
-let images: ReturnType<typeof buildImages> | undefined;
 
 async function guestRun(t: Test, chip: BnxtGuestChip): Promise<void> {
   images ??= buildImages();
