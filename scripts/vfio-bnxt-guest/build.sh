@@ -81,7 +81,7 @@ kernel_file=$(deb_of "$kernel_deb")
 [ -n "$kernel_file" ] || die "no $kernel_deb in $debs"
 
 image_key=$({
-  cat "$here/build.sh" "$here/init.sh" "$here/steps.sh"
+  cat "$here/build.sh" "$here/init.sh" "$here/steps.sh" "$here/../bnxt-guest/elf-closure.sh"
   basename "$kernel_file"
   for p in "${GUEST_PACKAGES[@]}"; do basename "$(deb_of "$p")"; done
 } | sha256sum | cut -c1-16)
@@ -134,23 +134,7 @@ say "modules: $(cd "$modules" && find kernel -name '*.ko' -printf '%f ' | sort)"
 # ---- programs with their shared-library closure ---------------------------------------------------
 GUEST_TOOLS=(usr/bin/dash usr/bin/bash usr/bin/kmod usr/bin/node)
 libdirs=(usr/lib/x86_64-linux-gnu)
-find_lib() {
-  local d
-  for d in "${libdirs[@]}"; do [ -e "$stage/$d/$1" ] && { echo "$d/$1"; return 0; }; done
-  return 1
-}
-declare -A copied=()
-copy_file() {
-  local rel=$1 needed lib
-  [ -n "${copied[$rel]:-}" ] && return 0
-  copied[$rel]=1
-  mkdir -p "$root/$(dirname "$rel")"
-  cp -L "$stage/$rel" "$root/$rel"
-  for needed in $(readelf -d "$stage/$rel" 2>/dev/null | sed -nE 's/.*\(NEEDED\).*\[(.*)\]/\1/p'); do
-    lib=$(find_lib "$needed") || die "$rel needs $needed, which no guest package provides"
-    copy_file "$lib"
-  done
-}
+. "$here/../bnxt-guest/elf-closure.sh"
 for t in "${GUEST_TOOLS[@]}"; do [ -e "$stage/$t" ] || die "no $t in the guest packages"; copy_file "$t"; done
 copy_file usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2
 copy_file "$(find_lib libgcc_s.so.1)"
