@@ -182,35 +182,23 @@ export class Iommu {
     return true;
   }
 
-  /** Copies [iova, iova+length), which spans() accepted, into dst[dstAt...], mapping by mapping. */
-  private copyOut(iova: number, length: number, dst: Uint8Array, dstAt: number): void {
+  /**
+   * Copies between [iova, iova+length), which spans() accepted, and buf[at...], mapping by
+   * mapping: into memory when `toMemory`, out of it otherwise.
+   */
+  private copyAcross(iova: number, length: number, buf: Uint8Array, at: number, toMemory: boolean): void {
     const ms = this.mappings;
     let i = this.indexAt(iova);
-    let at = iova;
+    let here = iova;
     let done = 0;
     while (done < length) {
       const m = ms[i++]!;
-      const off = at - m.iova;
-      const n = Math.min(length - done, m.end - at);
-      dst.set(m.u8.subarray(off, off + n), dstAt + done);
+      const off = here - m.iova;
+      const n = Math.min(length - done, m.end - here);
+      if (toMemory) m.u8.set(buf.subarray(at + done, at + done + n), off);
+      else buf.set(m.u8.subarray(off, off + n), at + done);
       done += n;
-      at += n;
-    }
-  }
-
-  /** Copies src[srcAt...] into [iova, iova+length), which spans() accepted, mapping by mapping. */
-  private copyIn(iova: number, src: Uint8Array, srcAt: number, length: number): void {
-    const ms = this.mappings;
-    let i = this.indexAt(iova);
-    let at = iova;
-    let done = 0;
-    while (done < length) {
-      const m = ms[i++]!;
-      const off = at - m.iova;
-      const n = Math.min(length - done, m.end - at);
-      m.u8.set(src.subarray(srcAt + done, srcAt + done + n), off);
-      done += n;
-      at += n;
+      here += n;
     }
   }
 
@@ -219,7 +207,7 @@ export class Iommu {
   /** Reads `length` (at most 8) bytes into the scratch; false (a fault) if they are not all reachable. */
   private scratchRead(iova: number, length: number): boolean {
     if (this.spans(iova, length)) {
-      this.copyOut(iova, length, this.scratch, 0);
+      this.copyAcross(iova, length, this.scratch, 0, false);
       return true;
     }
     const r = this.remote;
@@ -232,7 +220,7 @@ export class Iommu {
   private scratchWrite(iova: number, length: number): boolean {
     if (this.spans(iova, length)) {
       this.onWrite?.(iova, length);
-      this.copyIn(iova, this.scratch, 0, length);
+      this.copyAcross(iova, length, this.scratch, 0, true);
       return true;
     }
     const r = this.remote;
@@ -320,7 +308,7 @@ export class Iommu {
     const m = this.find(iova, length);
     if (!m) {
       if (this.spans(iova, length)) {
-        this.copyOut(iova, length, dst, dstAt);
+        this.copyAcross(iova, length, dst, dstAt, false);
         return true;
       }
       const r = this.remote;
@@ -340,7 +328,7 @@ export class Iommu {
     if (!m) {
       if (this.spans(iova, length)) {
         this.onWrite?.(iova, length);
-        this.copyIn(iova, src, srcAt, length);
+        this.copyAcross(iova, length, src, srcAt, true);
         return true;
       }
       const r = this.remote;
