@@ -194,3 +194,19 @@ t.test('freeAll releases every buffer', async (t) => {
   t.equal(dma.allocatedBytes, 0);
   t.equal(iommu.unmaps.length, 2);
 });
+
+t.test('a buffer freeAll released may be freed again afterwards: nothing happens (the driver\'s quarantine at ' +
+  'close); a buffer it never had still throws', async (t) => {
+  const { dma, iommu } = setup();
+  const held = must(dma.alloc(4096));
+  const other = setup().dma;
+  const foreign = must(other.alloc(4096));
+  dma.freeAll(); // the device's close: every buffer unmapped and freed
+  t.doesNotThrow(() => dma.free(held), 'lib/bnxt/dma-pool.ts releaseQuarantine after close');
+  t.equal(iommu.unmaps.length, 1, 'unmapped once, at close');
+  t.equal(dma.allocatedBytes, 0);
+  t.throws(() => dma.free(foreign), InvalidArgument, 'a buffer of another device is still a misuse');
+  const fresh = must(dma.alloc(4096));
+  dma.free(fresh);
+  t.throws(() => dma.free(fresh), InvalidArgument, 'freeing twice outside close is still a misuse');
+});
