@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ok, err, type Result } from '../../firmware-hwrm/result.ts';
 import { serveVfioUser, type VfioUserServer, type ServerStats } from '../../drivers/emu/host/vfio-user/index.ts';
-import type { CableSpec } from '../../drivers/emu/model/config.ts';
+import type { CableSpec } from '../../drivers/emu/model/cable/port-cable.ts';
 import { parseMac } from '../../drivers/emu/model/wire/addresses.ts';
 import { qemuArgv, spawnQemu, perftestPayloadFile, GUEST_IP as B_IP, GUEST_MAC as B_MAC } from '../bnxt-guest/run.ts';
 import {
