@@ -9,7 +9,7 @@ import { openEmu } from '../drivers/emu/host/device.ts';
 import { macFromNumber } from '../drivers/emu/model/config.ts';
 import { HWRM_FID_SELF } from '../firmware-hwrm/hwrm/header.ts';
 import { bringUp, tearDown } from '../lib/bnxt/bringup.ts';
-import { FUNC_QCFG } from '../lib/bnxt/hwrm-commands.ts';
+import { HWRM_COMMANDS } from '../firmware-hwrm/hwrm/commands.ts';
 import { atMost, benchResult } from './helpers/result.ts';
 import { sampleEach, summarize, type Durations, type Summary } from './helpers/timing.ts';
 import type { BenchOptions, BenchResult } from './helpers/types.ts';
@@ -55,7 +55,7 @@ function measureQcfg(mode: 'thread' | 'inline', durations: Durations): Summary {
     try {
       const query = { fid: HWRM_FID_SELF };
       return summarize(sampleEach(() => {
-        const r = fn.hwrm.send(FUNC_QCFG, query);
+        const r = fn.hwrm.send(HWRM_COMMANDS.FUNC_QCFG, query);
         if (!r.ok) throw new Error(r.error);
       }, durations));
     } finally {

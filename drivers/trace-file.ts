@@ -66,10 +66,3 @@ export class TraceFile implements TraceSink {
     }
   }
 }
-
-/** Sends each event to both sinks (the software NIC's own trace and the driver's). */
-export function teeTrace(a: TraceSink | undefined, b: TraceSink | undefined): TraceSink | undefined {
-  if (a === undefined) return b;
-  if (b === undefined) return a;
-  return { write: (event) => { a.write(event); b.write(event); } };
-}

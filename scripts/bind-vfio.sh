@@ -115,17 +115,26 @@ check_bound() {
   die "$ADDRESS is $now after binding it to $1: see 'dmesg | tail'"
 }
 
+no_iommu_group() {
+  die "$ADDRESS has no IOMMU group: enable the IOMMU (kernel command line intel_iommu=on on Intel," \
+    "amd_iommu=on on AMD; VT-d/AMD-Vi in the firmware setup) and reboot"
+}
+
 bind_to_vfio() {
   local dev="$SYSFS_ROOT/bus/pci/devices/$ADDRESS"
   [ -d "$dev" ] || die "no PCI function $ADDRESS ($dev does not exist): check the address with 'lspci -D -d 14e4:'"
   local vendor
   vendor="$(cat "$dev/vendor")"
   [ "$vendor" = 0x14e4 ] || die "$ADDRESS is not a Broadcom device (vendor $vendor); rig-bnxt drives bnxt NICs only"
-  [ -e "$dev/iommu_group" ] ||
-    die "$ADDRESS has no IOMMU group: enable the IOMMU (kernel command line intel_iommu=on on Intel," \
-      "amd_iommu=on on AMD; VT-d/AMD-Vi in the firmware setup) and reboot"
+  # Without a group, an IOMMU may still be there: one that places a device in a group only when a
+  # driver binds it (virtio-iommu, whose devices the kernel configures at probe: Linux
+  # drivers/acpi/viot.c viot_iommu_configure, from pci_dma_configure). Without any IOMMU, no group.
+  if [ ! -e "$dev/iommu_group" ]; then
+    [ -n "$(ls -A "$SYSFS_ROOT/class/iommu" 2>/dev/null)" ] || no_iommu_group
+    say "$ADDRESS has no IOMMU group yet: the IOMMU ($(ls "$SYSFS_ROOT/class/iommu" | tr '\n' ' ' |
+      sed 's/ $//')) gives it one when vfio-pci binds it"
+  fi
   local group current
-  group="$(basename "$(readlink "$dev/iommu_group")")"
   current="$(driver_of "$ADDRESS")"
 
   ensure_driver vfio-pci vfio-pci
@@ -140,6 +149,11 @@ bind_to_vfio() {
     write_sysfs "$ADDRESS" "$SYSFS_ROOT/bus/pci/drivers/vfio-pci/bind"
     check_bound vfio-pci
   fi
+  if [ ! -e "$dev/iommu_group" ]; then
+    [ "$DRY_RUN" = 1 ] && { say "$ADDRESS: its IOMMU group is known once it is bound"; return 0; }
+    no_iommu_group
+  fi
+  group="$(basename "$(readlink "$dev/iommu_group")")"
 
   # The group is only usable when every member is on vfio-pci or has no driver.
   local member member_driver

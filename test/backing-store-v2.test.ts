@@ -5,12 +5,12 @@
 import t from 'tap';
 import { Ledger } from '../drivers/ledger.ts';
 import {
-  HWRM, HWRM_ERR_CODE, FUNC_DRV_RGTR_REQ_ENABLES, RING_ALLOC_REQ_RING_TYPE,
+  HWRM_COMMANDS, HWRM_ERR_CODE, FUNC_DRV_RGTR_REQ_ENABLES, RING_ALLOC_REQ_RING_TYPE,
 } from '../firmware-hwrm/hwrm/index.ts';
 import { configureBackingStoreV2 } from '../lib/bnxt/backing-store-v2.ts';
 import { DmaPool } from '../lib/bnxt/dma-pool.ts';
 import { HwrmChannel } from '../lib/bnxt/hwrm-channel.ts';
-import * as C from '../lib/bnxt/hwrm-commands.ts';
+import { HWRM_COMMANDS as C } from '../firmware-hwrm/hwrm/commands.ts';
 import { emuDevice } from './helpers/emu-device.ts';
 import { recordHwrmRequests, type RecordedRequest } from './helpers/hwrm-request-recorder.ts';
 import type { DmaBuffer } from '../drivers/device.ts';
@@ -169,8 +169,8 @@ function configureWith(s: ReturnType<typeof setUp>, change: Change) {
   const hwrm = new Proxy(s.hwrm, {
     get(target, prop) {
       if (prop !== 'send') return Reflect.get(target, prop);
-      return (cmd: typeof C.BACKING_STORE_CFG_V2, body: Record<string, number>, opts: unknown) => {
-        if (cmd.reqType !== CFG_V2) return target.send(cmd, body, opts as never);
+      return (cmd: typeof C.FUNC_BACKING_STORE_CFG_V2, body: Record<string, number>, opts: unknown) => {
+        if (cmd.req_type !== CFG_V2) return target.send(cmd, body, opts as never);
         const b = change(body.type!, body.instance!, { ...body });
         if (!b) return { ok: true, value: {} };
         return target.send(cmd, b, opts as never);
@@ -261,7 +261,7 @@ t.test('trace types are optional: Linux 6.12\'s sequence (no trace type, ALL_DON
 t.test('a type configured twice, or anything after BS_CFG_ALL_DONE, is refused; FUNC_RESET starts over', async (t) => {
   const s = setUp();
   t.ok(configureBackingStoreV2(s.hwrm, s.pool, s.ledger).ok);
-  const again = s.hwrm.send(C.BACKING_STORE_CFG_V2, { type: 4, instance: 0, entry_size: 64, num_entries: 128 });
+  const again = s.hwrm.send(C.FUNC_BACKING_STORE_CFG_V2, { type: 4, instance: 0, entry_size: 64, num_entries: 128 });
   t.notOk(again.ok);
   if (!again.ok) t.match(again.error, /RESOURCE_ACCESS_DENIED/);
   t.match(s.emu.emu.hwrm.backingStoreV2().lastRefusal, /after BS_CFG_ALL_DONE/);
@@ -281,9 +281,9 @@ t.test('a malformed QCAPS_V2 walk (next_valid_type going back) fails cleanly and
   const hwrm = new Proxy(s.hwrm, {
     get(target, prop) {
       if (prop !== 'send') return Reflect.get(target, prop);
-      return (cmd: typeof C.BACKING_STORE_QCAPS_V2, body: never, opts: never) => {
+      return (cmd: typeof C.FUNC_BACKING_STORE_QCAPS_V2, body: never, opts: never) => {
         const r = target.send(cmd, body, opts);
-        const back = cmd.reqType === QCAPS_V2 && r.ok && r.value.type === 4;
+        const back = cmd.req_type === QCAPS_V2 && r.ok && r.value.type === 4;
         return back ? { ok: true, value: { ...r.value, next_valid_type: 2 } } : r;
       };
     },
@@ -297,7 +297,7 @@ t.test('a malformed QCAPS_V2 walk (next_valid_type going back) fails cleanly and
 });
 
 t.test('HWRM numbers: QCAPS_V2 0x1a8, CFG_V2 0x1a3', async (t) => {
-  t.equal(HWRM.FUNC_BACKING_STORE_QCAPS_V2, QCAPS_V2);
-  t.equal(HWRM.FUNC_BACKING_STORE_CFG_V2, CFG_V2);
+  t.equal(HWRM_COMMANDS.FUNC_BACKING_STORE_QCAPS_V2.req_type, QCAPS_V2);
+  t.equal(HWRM_COMMANDS.FUNC_BACKING_STORE_CFG_V2.req_type, CFG_V2);
   t.equal(HWRM_ERR_CODE.INVALID_PARAMS, 2);
 });

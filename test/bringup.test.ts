@@ -2,7 +2,7 @@
 // malformed answers at every step.
 import t from 'tap';
 import { bringUp, tearDown } from '../lib/bnxt/bringup.ts';
-import { HWRM, HWRM_ERR_CODE } from '../firmware-hwrm/hwrm/index.ts';
+import { HWRM_COMMANDS, HWRM_ERR_CODE } from '../firmware-hwrm/hwrm/index.ts';
 import { emuDevice } from './helpers/emu-device.ts';
 import type { MalformedKind } from '../drivers/emu/model/firmware/hwrm-faults.ts';
 
@@ -10,24 +10,24 @@ import type { MalformedKind } from '../drivers/emu/model/firmware/hwrm-faults.ts
 // BS_V2_SUPPORTED; bnxt.c bnxt_alloc_ctx_mem, bnxt_backing_store_cfg_v2).
 const CHIP_STEPS: Record<'BCM57508' | 'BCM57608', [string, number][]> = {
   BCM57508: [
-    ['HWRM_VER_GET', HWRM.VER_GET],
-    ['HWRM_FUNC_RESET', HWRM.FUNC_RESET],
-    ['HWRM_FUNC_QCAPS', HWRM.FUNC_QCAPS],
-    ['HWRM_FUNC_DRV_RGTR', HWRM.FUNC_DRV_RGTR],
-    ['HWRM_FUNC_BACKING_STORE_QCAPS', HWRM.FUNC_BACKING_STORE_QCAPS],
-    ['HWRM_FUNC_BACKING_STORE_CFG', HWRM.FUNC_BACKING_STORE_CFG],
-    ['HWRM_FUNC_QCFG', HWRM.FUNC_QCFG],
-    ['HWRM_PORT_PHY_QCFG', HWRM.PORT_PHY_QCFG],
+    ['HWRM_VER_GET', HWRM_COMMANDS.VER_GET.req_type],
+    ['HWRM_FUNC_RESET', HWRM_COMMANDS.FUNC_RESET.req_type],
+    ['HWRM_FUNC_QCAPS', HWRM_COMMANDS.FUNC_QCAPS.req_type],
+    ['HWRM_FUNC_DRV_RGTR', HWRM_COMMANDS.FUNC_DRV_RGTR.req_type],
+    ['HWRM_FUNC_BACKING_STORE_QCAPS', HWRM_COMMANDS.FUNC_BACKING_STORE_QCAPS.req_type],
+    ['HWRM_FUNC_BACKING_STORE_CFG', HWRM_COMMANDS.FUNC_BACKING_STORE_CFG.req_type],
+    ['HWRM_FUNC_QCFG', HWRM_COMMANDS.FUNC_QCFG.req_type],
+    ['HWRM_PORT_PHY_QCFG', HWRM_COMMANDS.PORT_PHY_QCFG.req_type],
   ],
   BCM57608: [
-    ['HWRM_VER_GET', HWRM.VER_GET],
-    ['HWRM_FUNC_RESET', HWRM.FUNC_RESET],
-    ['HWRM_FUNC_QCAPS', HWRM.FUNC_QCAPS],
-    ['HWRM_FUNC_DRV_RGTR', HWRM.FUNC_DRV_RGTR],
-    ['HWRM_FUNC_BACKING_STORE_QCAPS_V2', HWRM.FUNC_BACKING_STORE_QCAPS_V2],
-    ['HWRM_FUNC_BACKING_STORE_CFG_V2', HWRM.FUNC_BACKING_STORE_CFG_V2],
-    ['HWRM_FUNC_QCFG', HWRM.FUNC_QCFG],
-    ['HWRM_PORT_PHY_QCFG', HWRM.PORT_PHY_QCFG],
+    ['HWRM_VER_GET', HWRM_COMMANDS.VER_GET.req_type],
+    ['HWRM_FUNC_RESET', HWRM_COMMANDS.FUNC_RESET.req_type],
+    ['HWRM_FUNC_QCAPS', HWRM_COMMANDS.FUNC_QCAPS.req_type],
+    ['HWRM_FUNC_DRV_RGTR', HWRM_COMMANDS.FUNC_DRV_RGTR.req_type],
+    ['HWRM_FUNC_BACKING_STORE_QCAPS_V2', HWRM_COMMANDS.FUNC_BACKING_STORE_QCAPS_V2.req_type],
+    ['HWRM_FUNC_BACKING_STORE_CFG_V2', HWRM_COMMANDS.FUNC_BACKING_STORE_CFG_V2.req_type],
+    ['HWRM_FUNC_QCFG', HWRM_COMMANDS.FUNC_QCFG.req_type],
+    ['HWRM_PORT_PHY_QCFG', HWRM_COMMANDS.PORT_PHY_QCFG.req_type],
   ],
 };
 const CHIPS = ['BCM57508', 'BCM57608'] as const;

@@ -13,6 +13,11 @@ import type { PerfCommand, ProbeCommand } from '../scripts/cli/commands.ts';
 import { runPerf } from '../scripts/cli/run-perf.ts';
 import { runProbe } from '../scripts/cli/run-probe.ts';
 import { emuChip } from '../drivers/emu/model/config.ts';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { checkPingpongCapture, readPcap } from '../scripts/interop/capture-check.ts';
+import { parsePingpongOutput } from '../scripts/interop/serial-transcript.ts';
 
 /** The chip software NICs opened without one are (RIG_BNXT_CHIP's, else the default). */
 const CHIP = emuChip(undefined);
@@ -91,6 +96,13 @@ t.test('each perf test runs briefly on one software NIC and prints perftest\'s t
     t.match(r.out, BANDWIDTH_HEADER, `${test} bandwidth header`);
     t.match(r.out, /^ 4096\s+50\s+[\d.]+\s+[\d.]+\s+[\d.]+/m, `${test}: a row for 4096 bytes`);
   }
+  // A read test has no server side: with -d and no SERVER both sides run on the NIC it names.
+  const named = await runHere(['perf', 'read_lat', '-n', '20', '-d', 'emu']);
+  t.equal(named.code, 0, `read_lat -d emu: ${named.err}`);
+  t.match(named.out, /^ 2\s+20\s+[\d.]+\s+[\d.]+/m, 'read_lat -d emu: both sides on that NIC');
+  const paired = await runHere(['perf', 'read_lat', '-n', '20', '-d', 'emu', '127.0.0.1']);
+  t.equal(paired.code, 1, 'read_lat with a SERVER is refused');
+  t.match(paired.err, /reads are served only to queue pairs of the same NIC; run it without SERVER/);
   const json = await runHere(['perf', 'send_lat', '-n', '20', '--json']);
   t.equal(json.code, 0, json.err);
   const doc = JSON.parse(json.out);
@@ -153,6 +165,37 @@ t.test('pingpong: two processes pair with ibv_rc_pingpong\'s exchange and check 
     t.match(out, /1638400 bytes in [\d.]+ seconds = [\d.]+ Mbit\/sec/, 'rc_pingpong\'s summary: 2 x 200 x 4096 bytes');
     t.match(out, /200 iters in [\d.]+ seconds = [\d.]+ usec\/iter/);
   }
+});
+
+t.test('pingpong without -c echoes as ibv_rc_pingpong does: the server sends back each message it received, ' +
+  'as the cable shows', async (t) => {
+  const port = await freeTcpPort();
+  const [a, b] = await freeUdpPorts();
+  const serverMac = '02:00:00:00:00:1a';
+  const clientMac = '02:00:00:00:00:1b';
+  const pcap = join(mkdtempSync(join(tmpdir(), 'pingpong-echo-')), 'server.pcap');
+  const iters = 6;
+  const common = ['-s', '3000', '-n', String(iters), '-p', String(port), '--eth-mtu', '1500', '-m', '1024'];
+  const server = runAsync([
+    'pingpong', ...common, '-d', `emu:${a}:${b}`, '--ipv4', '10.77.0.12', '--nic-mac', serverMac, '--mac', clientMac,
+    '--pcap', pcap,
+  ]);
+  // The client sends a fresh pattern each time and checks what comes back (-c): only an echo matches.
+  const client = runAsync([
+    'pingpong', ...common, '-c', '-d', `emu:${b}:${a}`, '--ipv4', '10.77.0.13', '--nic-mac', clientMac,
+    '--mac', serverMac, '127.0.0.1',
+  ]);
+  const [s, c] = await Promise.all([server, client]);
+  t.equal(s.code, 0, `server: ${s.err}`);
+  t.equal(c.code, 0, `the client found every message it got back to be the one it sent: ${c.err}`);
+  const pp = parsePingpongOutput(s.out.split('\n'));
+  if (pp === null) return void t.fail('no pingpong report from the server');
+  const check = checkPingpongCapture(readPcap(readFileSync(pcap)), {
+    guestQpn: pp.localQpn, guestPsn: pp.localPsn, hostQpn: pp.remoteQpn, hostPsn: pp.remotePsn, sizeBytes: 3000,
+    iters, role: 'server',
+  }, serverMac);
+  t.equal(check.echoesCompared, iters, 'every echo compared in the capture');
+  t.same(check.echoMismatches, [], 'the server sends back the message it received, byte for byte');
 });
 
 t.test('bad options and unreachable servers: one clear line on stderr, non-zero exit, no stack', async (t) => {

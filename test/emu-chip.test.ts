@@ -31,11 +31,11 @@ t.test('VER_GET names the chip the model was built as (hsi.h hwrm_ver_get_output
   for (const [name, chipNum] of CHIPS) {
     const rig = new EmuRig({ chip: name });
     t.teardown(() => rig.model.close());
-    const r = rig.hwrm(H.VerGetInput, H.HWRM.VER_GET, { hwrm_intf_maj: 1, hwrm_intf_min: 10, hwrm_intf_upd: 3 });
+    const r = rig.hwrm(H.HWRM_COMMANDS.VER_GET, { hwrm_intf_maj: 1, hwrm_intf_min: 10, hwrm_intf_upd: 3 });
     t.equal(u16(r, 112), chipNum, `${name}: chip_num at 112`);
     t.equal(r[114], 1, `${name}: chip_rev at 114`);
     t.equal(r[8], 1, `${name}: hwrm_intf_maj_8b at 8 (HWRM 1.x)`);
-    const q = rig.hwrm(H.FuncQcfgInput, H.HWRM.FUNC_QCFG, { fid: H.HWRM_FID_SELF });
+    const q = rig.hwrm(H.HWRM_COMMANDS.FUNC_QCFG, { fid: H.HWRM_FID_SELF });
     // legacy_l2_db_size_kb at 84: P5 the 64 KiB L2 region below DPI 0 (0x10000, bnxt.h
     // DB_PF_OFFSET_P5); the P7 model 66 KiB, so its NQ doorbells (0x10800) are not on DPI 0's page.
     t.equal(u16(q, 84), name === 'BCM57608' ? 66 : 64, `${name}: legacy_l2_db_size_kb`);

@@ -9,7 +9,7 @@
  *   - packets really lost at the tail are all resent, one per ACK, with no second timeout.
  */
 import t from 'tap';
-import { ACCESS_MR, REQ, RES, TestNic, pattern } from './helpers/emu-engine-harness.ts';
+import { ACCESS_MR, REQ, RES, TestNic, liveClockOf, pattern } from './helpers/emu-engine-harness.ts';
 import { Opcode } from '../drivers/emu/model/wire/index.ts';
 import { ackTimeoutNs } from '../drivers/emu/model/engine/timers.ts';
 
@@ -24,7 +24,7 @@ t.test('after a timeout the ACK timer runs from when the resent packet left, not
   // The live clock runs `late` ns after the run's clock; the first resend leaves 100 us after
   // the run that decided it began (a slow run on a loaded machine), later frames at once.
   let late = 0;
-  nic.model.bus.liveClockNs = () => nic.nowNs + late;
+  nic.model.bus.liveClock = liveClockOf(() => nic.nowNs + late);
   const sends: number[] = [];
   nic.model.controls.engine.onTransmit((frame) => {
     // BTH opcode at byte 42 (Ethernet 14 + IPv4 20 + UDP 8).

@@ -7,7 +7,7 @@
  * clock, as the software NIC's own capture stamps it.
  */
 import t from 'tap';
-import { ACCESS_MR, REQ, RES, TestNic, pattern } from './helpers/emu-engine-harness.ts';
+import { ACCESS_MR, REQ, RES, TestNic, liveClockOf, pattern } from './helpers/emu-engine-harness.ts';
 import { Opcode } from '../drivers/emu/model/wire/index.ts';
 import { ackTimeoutNs, rnrDelayNs } from '../drivers/emu/model/engine/timers.ts';
 
@@ -20,7 +20,7 @@ interface Sent { readonly opcode: number; readonly syndrome: number; readonly at
 /** A stepped NIC whose live clock runs `late()` ns after its run's clock, and the frames it sends, timed on it. */
 function lateNic(late: () => number): { nic: TestNic; sent: Sent[] } {
   const nic = new TestNic();
-  nic.model.bus.liveClockNs = () => nic.nowNs + late();
+  nic.model.bus.liveClock = liveClockOf(() => nic.nowNs + late());
   const sent: Sent[] = [];
   nic.model.controls.engine.onTransmit((frame) => {
     // BTH opcode at byte 42 (Ethernet 14 + IPv4 20 + UDP 8); AETH syndrome after the 12-byte BTH.

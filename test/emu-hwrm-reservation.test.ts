@@ -17,7 +17,7 @@ import { bringUp as driverBringUp, tearDown } from '../lib/bnxt/bringup.ts';
 import { bringUpRoce, tearDownRoce } from '../lib/bnxt/roce-device.ts';
 
 function nq(rig: EmuRig): () => Uint8Array {
-  return () => rig.hwrm(H.RingAllocInput, H.HWRM.RING_ALLOC, {
+  return () => rig.hwrm(H.HWRM_COMMANDS.RING_ALLOC, {
     ring_type: H.RING_ALLOC_REQ_RING_TYPE.NQ, page_tbl_addr: rig.alloc(64 * 16).iova, page_size: 12, page_tbl_depth: 0,
     length: 64,
     logical_id: 2, int_mode: H.RING_ALLOC_REQ_INT_MODE.MSIX,
@@ -25,7 +25,7 @@ function nq(rig: EmuRig): () => Uint8Array {
 }
 
 function stat(rig: EmuRig, flags = 0): () => Uint8Array {
-  return () => rig.hwrm(H.StatCtxAllocInput, H.HWRM.STAT_CTX_ALLOC, {
+  return () => rig.hwrm(H.HWRM_COMMANDS.STAT_CTX_ALLOC, {
     stats_dma_addr: rig.alloc(4096).iova, stats_dma_length: 160, stat_ctx_flags: flags,
   });
 }
@@ -39,17 +39,17 @@ t.test('NQ-type rings and statistics contexts beyond the FUNC_CFG reservation ar
   t.doesNotThrow(stat(rig), 'the second statistics context');
   t.throws(stat(rig), /error 4/, 'the third: RESOURCE_ALLOC_ERROR');
   const EN = H.FUNC_CFG_REQ_ENABLES;
-  rig.hwrm(H.FuncCfgInput, H.HWRM.FUNC_CFG, { fid: H.HWRM_FID_SELF, enables: EN.NUM_MSIX, num_msix: 5 });
+  rig.hwrm(H.HWRM_COMMANDS.FUNC_CFG, { fid: H.HWRM_FID_SELF, enables: EN.NUM_MSIX, num_msix: 5 });
   t.doesNotThrow(nq(rig), 'a larger reservation makes room');
-  const qcfg = H.FuncQcfgOutput.decode(rig.hwrm(H.FuncQcfgInput, H.HWRM.FUNC_QCFG, { fid: H.HWRM_FID_SELF }));
+  const qcfg = H.FuncQcfgOutput.decode(rig.hwrm(H.HWRM_COMMANDS.FUNC_QCFG, { fid: H.HWRM_FID_SELF }));
   t.same([qcfg.alloc_msix, qcfg.alloc_stat_ctx], [5, 2], 'FUNC_QCFG reads the reservation back');
 });
 
 t.test('a function reset drops the reservation: nothing is handed out until FUNC_CFG reserves again', async (t) => {
   const rig = new EmuRig();
   bringUp(rig);
-  rig.hwrm(H.FuncResetInput, H.HWRM.FUNC_RESET, {});
-  rig.hwrm(H.FuncDrvRgtrInput, H.HWRM.FUNC_DRV_RGTR, { os_type: 0 });
+  rig.hwrm(H.HWRM_COMMANDS.FUNC_RESET, {});
+  rig.hwrm(H.HWRM_COMMANDS.FUNC_DRV_RGTR, { os_type: 0 });
   t.throws(stat(rig, 1), /error 4/, 'a statistics context with nothing reserved');
 });
 
@@ -126,7 +126,7 @@ t.test('FUNC_DRV_IF_CHANGE: up after registering, before any ring; down at close
 
 t.test('firmware without the new resource manager (FUNC_RESOURCE_QCAPS not supported): no reservation', async (t) => {
   const d = emuDevice();
-  d.emu.hwrm.refuseType(H.HWRM.FUNC_RESOURCE_QCAPS, H.HWRM_ERR_CODE.CMD_NOT_SUPPORTED);
+  d.emu.hwrm.refuseType(H.HWRM_COMMANDS.FUNC_RESOURCE_QCAPS.req_type, H.HWRM_ERR_CODE.CMD_NOT_SUPPORTED);
   const fn = driverBringUp(d);
   if (!fn.ok) return void t.fail(fn.error);
   // bnxt.c bnxt_hwrm_func_resc_qcaps leaves BNXT_FW_CAP_NEW_RM clear: older firmware gives rings out without FUNC_CFG.
@@ -134,7 +134,7 @@ t.test('firmware without the new resource manager (FUNC_RESOURCE_QCAPS not suppo
   tearDown(fn.value);
   d.close();
   const refused = emuDevice();
-  refused.emu.hwrm.refuseType(H.HWRM.FUNC_RESOURCE_QCAPS, H.HWRM_ERR_CODE.RESOURCE_ACCESS_DENIED);
+  refused.emu.hwrm.refuseType(H.HWRM_COMMANDS.FUNC_RESOURCE_QCAPS.req_type, H.HWRM_ERR_CODE.RESOURCE_ACCESS_DENIED);
   const r = driverBringUp(refused);
   t.notOk(r.ok, 'any other refusal stops bring-up');
   if (!r.ok) t.match(r.error, /HWRM_FUNC_RESOURCE_QCAPS.*RESOURCE_ACCESS_DENIED/);

@@ -5,10 +5,11 @@
 import t from 'tap';
 import { NicBus } from '../drivers/emu/model/bus.ts';
 import { FunctionResources } from '../drivers/emu/model/firmware/function-resources.ts';
-import { l2Of } from '../drivers/emu/model/firmware/hwrm-kernel.ts';
+import { l2Of } from '../drivers/emu/model/firmware/hwrm-l2.ts';
 import { L2Engine } from '../drivers/emu/model/l2/l2-engine.ts';
 import { RoceInterrupts } from '../drivers/emu/host/vfio-user/roce-interrupts.ts';
 import { macFromNumber } from '../drivers/emu/model/config.ts';
+import { hostServices } from '../drivers/emu/host/services.ts';
 
 const CQ_BASE = 0x10_0000;
 const NQ_BASE = 0x20_0000;
@@ -31,7 +32,7 @@ function setup(length: number, intMode = MSIX) {
   const bus = new NicBus(
     { mac: macFromNumber(1), ipv4: Uint8Array.from([10, 0, 0, 1]), mtu: 1500, cable: { kind: 'loop' },
       pcapPath: undefined, seed: 1, mode: 'stepped' },
-    new Int32Array(16384), 65536,
+    new Int32Array(16384), 65536, hostServices('stepped', undefined),
   );
   const cq = new Uint8Array(length * 16);
   const nq = new Uint8Array(length * 16);

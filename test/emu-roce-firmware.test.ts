@@ -337,7 +337,7 @@ t.test('fault controls: refuse the Nth command, refuse an opcode, stop answering
 
 t.test('HWRM may not free the CREQ of an initialized function nor an NQ a CQ notifies', async (t) => {
   const { rig, q, setup } = openRoce();
-  const free = (id: number) => rig.hwrm(H.RingFreeInput, H.HWRM.RING_FREE, {
+  const free = (id: number) => rig.hwrm(H.HWRM_COMMANDS.RING_FREE, {
     ring_type: H.RING_ALLOC_REQ_RING_TYPE.NQ, ring_id: id,
   });
   t.throws(() => free(setup.creqRingId), /error/);
@@ -354,7 +354,7 @@ t.test('HWRM_FUNC_RESET drops every RoCE object and the initialized state', asyn
   const cq = makeCq(q);
   const qpn = makeQp(q, cq.id, cq.id);
   const qp = rig.model.roce.qp(qpn)!;
-  rig.hwrm(H.FuncResetInput, H.HWRM.FUNC_RESET, {});
+  rig.hwrm(H.HWRM_COMMANDS.FUNC_RESET, {});
   t.same(rig.model.controls.roce.resources(), { initialized: false, qps: 0, cqs: 0, mrs: 0, gids: 0 });
   t.equal(qp.destroyed, true);
   t.same(rig.hookCalls.at(-1), { hook: 'qpDestroyed', qpn });

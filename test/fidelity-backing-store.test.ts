@@ -13,7 +13,7 @@ import { openEmu, type EmuDevice } from '../drivers/emu/host/device.ts';
 import { macFromNumber } from '../drivers/emu/model/config.ts';
 import { recordHwrmRequests } from './helpers/hwrm-request-recorder.ts';
 import { answerBackingStoreQcaps } from '../drivers/emu/model/firmware/hwrm-backing-store.ts';
-import { HWRM } from '../firmware-hwrm/hwrm/index.ts';
+import { HWRM_COMMANDS } from '../firmware-hwrm/hwrm/index.ts';
 import { captureCmdq } from './helpers/cmdq-capture.ts';
 import { bringUp, EmuRig } from './helpers/emu-roce-setup.ts';
 import { openPair } from './helpers/qp-data.ts';
@@ -49,7 +49,7 @@ t.test('BACKING_STORE_CFG: MRs and as many AHs, split; one TQM ring per CoS queu
   const sent: { reqType: number; body: Record<string, unknown> }[] = [];
   const send = HwrmChannel.prototype.send;
   HwrmChannel.prototype.send = function (this: HwrmChannel, ...args: Parameters<typeof send>) {
-    sent.push({ reqType: (args[0] as { reqType: number }).reqType, body: args[1] as Record<string, unknown> });
+    sent.push({ reqType: args[0].req_type, body: args[1] as Record<string, unknown> });
     return send.apply(this, args);
   } as typeof send;
   const nic = Nic.open('emu', { stepped: true, chip: 'BCM57508' }); // the V1 CFG: a P5
@@ -57,13 +57,14 @@ t.test('BACKING_STORE_CFG: MRs and as many AHs, split; one TQM ring per CoS queu
   if (!nic.ok) return void t.fail(nic.error);
   t.teardown(() => nic.value.close());
   const caps = answerBackingStoreQcaps() as Record<string, number>;
-  const cfg = sent.find((c) => c.reqType === HWRM.FUNC_BACKING_STORE_CFG)!.body;
+  const cfg = sent.find((c) => c.reqType === HWRM_COMMANDS.FUNC_BACKING_STORE_CFG.req_type)!.body;
   const mrs = Math.min(caps['mrav_max_entries']! / 2, 4096);
   const units = caps['mrav_num_entries_units']!;
   t.equal((cfg['flags'] as number) & 0x2, 0x2, 'flags: MRAV_RESERVATION_SPLIT');
   const split = (((mrs / units) << 16) | (mrs / units)) >>> 0;
   t.equal(cfg['mrav_num_entries'], split, `${mrs} MRs and ${mrs} AHs, in units`);
-  t.ok(sent.some((c) => c.reqType === HWRM.QUEUE_QPORTCFG), 'QCAPS counts no TQM ring: QUEUE_QPORTCFG asked');
+  t.ok(sent.some((c) => c.reqType === HWRM_COMMANDS.QUEUE_QPORTCFG.req_type),
+    'QCAPS counts no TQM ring: QUEUE_QPORTCFG asked');
   const enables = cfg['enables'] as number;
   const rings = [0, 1, 2].map((i) => (enables & (0x40 << i)) !== 0);
   t.same(rings, [true, true, false], 'TQM rings 0 and 1: the port\'s 2 queues');

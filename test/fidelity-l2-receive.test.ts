@@ -43,7 +43,7 @@ function driverRun(): Run {
   HwrmChannel.prototype.send = function (this: HwrmChannel, ...args: Parameters<typeof send>) {
     const r = send.apply(this, args);
     const resp = (this as unknown as { resp: { bytes: Uint8Array } }).resp.bytes;
-    const type = (args[0] as { reqType: number }).reqType;
+    const type = args[0].req_type;
     answers.set(type, [...(answers.get(type) ?? []), resp.slice(0, u16(resp, 6))]);
     return r;
   } as typeof send;
@@ -130,13 +130,13 @@ t.test('the software NIC answers the L2 commands in their hsi.h forms; only they
   const setup = rigBringUp(rig);
   const engine = rig.model.engine;
   const EN = H.FUNC_CFG_REQ_ENABLES;
-  rig.hwrm(H.FuncCfgInput, H.HWRM.FUNC_CFG, {
+  rig.hwrm(H.HWRM_COMMANDS.FUNC_CFG, {
     fid: H.HWRM_FID_SELF, enables: EN.NUM_MSIX | EN.NUM_STAT_CTXS | EN.NUM_CMPL_RINGS | EN.NUM_RX_RINGS,
     num_msix: 4, num_stat_ctxs: 2, num_cmpl_rings: 1, num_rx_rings: 1,
   });
   const ring = (type: number, fields: Record<string, number>) => {
     const mem = rig.alloc(4096);
-    const out = rig.hwrm(H.RingAllocInput, H.HWRM.RING_ALLOC, {
+    const out = rig.hwrm(H.HWRM_COMMANDS.RING_ALLOC, {
       ring_type: type, page_tbl_addr: mem.iova, page_tbl_depth: 0, page_size: 12, length: 64, ...fields,
     });
     t.equal(u16(out, 0), 0, `RING_ALLOC type ${type}: error_code 0`);
@@ -145,12 +145,12 @@ t.test('the software NIC answers the L2 commands in their hsi.h forms; only they
   const cmpl = ring(0x0, { nq_ring_id: setup.nqRingId, enables: 0x80 });
   const rx = ring(0x2, { cmpl_ring_id: cmpl, rx_buf_size: 2048, stat_ctx_id: setup.statCtxId, enables: 0x108 });
   // hwrm_vnic_alloc_output (16 B): error_code @0, req_type @2 (0x40), resp_len @6 (16), vnic_id @8, valid @15.
-  const va = rig.hwrm(H.VnicAllocInput, H.HWRM.VNIC_ALLOC, { flags: 1 });
+  const va = rig.hwrm(H.HWRM_COMMANDS.VNIC_ALLOC, { flags: 1 });
   t.same([u16(va, 0), u16(va, 2), u16(va, 6), va[15]], [0, 0x40, 16, 1], 'VNIC_ALLOC answered, 16 bytes, valid');
   const vnic = u32(va, 8);
   const mac = rig.model.bus.config.mac;
   const filterAlloc = () => {
-    const out = rig.hwrm(H.CfaL2FilterAllocInput, H.HWRM.CFA_L2_FILTER_ALLOC, {
+    const out = rig.hwrm(H.HWRM_COMMANDS.CFA_L2_FILTER_ALLOC, {
       flags: 1, enables: 0x8003, l2_addr: mac, l2_addr_mask: Uint8Array.from([255, 255, 255, 255, 255, 255]),
       dst_id: vnic,
     });
@@ -159,7 +159,7 @@ t.test('the software NIC answers the L2 commands in their hsi.h forms; only they
     return u64(out, 8);
   };
   const cfg = (flags: number) => {
-    const out = rig.hwrm(H.VnicCfgInput, H.HWRM.VNIC_CFG, {
+    const out = rig.hwrm(H.HWRM_COMMANDS.VNIC_CFG, {
       vnic_id: vnic, flags, enables: 0x70, mru: 1518, default_rx_ring_id: rx, default_cmpl_ring_id: cmpl,
     });
     t.same([u16(out, 0), u16(out, 6)], [0, 16], `VNIC_CFG flags 0x${flags.toString(16)} answered`);
@@ -170,19 +170,19 @@ t.test('the software NIC answers the L2 commands in their hsi.h forms; only they
   t.equal(engine.roceReceivePath, false, 'a filter to a VNIC in no RoCE mode (an L2-only netdev): closed');
   cfg(0x8);
   t.equal(engine.roceReceivePath, true, 'the VNIC in ROCE_DUAL_VNIC_MODE: open');
-  const free = rig.hwrm(H.CfaL2FilterFreeInput, H.HWRM.CFA_L2_FILTER_FREE, { l2_filter_id: first });
+  const free = rig.hwrm(H.HWRM_COMMANDS.CFA_L2_FILTER_FREE, { l2_filter_id: first });
   t.same([u16(free, 0), u16(free, 6)], [0, 16], 'FILTER_FREE answered');
   t.equal(engine.roceReceivePath, false, 'the filter freed: closed again');
-  const other = rig.hwrm(H.CfaL2FilterAllocInput, H.HWRM.CFA_L2_FILTER_ALLOC, {
+  const other = rig.hwrm(H.HWRM_COMMANDS.CFA_L2_FILTER_ALLOC, {
     flags: 1, enables: 0x8003, l2_addr: Uint8Array.from([2, 0, 0, 0, 0, 0x99]), dst_id: vnic,
   });
   t.equal(u16(other, 0), 0, 'a filter for another MAC is taken');
   t.equal(engine.roceReceivePath, false, 'but does not open the port\'s MAC');
   filterAlloc();
   t.equal(engine.roceReceivePath, true, 'the MAC again: open');
-  rig.hwrm(H.VnicFreeInput, H.HWRM.VNIC_FREE, { vnic_id: vnic });
+  rig.hwrm(H.HWRM_COMMANDS.VNIC_FREE, { vnic_id: vnic });
   t.equal(engine.roceReceivePath, false, 'the VNIC freed: closed');
-  rig.hwrm(H.FuncResetInput, H.HWRM.FUNC_RESET, {});
+  rig.hwrm(H.HWRM_COMMANDS.FUNC_RESET, {});
   t.equal(engine.roceReceivePath, false, 'FUNC_RESET: closed');
 });
 
@@ -191,7 +191,7 @@ t.test('without a VNIC in RoCE mode (the old driver built none) every RoCE frame
   // The old driver: no VNIC in RoCE mode (its VNIC_CFG without the flag stands for none at all).
   HwrmChannel.prototype.send = function (this: HwrmChannel, ...args: Parameters<typeof send>) {
     const body = args[1] as Record<string, unknown>;
-    if ((args[0] as { reqType: number }).reqType === REQ.VNIC_CFG) body['flags'] = 0;
+    if (args[0].req_type === REQ.VNIC_CFG) body['flags'] = 0;
     return send.apply(this, args);
   } as typeof send;
   const nic = Nic.open('emu', { stepped: true });

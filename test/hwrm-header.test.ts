@@ -3,7 +3,7 @@ import {
   HwrmInput, HwrmOutput, HwrmErrOutput, HwrmShortInput,
   HWRM_NA_SIGNATURE, HWRM_NO_CMPL_RING, HWRM_TARGET_ID, HWRM_FID_SELF, HWRM_RESP_VALID_KEY, HWRM_MAX_REQ_LEN,
   HWRM_MAX_RESP_LEN, HWRM_SHORT_REQ_LEN, SHORT_REQ_SIGNATURE_SHORT_CMD, SHORT_REQ_TARGET_ID,
-  HWRM, hwrmRequestName, HWRM_ERR_CODE, hwrmErrorName, isHwrmRetryable,
+  HWRM_COMMANDS, hwrmRequestName, HWRM_ERR_CODE, hwrmErrorName, isHwrmRetryable,
 } from '../firmware-hwrm/hwrm/index.ts';
 
 // Fixtures follow hsi.h struct input, output, hwrm_short_input, hwrm_err_output, written out by hand.
@@ -70,7 +70,7 @@ t.test('transport constants as the header and drivers define them', async (t) =>
 });
 
 t.test('req_type numbers of table 3.0', async (t) => {
-  const table: Array<[keyof typeof HWRM, number]> = [
+  const table: Array<[keyof typeof HWRM_COMMANDS, number]> = [
     ['VER_GET', 0x0000], ['ERROR_RECOVERY_QCFG', 0x000c], ['FUNC_DRV_IF_CHANGE', 0x000d], ['FUNC_VF_CFG', 0x000f],
     ['FUNC_RESET', 0x0011], ['FUNC_GETFID', 0x0012], ['FUNC_QCAPS', 0x0015], ['FUNC_QCFG', 0x0016],
     ['FUNC_CFG', 0x0017], ['FUNC_DRV_UNRGTR', 0x001a], ['FUNC_DRV_RGTR', 0x001d], ['PORT_PHY_CFG', 0x0020],
@@ -82,9 +82,10 @@ t.test('req_type numbers of table 3.0', async (t) => {
     ['FUNC_BACKING_STORE_QCFG', 0x0194], ['FUNC_BACKING_STORE_CFG_V2', 0x01a3], ['FUNC_BACKING_STORE_QCFG_V2', 0x01a4],
     ['FUNC_DBR_PACING_QCFG', 0x01a6], ['FUNC_BACKING_STORE_QCAPS_V2', 0x01a8],
   ];
-  for (const [name, reqType] of table) t.equal(HWRM[name], reqType, name);
-  const numbers = Object.values(HWRM);
+  for (const [name, reqType] of table) t.equal(HWRM_COMMANDS[name].req_type, reqType, name);
+  const numbers = Object.values(HWRM_COMMANDS).map((row) => row.req_type);
   t.equal(new Set(numbers).size, numbers.length, 'no two commands share a number');
+  t.same(numbers, [...numbers].sort((a, b) => a - b), 'the rows follow the order of the request types');
 });
 
 t.test('request names for messages; unknown numbers print as hex', async (t) => {

@@ -1,6 +1,11 @@
 import t from 'tap';
-import { HwrmInput, REQUESTS, hwrmCommand, HWRM } from '../firmware-hwrm/hwrm/index.ts';
-import type { AnyLayout } from '../firmware-hwrm/hwrm/index.ts';
+import { HwrmInput, HWRM_COMMANDS, hwrmCommand, hwrmRows } from '../firmware-hwrm/hwrm/index.ts';
+import type { HwrmCommand } from '../firmware-hwrm/hwrm/index.ts';
+
+type AnyLayout = HwrmCommand['request'];
+/** The table's rows with layouts (the commands spoken here), by req_type. */
+const REQUESTS = new Map<number, HwrmCommand>();
+for (const row of hwrmRows()) if (row.request !== undefined) REQUESTS.set(row.req_type, row);
 
 // Sizes are the kernel header's (include/linux/bnxt/hsi.h states each struct's size beside it).
 const DOC_SIZES: Array<[string, number, number, number]> = [
@@ -49,7 +54,7 @@ const DOC_SIZES: Array<[string, number, number, number]> = [
   ['HWRM_PORT_QSTATS_EXT', 0x00b4, 40, 16],
 ];
 
-t.test('REQUESTS holds every command of the brief with the documented sizes', async (t) => {
+t.test('the table has layouts for every command of the brief, with the documented sizes', async (t) => {
   t.equal(REQUESTS.size, DOC_SIZES.length);
   for (const [name, reqType, reqBytes, respBytes] of DOC_SIZES) {
     const spec = REQUESTS.get(reqType);
@@ -138,13 +143,13 @@ t.test('a firmware model decodes whatever request arrives by its req_type', asyn
 
 t.test('an unknown req_type has no spec and does not throw', async (t) => {
   t.equal(hwrmCommand(0x1ff), undefined);
-  t.equal(hwrmCommand(HWRM.FW_RESET), undefined, "a named command without a layout here");
+  t.equal(hwrmCommand(HWRM_COMMANDS.FW_RESET.req_type), undefined, 'a named command without a layout here');
   t.equal(hwrmCommand(-1), undefined);
   t.equal(hwrmCommand(Number.NaN), undefined);
 });
 
 t.test('encoding rejects values that do not fit and names the field', async (t) => {
-  const ringAlloc = REQUESTS.get(HWRM.RING_ALLOC)!.request;
+  const ringAlloc = REQUESTS.get(HWRM_COMMANDS.RING_ALLOC.req_type)!.request;
   t.throws(() => ringAlloc.encode({ ring_type: 0x100 }), {
     name: 'RangeError', message: /hwrm_ring_alloc_input\.ring_type/,
   });

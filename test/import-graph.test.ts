@@ -1,9 +1,12 @@
 import t from 'tap';
 import { fileURLToPath } from 'node:url';
-import { circles, forbiddenImports, importGraph, readTree, upwardImports } from './helpers/import-graph.ts';
+import {
+  circles, forbiddenImports, importGraph, modelImpurities, packageImports, readTree, upwardImports,
+} from './helpers/import-graph.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const tree = importGraph(readTree(ROOT, ['lib', 'drivers', 'firmware-hwrm', 'scripts', 'bench', 'test']));
+const sources = readTree(ROOT, ['lib', 'drivers', 'firmware-hwrm', 'scripts', 'bench', 'test']);
+const tree = importGraph(sources);
 
 t.test('the graph is read: every relative import names a file of the tree', async (t) => {
   const unresolved: string[] = [];
@@ -34,6 +37,38 @@ const TOOL_RULES = { lib: ['scripts', 'bench', 'test'], scripts: ['test'], bench
 
 t.test('lib/ imports nothing of scripts/, bench/ or test/; scripts/ and bench/ import nothing of test/', async (t) => {
   t.same(forbiddenImports(tree, TOOL_RULES), []);
+});
+
+t.test('the software NIC\'s model (drivers/emu/model/) imports nothing of drivers/emu/host/, and reaches no ' +
+  'node:* module, koffi or worker_threads, type-only imports counted', async (t) => {
+  const packages = packageImports(sources);
+  t.same(modelImpurities(tree, packages), []);
+  // Witnesses that the rule has something to look at: a host does import Node, and the model is read.
+  t.ok(packages.get('drivers/emu/host/worker.ts')?.includes('node:worker_threads'), 'packages are read');
+  t.ok(tree.get('drivers/emu/model/engine/port.ts')?.includes('drivers/emu/model/cable/port-cable.ts'));
+});
+
+t.test('the model\'s rule catches what it is for', async (t) => {
+  const sources = new Map([
+    ['drivers/emu/model/a.ts', "import type { Wake } from '../host/wake.ts';\nimport { b } from './b.ts';\n"],
+    ['drivers/emu/model/b.ts', "import { c } from '../../c.ts';\n"],
+    ['drivers/c.ts', "import { readFileSync } from 'fs';\nimport '../firmware-hwrm/ok.ts';\n"],
+    ['firmware-hwrm/ok.ts', 'export const ok = 1;\n'],
+    ['drivers/emu/model/d.ts', "type Koffi = typeof import('koffi');\n"],
+    ['drivers/emu/model/e.ts', "// import x from 'node:fs';\nconst s = 'node:fs';\nexport { s };\n"],
+    ['drivers/emu/model/f.ts', "export { threadId } from 'node:worker_threads';\n"],
+    ['drivers/emu/model/g.ts', "import { h } from '../../h.ts';\n"],
+    ['drivers/h.ts', "export { wake } from './emu/host/wake.ts';\n"],
+    ['drivers/emu/host/wake.ts', "import { threadId } from 'node:worker_threads';\nimport '../model/a.ts';\n"],
+  ]);
+  t.same(modelImpurities(importGraph(sources), packageImports(sources)), [
+    'drivers/c.ts -> fs (reached from drivers/emu/model/a.ts)',
+    'drivers/emu/model/a.ts -> drivers/emu/host/wake.ts',
+    'drivers/emu/model/d.ts -> koffi',
+    'drivers/emu/model/f.ts -> node:worker_threads',
+    'drivers/h.ts -> drivers/emu/host/wake.ts (reached from drivers/emu/model/g.ts)',
+  ], 'a type-only import of a host, a bare built-in through a file outside the model, an import type, a ' +
+    're-export, a host through a file outside the model; not a comment or a string, not the host\'s own imports');
 });
 
 t.test('the checks catch what they are for', async (t) => {

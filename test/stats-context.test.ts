@@ -58,11 +58,11 @@ t.test('model: STAT_CTX_ALLOC takes 160 bytes, or the chip\'s extended block whe
     // The rig speaks P5's context memory by hand: only the statistics command is asked here, with
     // room reserved for every context it makes (FUNC_CFG num_stat_ctxs).
     if (chip === 'BCM57508') rigBringUp(rig);
-    else rig.hwrm(H.FuncDrvRgtrInput, H.HWRM.FUNC_DRV_RGTR, { os_type: 0 });
-    rig.hwrm(H.FuncCfgInput, H.HWRM.FUNC_CFG, {
+    else rig.hwrm(H.HWRM_COMMANDS.FUNC_DRV_RGTR, { os_type: 0 });
+    rig.hwrm(H.HWRM_COMMANDS.FUNC_CFG, {
       fid: H.HWRM_FID_SELF, enables: H.FUNC_CFG_REQ_ENABLES.NUM_STAT_CTXS, num_stat_ctxs: 16,
     });
-    const alloc = (length: number) => () => rig.hwrm(H.StatCtxAllocInput, H.HWRM.STAT_CTX_ALLOC, {
+    const alloc = (length: number) => () => rig.hwrm(H.HWRM_COMMANDS.STAT_CTX_ALLOC, {
       stats_dma_addr: rig.alloc(4096).iova, stats_dma_length: length,
     });
     t.doesNotThrow(alloc(160), `${chip}: 160`);

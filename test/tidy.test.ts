@@ -57,8 +57,6 @@ const LONG_FUNCTIONS = new Map<string, string>([
     'bring-up as the manual\'s table of contents: one commented HWRM step after another'],
   ['lib/bnxt/roce-device.ts: bringUpRoce', 'the RoCE bring-up\'s table of contents, one commented step each'],
   ['drivers/vfio/open.ts: bringUp', 'the VFIO open in the kernel API\'s order (container, group, device, BARs)'],
-  ['drivers/emu/model/firmware/hwrm-kernel.ts: answerKernelCommand',
-    'one case per HWRM command bnxt_en sends: a dispatch table'],
   ['drivers/emu/model/firmware/roce-cmd-modify-qp.ts: modifyQp', 'MODIFY_QP\'s checks in the order of its mask bits'],
   ['drivers/emu/host/vfio-user/session.ts: VfioUserSession.dispatch',
     'one case per vfio-user command: a dispatch table'],
@@ -115,7 +113,7 @@ const PERF_FORKS = new Map<string, PerfFork>([
     of: 'firmware-hwrm/ring.ts: RingCursor', test: 'test/qp-post-forks.test.ts', bench: 'qp-post-poll',
     why: 'the CQE reads of every poll: a call through the cursor cost the send path ~4 ns',
   }],
-  ['drivers/emu/model/write-queue.ts: WriteQueueProducer.push', {
+  ['drivers/emu/host/write-queue-producer.ts: WriteQueueProducer.push', {
     of: 'drivers/emu/model/write-queue.ts: WriteQueueConsumer.take', test: 'test/write-queue.test.ts',
     bench: 'qp-post-poll', why: 'inlined into every doorbell of a post: the layout\'s numbers as literals',
   }],
@@ -157,6 +155,8 @@ const HOT_PATH_FILES = new Map<string, Record<string, string>>([
   ['lib/bnxt/completion-wait.ts', { waitForCompletionAsync: 'as Qp.waitAsync: a promise per call by design' }],
   ['drivers/vfio/mmio.ts', {}],
   ['drivers/emu/model/write-queue.ts', {}],
+  ['drivers/emu/host/write-queue-producer.ts', {}],
+  ['drivers/emu/host/long-crc32.ts', {}],
   ['firmware-hwrm/roce/doorbell.ts', {}],
   ['firmware-hwrm/roce/wqe.ts', {}],
   ['firmware-hwrm/roce/cqe.ts', {}],

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PCI_CONFIG, VFIO_CONST, VFIO_FLEXIBLE_ARRAYS, VFIO_IOCTL, VFIO_LAYOUTS } from '../drivers/vfio/abi.ts';
-import { LINUX } from '../drivers/vfio/libc.ts';
+import { LINUX } from '../drivers/native/libc.ts';
 
 const source = fileURLToPath(new URL('./helpers/vfio-abi.c', import.meta.url));
 const WIDTH = { u8: 1, u16: 2, u32: 4, u64: 8, u64n: 8 } as const;

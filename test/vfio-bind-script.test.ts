@@ -3,7 +3,7 @@
 // bad input and unready machines get clear errors.
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { makeFakeSysfs, type FakePciFunction } from './helpers/fake-sysfs.ts';
@@ -85,6 +85,20 @@ t.test('a group member left on another driver is named', async (t) => {
   t.equal(r.status, 0);
   t.match(r.err, new RegExp('0000:3b:00\\.1 shares IOMMU group 17 and is bound to bnxt_en: ' +
     'bind it too \\(scripts/bind-vfio\\.sh 0000:3b:00\\.1\\)'));
+});
+
+t.test('no IOMMU group yet under an IOMMU that groups a device when a driver binds it (virtio-iommu): the ' +
+  'bind goes ahead', async (t) => {
+  const root = sysfs(t, [{ address: BDF, driver: null, iommuGroup: null }]);
+  mkdirSync(join(root, 'class', 'iommu', 'virtio0'), { recursive: true });
+  const r = run(root, '--dry-run', BDF);
+  t.equal(r.status, 0, r.err);
+  t.match(r.out.join('\n'), /0000:3b:00\.0 has no IOMMU group yet: the IOMMU \(virtio0\) gives it one when vfio-pci/);
+  t.same(r.out.filter((l) => l.startsWith('would')), [
+    `would write 'vfio-pci' to ${root}/bus/pci/devices/${BDF}/driver_override`,
+    `would write '${BDF}' to ${root}/bus/pci/drivers/vfio-pci/bind`,
+  ]);
+  t.match(r.out.join('\n'), /its IOMMU group is known once it is bound/);
 });
 
 t.test('unready machines and bad input get clear errors and a failing exit status', async (t) => {

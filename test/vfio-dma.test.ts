@@ -3,7 +3,7 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { VfioDmaMemory, type IommuMapper } from '../drivers/vfio/dma.ts';
-import { systemLibc, type Pointer } from '../drivers/vfio/libc.ts';
+import { systemLibc, type Pointer } from '../drivers/native/libc.ts';
 import { IovaAllocator } from '../drivers/iova-allocator.ts';
 import { ok, err, type Result } from '../lib/result.ts';
 import { InvalidArgument } from '../lib/errors.ts';
@@ -193,4 +193,20 @@ t.test('freeAll releases every buffer', async (t) => {
   t.equal(dma.allocatedBuffers, 0);
   t.equal(dma.allocatedBytes, 0);
   t.equal(iommu.unmaps.length, 2);
+});
+
+t.test('a buffer freeAll released may be freed again afterwards: nothing happens (the driver\'s quarantine at ' +
+  'close); a buffer it never had still throws', async (t) => {
+  const { dma, iommu } = setup();
+  const held = must(dma.alloc(4096));
+  const other = setup().dma;
+  const foreign = must(other.alloc(4096));
+  dma.freeAll(); // the device's close: every buffer unmapped and freed
+  t.doesNotThrow(() => dma.free(held), 'lib/bnxt/dma-pool.ts releaseQuarantine after close');
+  t.equal(iommu.unmaps.length, 1, 'unmapped once, at close');
+  t.equal(dma.allocatedBytes, 0);
+  t.throws(() => dma.free(foreign), InvalidArgument, 'a buffer of another device is still a misuse');
+  const fresh = must(dma.alloc(4096));
+  dma.free(fresh);
+  t.throws(() => dma.free(fresh), InvalidArgument, 'freeing twice outside close is still a misuse');
 });

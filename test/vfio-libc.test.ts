@@ -3,7 +3,7 @@
 // reachable through views.
 import t from 'tap';
 import { fileURLToPath } from 'node:url';
-import { LINUX, errnoCode, errnoName, systemLibc } from '../drivers/vfio/libc.ts';
+import { LINUX, errnoCode, errnoName, systemLibc } from '../drivers/native/libc.ts';
 
 const libc = systemLibc();
 

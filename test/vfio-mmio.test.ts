@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { BarMmio } from '../drivers/vfio/mmio.ts';
-import { LINUX, systemLibc } from '../drivers/vfio/libc.ts';
+import { LINUX, systemLibc } from '../drivers/native/libc.ts';
 import { InvalidArgument } from '../lib/errors.ts';
 import { DOORBELL_PATTERNS, DOORBELL_PATTERN_SEED, doorbellFailures } from './helpers/doorbell-patterns.ts';
 

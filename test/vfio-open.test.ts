@@ -136,6 +136,16 @@ const failures: [string, (k: FakeVfioKernel) => void, RegExp, string[]][] = [
   ['a group that is not viable', (k) => (k.faults.notViable = true), /IOMMU group 17 is not viable/, [
     'open container', 'open group', 'close group', 'close container',
   ]],
+  ['/dev/vfio/vfio that this user may not open', (k) => (k.faults.containerDenied = true),
+    /permission denied opening .*\/vfio\/vfio: run as root/, []],
+  ['a group node that this user may not open', (k) => (k.faults.groupDenied = true),
+    new RegExp("permission denied opening .*/vfio/17: run as root, or 'sudo chown \\$USER .*/vfio/17' and raise " +
+      'the locked-memory limit \\(ulimit -l\\)'),
+    ['open container', 'close container']],
+  ['an IOMMU without interrupt remapping (type1 refuses the group: EPERM)',
+    (k) => (k.faults.noInterruptRemapping = true),
+    /VFIO_SET_IOMMU \(type1v2\) failed: EPERM: the IOMMU gives no interrupt remapping .*intremap=on.*unsafe_interrupts/,
+    ['open container', 'open group', 'set container', 'unset container', 'close group', 'close container']],
   [
     'a device fd refused',
     (k) => (k.faults.deviceFdRefused = true),
@@ -160,6 +170,24 @@ for (const [what, inject, message, log] of failures) {
     t.same(kernel.openFds(), []);
   });
 }
+
+t.test('a group node that does not exist (the function is not on vfio-pci) says to bind it', async (t) => {
+  const fake = tree(t, [{ address: BDF }]);
+  const kernel = new FakeVfioKernel(fake.devRoot, '18', BDF); // the kernel has group 18, sysfs says 17
+  t.match(errorOf(openVfio(BDF, { sysfsRoot: fake.root, devRoot: fake.devRoot, libc: kernel })),
+    /vfio\/17 does not exist: bind 0000:3b:00\.0 to vfio-pci with scripts\/bind-vfio\.sh 0000:3b:00\.0/);
+  t.same(kernel.openFds(), []);
+});
+
+t.test('a group with another device in it opens when that device has no driver or is on vfio-pci', async (t) => {
+  for (const driver of [null, 'vfio-pci']) {
+    const fake = tree(t, [{ address: BDF }, { address: '0000:3b:00.1', driver }]);
+    const kernel = new FakeVfioKernel(fake.devRoot, '17', BDF);
+    const opened = openVfio(BDF, { sysfsRoot: fake.root, devRoot: fake.devRoot, libc: kernel });
+    t.ok(opened.ok, `the other member ${driver === null ? 'unbound' : 'on vfio-pci'}: ${errorOf(opened)}`);
+    if (opened.ok) opened.value.close();
+  }
+});
 
 t.test('the members blocking a non-viable group are named', async (t) => {
   const fake = tree(t, [{ address: BDF }, { address: '0000:3b:00.1', driver: 'bnxt_en' }]);

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serveVfioUser } from '../drivers/emu/host/vfio-user/index.ts';
 import { macFromNumber } from '../drivers/emu/model/config.ts';
-import { systemLibc, LINUX } from '../drivers/vfio/libc.ts';
+import { systemLibc, LINUX } from '../drivers/native/libc.ts';
 import { makeEventfd, closeFd, readEventfd } from '../drivers/emu/host/vfio-user/socket-libc.ts';
 import { TestClient, fields } from './helpers/vfio-user-client.ts';
 import { waitUntil } from './helpers/wait.ts';

@@ -1,13 +1,14 @@
 /**
  * The native CRC-32 the ICRC uses for long frames where libdeflate is installed
- * (drivers/emu/model/wire/native-crc32.ts): the same function as zlib's at every length, offset and
- * continued prefix, and the ICRC of long frames the same with it and without it (a child
- * process with RIG_BNXT_NO_NATIVE_CRC=1 computes them by node:zlib and the JS CRC).
+ * (drivers/emu/host/native-crc32.ts, handed to the model by its host: host/long-crc32.ts): the same
+ * function as zlib's at every length, offset and continued prefix, and the ICRC of long frames the
+ * same with it and without it (child processes compute them by the model's JS CRC alone, by the
+ * host's with RIG_BNXT_NO_NATIVE_CRC=1, node:zlib's, and by the host's as it is here).
  */
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import { crc32 as zlibCrc32 } from 'node:zlib';
-import { nativeCrc32 } from '../drivers/emu/model/wire/native-crc32.ts';
+import { nativeCrc32 } from '../drivers/emu/host/native-crc32.ts';
 import { rangeView } from '../drivers/emu/model/wire/range-view.ts';
 import { computeIcrc } from '../drivers/emu/model/wire/icrc.ts';
 import { seeded, testSeed } from '../scripts/stress/seeded.ts';
@@ -44,31 +45,43 @@ t.test('rangeView keeps one view per array until the range moves', async (t) => 
   t.equal(w.byteOffset, 12);
 });
 
-/** ICRCs of packets whose covered bytes run from 200 to 4200, over random contents, as hex of a JSON array. */
+/**
+ * ICRCs of packets whose covered bytes run from 200 to 4200, over random contents, as a JSON array
+ * after the name of the long frames' CRC: the model's JS CRC alone ('js'), or with the host's ('host').
+ */
 const ICRC_SCRIPT = `
-import { computeIcrc } from './drivers/emu/model/wire/icrc.ts';
+import { computeIcrc, useLongCrc32 } from './drivers/emu/model/wire/icrc.ts';
+import { hostLongCrc32 } from './drivers/emu/host/long-crc32.ts';
 import { seeded } from './scripts/stress/seeded.ts';
+const withHost = process.argv.at(-2) === 'host';
+if (withHost) useLongCrc32(hostLongCrc32);
 const rnd = seeded(Number(process.argv.at(-1)));
 const frame = new Uint8Array(4300);
 for (let i = 0; i < frame.length; i++) frame[i] = rnd() & 0xff;
 const out = [];
 for (let end = 14 + 40 + 200 + 4; end < 4300; end += 1 + (rnd() % 61)) out.push(computeIcrc(frame, 14, end));
-console.log(JSON.stringify(out));
+console.log(JSON.stringify({ crc: withHost ? hostLongCrc32()?.name ?? 'JS' : 'JS', icrcs: out }));
 `;
 
 t.test('long frames get the same ICRC with the native CRC-32 and without it', async (t) => {
   const seed = testSeed();
-  const run = (env: Record<string, string>) => {
+  const run = (crc: 'js' | 'host', env: Record<string, string>) => {
     const r = spawnSync(process.execPath, ['--import', './scripts/register-ts.mjs', '--input-type=module', '-e',
-      ICRC_SCRIPT, '--', String(seed)], { env: { ...process.env, ...env }, encoding: 'utf8' });
+      ICRC_SCRIPT, '--', crc, String(seed)], { env: { ...process.env, ...env }, encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`child failed: ${r.stderr}`);
-    return JSON.parse(r.stdout) as number[];
+    return JSON.parse(r.stdout) as { crc: string; icrcs: number[] };
   };
-  const without = run({ RIG_BNXT_NO_NATIVE_CRC: '1' });
-  const here = run({});
-  t.ok(without.length > 50, `${without.length} packets`);
-  t.same(here, without);
-  // And this process's own ICRC (native where loaded) matches the first of them.
+  const js = run('js', {});
+  const zlib = run('host', { RIG_BNXT_NO_NATIVE_CRC: '1' });
+  const here = run('host', {});
+  t.ok(js.icrcs.length > 50, `${js.icrcs.length} packets`);
+  t.equal(js.crc, 'JS');
+  t.equal(zlib.crc, 'node:zlib', 'the host without libdeflate hands in node:zlib\'s CRC');
+  t.equal(here.crc, native === null ? 'node:zlib' : 'libdeflate', 'and libdeflate\'s where it loads');
+  t.same(zlib.icrcs, js.icrcs, 'node:zlib\'s CRC gives the JS CRC\'s ICRCs');
+  t.same(here.icrcs, js.icrcs, 'and so does libdeflate\'s, where it loads');
+  const without = js.icrcs;
+  // And this process's own ICRC (the JS CRC: no model here handed it another) matches the first of them.
   const rnd = seeded(seed);
   const frame = new Uint8Array(4300);
   for (let i = 0; i < frame.length; i++) frame[i] = rnd() & 0xff;

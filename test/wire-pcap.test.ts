@@ -2,7 +2,7 @@ import t from 'tap';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PcapWriter } from '../drivers/emu/model/wire/pcap.ts';
+import { PcapWriter } from '../drivers/emu/host/cable/pcap-writer.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'wire-pcap-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { AethKind, NakCode, AETH_SYNDROME_ACK, nakSyndrome, rnrNakSyndrome } from '../drivers/emu/model/wire/aeth.ts';
 import { buildFrame } from '../drivers/emu/model/wire/build.ts';
 import { Opcode } from '../drivers/emu/model/wire/opcodes.ts';
-import { PcapWriter } from '../drivers/emu/model/wire/pcap.ts';
+import { PcapWriter } from '../drivers/emu/host/cable/pcap-writer.ts';
 import { RoceFrame } from '../drivers/emu/model/wire/roce-frame.ts';
 import { DST_IP, DST_MAC, SRC_IP, SRC_MAC } from './helpers/wire-fixtures.ts';
 

@@ -1,10 +1,10 @@
-// The software NIC's bus (drivers/emu/model/write-queue.ts): every write arrives once, in order, whether
+// The software NIC's bus (drivers/emu/model/write-queue.ts, the host's producer in
+// drivers/emu/host/write-queue-producer.ts): every write arrives once, in order, whether
 // the two ends share a thread (plain counts) or not (atomic counts), and a full queue waits.
 import t from 'tap';
-import { Worker } from 'node:worker_threads';
-import {
-  allocWriteQueue, WRITE_QUEUE_ENTRIES, WriteQueueConsumer, WriteQueueProducer,
-} from '../drivers/emu/model/write-queue.ts';
+import { Worker, threadId } from 'node:worker_threads';
+import { allocWriteQueue, WRITE_QUEUE_ENTRIES, WriteQueueConsumer } from '../drivers/emu/model/write-queue.ts';
+import { WriteQueueProducer } from '../drivers/emu/host/write-queue-producer.ts';
 
 interface Entry { kind: number; offset: number; lo: number; hi: number }
 
@@ -21,10 +21,10 @@ for (const order of ['consumer first', 'producer first']) {
   t.test(`one thread, ${order}: every write once, in order, across the queue's wrap`, async (t) => {
     const sab = allocWriteQueue();
     let c: WriteQueueConsumer | undefined;
-    if (order === 'consumer first') c = new WriteQueueConsumer(sab);
+    if (order === 'consumer first') c = new WriteQueueConsumer(sab, threadId);
     const taken: Entry[] = [];
     const p = new WriteQueueProducer(sab, () => drain(c!, taken));
-    c ??= new WriteQueueConsumer(sab);
+    c ??= new WriteQueueConsumer(sab, threadId);
     const total = 3 * WRITE_QUEUE_ENTRIES + 5;
     t.notOk(c.pending(), 'nothing pending before the first write');
     for (let i = 0; i < total; i++) {
@@ -48,7 +48,7 @@ for (const order of ['consumer first', 'producer first']) {
 
 t.test('a full queue calls whileFull until the consumer takes an entry', async (t) => {
   const sab = allocWriteQueue();
-  const c = new WriteQueueConsumer(sab);
+  const c = new WriteQueueConsumer(sab, threadId);
   let calls = 0;
   const p = new WriteQueueProducer(sab, () => {
     calls++;

@@ -17,7 +17,7 @@ import {
   vfio_iova_range,
   VFIO_FLEXIBLE_ARRAYS,
 } from './abi.ts';
-import { LINUX, errnoName, type Libc, type Pointer } from './libc.ts';
+import { LINUX, errnoName, type Libc, type Pointer } from '../native/libc.ts';
 import type { IommuMapper } from './dma.ts';
 import { iommuGroupMembers } from './sysfs.ts';
 import { findCapability } from './info-capabilities.ts';
@@ -112,7 +112,18 @@ export function unsetContainer(libc: Libc, groupFd: number): string | undefined 
 /** Step 7: the type1v2 IOMMU model; must precede GET_DEVICE_FD and MAP_DMA. */
 export function setIommu(libc: Libc, containerFd: number): Result<void> {
   const r = libc.ioctlValue(containerFd, VFIO_IOCTL.VFIO_SET_IOMMU, VFIO_CONST.VFIO_TYPE1v2_IOMMU);
-  return r < 0 ? err(`VFIO_SET_IOMMU (type1v2) failed: ${errnoName(r)}`) : ok();
+  if (r >= 0) return ok();
+  // vfio_iommu_type1_attach_group (Linux drivers/vfio/vfio_iommu_type1.c) refuses, with EPERM and
+  // "No interrupt remapping support" in the kernel log, a group whose IOMMU cannot isolate MSIs.
+  if (errnoName(r) === 'EPERM') {
+    return err(
+      `VFIO_SET_IOMMU (type1v2) failed: EPERM: the IOMMU gives no interrupt remapping (see 'dmesg | tail': "No ` +
+        `interrupt remapping support"): enable it (Intel: intel_iommu=on with interrupt remapping on in the ` +
+        `firmware; a QEMU guest: -device intel-iommu,intremap=on with -machine kernel-irqchip=split), or, if ` +
+        `you trust the device not to forge interrupts, load vfio_iommu_type1 with allow_unsafe_interrupts=1`,
+    );
+  }
+  return err(`VFIO_SET_IOMMU (type1v2) failed: ${errnoName(r)}`);
 }
 
 /** Step 10: the device fd, from the group, by PCI address. */

@@ -9,7 +9,7 @@ import type { DmaBuffer, DmaMemory } from '../device.ts';
 import { ok, err, type Result } from '../../firmware-hwrm/result.ts';
 import { invalid } from '../../firmware-hwrm/errors.ts';
 import type { IovaAllocator } from '../iova-allocator.ts';
-import { LINUX, errnoName, type Libc, type Pointer } from './libc.ts';
+import { LINUX, errnoName, type Libc, type Pointer } from '../native/libc.ts';
 import { Mapping } from './mapping.ts';
 
 export const SMALL_PAGE_BYTES = 4096;
@@ -48,6 +48,12 @@ class VfioDmaBuffer implements DmaBuffer {
 
 export class VfioDmaMemory implements DmaMemory {
   private readonly live = new Set<VfioDmaBuffer>();
+  /**
+   * Buffers freeAll released (the device's close): the driver may still free them afterwards
+   * (a buffer it held back while the firmware was silent goes back once the device cannot DMA:
+   * lib/bnxt/dma-pool.ts releaseQuarantine), which is then nothing left to do, not a misuse.
+   */
+  private readonly releasedAtClose = new WeakSet<VfioDmaBuffer>();
   private bytesInUse = 0;
 
   constructor(private readonly options: VfioDmaMemoryOptions) {}
@@ -92,7 +98,10 @@ export class VfioDmaMemory implements DmaMemory {
 
   free(buffer: DmaBuffer): void {
     const b = buffer as VfioDmaBuffer;
-    if (!this.live.has(b)) invalid('DmaMemory.free: buffer was not allocated here or was already freed');
+    if (!this.live.has(b)) {
+      if (this.releasedAtClose.has(b)) return;
+      invalid('DmaMemory.free: buffer was not allocated here or was already freed');
+    }
     this.live.delete(b);
     this.bytesInUse -= b.length;
     const unmapped = this.options.iommu.unmap(b.iova, b.length);
@@ -109,9 +118,12 @@ export class VfioDmaMemory implements DmaMemory {
     b.mapping.retire();
   }
 
-  /** Frees every buffer still allocated (device close). */
+  /** Frees every buffer still allocated (device close); a later free of one of them does nothing. */
   freeAll(): void {
-    for (const b of [...this.live]) this.free(b);
+    for (const b of [...this.live]) {
+      this.free(b);
+      this.releasedAtClose.add(b);
+    }
   }
 
   /** A fresh zeroed memfd of `length` rounded up to `pageBytes`, mapped shared and pre-faulted. */

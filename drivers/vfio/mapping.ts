@@ -8,7 +8,7 @@
  * at once, a stale view reads zeros and its writes go nowhere, and the placeholder itself is
  * munmapped once the ArrayBuffer is garbage collected (no view can exist by then).
  */
-import { LINUX, type Libc, type Pointer } from './libc.ts';
+import { LINUX, type Libc, type Pointer } from '../native/libc.ts';
 
 interface Placeholder {
   readonly libc: Libc;

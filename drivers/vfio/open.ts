@@ -25,7 +25,7 @@ import {
   vfioIommuMapper,
 } from './container.ts';
 import { VfioDmaMemory } from './dma.ts';
-import { errnoName, loadSystemLibc, type Libc } from './libc.ts';
+import { errnoName, loadSystemLibc, type Libc } from '../native/libc.ts';
 import { BarMmio } from './mmio.ts';
 import { normalizePciAddress } from './pci-address.ts';
 import { bnxtPhysicalFunction, isBnxtVirtualFunction, type BnxtPciId } from './pci-ids.ts';
@@ -105,7 +105,7 @@ export function openVfio(
     );
   }
 
-  // koffi loads here, the first time a PCI device is opened: the software NIC never needs it.
+  // koffi is loaded here, the first time a PCI device is opened: the software NIC never needs it.
   const bound = options.libc !== undefined ? ok(options.libc) : loadSystemLibc();
   if (!bound.ok) return bound;
   const libc = bound.value;

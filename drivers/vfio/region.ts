@@ -6,7 +6,7 @@
 import { ok, err, type Result } from '../../firmware-hwrm/result.ts';
 import { PCI_CONFIG, VFIO_CONST, VFIO_IOCTL, vfio_region_info } from './abi.ts';
 import { findCapability } from './info-capabilities.ts';
-import { LINUX, errnoName, type Libc } from './libc.ts';
+import { LINUX, errnoName, type Libc } from '../native/libc.ts';
 import { Mapping } from './mapping.ts';
 
 export interface RegionInfo {

@@ -3,7 +3,7 @@
  * model: request types, headers, error codes, and each command's request/response layout.
  */
 export * from './header.ts';
-export * from './types.ts';
+export * from './commands.ts';
 export * from './errors.ts';
 export * from './ver-get.ts';
 export * from './func.ts';
@@ -18,4 +18,3 @@ export * from './vnic-caps.ts';
 export * from './func-cfg.ts';
 export * from './l2.ts';
 export * from './fw-nvm.ts';
-export * from './requests.ts';

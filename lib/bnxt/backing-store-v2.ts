@@ -25,7 +25,7 @@ import { ok, err, type Result } from '../result.ts';
 import { ROCE_LIMITS, type BackingStore } from './backing-store.ts';
 import type { DmaPool } from './dma-pool.ts';
 import type { HwrmChannel } from './hwrm-channel.ts';
-import { BACKING_STORE_CFG_V2, BACKING_STORE_QCAPS_V2 } from './hwrm-commands.ts';
+import { HWRM_COMMANDS as C } from '../../firmware-hwrm/hwrm/commands.ts';
 import { buildPageTable, type PageTable } from './page-table.ts';
 
 /** bnxt.h BNXT_CTX_V2_MAX: one past ERR_QPC_TRACE, the last type the kernel knows. */
@@ -36,7 +36,7 @@ const TRACE_LAST = T.ERR_QPC_TRACE;
 /** bnxt.h BNXT_MAX_SPLIT_ENTRY. */
 const MAX_SPLIT = 4;
 const PAGE = 4096;
-const QCAPS_NAME = 'HWRM_FUNC_BACKING_STORE_QCAPS_V2';
+const QCAPS_NAME = C.FUNC_BACKING_STORE_QCAPS_V2.name;
 const hex = (n: number) => `0x${n.toString(16)}`;
 
 /** One context type as QCAPS_V2 described it. */
@@ -69,7 +69,7 @@ export function queryContextTypes(hwrm: HwrmChannel): Result<Map<number, Context
   for (let type = 0; type !== T.INVALID && type < CTX_V2_MAX;) {
     if (asked.has(type)) return err(`${QCAPS_NAME}: next_valid_type leads back to type ${hex(type)}`);
     asked.add(type);
-    const r = hwrm.send(BACKING_STORE_QCAPS_V2, { type });
+    const r = hwrm.send(C.FUNC_BACKING_STORE_QCAPS_V2, { type });
     if (!r.ok) return r;
     const q = r.value;
     const next = q.next_valid_type;
@@ -201,7 +201,7 @@ export function configureBackingStoreV2(hwrm: HwrmChannel, pool: DmaPool, ledger
   const buffers = areas.flatMap((a) => [a.data, ...a.table.tables]);
   for (const [i, a] of areas.entries()) {
     const p = a.plan;
-    const r = hwrm.send(BACKING_STORE_CFG_V2, {
+    const r = hwrm.send(C.FUNC_BACKING_STORE_CFG_V2, {
       type: p.caps.type, instance: a.instance, entry_size: p.caps.entrySize, num_entries: p.entries,
       flags: i === areas.length - 1 ? FUNC_BACKING_STORE_CFG_V2_REQ_FLAGS.BS_CFG_ALL_DONE : 0,
       page_dir: a.table.dir,

@@ -18,7 +18,7 @@ import { PTU_PTE_VALID } from '../../firmware-hwrm/roce/pbl.ts';
 import { ok, err, type Result } from '../result.ts';
 import type { DmaPool } from './dma-pool.ts';
 import type { HwrmChannel } from './hwrm-channel.ts';
-import { BACKING_STORE_CFG, BACKING_STORE_QCAPS, QUEUE_QPORTCFG } from './hwrm-commands.ts';
+import { HWRM_COMMANDS as C } from '../../firmware-hwrm/hwrm/commands.ts';
 import { buildPageTable, type PageTable } from './page-table.ts';
 
 /** RoCE objects this driver sizes context memory for (the kernel defaults are 64 K QPs). */
@@ -55,7 +55,7 @@ export interface BackingStore {
  */
 export function configureBackingStore(hwrm: HwrmChannel, pool: DmaPool, ledger: Ledger): Result<BackingStore> {
   // HWRM_FUNC_BACKING_STORE_QCAPS: entry sizes and limits per context kind.
-  const q = hwrm.send(BACKING_STORE_QCAPS, {});
+  const q = hwrm.send(C.FUNC_BACKING_STORE_QCAPS, {});
   if (!q.ok) return q;
   const caps = q.value;
   // The CFG's form: all 336 bytes where the firmware takes requests that long, else the 256-byte
@@ -79,7 +79,7 @@ export function configureBackingStore(hwrm: HwrmChannel, pool: DmaPool, ledger: 
   const buffers = areas.flatMap((a) => [a.data, ...a.table.tables]);
   // HWRM_FUNC_BACKING_STORE_CFG, in the form chosen above.
   const flags = caps.mrav_num_entries_units !== 0 ? CFG_FLAGS.MRAV_RESERVATION_SPLIT : 0;
-  const r = hwrm.send(BACKING_STORE_CFG, { ...cfg, flags, enables: enables >>> 0 }, {
+  const r = hwrm.send(C.FUNC_BACKING_STORE_CFG, { ...cfg, flags, enables: enables >>> 0 }, {
     names: buffers, lengthBytes: fullForm ? FuncBackingStoreCfgInput.size : FUNC_BACKING_STORE_CFG_LEGACY_LEN,
   });
   if (!r.ok) return err(r.error);
@@ -112,10 +112,10 @@ function contextSizes(hwrm: HwrmChannel, caps: Qcaps, fullForm: boolean): Result
   // (the 9th as tqm_ring8: FreeBSD bnxt_hwrm.c bnxt_hwrm_func_backing_store_qcaps and _cfg).
   let fpRings = caps.tqm_fp_rings_count;
   if (fpRings === 0) {
-    const queues = hwrm.send(QUEUE_QPORTCFG, { flags: 0, port_id: 0 });
+    const queues = hwrm.send(C.QUEUE_QPORTCFG, { flags: 0, port_id: 0 });
     if (!queues.ok) return queues;
     fpRings = queues.value.max_configurable_queues;
-    if (fpRings === 0) return err('HWRM_QUEUE_QPORTCFG: the port has no CoS queue for the TQM rings');
+    if (fpRings === 0) return err(`${C.QUEUE_QPORTCFG.name}: the port has no CoS queue for the TQM rings`);
   }
   let tqmRings = Math.min(MAX_LEGACY_TQM_FP_RINGS, fpRings);
   if (tqmRings === MAX_LEGACY_TQM_FP_RINGS && fullForm)

@@ -20,7 +20,7 @@ import { chipByPciId, chipProfile, type ChipProfile } from './chip.ts';
 import { DmaPool } from './dma-pool.ts';
 import { doorbellBar } from './traced-doorbells.ts';
 import { HwrmChannel } from './hwrm-channel.ts';
-import * as C from './hwrm-commands.ts';
+import { HWRM_COMMANDS as C } from '../../firmware-hwrm/hwrm/commands.ts';
 import { configureBackingStore, type BackingStore } from './backing-store.ts';
 import { configureBackingStoreV2 } from './backing-store-v2.ts';
 import { LIMITS } from './limits.ts';
@@ -108,13 +108,13 @@ export function bringUp(device: Device, options: BringUpOptions = {}): Result<Bn
       hwrm_intf_maj: HWRM_VERSION_MAJOR, hwrm_intf_min: HWRM_VERSION_MINOR, hwrm_intf_upd: HWRM_VERSION_UPDATE,
     });
   }
-  if (!ver.ok) return fail('HWRM_VER_GET', ver.error);
+  if (!ver.ok) return fail(C.VER_GET.name, ver.error);
   const v = ver.value;
-  if (v.flags & VER_GET_RESP_FLAGS.DEV_NOT_RDY) return fail('HWRM_VER_GET', 'the firmware stayed not ready');
+  if (v.flags & VER_GET_RESP_FLAGS.DEV_NOT_RDY) return fail(C.VER_GET.name, 'the firmware stayed not ready');
   if (v.hwrm_intf_maj_8b !== HWRM_VERSION_MAJOR)
-    return fail('HWRM_VER_GET', `HWRM interface ${v.hwrm_intf_maj_8b}.x is not supported (1.x is)`);
+    return fail(C.VER_GET.name, `HWRM interface ${v.hwrm_intf_maj_8b}.x is not supported (1.x is)`);
   const chip = chipProfile(v.chip_num);
-  if (!chip) return fail('HWRM_VER_GET', `chip 0x${v.chip_num.toString(16)} is not a Thor (P5) or Thor2 (P7) chip`);
+  if (!chip) return fail(C.VER_GET.name, `chip 0x${v.chip_num.toString(16)} is not a Thor (P5) or Thor2 (P7) chip`);
   hwrm.caps = {
     maxReqWinLen: Math.max(v.max_req_win_len, 128),
     maxExtReqLen: Math.max(v.max_ext_req_len, 128),
@@ -125,13 +125,13 @@ export function bringUp(device: Device, options: BringUpOptions = {}): Result<Bn
 
   // HWRM_FUNC_RESET: drop whatever a previous owner left (4x the command timeout).
   const reset = hwrm.send(C.FUNC_RESET, {}, { timeoutMs: hwrm.caps.defaultTimeoutMs * LIMITS.hwrmResetTimeoutFactor });
-  if (!reset.ok) return fail('HWRM_FUNC_RESET', reset.error);
+  if (!reset.ok) return fail(C.FUNC_RESET.name, reset.error);
 
   // HWRM_FUNC_QCAPS: RoCE v2 support, MAC, port.
   const caps = hwrm.send(C.FUNC_QCAPS, { fid: HWRM_FID_SELF });
-  if (!caps.ok) return fail('HWRM_FUNC_QCAPS', caps.error);
+  if (!caps.ok) return fail(C.FUNC_QCAPS.name, caps.error);
   if ((caps.value.flags & FUNC_QCAPS_RESP_FLAGS.ROCE_V2_SUPPORTED) === 0)
-    return fail('HWRM_FUNC_QCAPS', 'this function does not support RoCE v2');
+    return fail(C.FUNC_QCAPS.name, 'this function does not support RoCE v2');
 
   // HWRM_FUNC_DRV_RGTR: register (OS type and version; no async event forwarding: we poll).
   const rgtr = hwrm.send(C.FUNC_DRV_RGTR, {
@@ -139,8 +139,8 @@ export function bringUp(device: Device, options: BringUpOptions = {}): Result<Bn
     os_type: FUNC_DRV_RGTR_REQ_OS_TYPE.LINUX,
     ver_maj_8b: 0, ver_min_8b: 1, ver_upd_8b: 0,
   });
-  if (!rgtr.ok) return fail('HWRM_FUNC_DRV_RGTR', rgtr.error);
-  ledger.undo(hwrm, 'HWRM_FUNC_DRV_UNRGTR', () => hwrm.send(C.FUNC_DRV_UNRGTR, {}));
+  if (!rgtr.ok) return fail(C.FUNC_DRV_RGTR.name, rgtr.error);
+  ledger.undo(hwrm, C.FUNC_DRV_UNRGTR.name, () => hwrm.send(C.FUNC_DRV_UNRGTR, {}));
 
   // HWRM_QUEUE_QPORTCFG is not a step of its own: CoS queue ids serve the L2 TX path. The V1
   // backing store below sends it only when QCAPS names no TQM ring count (tqm_fp_rings_count 0:
@@ -152,22 +152,22 @@ export function bringUp(device: Device, options: BringUpOptions = {}): Result<Bn
   // bnxt_backing_store_cfg_v2), else V1 (QCAPS + one CFG).
   const v2 = (caps.value.flags_ext & FUNC_QCAPS_RESP_FLAGS_EXT.BS_V2_SUPPORTED) !== 0;
   const bs = v2 ? configureBackingStoreV2(hwrm, pool, ledger) : configureBackingStore(hwrm, pool, ledger);
-  if (!bs.ok) return fail(v2 ? 'HWRM_FUNC_BACKING_STORE_CFG_V2' : 'HWRM_FUNC_BACKING_STORE_CFG', bs.error);
+  if (!bs.ok) return fail(v2 ? C.FUNC_BACKING_STORE_CFG_V2.name : C.FUNC_BACKING_STORE_CFG.name, bs.error);
 
   // HWRM_FUNC_RESOURCE_QCAPS: answered by firmware with the new resource manager, which hands
   // out only what FUNC_CFG reserved (Linux bnxt.c bnxt_hwrm_func_resc_qcaps sets
   // BNXT_FW_CAP_NEW_RM on success; older firmware answers CMD_NOT_SUPPORTED and needs none).
   const resc = hwrm.send(C.FUNC_RESOURCE_QCAPS, { fid: HWRM_FID_SELF });
   const oldFirmware = !resc.ok && resc.error.includes(hwrmErrorName(HWRM_ERR_CODE.CMD_NOT_SUPPORTED));
-  if (!resc.ok && !oldFirmware) return fail('HWRM_FUNC_RESOURCE_QCAPS', resc.error);
+  if (!resc.ok && !oldFirmware) return fail(C.FUNC_RESOURCE_QCAPS.name, resc.error);
 
   // HWRM_FUNC_QCFG: MTU and the doorbell area (P5 uses the fixed PF doorbell offset).
   const qcfg = hwrm.send(C.FUNC_QCFG, { fid: HWRM_FID_SELF });
-  if (!qcfg.ok) return fail('HWRM_FUNC_QCFG', qcfg.error);
+  if (!qcfg.ok) return fail(C.FUNC_QCFG.name, qcfg.error);
 
   // HWRM_PORT_PHY_QCFG: link state and speed.
   const phy = hwrm.send(C.PORT_PHY_QCFG, { port_id: caps.value.port_id });
-  if (!phy.ok) return fail('HWRM_PORT_PHY_QCFG', phy.error);
+  if (!phy.ok) return fail(C.PORT_PHY_QCFG.name, phy.error);
 
   // HWRM_FUNC_DRV_IF_CHANGE up: the interface opens (bnxt.c bnxt_open -> bnxt_hwrm_if_change,
   // sent before __bnxt_open_nic allocates rings, and only when FUNC_DRV_RGTR answered
@@ -176,8 +176,8 @@ export function bringUp(device: Device, options: BringUpOptions = {}): Result<Bn
   // firmware reset; this function was just reset and reserves after this (roce-device.ts).
   if ((rgtr.value.flags & FUNC_DRV_RGTR_RESP_FLAGS.IF_CHANGE_SUPPORTED) !== 0) {
     const up = hwrm.send(C.FUNC_DRV_IF_CHANGE, { flags: FUNC_DRV_IF_CHANGE_REQ_FLAGS.UP });
-    if (!up.ok) return fail('HWRM_FUNC_DRV_IF_CHANGE (up)', up.error);
-    ledger.undo(hwrm, 'HWRM_FUNC_DRV_IF_CHANGE (down)', () => hwrm.send(C.FUNC_DRV_IF_CHANGE, { flags: 0 }));
+    if (!up.ok) return fail(`${C.FUNC_DRV_IF_CHANGE.name} (up)`, up.error);
+    ledger.undo(hwrm, `${C.FUNC_DRV_IF_CHANGE.name} (down)`, () => hwrm.send(C.FUNC_DRV_IF_CHANGE, { flags: 0 }));
   }
 
   const fwVersion = `${v.hwrm_fw_major || v.hwrm_fw_maj_8b}.${v.hwrm_fw_minor || v.hwrm_fw_min_8b}.` +

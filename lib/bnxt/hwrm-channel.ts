@@ -6,7 +6,8 @@
  */
 import { hwrmEvent, type TraceSink } from '../../firmware-hwrm/trace.ts';
 import type { Device, DmaBuffer, Mmio, Clock } from '../../drivers/device.ts';
-import type { FieldSpec, Layout, Values } from '../../firmware-hwrm/layout.ts';
+import type { FieldSpec, Values } from '../../firmware-hwrm/layout.ts';
+import { HWRM_COMMANDS, type HwrmCommand } from '../../firmware-hwrm/hwrm/commands.ts';
 import {
   HwrmShortInput, HWRM_MAX_REQ_LEN, HWRM_NO_CMPL_RING, HWRM_TARGET_ID, HWRM_RESP_VALID_KEY,
   SHORT_REQ_SIGNATURE_SHORT_CMD, SHORT_REQ_TARGET_ID,
@@ -23,14 +24,8 @@ import { LIMITS } from './limits.ts';
 const CHIMP_COMM = 0x000; // BAR0 request window
 const CHIMP_COMM_TRIGGER = 0x100;
 const RESP_BUFFER_BYTES = 4096;
-
-/** A request type with its two layouts (firmware-hwrm/hwrm's REQUESTS entries have this shape). */
-export interface HwrmCommand<Q extends Record<string, FieldSpec>, S extends Record<string, FieldSpec>> {
-  readonly reqType: number;
-  readonly name: string;
-  readonly request: Layout<Q>;
-  readonly response: Layout<S>;
-}
+/** Sent before the firmware's limits are known (they come in its answer). */
+const VER_GET = HWRM_COMMANDS.VER_GET.req_type;
 
 export interface HwrmCaps {
   maxReqWinLen: number;
@@ -93,7 +88,11 @@ export class HwrmChannel {
     return this.stalledBecause;
   }
 
-  /** Sends one request and waits for its response. A refusal or a silence is a Result error naming the command. */
+  /**
+   * Sends one request (a row of firmware-hwrm/hwrm/commands.ts HWRM_COMMANDS, with its request
+   * fields) and waits for its response, decoded with the row's response layout. A refusal or a
+   * silence is a Result error naming the command.
+   */
   send<Q extends Record<string, FieldSpec>, S extends Record<string, FieldSpec>>(
     cmd: HwrmCommand<Q, S>,
     body: Partial<Values<Q>>,
@@ -103,16 +102,16 @@ export class HwrmChannel {
     const seq = this.seq;
     this.seq = (this.seq + 1) & 0xffff;
     const full = cmd.request.encode({
-      ...body, req_type: cmd.reqType, cmpl_ring: HWRM_NO_CMPL_RING, seq_id: seq, target_id: HWRM_TARGET_ID.HWRM,
+      ...body, req_type: cmd.req_type, cmpl_ring: HWRM_NO_CMPL_RING, seq_id: seq, target_id: HWRM_TARGET_ID.HWRM,
       resp_addr: this.resp.iova,
     } as Partial<Values<Q>>);
     const request = options.lengthBytes ? full.subarray(0, options.lengthBytes) : full;
-    this.trace?.write(hwrmEvent('req', cmd.reqType, request));
+    this.trace?.write(hwrmEvent('req', cmd.req_type, request));
 
     // The polling depends on resp_len and valid starting at zero (bnxt_en clears both before each request).
     this.resp.bytes.fill(0);
     const direct = !this.caps.shortCmd && request.length <= this.caps.maxReqWinLen;
-    if (!direct && request.length > Math.max(this.caps.maxExtReqLen, HWRM_MAX_REQ_LEN) && cmd.reqType !== 0) {
+    if (!direct && request.length > Math.max(this.caps.maxExtReqLen, HWRM_MAX_REQ_LEN) && cmd.req_type !== VER_GET) {
       return err(`${cmd.name}: a ${request.length}-byte request exceeds the firmware's ` +
         `${this.caps.maxExtReqLen}-byte limit`);
     }
@@ -123,7 +122,7 @@ export class HwrmChannel {
       this.shortReq.bytes.fill(0, 0, request.length + 16);
       this.shortReq.bytes.set(request);
       const descriptor = HwrmShortInput.encode({
-        req_type: cmd.reqType,
+        req_type: cmd.req_type,
         signature: SHORT_REQ_SIGNATURE_SHORT_CMD,
         target_id: SHORT_REQ_TARGET_ID.DEFAULT,
         size: request.length,
@@ -153,7 +152,7 @@ export class HwrmChannel {
     this.trace?.write(hwrmEvent('resp', echoedType, answer));
     // Clear the valid byte so a later, longer answer never sees a stale 1 (as __hwrm_send does).
     this.resp.bytes[respLen - 1] = 0;
-    if (echoedType !== cmd.reqType) {
+    if (echoedType !== cmd.req_type) {
       return err(`${cmd.name}: malformed firmware answer (it answers request type 0x${echoedType.toString(16)})`);
     }
     if (errorCode !== 0) {

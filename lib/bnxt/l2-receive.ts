@@ -24,7 +24,7 @@ import {
 } from '../../firmware-hwrm/hwrm/index.ts';
 import { ok, err, type Result } from '../result.ts';
 import type { HwrmChannel } from './hwrm-channel.ts';
-import * as C from './hwrm-commands.ts';
+import { HWRM_COMMANDS as C } from '../../firmware-hwrm/hwrm/commands.ts';
 
 /** Ring sizes (16-byte entries): small, nothing is ever received into them. */
 const CMPL_RING_ENTRIES = 64;
@@ -71,9 +71,9 @@ export function bringUpL2Receive(x: L2ReceiveContext): Result<L2Receive> {
       ring_type: type, page_tbl_addr: mem.iova, page_tbl_depth: RING_ALLOC_REQ_PAGE_TBL_DEPTH.DEPTH_0, page_size: 12,
       length: entries, int_mode: RING_ALLOC_REQ_INT_MODE.POLL, ...fields,
     }, { names: [mem] });
-    if (!r.ok) return err(`HWRM_RING_ALLOC (${name}): ${r.error}`);
+    if (!r.ok) return err(`${C.RING_ALLOC.name} (${name}): ${r.error}`);
     const id = r.value.ring_id;
-    ledger.undo(hwrm, `HWRM_RING_FREE (${name})`, () => hwrm.send(C.RING_FREE, { ring_type: type, ring_id: id }));
+    ledger.undo(hwrm, `${C.RING_FREE.name} (${name})`, () => hwrm.send(C.RING_FREE, { ring_type: type, ring_id: id }));
     return ok(id);
   };
 
@@ -83,9 +83,9 @@ export function bringUpL2Receive(x: L2ReceiveContext): Result<L2Receive> {
   const stat = hwrm.send(C.STAT_CTX_ALLOC, {
     stats_dma_addr: stats.iova, update_period_ms: 1000, stats_dma_length: x.statsDmaLength,
   }, { names: [stats] });
-  if (!stat.ok) return err(`HWRM_STAT_CTX_ALLOC (L2): ${stat.error}`);
+  if (!stat.ok) return err(`${C.STAT_CTX_ALLOC.name} (L2): ${stat.error}`);
   const statCtxId = stat.value.stat_ctx_id;
-  ledger.undo(hwrm, 'HWRM_STAT_CTX_FREE (L2)', () => hwrm.send(C.STAT_CTX_FREE, { stat_ctx_id: statCtxId }));
+  ledger.undo(hwrm, `${C.STAT_CTX_FREE.name} (L2)`, () => hwrm.send(C.STAT_CTX_FREE, { stat_ctx_id: statCtxId }));
 
   // HWRM_RING_ALLOC L2_CMPL: on P5 a completion ring names the NQ it notifies (bnxt_hwrm_ring_alloc).
   const cmpl = ring(RING.L2_CMPL, 'L2 completion ring', CMPL_RING_ENTRIES, {
@@ -102,9 +102,9 @@ export function bringUpL2Receive(x: L2ReceiveContext): Result<L2Receive> {
 
   // HWRM_VNIC_ALLOC: the function's default VNIC.
   const vnic = hwrm.send(C.VNIC_ALLOC, { flags: VNIC_ALLOC_DEFAULT });
-  if (!vnic.ok) return err(`HWRM_VNIC_ALLOC: ${vnic.error}`);
+  if (!vnic.ok) return err(`${C.VNIC_ALLOC.name}: ${vnic.error}`);
   const vnicId = vnic.value.vnic_id;
-  ledger.undo(hwrm, 'HWRM_VNIC_FREE', () => hwrm.send(C.VNIC_FREE, { vnic_id: vnicId }));
+  ledger.undo(hwrm, C.VNIC_FREE.name, () => hwrm.send(C.VNIC_FREE, { vnic_id: vnicId }));
   // HWRM_VNIC_CFG: default rings and MRU (P5: bnxt_hwrm_vnic_cfg enables the two rings and fills
   // mru beside them), and RoCE beside L2 on it; no VLAN stripping (nothing here reads L2 frames).
   const VE = VNIC_CFG_REQ_ENABLES;
@@ -113,7 +113,7 @@ export function bringUpL2Receive(x: L2ReceiveContext): Result<L2Receive> {
     enables: VE.DEFAULT_RX_RING_ID | VE.DEFAULT_CMPL_RING_ID,
     default_rx_ring_id: rx.value, default_cmpl_ring_id: cmpl.value, mru: x.mtu + L2_HEADER_BYTES,
   });
-  if (!cfg.ok) return err(`HWRM_VNIC_CFG: ${cfg.error}`);
+  if (!cfg.ok) return err(`${C.VNIC_CFG.name}: ${cfg.error}`);
 
   // HWRM_CFA_L2_FILTER_ALLOC: frames to the MAC, received, to the VNIC, matched on the outermost
   // header (bnxt_hwrm_l2_filter_alloc: PATH_RX, and OUTERMOST on every chip but Nitro A0).
@@ -122,12 +122,12 @@ export function bringUpL2Receive(x: L2ReceiveContext): Result<L2Receive> {
     enables: FILTER.ENABLES_L2_ADDR | FILTER.ENABLES_L2_ADDR_MASK | FILTER.ENABLES_DST_ID,
     l2_addr: x.mac, l2_addr_mask: BROADCAST_MAC_MASK, dst_id: vnicId,
   });
-  if (!filter.ok) return err(`HWRM_CFA_L2_FILTER_ALLOC: ${filter.error}`);
+  if (!filter.ok) return err(`${C.CFA_L2_FILTER_ALLOC.name}: ${filter.error}`);
   const filterId = filter.value.l2_filter_id;
-  ledger.undo(hwrm, 'HWRM_CFA_L2_FILTER_FREE', () => hwrm.send(C.CFA_L2_FILTER_FREE, { l2_filter_id: filterId }));
+  ledger.undo(hwrm, C.CFA_L2_FILTER_FREE.name, () => hwrm.send(C.CFA_L2_FILTER_FREE, { l2_filter_id: filterId }));
   // HWRM_CFA_L2_SET_RX_MASK: broadcast as well, bnxt_en's default mask (no multicast list).
   const mask = hwrm.send(C.CFA_L2_SET_RX_MASK, { vnic_id: vnicId, mask: RX_MASK.BCAST });
-  if (!mask.ok) return err(`HWRM_CFA_L2_SET_RX_MASK: ${mask.error}`);
+  if (!mask.ok) return err(`${C.CFA_L2_SET_RX_MASK.name}: ${mask.error}`);
 
   return ok({ statCtxId, cmplRingId: cmpl.value, rxRingId: rx.value, vnicId, filterId });
 }

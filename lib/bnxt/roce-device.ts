@@ -18,7 +18,7 @@ import {
 import { ok, err, type Result } from '../result.ts';
 import type { BnxtFunction } from './bringup.ts';
 import { RcfwChannel, CMDQ_ENTRIES, CREQ_ENTRIES } from './rcfw-channel.ts';
-import * as C from './hwrm-commands.ts';
+import { HWRM_COMMANDS as C } from '../../firmware-hwrm/hwrm/commands.ts';
 import * as Q from './roce-commands.ts';
 import { bringUpL2Receive, L2_RECEIVE_RESOURCES } from './l2-receive.ts';
 import { deviceLimits, type DeviceLimits, type FuncCaps } from './device-limits.ts';
@@ -66,7 +66,7 @@ function reserveResources(func: BnxtFunction): string | undefined {
   });
   if (!cfg.ok) return cfg.error;
   const granted = hwrm.send(C.FUNC_QCFG, { fid: HWRM_FID_SELF });
-  if (!granted.ok) return `HWRM_FUNC_QCFG: ${granted.error}`;
+  if (!granted.ok) return `${C.FUNC_QCFG.name}: ${granted.error}`;
   const g = granted.value;
   const got = {
     msix: g.alloc_msix, stat: g.alloc_stat_ctx, cmpl: g.alloc_cmpl_rings, rx: g.alloc_rx_rings, vnics: g.alloc_vnics,
@@ -134,7 +134,7 @@ export function bringUpRoce(func: BnxtFunction, ipv4: Uint8Array): Result<RoceDe
   // request (l2-receive.ts; bnxt_en reserves its netdev's share with bnxt_re's so).
   if (func.reservesResources) {
     const reserved = reserveResources(func);
-    if (typeof reserved === 'string') return fail('HWRM_FUNC_CFG (reservation)', reserved);
+    if (typeof reserved === 'string') return fail(`${C.FUNC_CFG.name} (reservation)`, reserved);
   }
 
   // CREQ memory: one contiguous block, given to the firmware at page-table depth 0.
@@ -148,9 +148,9 @@ export function bringUpRoce(func: BnxtFunction, ipv4: Uint8Array): Result<RoceDe
     page_tbl_depth: RING_ALLOC_REQ_PAGE_TBL_DEPTH.DEPTH_0, page_size: 12, length: CREQ_ENTRIES, logical_id: 0,
     int_mode: RING_ALLOC_REQ_INT_MODE.POLL,
   }, { names: [creq] });
-  if (!creqRing.ok) return fail('HWRM_RING_ALLOC (CREQ)', creqRing.error);
+  if (!creqRing.ok) return fail(`${C.RING_ALLOC.name} (CREQ)`, creqRing.error);
   const creqRingId = creqRing.value.ring_id;
-  ledger.undo(hwrm, 'HWRM_RING_FREE (CREQ)', () => hwrm.send(C.RING_FREE, {
+  ledger.undo(hwrm, `${C.RING_FREE.name} (CREQ)`, () => hwrm.send(C.RING_FREE, {
     ring_type: RING_ALLOC_REQ_RING_TYPE.NQ, ring_id: creqRingId,
   }));
 
@@ -163,9 +163,9 @@ export function bringUpRoce(func: BnxtFunction, ipv4: Uint8Array): Result<RoceDe
     stats_dma_addr: stats.iova, update_period_ms: 1000, stat_ctx_flags: STAT_CTX_ALLOC_REQ_STAT_CTX_FLAGS.ROCE,
     stats_dma_length: statsBytes,
   }, { names: [stats] });
-  if (!stat.ok) return fail('HWRM_STAT_CTX_ALLOC', stat.error);
+  if (!stat.ok) return fail(C.STAT_CTX_ALLOC.name, stat.error);
   const statCtxId = stat.value.stat_ctx_id;
-  ledger.undo(hwrm, 'HWRM_STAT_CTX_FREE', () => hwrm.send(C.STAT_CTX_FREE, { stat_ctx_id: statCtxId }));
+  ledger.undo(hwrm, C.STAT_CTX_FREE.name, () => hwrm.send(C.STAT_CTX_FREE, { stat_ctx_id: statCtxId }));
 
   // The CMDQ: a small ring (commands go one at a time), level 0, through the BAR0 mailbox.
   const cmdq = alloc(CMDQ_ENTRIES * 16);
@@ -205,9 +205,9 @@ export function bringUpRoce(func: BnxtFunction, ipv4: Uint8Array): Result<RoceDe
     page_tbl_depth: RING_ALLOC_REQ_PAGE_TBL_DEPTH.DEPTH_0, page_size: 12, length: CQ_NQ_ENTRIES, logical_id: 1,
     int_mode: RING_ALLOC_REQ_INT_MODE.POLL,
   }, { names: [nq] });
-  if (!nqRing.ok) return fail('HWRM_RING_ALLOC (NQ)', nqRing.error);
+  if (!nqRing.ok) return fail(`${C.RING_ALLOC.name} (NQ)`, nqRing.error);
   const cqNqId = nqRing.value.ring_id;
-  ledger.undo(hwrm, 'HWRM_RING_FREE (NQ)', () => hwrm.send(C.RING_FREE, {
+  ledger.undo(hwrm, `${C.RING_FREE.name} (NQ)`, () => hwrm.send(C.RING_FREE, {
     ring_type: RING_ALLOC_REQ_RING_TYPE.NQ, ring_id: cqNqId,
   }));
 

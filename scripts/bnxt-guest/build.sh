@@ -123,7 +123,7 @@ fetch "$kernel_pkg" "${GUEST_PACKAGES[@]}"
 
 # The image's key: the content of this script, init.sh and steps.sh, and every package's version.
 image_key=$({
-  cat "$here/build.sh" "$here/init.sh" "$here/steps.sh"
+  cat "$here/build.sh" "$here/init.sh" "$here/steps.sh" "$here/elf-closure.sh"
   for p in "$kernel_pkg" "${GUEST_PACKAGES[@]}"; do basename "$(deb_of "$p")"; done
 } | sha256sum | cut -c1-16)
 images="$cache/images"
@@ -178,23 +178,7 @@ GUEST_TOOLS=(usr/bin/dash usr/bin/ibv_devices usr/bin/ibv_devinfo usr/bin/ibv_rc
   usr/bin/ib_send_bw
   usr/bin/ip usr/bin/rdma usr/bin/ping usr/bin/lspci usr/bin/setpci)
 libdirs=(usr/lib/x86_64-linux-gnu usr/lib/x86_64-linux-gnu/libibverbs)
-find_lib() {
-  local d
-  for d in "${libdirs[@]}"; do [ -e "$stage/$d/$1" ] && { echo "$d/$1"; return 0; }; done
-  return 1
-}
-declare -A copied=()
-copy_file() {
-  local rel=$1 needed lib
-  [ -n "${copied[$rel]:-}" ] && return 0
-  copied[$rel]=1
-  mkdir -p "$root/$(dirname "$rel")"
-  cp -L "$stage/$rel" "$root/$rel"
-  for needed in $(readelf -d "$stage/$rel" 2>/dev/null | sed -nE 's/.*\(NEEDED\).*\[(.*)\]/\1/p'); do
-    lib=$(find_lib "$needed") || die "$rel needs $needed, which no guest package provides"
-    copy_file "$lib"
-  done
-}
+. "$here/elf-closure.sh"
 for t in "${GUEST_TOOLS[@]}"; do [ -e "$stage/$t" ] || die "no $t in the guest packages"; copy_file "$t"; done
 copy_file usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2
 copy_file "$(find_lib libgcc_s.so.1)"

@@ -20,6 +20,7 @@
  * Each difference is a line of text; docs/hardware.md lists every one with what was done.
  */
 import type { TraceRecord } from '../../firmware-hwrm/trace.ts';
+import { HWRM_COMMANDS, hwrmRows } from '../../firmware-hwrm/hwrm/commands.ts';
 
 export type Step = 'bring-up' | 'roce-init' | 'qp' | 'mr' | 'gsi' | 'l2';
 export const STEPS: readonly Step[] = ['bring-up', 'roce-init', 'qp', 'mr', 'gsi', 'l2'];
@@ -40,16 +41,9 @@ const STAT_CTX_FLAGS_ROCE = 0x1;
 const QP_TYPES: Record<number, string> = { 2: 'RC', 4: 'UD', 6: 'RAW_ETHERTYPE', 7: 'GSI' };
 const QP_STATES: Record<number, string> = { 0: 'RESET', 1: 'INIT', 2: 'RTR', 3: 'RTS', 4: 'SQD', 5: 'SQE', 6: 'ERR' };
 
-/** HWRM requests of the Ethernet side (bnxt_en's netdev); RING_*, STAT_CTX_* are sorted by type. */
-const L2_HWRM = new Set([
-  'HWRM_VNIC_ALLOC', 'HWRM_VNIC_FREE', 'HWRM_VNIC_CFG', 'HWRM_VNIC_QCAPS', 'HWRM_VNIC_RSS_CFG',
-  'HWRM_VNIC_RSS_COS_LB_CTX_ALLOC',
-  'HWRM_VNIC_RSS_COS_LB_CTX_FREE', 'HWRM_CFA_L2_FILTER_ALLOC', 'HWRM_CFA_L2_FILTER_FREE', 'HWRM_CFA_L2_SET_RX_MASK',
-  'HWRM_RING_AGGINT_QCAPS', 'HWRM_RING_CMPL_RING_CFG_AGGINT_PARAMS', 'HWRM_PORT_QSTATS', 'HWRM_PORT_QSTATS_EXT',
-  'HWRM_QUEUE_PRI2COS_QCFG', 'HWRM_PORT_LED_QCAPS', 'HWRM_SELFTEST_QLIST', 'HWRM_QUEUE_DSCP_QCAPS',
-  'HWRM_TEMP_MONITOR_QUERY',
-  'HWRM_PORT_PHY_CFG',
-]);
+/** HWRM requests of the Ethernet side (the table's netdev rows); RING_*, STAT_CTX_* are sorted by type. */
+const L2_HWRM = new Set(hwrmRows().filter((row) => row.netdev).map((row) => row.name));
+const { RING_ALLOC, RING_FREE, STAT_CTX_ALLOC, STAT_CTX_FREE } = HWRM_COMMANDS;
 const ROCE_INIT_CMDQ = new Set([
   'QUERY_FUNC', 'QUERY_VERSION', 'INITIALIZE_FW', 'DEINITIALIZE_FW', 'ADD_GID', 'DELETE_GID', 'MODIFY_GID',
   'MODIFY_ROCE_CC', 'QUERY_ROCE_CC', 'SET_FUNC_RESOURCES',
@@ -84,8 +78,8 @@ export function commands(trace: readonly TraceRecord[]): Command[] {
   // Object ids from the answers (HWRM answers follow their requests, in order).
   const answers = (name: string, field: string) => trace
     .filter((r) => r.ch === 'hwrm' && r.dir === 'resp' && r.name === name).map((r) => r.fields[field]);
-  const ringIds = answers('HWRM_RING_ALLOC', 'ring_id');
-  const statIds = answers('HWRM_STAT_CTX_ALLOC', 'stat_ctx_id');
+  const ringIds = answers(RING_ALLOC.name, 'ring_id');
+  const statIds = answers(STAT_CTX_ALLOC.name, 'stat_ctx_id');
   const cqNqs = new Set(reqs.filter((r) => r.name === 'CREATE_CQ').map((r) => r.fields['cnq_id']));
   const qpTypes = new Map<unknown, string>();
   const gsiCqs = new Set<unknown>();
@@ -101,20 +95,20 @@ export function commands(trace: readonly TraceRecord[]): Command[] {
     let step: Step = 'bring-up';
     let key = rec.name;
     if (rec.ch === 'hwrm') {
-      if (rec.name === 'HWRM_RING_ALLOC' || rec.name === 'HWRM_RING_FREE') {
+      if (rec.name === RING_ALLOC.name || rec.name === RING_FREE.name) {
         const type = Number(f['ring_type']);
         key = `${rec.name}(${RING_TYPES[type] ?? type})`;
         let roce = false;
-        if (rec.name === 'HWRM_RING_ALLOC') {
+        if (rec.name === RING_ALLOC.name) {
           const id = ringIds[ringAllocs++];
           // The RoCE function's rings: NQs allocated before its first command, or ones its CQs use.
           roce = type === RING_TYPE_NQ && ((firstCmdq >= 0 && i < firstCmdq) || cqNqs.has(id));
           if (roce) roceRings.add(id);
         } else roce = roceRings.has(f['ring_id']);
         step = roce ? 'roce-init' : 'l2';
-      } else if (rec.name === 'HWRM_STAT_CTX_ALLOC' || rec.name === 'HWRM_STAT_CTX_FREE') {
+      } else if (rec.name === STAT_CTX_ALLOC.name || rec.name === STAT_CTX_FREE.name) {
         let roce: boolean;
-        if (rec.name === 'HWRM_STAT_CTX_ALLOC') {
+        if (rec.name === STAT_CTX_ALLOC.name) {
           roce = (Number(f['stat_ctx_flags']) & STAT_CTX_FLAGS_ROCE) !== 0;
           if (roce) roceStats.add(statIds[statAllocs]);
           statAllocs++;

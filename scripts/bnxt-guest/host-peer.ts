@@ -64,6 +64,14 @@ interface DriveOptions {
   readonly abort: () => string | null;
   readonly log: (line: string) => void;
   readonly templates?: HostTemplates;
+  /**
+   * How long a step may take to begin (to be ready, for a guest server) after the one before it
+   * ended, and to end beyond its own limit (default Limits.stepWaitMs): a job whose guest commands
+   * start Node each time (scripts/vfio-bnxt-guest) needs longer on a loaded machine.
+   */
+  readonly stepWaitMs?: number;
+  /** The least time a host command gets (default stepLimitMs of its iterations). */
+  readonly hostLimitMs?: number;
 }
 
 type TrafficStep = Extract<GuestStep, { readonly iters: number }>;
@@ -96,13 +104,14 @@ async function driveStep(
   const { follower } = o;
   const t = follower.transcript;
   const side = hostSide(step);
-  const limitMs = 'iters' in step ? stepLimitMs(step.iters) : Limits.stepBaseMs;
+  const limitMs = Math.max('iters' in step ? stepLimitMs(step.iters) : Limits.stepBaseMs, o.hostLimitMs ?? 0);
   const begun = (x: SerialTranscript) => {
     const r = x.steps.get(step.id);
     return r !== undefined && (side === null || r.waiting || r.status !== null);
   };
   const readiness = `step ${step.id} to ${side === null ? 'begin' : 'be ready (BNXT-STEP-WAIT)'}`;
-  let wait = await follower.waitFor(begun, Limits.stepWaitMs, readiness, o.abort);
+  const stepWaitMs = o.stepWaitMs ?? Limits.stepWaitMs;
+  let wait = await follower.waitFor(begun, stepWaitMs, readiness, o.abort);
   if (!wait.ok) return wait.reason;
   let hostDone: Promise<HostRun> | null = null;
   if (side !== null && 'iters' in step && t.steps.get(step.id)!.status === null) {
@@ -126,7 +135,7 @@ async function driveStep(
     hostRun = run; hostEndedAt = Date.now(); hostRuns.set(step.id, run); setChild(null);
   });
   const ended = (x: SerialTranscript) => x.steps.get(step.id)?.status != null;
-  wait = await follower.waitFor(ended, limitMs + Limits.stepWaitMs, `step ${step.id} to end`, hostAbort);
+  wait = await follower.waitFor(ended, limitMs + stepWaitMs, `step ${step.id} to end`, hostAbort);
   if (hostDone !== null) await hostDone;
   const host = hostRun !== null ? `, host ${describeExit(hostRun)}` : '';
   o.log(`step ${step.id}: guest status ${t.steps.get(step.id)?.status ?? 'none'}${host}`);

@@ -24,7 +24,8 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { serveVfioUser, type HwrmObservation } from '../../drivers/emu/host/vfio-user/index.ts';
-import { macFromNumber, type CableSpec } from '../../drivers/emu/model/config.ts';
+import { macFromNumber } from '../../drivers/emu/model/config.ts';
+import type { CableSpec } from '../../drivers/emu/model/cable/port-cable.ts';
 import { startL2Peer } from './l2-peer.ts';
 import { startTcpRelay } from './tcp-relay.ts';
 import { driveHostPeer, peerStepResults, HOST_NIC, type PeerStepResult } from './host-peer.ts';
@@ -57,7 +58,7 @@ export function guestPerftestMessage(size: number): Uint8Array {
 }
 
 /** GUEST_PERFTEST_PAYLOAD in perftest's payload-file format. */
-function perftestPayloadFile(): string {
+export function perftestPayloadFile(): string {
   const words: string[] = [];
   const p = GUEST_PERFTEST_PAYLOAD;
   for (let i = 0; i < p.length; i += 4) {
@@ -179,7 +180,7 @@ function prepareRun(o: GuestRunOptions): { chroot: string; work: string } {
 }
 
 /** QEMU's command line (paths as the chroot sees the run folder: /share). */
-function qemuArgv(o: GuestRunOptions, withHost: boolean, tcpPort: number): string[] {
+export function qemuArgv(o: GuestRunOptions, withHost: boolean, tcpPort: number): string[] {
   // no_timer_check: under TCG on a loaded host the kernel's IO-APIC timer check can miss its
   // ticks and panic ("IO-APIC + timer doesn't work!"), as scripts/vfio-guest/boot.sh notes.
   const append = [
@@ -212,7 +213,7 @@ function qemuArgv(o: GuestRunOptions, withHost: boolean, tcpPort: number): strin
 }
 
 /** QEMU in the chroot, in a private mount namespace: its /proc, /dev and the run folder vanish with it. */
-function spawnQemu(chroot: string, work: string, qemu: readonly string[]) {
+export function spawnQemu(chroot: string, work: string, qemu: readonly string[]) {
   const script = 'set -e; C=$1; W=$2; shift 2; mount -t proc proc "$C/proc"; mount --bind /dev "$C/dev"; '
     + 'mount --bind /sys "$C/sys"; mount --bind "$W" "$C/share"; exec chroot "$C" "$@"';
   const argv = ['--mount', '--propagation', 'private', 'sh', '-c', script, 'sh', chroot, work, ...qemu];

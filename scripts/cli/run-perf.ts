@@ -2,7 +2,8 @@
  * `rig-bnxt perf`: perftest's ib_send_lat / ib_send_bw / ib_read_lat / ib_read_bw on rig-bnxt.
  * Without SERVER and -d, both sides run here on one software NIC; otherwise a server and a
  * client pair over TCP and exchange endpoints there. read_* needs both queue pairs on one
- * NIC (the spec serves reads only to queue pairs of the same NIC).
+ * NIC (the spec serves reads only to queue pairs of the same NIC): without SERVER it runs both
+ * sides here, on the NIC -d names (a PCI function through VFIO too), and with one it is refused.
  */
 import { Qp, Region, pathMtuFor, type Nic } from '../../lib/index.ts';
 import type { PerfCommand } from './commands.ts';
@@ -42,11 +43,12 @@ interface Queues {
 
 /** Runs the command; returns the exit code. Errors are printed as one line, no stack. */
 export async function runPerf(cmd: PerfCommand, out: PerfOutput = { log: (l) => console.log(l) }): Promise<number> {
-  const local = cmd.server === undefined && !cmd.deviceGiven;
+  // A read test has no server side of its own: both sides on the one NIC, whichever -d names.
+  const local = cmd.server === undefined && (!cmd.deviceGiven || cmd.verb === 'read');
   if (cmd.verb === 'read' && !local) {
     console.error(
-      `rig-bnxt perf ${cmd.test}: reads are served only to queue pairs of the same NIC; run it without SERVER and -d ` +
-        `(both sides on one software NIC)`,
+      `rig-bnxt perf ${cmd.test}: reads are served only to queue pairs of the same NIC; run it without SERVER ` +
+        `(both sides on the NIC -d names, the software NIC by default)`,
     );
     return 1;
   }
@@ -97,7 +99,7 @@ function makeQps(nic: Nic, count: number): Qp[] {
  * cable, can check them byte for byte. PERF_SEND_FILL_B is the second side's when both run here.
  */
 export const PERF_SEND_FILL = 0xa5;
-const PERF_SEND_FILL_B = 0x5a;
+export const PERF_SEND_FILL_B = 0x5a;
 
 function makeQueues(nic: Nic, size: number, qps: number, both: boolean): Queues {
   const a = makeQps(nic, qps);

@@ -14,6 +14,8 @@ import { createProgress } from './progress.ts';
 import { ok, err, type Result } from '../../lib/result.ts';
 
 const WAIT_US = 10_000_000;
+/** What rc_pingpong's buffer holds before the first message (its pp_init_ctx fills it so). */
+const INITIAL_BYTE = 0x7b;
 
 /** The byte pattern of message `i` (both sides check what they receive). */
 function fill(bytes: Uint8Array, size: number, i: number): void {
@@ -41,6 +43,7 @@ export async function runPingpong(
     if (!region.ok) throw new Error(region.error);
     const q = qp.value;
     const r = region.value;
+    r.bytes.fill(INITIAL_BYTE, 0, 2 * cmd.sizeBytes);
     const e = q.endpoint;
     // Other rig-bnxt processes here find our MAC by our IPv4 (the exchange carries only the GID).
     withdraw = publishOwnAddress(nic.value.info.ipv4, e.mac);
@@ -90,8 +93,12 @@ export async function runPingpong(
 
 /**
  * The messages bounce: the client sends and waits for the echo; the server waits, then sends
- * back from the buffer it received into (rc_pingpong's loop). Returns the messages that came
- * with wrong bytes (checked with -c) and the loop's time.
+ * back what it received (rc_pingpong's loop, which sends and receives in one buffer: each side's
+ * next message is the one it last received, so a capture can check every echo byte for byte).
+ * Here each receive lands in the region's second half and is copied to the first, which the next
+ * send takes: the receive for the next message is posted before this send completes. With -c the
+ * client sends a fresh pattern each time instead, and both sides check what they receive. Returns
+ * the messages that came with wrong bytes (checked with -c) and the loop's time.
  */
 function bounce(cmd: PingpongCommand, q: Qp, r: Region): { bad: number; elapsedUs: number } {
   const size = cmd.sizeBytes;
@@ -108,14 +115,15 @@ function bounce(cmd: PingpongCommand, q: Qp, r: Region): { bad: number; elapsedU
     } else {
       expect(q.waitBytes('receive', WAIT_US), q, 'receive');
       if (cmd.check && !check(r.bytes, size, size, i)) bad++;
+      r.bytes.copyWithin(0, size, 2 * size); // before the next receive can land there
       if (i + 1 < cmd.iterations) q.receive(r, size, size);
-      if (cmd.check) r.bytes.copyWithin(0, size, 2 * size);
       q.send(r, 0, size);
       expect(q.waitBytes('send', WAIT_US), q, 'send');
       progress.update(i + 1);
       continue;
     }
     if (cmd.check && !check(r.bytes, size, size, i)) bad++;
+    r.bytes.copyWithin(0, size, 2 * size); // the next message echoes this one
     if (i + 1 < cmd.iterations) q.receive(r, size, size);
     progress.update(i + 1);
   }

@@ -9,9 +9,8 @@
 import { parseArgs } from 'node:util';
 import { writeFileSync } from 'node:fs';
 import { serveVfioUser } from '../../drivers/emu/host/vfio-user/index.ts';
-import {
-  CHIP_ENV, DEFAULT_EMU_CHIP, ipv4FromNumber, macFromNumber, type CableSpec,
-} from '../../drivers/emu/model/config.ts';
+import { CHIP_ENV, DEFAULT_EMU_CHIP, ipv4FromNumber, macFromNumber } from '../../drivers/emu/model/config.ts';
+import type { CableSpec } from '../../drivers/emu/model/cable/port-cable.ts';
 import { chipByName, chipNames } from '../../firmware-hwrm/chips.ts';
 import { parseMac } from './option-values.ts';
 import { ok, err, type Result } from './result.ts';

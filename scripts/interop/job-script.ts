@@ -33,7 +33,8 @@ export type GuestStep =
   /** The kernel's rxe / ICRC messages. */
   | { readonly kind: 'kernel-log'; readonly id: string };
 
-export type PerftestTest = 'send_lat' | 'send_bw';
+/** perftest's tests a step may run (rig-bnxt perf runs read_lat too: scripts/vfio-bnxt-guest). */
+export type PerftestTest = 'send_lat' | 'send_bw' | 'read_lat';
 
 export type PingpongStep = Extract<GuestStep, { kind: 'pingpong-server' | 'pingpong-client' | 'pingpong-loopback' }>;
 export type PerftestStep = Extract<GuestStep, { kind: 'perftest-server' | 'perftest-client' }>;
@@ -133,7 +134,7 @@ export function jobScript(steps: readonly GuestStep[], options: JobOptions = {})
       }
       case 'perftest-server':
       case 'perftest-client': {
-        if (step.test !== 'send_lat' && step.test !== 'send_bw')
+        if (step.test !== 'send_lat' && step.test !== 'send_bw' && step.test !== 'read_lat')
           throw new Error(`step ${step.id}: perftest test ${String(step.test)}`);
         const limitS = Math.ceil(stepLimitMs(step.iters) / 1000);
         const fn = step.kind === 'perftest-server' ? 'pt_server' : 'pt_client';

@@ -19,7 +19,7 @@ import {
   getDeviceFd, openContainer, openGroup, readIommuSpace, setContainer, setIommu, unsetContainer,
 } from '../../drivers/vfio/container.ts';
 import { VFIO_CONST } from '../../drivers/vfio/abi.ts';
-import { errnoName, LINUX, systemLibc } from '../../drivers/vfio/libc.ts';
+import { errnoName, LINUX, systemLibc } from '../../drivers/native/libc.ts';
 import { openVfio } from '../../drivers/vfio/open.ts';
 import { regionInfo, type RegionInfo } from '../../drivers/vfio/region.ts';
 import { readPciFunction } from '../../drivers/vfio/sysfs.ts';

@@ -5,7 +5,7 @@
  * and the patterns whose bits did not survive. Needs --allow-natives-syntax.
  */
 import { BarMmio } from '../../drivers/vfio/mmio.ts';
-import { LINUX, systemLibc } from '../../drivers/vfio/libc.ts';
+import { LINUX, systemLibc } from '../../drivers/native/libc.ts';
 import { DOORBELL_PATTERNS, doorbellFailures } from './doorbell-patterns.ts';
 
 type Tier = 'interpreter' | 'baseline' | 'maglev' | 'turbofan';

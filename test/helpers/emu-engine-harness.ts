@@ -9,7 +9,10 @@ import { Buffer as NodeBuffer } from 'node:buffer';
 import { NicModel, BAR0_BYTES, BAR2_BYTES } from '../../drivers/emu/model/nic-model.ts';
 import { allocWriteQueue } from '../../drivers/emu/model/write-queue.ts';
 import { allocWake } from '../../drivers/emu/host/wake.ts';
-import type { EmuConfig, CableSpec } from '../../drivers/emu/model/config.ts';
+import { hostServices } from '../../drivers/emu/host/services.ts';
+import type { LiveClock } from '../../drivers/emu/model/host-services.ts';
+import type { EmuConfig } from '../../drivers/emu/model/config.ts';
+import type { CableSpec } from '../../drivers/emu/model/cable/port-cable.ts';
 import type { EngineCounterReport } from '../../drivers/emu/model/engine/engine.ts';
 import {
   EmuCq, EmuMr, EmuQp, EmuQpState, PagedMemory, Ring, type EmuGid, type RoceTables,
@@ -30,6 +33,12 @@ export const RES = { OK: 0, LOCAL_LENGTH: 2, LOCAL_PROTECTION: 3, FLUSHED: 7 } a
 export const ACCESS_QP = { LOCAL_WRITE: 1, REMOTE_WRITE: 2, REMOTE_READ: 4 } as const;
 export const ACCESS_MR = { LOCAL_WRITE: 1, REMOTE_READ: 2, REMOTE_WRITE: 4 } as const;
 export const DB = { SQ: 0x0, RQ: 0x1, CQ: 0x4, CQ_ARMSE: 0x5, CQ_ARMALL: 0x6 } as const;
+
+/** A live clock (bus.liveClock) that reads `ns()`: a test's own time, set on a stepped model. */
+export function liveClockOf(ns: () => number): LiveClock {
+  const readings = new Float64Array(1);
+  return { readings, read: () => { readings[0] = ns(); } };
+}
 
 /**
  * A 64-bit doorbell as halves (bnxt_hsi.h dbc_dbc):
@@ -362,9 +371,9 @@ export class TestNic {
       chip: 'BCM57508',
     };
     this.model = new NicModel({
-      config: this.config, queue: allocWriteQueue(), wake: this.wake.buffer as SharedArrayBuffer,
-      bar0: new SharedArrayBuffer(BAR0_BYTES), bar2: new SharedArrayBuffer(BAR2_BYTES),
-    });
+      config: this.config, queue: allocWriteQueue(), bar0: new SharedArrayBuffer(BAR0_BYTES),
+      bar2: new SharedArrayBuffer(BAR2_BYTES),
+    }, hostServices(this.config.mode, this.wake.buffer as SharedArrayBuffer));
     this.model.engine.attach(this.tables);
     // The engine alone, without the firmware that builds the function's L2 receive path: its
     // frames are let in as if that path existed (the rule itself: test/fidelity-l2-receive.test.ts).

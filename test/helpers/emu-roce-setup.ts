@@ -5,11 +5,12 @@
  * (VER_GET, FUNC_DRV_RGTR, backing store, the CREQ and an NQ, a RoCE statistics context);
  * `TestCmdq` is a minimal RCFW channel: it posts commands and reads the CREQ byte by byte.
  */
-import type { FirmwareName } from '../../drivers/emu/model/firmware/personality.ts';
 import { NicModel, BAR0_BYTES, BAR2_BYTES } from '../../drivers/emu/model/nic-model.ts';
-import { allocWriteQueue, WriteQueueProducer, WriteKind } from '../../drivers/emu/model/write-queue.ts';
+import { allocWriteQueue, WriteKind } from '../../drivers/emu/model/write-queue.ts';
+import { WriteQueueProducer } from '../../drivers/emu/host/write-queue-producer.ts';
 import { allocWake } from '../../drivers/emu/host/wake.ts';
-import type { EmuConfig } from '../../drivers/emu/model/config.ts';
+import { hostServices } from '../../drivers/emu/host/services.ts';
+import type { EmuConfig, FirmwareName } from '../../drivers/emu/model/config.ts';
 import * as H from '../../firmware-hwrm/hwrm/index.ts';
 import type { FieldSpec, Layout, Values } from '../../firmware-hwrm/layout.ts';
 import * as R from '../../firmware-hwrm/roce/index.ts';
@@ -45,9 +46,8 @@ export class EmuRig {
     };
     const queue = allocWriteQueue();
     this.model = new NicModel({
-      config, queue, wake: allocWake(), bar0: new SharedArrayBuffer(BAR0_BYTES),
-      bar2: new SharedArrayBuffer(BAR2_BYTES),
-    });
+      config, queue, bar0: new SharedArrayBuffer(BAR0_BYTES), bar2: new SharedArrayBuffer(BAR2_BYTES),
+    }, hostServices(config.mode, allocWake()));
     this.queue = new WriteQueueProducer(queue, () => this.run());
     // The firmware holds the engine as its EngineHooks: recorders take the engine's place.
     const hooks: EngineHooks = this.model.engine;
@@ -85,11 +85,14 @@ export class EmuRig {
   }
 
   /** Sends one HWRM request (window or short mode) and returns the response bytes; throws on an HWRM error. */
-  hwrm<S extends Record<string, FieldSpec>>(req: Layout<S>, reqType: number, values: Partial<Values<S>>): Uint8Array {
+  hwrm<Q extends Record<string, FieldSpec>>(
+    cmd: H.HwrmCommand<Q, Record<string, FieldSpec>>, values: Partial<Values<Q>>,
+  ): Uint8Array {
     const seqId = this.seq++ & 0xffff;
-    const bytes = req.encode(
+    const reqType = cmd.req_type;
+    const bytes = cmd.request.encode(
       { ...values, req_type: reqType, cmpl_ring: 0xffff, seq_id: seqId, target_id: 0xffff,
-        resp_addr: this.resp.iova } as unknown as Partial<Values<S>>,
+        resp_addr: this.resp.iova } as unknown as Partial<Values<Q>>,
     );
     this.resp.bytes.fill(0);
     let window = bytes;
@@ -149,15 +152,15 @@ export interface HwrmSetup {
  * bnxt_re main.c bnxt_re_dev_init take them).
  */
 export function bringUp(rig: EmuRig, o: BringUpOptions = {}): HwrmSetup {
-  rig.hwrm(H.VerGetInput, H.HWRM.VER_GET, {
+  rig.hwrm(H.HWRM_COMMANDS.VER_GET, {
     hwrm_intf_maj: H.HWRM_VERSION_MAJOR, hwrm_intf_min: H.HWRM_VERSION_MINOR, hwrm_intf_upd: H.HWRM_VERSION_UPDATE,
   });
-  rig.hwrm(H.FuncDrvRgtrInput, H.HWRM.FUNC_DRV_RGTR, { os_type: 0 });
+  rig.hwrm(H.HWRM_COMMANDS.FUNC_DRV_RGTR, { os_type: 0 });
   if (!o.noBackingStore) backingStore(rig, o);
   // The new resource manager hands out only what FUNC_CFG reserved: the CREQ and NQ (MSI-X
   // vectors on P5) and the statistics context, as bnxt_en reserves bnxt_re's share.
   const EN = H.FUNC_CFG_REQ_ENABLES;
-  rig.hwrm(H.FuncCfgInput, H.HWRM.FUNC_CFG, {
+  rig.hwrm(H.HWRM_COMMANDS.FUNC_CFG, {
     fid: H.HWRM_FID_SELF, enables: EN.NUM_MSIX | EN.NUM_STAT_CTXS, num_msix: 4, num_stat_ctxs: 2,
   });
   const creqDepth = o.creqDepth ?? 64;
@@ -174,7 +177,7 @@ export function bringUp(rig: EmuRig, o: BringUpOptions = {}): HwrmSetup {
   const nq = rig.alloc(nqDepth * 16);
   const nqRingId = ringAlloc(rig, nq.iova, 0, nqDepth, 1);
   const stats = rig.alloc(4096);
-  const out = rig.hwrm(H.StatCtxAllocInput, H.HWRM.STAT_CTX_ALLOC, {
+  const out = rig.hwrm(H.HWRM_COMMANDS.STAT_CTX_ALLOC, {
     stats_dma_addr: stats.iova, stats_dma_length: 160,
     stat_ctx_flags: o.statCtxFlags ?? H.STAT_CTX_ALLOC_REQ_STAT_CTX_FLAGS.ROCE,
   });
@@ -184,7 +187,7 @@ export function bringUp(rig: EmuRig, o: BringUpOptions = {}): HwrmSetup {
 
 /** FUNC_BACKING_STORE_QCAPS and CFG: context memory as bnxt_en hands it over (initialised, split, TQM rings). */
 function backingStore(rig: EmuRig, o: BringUpOptions): void {
-  const qcaps = rig.hwrm(H.FuncBackingStoreQcapsInput, H.HWRM.FUNC_BACKING_STORE_QCAPS, {});
+  const qcaps = rig.hwrm(H.HWRM_COMMANDS.FUNC_BACKING_STORE_QCAPS, {});
   const caps = H.FuncBackingStoreQcapsOutput.decode(qcaps);
   const qp = o.qpEntries ?? 64;
   const cq = o.cqEntries ?? 64;
@@ -215,7 +218,7 @@ function backingStore(rig: EmuRig, o: BringUpOptions): void {
     tqmEnables |= EN.TQM_RING0 << i;
   }
   const units = o.mravUnsplit ? 0 : caps.mrav_num_entries_units;
-  rig.hwrm(H.FuncBackingStoreCfgInput, H.HWRM.FUNC_BACKING_STORE_CFG, {
+  rig.hwrm(H.HWRM_COMMANDS.FUNC_BACKING_STORE_CFG, {
     ...tqm, tqm_entry_size: 16,
     // MRs only (no AHs), split as QCAPS's units ask (flag MRAV_RESERVATION_SPLIT).
     flags: units ? H.FUNC_BACKING_STORE_CFG_REQ_FLAGS.MRAV_RESERVATION_SPLIT : 0,
@@ -230,7 +233,7 @@ function backingStore(rig: EmuRig, o: BringUpOptions): void {
 }
 
 function ringAlloc(rig: EmuRig, table: number, depth: number, length: number, logicalId: number): number {
-  const out = rig.hwrm(H.RingAllocInput, H.HWRM.RING_ALLOC, {
+  const out = rig.hwrm(H.HWRM_COMMANDS.RING_ALLOC, {
     ring_type: H.RING_ALLOC_REQ_RING_TYPE.NQ, page_tbl_addr: table, page_size: 12, page_tbl_depth: depth, length,
     logical_id: logicalId, int_mode: H.RING_ALLOC_REQ_INT_MODE.MSIX,
   });

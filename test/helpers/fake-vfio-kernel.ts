@@ -7,7 +7,7 @@
  * It is written from include/uapi/linux/vfio.h and Documentation/driver-api/vfio.rst with its own literal numbers and
  * offsets, not from drivers/vfio/abi.ts, so it checks the backend against the document.
  */
-import type { Libc, Pointer } from '../../drivers/vfio/libc.ts';
+import type { Libc, Pointer } from '../../drivers/native/libc.ts';
 
 const EINVAL = 22;
 const ENOENT = 2;
@@ -15,6 +15,7 @@ const EBADF = 9;
 const EBUSY = 16;
 const ENOMEM = 12;
 const EPERM = 1;
+const EACCES = 13;
 
 type FdKind = 'container' | 'group' | 'device' | 'memfd';
 
@@ -26,6 +27,14 @@ export interface FakeFaults {
   deviceFdRefused?: boolean;
   bar2NotMappable?: boolean;
   mapDmaRefused?: boolean;
+  /** open() of /dev/vfio/vfio, or of the group node, refused for want of permission (EACCES). */
+  containerDenied?: boolean;
+  groupDenied?: boolean;
+  /**
+   * VFIO_SET_IOMMU refused with EPERM, as vfio_iommu_type1_attach_group refuses a group whose
+   * IOMMU cannot isolate MSIs (no interrupt remapping) unless allow_unsafe_interrupts is set.
+   */
+  noInterruptRemapping?: boolean;
 }
 
 const REGION = {
@@ -64,8 +73,11 @@ export class FakeVfioKernel implements Libc {
 
   open(path: string, _flags: number): number {
     let kind: FdKind;
-    if (path === `${this.devRoot}/vfio/vfio`) kind = 'container';
-    else if (path === `${this.devRoot}/vfio/${this.group}`) {
+    if (path === `${this.devRoot}/vfio/vfio`) {
+      if (this.faults.containerDenied) return -EACCES;
+      kind = 'container';
+    } else if (path === `${this.devRoot}/vfio/${this.group}`) {
+      if (this.faults.groupDenied) return -EACCES;
       if (this.faults.groupBusy || [...this.fds.values()].some((f) => f.kind === 'group')) return -EBUSY;
       kind = 'group';
     } else return -ENOENT;
@@ -96,6 +108,7 @@ export class FakeVfioKernel implements Libc {
       case 0x3b66: // VFIO_SET_IOMMU
         if (f.kind !== 'container' || value !== 3 || this.groupContainer !== fd)
           return this.bad('VFIO_SET_IOMMU before a group joined, or not type1v2');
+        if (this.faults.noInterruptRemapping) return -EPERM;
         this.iommuSet = true;
         this.log.push('set iommu type1v2');
         return 0;

@@ -4,11 +4,16 @@
  *
  *   scripts/ bench/ test/  ->  lib/  ->  drivers/  ->  firmware-hwrm/
  *
+ * and the software NIC's model is pure: nothing under drivers/emu/model/ imports drivers/emu/host/,
+ * or reaches a Node built-in module, koffi or worker_threads (modelImpurities).
+ *
  * Imports are read with TypeScript's own pre-processor (ts.preProcessFile), which sees static,
- * type-only, re-export and dynamic imports and ignores comments and strings. Only relative
- * specifiers name files of the tree; packages and node: builtins are left out.
+ * type-only, re-export and dynamic imports (and `import('x')` types and `require('x')`) and
+ * ignores comments and strings. Relative specifiers name files of the tree (importGraph); the
+ * rest name packages and Node's built-ins (packageImports).
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { isBuiltin } from 'node:module';
 import { dirname, join, normalize, relative, sep } from 'node:path';
 import ts from 'typescript';
 
@@ -29,6 +34,16 @@ export function importGraph(sources: ReadonlyMap<string, string>): ImportGraph {
     graph.set(path, targets);
   }
   return graph;
+}
+
+/** Source file -> the packages and built-in modules it imports ('koffi', 'node:fs'), as written. */
+export function packageImports(sources: ReadonlyMap<string, string>): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const [path, text] of sources) {
+    const names = ts.preProcessFile(text, true, true).importedFiles.map((ref) => ref.fileName);
+    out.set(path, names.filter((name) => !name.startsWith('.')));
+  }
+  return out;
 }
 
 /** Every source file under `folders` of `root` (node_modules and dist are not the tree's). */
@@ -70,6 +85,45 @@ export function forbiddenImports(graph: ImportGraph, rules: Readonly<Record<stri
     for (const to of targets) if (banned.includes(top(to))) out.push(`${from} -> ${to}`);
   }
   return out;
+}
+
+const MODEL = 'drivers/emu/model/';
+const HOST = 'drivers/emu/host/';
+
+/** What the model may not reach: Node's built-in modules (node:* or the bare name: worker_threads too) and koffi. */
+const outsideTheModel = (name: string): boolean => isBuiltin(name) || name === 'koffi' || name.startsWith('koffi/');
+
+/** How a file outside the model came to be checked: the model's file that reaches it. */
+const via = (file: string, from: string): string => (file.startsWith(MODEL) ? '' : ` (reached from ${from})`);
+
+/**
+ * What breaks the model's purity: every file the model reaches (its own, or one outside it that
+ * it imports, at any depth) that imports drivers/emu/host/, a Node built-in module or koffi.
+ * Type-only imports count: the model's types name nothing of its hosts either. Each as
+ * 'file -> import', with the model's file that reaches it.
+ */
+export function modelImpurities(graph: ImportGraph, packages: ReadonlyMap<string, readonly string[]>): string[] {
+  const out: string[] = [];
+  const reachedFrom = new Map<string, string>();
+  for (const from of graph.keys()) {
+    if (!from.startsWith(MODEL)) continue;
+    const work = [from];
+    while (work.length > 0) {
+      const file = work.pop()!;
+      if (reachedFrom.has(file)) continue;
+      reachedFrom.set(file, from);
+      for (const to of graph.get(file) ?? []) {
+        if (to.startsWith(HOST)) out.push(`${file} -> ${to}${via(file, from)}`);
+        else work.push(to);
+      }
+    }
+  }
+  for (const [file, from] of reachedFrom) {
+    for (const name of packages.get(file) ?? []) {
+      if (outsideTheModel(name)) out.push(`${file} -> ${name}${via(file, from)}`);
+    }
+  }
+  return out.sort();
 }
 
 /**

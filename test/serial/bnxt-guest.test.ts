@@ -26,9 +26,8 @@ import { fileURLToPath } from 'node:url';
 import {
   runGuest, buildGuest, DEFAULT_CACHE, HOST_PEER_STEPS, GUEST_MAC, guestPerftestMessage,
 } from '../../scripts/bnxt-guest/run.ts';
-import { PERF_SEND_FILL } from '../../scripts/cli/run-perf.ts';
-import type { PeerStepResult } from '../../scripts/bnxt-guest/host-peer.ts';
-import { checkPingpongCapture, readPcap, type CapturedFrame } from '../../scripts/interop/capture-check.ts';
+import { readPcap } from '../../scripts/interop/capture-check.ts';
+import { checkPeerStep } from '../helpers/peer-step-check.ts';
 import { compareTraces } from '../../scripts/bnxt-guest/compare-trace.ts';
 import { traceOwnDriver } from '../../scripts/bnxt-guest/own-trace.ts';
 import { parseTrace } from '../../firmware-hwrm/trace.ts';
@@ -49,18 +48,6 @@ function whySkip(): string | false {
   if (spawnSync('sh', ['-c', 'command -v apt-get && command -v unshare']).status !== 0)
     return 'the guest is built from Debian packages with apt-get (and QEMU runs under unshare)';
   return false;
-}
-
-/** The QP numbers and PSNs of a perftest step (" local address: LID 0000 QPN 0x000a PSN 0x117b7e"). */
-function perftestAddresses(lines: readonly string[]): { local: [number, number]; remote: [number, number] } | null {
-  const text = lines.join('\n');
-  const get = (side: string): [number, number] | null => {
-    const m = new RegExp(`${side} address: LID \\S+ QPN 0x([0-9a-f]+) PSN 0x([0-9a-f]+)`, 'i').exec(text);
-    return m ? [parseInt(m[1]!, 16), parseInt(m[2]!, 16)] : null;
-  };
-  const local = get('local');
-  const remote = get('remote');
-  return local && remote ? { local, remote } : null;
 }
 
 /**
@@ -85,64 +72,11 @@ function documentedDifferences(family: string): { text: string; re: RegExp }[] {
   return rows;
 }
 
-/** Checks one host-peer step; returns the guest packets its capture shows past a gap (a lost frame). */
-function checkHostStep(t: Test, s: PeerStepResult, frames: readonly CapturedFrame[]): number {
-  const id = s.step.id;
-  const iters = 'iters' in s.step ? s.step.iters : 0;
-  const size = 'sizeBytes' in s.step ? s.step.sizeBytes : 0;
-  const role = s.step.kind.endsWith('client') ? 'client' : 'server';
-  t.equal(s.status, 0,
-    `${id}: the guest's ${s.perftest !== null || 'test' in s.step ? 'ib_send_lat' : 'ibv_rc_pingpong'} exits 0`);
-  t.equal(s.host?.exitCode, 0, `${id}: rig-bnxt on the host exits 0`);
-  let pair;
-  if ('test' in s.step) {
-    const hostRow = (s.host?.output ?? '').split('\n').find((l) => new RegExp(`^\\s*${size}\\s+${iters}\\s`).test(l));
-    t.same([s.perftest?.sizeBytes, s.perftest?.iterations], [size, iters],
-      `${id}: perftest counted ${iters} messages of ${size} B`);
-    t.ok(hostRow !== undefined, `${id}: rig-bnxt perf counted the same`);
-    const a = perftestAddresses(s.output);
-    if (a === null) {
-      t.fail(`${id}: no QP addresses in perftest's output`);
-      return 0;
-    }
-    // Both ends send known bytes (perftest from the job's payload file, rig-bnxt perf its fill):
-    // every message each way is compared with them, byte for byte.
-    pair = {
-      guestQpn: a.local[0], guestPsn: a.local[1], hostQpn: a.remote[0], hostPsn: a.remote[1], sizeBytes: size, iters,
-      role, payloads: { toGuest: new Uint8Array(size).fill(PERF_SEND_FILL), fromGuest: guestPerftestMessage(size) },
-    } as const;
-  } else {
-    t.equal(s.pingpong?.iters, iters, `${id}: ibv_rc_pingpong did ${iters} iterations`);
-    const pp = s.pingpong;
-    if (pp === null) return 0;
-    pair = {
-      guestQpn: pp.localQpn, guestPsn: pp.localPsn, hostQpn: pp.remoteQpn, hostPsn: pp.remotePsn, sizeBytes: size,
-      iters, role,
-    } as const;
-  }
-  const c = checkPingpongCapture(frames, pair, GUEST_MAC);
-  t.equal(c.messagesToGuest, iters, `${id}: ${iters} messages host -> guest on the cable`);
-  t.equal(c.messagesFromGuest, iters, `${id}: ${iters} messages guest -> host on the cable`);
-  t.same(c.badFrames, [], `${id}: every RoCEv2 frame parses (checksums, ICRC)`);
-  // The one NAK the run may show: the host's, asking for the guest's dropped frame again
-  // (the guest's packets after the gap are out of sequence for it).
-  const lossNak = /^host sent NAK\(PSN_SEQUENCE_ERROR\)/;
-  t.same(c.naks.filter((n) => !(c.outOfSequenceFromGuest > 0 && lossNak.test(n))), [], `${id}: no other NAK`);
-  // The capture is the model's, whose reading of the host's UDP socket a loaded machine delays,
-  // so the time between a packet and its resend seen there is not the sender's: reported only.
-  if (c.repeatedPsnsToGuest + c.repeatedPsnsFromGuest > 0)
-    t.comment(`${id}: ${c.repeatedPsnsToGuest} packets resent to the guest, ${c.repeatedPsnsFromGuest} from it`);
-  if ('test' in s.step) {
-    t.equal(c.payloadsCompared, 2 * iters, `${id}: every message each way compared with what its sender posted`);
-    t.same(c.payloadMismatches, [], `${id}: every payload went through both NICs intact`);
-  } else {
-    // ibv_rc_pingpong sends from the buffer it receives into: each message the guest sends back is
-    // the one it received, byte for byte.
-    t.equal(c.echoesCompared, role === 'client' ? iters - 1 : iters, `${id}: every echo compared`);
-    t.same(c.echoMismatches, [], `${id}: every payload went through both NICs intact`);
-  }
-  return c.outOfSequenceFromGuest;
-}
+/** The bnxt guest's tools, and what its perftest sends (the job's payload file). */
+const PEER_CHECK = {
+  guestMac: GUEST_MAC, guestTools: { pingpong: 'ibv_rc_pingpong', perf: 'ib_send_lat' },
+  fromGuest: guestPerftestMessage,
+} as const;
 
 const skip = whySkip();
 for (const chip of BNXT_GUEST_CHIPS) {
@@ -206,7 +140,9 @@ async function guestRun(t: Test, chip: BnxtGuestChip): Promise<void> {
   t.equal(r.hostFailure, null, 'every host-peer step ran');
   const frames = existsSync(r.pcapPath) ? readPcap(readFileSync(r.pcapPath)) : [];
   let afterGap = 0;
-  for (const s of r.hostSteps) await t.test(s.step.id, async (t) => { afterGap += checkHostStep(t, s, frames); });
+  for (const s of r.hostSteps) {
+    await t.test(s.step.id, async (t) => { afterGap += checkPeerStep(t, s, frames, PEER_CHECK); });
+  }
   t.ok(afterGap > 0, `the dropped frame left a gap the host saw (${afterGap} guest packets after it)`);
 
   // The dropped frame: the first SEND_MIDDLE the served NIC sent (the guest's 4 KiB echo in

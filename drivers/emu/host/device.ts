@@ -8,15 +8,16 @@ import type { Device, Mmio, PciIdentity, RandomSource } from '../../device.ts';
 import { CryptoRandom } from '../../crypto-random.ts';
 import { Random } from '../model/random.ts';
 import { ok, err, type Result } from '../../../firmware-hwrm/result.ts';
-import { allocWriteQueue, setWriteQueueWakeFd, WriteQueueProducer, WriteKind } from '../model/write-queue.ts';
+import { allocWriteQueue, WriteKind } from '../model/write-queue.ts';
+import { setWriteQueueWakeFd, WriteQueueProducer } from './write-queue-producer.ts';
 import { closeWakeFd, openWakeFd } from './wake-fd.ts';
 import { udpThroughLibc } from './cable/udp-socket-cable.ts';
 import { allocWake } from './wake.ts';
 import { EmuDmaMemory } from './dma-memory.ts';
 import type { EmuControls } from './control.ts';
 import { emuChip, type EmuConfig } from '../model/config.ts';
-import { BAR0_BYTES, BAR2_BYTES, BAR2_PUBLISHED_BYTES, type ModelInit } from '../model/nic-model.ts';
-import type { ModelHost } from './model-host.ts';
+import { BAR0_BYTES, BAR2_BYTES, BAR2_PUBLISHED_BYTES } from '../model/nic-model.ts';
+import type { HostInit, ModelHost } from './model-host.ts';
 import { hostStepped } from './stepped-host.ts';
 import { hostInline } from './inline-host.ts';
 import { hostInlineUdp } from './inline-udp-host.ts';
@@ -77,7 +78,7 @@ export function openEmu(given: EmuConfig): Result<EmuDevice> {
   // BAR2 holds doorbells only: writes go through the queue and the model publishes nothing
   // there, so its read-back words need one page, not the BAR's 16 MiB (a fresh zeroed 16 MiB
   // per NIC opened is what kept the RSS of a process growing as NICs came and went).
-  const init: ModelInit = {
+  const init: HostInit = {
     config, queue: allocWriteQueue(), wake: allocWake(), bar0: new SharedArrayBuffer(BAR0_BYTES),
     bar2: new SharedArrayBuffer(BAR2_PUBLISHED_BYTES),
   };
@@ -126,7 +127,7 @@ function randomSourceFor(config: EmuConfig): RandomSource {
 /** Mixed into the seed for the driver's stream ("PSN" in ASCII). */
 const DRIVER_STREAM = 0x50534e;
 
-function makeDevice(identity: PciIdentity, config: EmuConfig, init: ModelInit, host: ModelHost): EmuDevice {
+function makeDevice(identity: PciIdentity, config: EmuConfig, init: HostInit, host: ModelHost): EmuDevice {
   const bars = {
     0: new EmuMmio(BAR0_BYTES, init.bar0, host.queue, WriteKind.Bar0Write32),
     2: new EmuMmio(BAR2_BYTES, init.bar2, host.queue, WriteKind.Bar2Write32),

@@ -13,16 +13,11 @@
  * koffi is loaded on first use: without it (or if madvise ever fails) `discardPages` answers
  * false and the caller zeroes by writing.
  */
-import { createRequire } from 'node:module';
+import { loadKoffi, libcFunction } from '../../native/libc.ts';
 
 const PAGE = 4096;
 /** linux/mman.h (asm-generic/mman-common.h). */
 const MADV_DONTNEED = 4;
-
-interface Koffi {
-  load(path: string): { func(signature: string): (...args: unknown[]) => unknown };
-  address(pointer: unknown): bigint;
-}
 
 interface Bound {
   madvise(at: Uint8Array, length: number, advice: number): number;
@@ -37,11 +32,10 @@ const addresses = new WeakMap<SharedArrayBuffer, number>();
 function libc(): Bound | undefined {
   if (bound !== undefined) return bound ?? undefined;
   try {
-    const koffi = createRequire(import.meta.url)('koffi') as Koffi;
-    const l = koffi.load('libc.so.6');
-    const madvise = l.func('int madvise(void *addr, size_t length, int advice)') as Bound['madvise'];
-    const memmove = l.func('void *memmove(void *dst, const void *src, size_t n)');
-    bound = { madvise, addressOf: (bytes) => Number(koffi.address(memmove(bytes, bytes, 0))) };
+    const ffi = loadKoffi();
+    const madvise = libcFunction('int madvise(void *addr, size_t length, int advice)') as Bound['madvise'];
+    const memmove = libcFunction('void *memmove(void *dst, const void *src, size_t n)');
+    bound = { madvise, addressOf: (bytes) => Number(ffi.address(memmove(bytes, bytes, 0))) };
   } catch {
     bound = null;
   }

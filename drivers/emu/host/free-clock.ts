@@ -16,7 +16,8 @@
  * clock_gettime / performance.now() / clock_gettime brackets (~60 ns from it, measured). Without
  * koffi (its native part missing) the read falls back to performance.now(), which allocates.
  */
-import { createRequire } from 'node:module';
+import { libcFunction } from '../../native/libc.ts';
+import type { LiveClock } from '../model/host-services.ts';
 
 export const FREE_NS = 0;
 export const FREE_MS = 1;
@@ -42,10 +43,7 @@ function monotonicNs(read: (clock: number, into: Int32Array) => number): number 
 function load(): void {
   ready = true;
   try {
-    const koffi = createRequire(import.meta.url)('koffi') as {
-      load(path: string): { func(signature: string): (clock: number, into: Int32Array) => number };
-    };
-    const read = koffi.load('libc.so.6').func('int clock_gettime(int clock, void *into)');
+    const read = libcFunction('int clock_gettime(int clock, void *into)') as NonNullable<typeof clockGettime>;
     if (read(CLOCK_MONOTONIC, ts) !== 0) return;
     let best = Infinity;
     for (let i = 0; i < CALIBRATION_BRACKETS; i++) {
@@ -78,8 +76,15 @@ export function readFreeClock(): void {
   freeClock[FREE_MS] = ns / 1e6;
 }
 
-/** Whether readFreeClock allocates nothing (koffi loaded). */
+/** Whether readFreeClock allocates nothing (koffi is there). */
 export function freeClockIsFree(): boolean {
   if (!ready) load();
   return clockGettime !== undefined;
 }
+
+/**
+ * The free clock as a model's live clock (HostServices.clock, a worker's model): read() leaves
+ * the time in readings[0] (freeClock[FREE_NS], FREE_NS being 0), so the model's data path reads
+ * it without a heap number.
+ */
+export const FREE_LIVE_CLOCK: LiveClock = { readings: freeClock, read: readFreeClock };

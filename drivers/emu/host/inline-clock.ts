@@ -8,7 +8,7 @@
 import type { Clock } from '../../device.ts';
 import { runModelsOnce, type Stepped } from '../model/cable/pair-cable.ts';
 
-/** The Performance object, read once (a getter of globalThis at each use: bus.ts says more). */
+/** The Performance object, read once (a getter of globalThis at each use: services.ts says more). */
 const perf = performance;
 
 export abstract class InlineModelsClock implements Clock {

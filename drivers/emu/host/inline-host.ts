@@ -18,10 +18,11 @@
  * A strict model's broken invariant throws out of the call that ran it, and out of every
  * one after.
  */
-import { NicModel, type ModelInit } from '../model/nic-model.ts';
+import { NicModel } from '../model/nic-model.ts';
 import { SharedStepping, pairLink } from '../model/cable/pair-cable.ts';
 import { InlineModelsClock } from './inline-clock.ts';
-import type { ModelHost } from './model-host.ts';
+import type { HostInit, ModelHost } from './model-host.ts';
+import { hostServices } from './services.ts';
 import { thisThreadHost } from './this-thread-host.ts';
 
 /** Nobody notifies its sleeps: each is a bounded block until the models' next deadline. */
@@ -34,8 +35,8 @@ class InlineClock extends InlineModelsClock {
 }
 
 /** Builds the model here; throws what its construction throws (a cable that cannot be made). */
-export function hostInline(init: ModelInit): ModelHost {
-  const model = new NicModel(init);
+export function hostInline(init: HostInit): ModelHost {
+  const model = new NicModel(init, hostServices(init.config.mode, init.wake));
   const cable = init.config.cable;
   const link = cable.kind === 'pair' ? pairLink(cable.name) : undefined;
   const stepping = link?.stepping ?? new SharedStepping();

@@ -22,11 +22,12 @@
  * A strict model's broken invariant throws out of the next driver call (the event loop's
  * runs keep it for that call).
  */
-import { NicModel, type ModelInit } from '../model/nic-model.ts';
+import { NicModel } from '../model/nic-model.ts';
 import { runModelsOnce } from '../model/cable/pair-cable.ts';
 import { SocketSleep } from './socket-sleep.ts';
 import { InlineModelsClock } from './inline-clock.ts';
-import type { ModelHost } from './model-host.ts';
+import type { HostInit, ModelHost } from './model-host.ts';
+import { hostServices } from './services.ts';
 import { thisThreadHost } from './this-thread-host.ts';
 
 const TICK_MS = 5;
@@ -82,8 +83,8 @@ class InlineUdpClock extends InlineModelsClock {
 }
 
 /** Builds the model here, on a UDP cable read through libc; throws what its construction throws. */
-export function hostInlineUdp(init: ModelInit): ModelHost {
-  const model = new NicModel(init);
+export function hostInlineUdp(init: HostInit): ModelHost {
+  const model = new NicModel(init, hostServices(init.config.mode, init.wake));
   if (model.cablePollFd() < 0) {
     model.close();
     throw new Error('an inline UDP NIC needs its socket read through libc (koffi did not load)');

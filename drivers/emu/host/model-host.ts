@@ -4,7 +4,7 @@
  * gives the device the same five things, so nothing above knows which it has.
  */
 import type { Clock } from '../../device.ts';
-import type { WriteQueueProducer } from '../model/write-queue.ts';
+import type { WriteQueueProducer } from './write-queue-producer.ts';
 import type { DmaMapper } from './dma-memory.ts';
 import type { EmuControls } from './control.ts';
 import type { ModelInit } from '../model/nic-model.ts';
@@ -23,4 +23,7 @@ export interface ModelHost {
   close(): void;
 }
 
-export type { ModelInit };
+/** What a host starts a model with: the model's shared memory and config, and the driver's wake block (wake.ts). */
+export interface HostInit extends ModelInit {
+  readonly wake: SharedArrayBuffer;
+}

@@ -6,9 +6,10 @@
  * (or relax) that ran it, and out of every one after.
  */
 import type { Clock } from '../../device.ts';
-import { NicModel, type ModelInit } from '../model/nic-model.ts';
+import { NicModel } from '../model/nic-model.ts';
 import { SharedStepping, pairLink, runModelsOnce } from '../model/cable/pair-cable.ts';
-import type { ModelHost } from './model-host.ts';
+import type { HostInit, ModelHost } from './model-host.ts';
+import { hostServices } from './services.ts';
 import { thisThreadHost } from './this-thread-host.ts';
 
 class SteppedClock implements Clock {
@@ -46,8 +47,8 @@ class SteppedClock implements Clock {
 }
 
 /** Builds the model here; throws what its construction throws (a cable that cannot be made). */
-export function hostStepped(init: ModelInit): ModelHost {
-  const model = new NicModel(init);
+export function hostStepped(init: HostInit): ModelHost {
+  const model = new NicModel(init, hostServices(init.config.mode, init.wake));
   // A pair cable's NICs step on the pair's shared clock (its port joined the pair above).
   const cable = init.config.cable;
   const link = cable.kind === 'pair' ? pairLink(cable.name) : undefined;

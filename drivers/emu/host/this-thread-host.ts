@@ -5,7 +5,7 @@
  * differ only in their clocks and in what they take the model out of.
  */
 import type { Clock } from '../../device.ts';
-import { WriteQueueProducer } from '../model/write-queue.ts';
+import { WriteQueueProducer } from './write-queue-producer.ts';
 import type { NicModel, ModelInit } from '../model/nic-model.ts';
 import type { ModelHost } from './model-host.ts';
 

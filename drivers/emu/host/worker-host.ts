@@ -10,15 +10,16 @@
 import { Worker, MessageChannel, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import type { Clock } from '../../device.ts';
 import { ok, err, type Result } from '../../../firmware-hwrm/result.ts';
-import { WriteQueueProducer, WriteKind } from '../model/write-queue.ts';
+import { WriteKind } from '../model/write-queue.ts';
+import { WriteQueueProducer } from './write-queue-producer.ts';
 import { WAKE_COUNTER, WAKE_FAILED, WAKE_HEARTBEAT, WAKE_SLEEPING } from './wake.ts';
 import { FAILURE_REPLY, controlsByName, type ControlMessage, type ControlReply } from './control.ts';
 import { ModelInternalError } from '../model/bus.ts';
-import type { ControlNames, ModelInit } from '../model/nic-model.ts';
-import type { ModelHost } from './model-host.ts';
+import type { ControlNames } from '../model/nic-model.ts';
+import type { HostInit, ModelHost } from './model-host.ts';
 import { findWorkerFile } from './worker-file.ts';
 
-/** The Performance object, read once (a getter of globalThis at each use: bus.ts says more). */
+/** The Performance object, read once (a getter of globalThis at each use: services.ts says more). */
 const perf = performance;
 
 /**
@@ -142,7 +143,7 @@ class ControlPort {
 }
 
 /** The worker thread running the model, and the host's end of its message channel. */
-function startWorker(init: ModelInit): Result<{ worker: Worker; hostPort: MessagePort }> {
+function startWorker(init: HostInit): Result<{ worker: Worker; hostPort: MessagePort }> {
   // A missing worker file would only show as a start-up timeout: find it first, or say where it is not.
   const workerFile = findWorkerFile();
   if (!workerFile.ok) return workerFile;
@@ -159,7 +160,7 @@ function startWorker(init: ModelInit): Result<{ worker: Worker; hostPort: Messag
 }
 
 /** Starts the worker and waits for its first sign of life, so open fails cleanly if it cannot start. */
-export function hostInWorker(init: ModelInit): Result<ModelHost> {
+export function hostInWorker(init: HostInit): Result<ModelHost> {
   const spawned = startWorker(init);
   if (!spawned.ok) return spawned;
   const { worker, hostPort } = spawned.value;

@@ -35,13 +35,15 @@
  * operations (its baseline tiers box every double they touch: 0.3-0.6 B an operation).
  */
 import { workerData, receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
-import { NicModel, type ModelInit } from '../model/nic-model.ts';
+import { NicModel } from '../model/nic-model.ts';
 import { FAILURE_REPLY, type ControlMessage, type ControlReply } from './control.ts';
 import { ModelInternalError } from '../model/bus.ts';
-import { WAKE_FAILED, WAKE_HEARTBEAT, WAKE_SLEEPING } from './wake.ts';
-import { writeQueueWakeFd } from '../model/write-queue.ts';
+import { WAKE_FAILED, WAKE_HEARTBEAT, WAKE_SLEEPING, wakeDriver } from './wake.ts';
+import { writeQueueWakeFd } from './write-queue-producer.ts';
 import { SocketSleep } from './socket-sleep.ts';
 import { FREE_MS, FREE_NS, freeClock, readFreeClock } from './free-clock.ts';
+import type { HostInit } from './model-host.ts';
+import { hostServices } from './services.ts';
 
 /** How long the model keeps looking for work after its last work, in ms (a cable in memory). */
 const SPIN_AFTER_WORK_MS = 0.05;
@@ -66,9 +68,10 @@ const IDLE_LOOKS = 64;
 /** Longest synchronous sleep before the event loop turns (timers: the capture's flush), in ms. */
 const EVENT_LOOP_TURN_MS = 20;
 
-const data = workerData as ModelInit & { port: MessagePort };
+const data = workerData as HostInit & { port: MessagePort };
 const port = data.port;
-const model = new NicModel(data);
+// Mode 'thread': the model reads the free clock and wakes the driver through its wake block.
+const model = new NicModel(data, hostServices(data.config.mode, data.wake));
 const wake = new Int32Array(data.wake);
 /** A UDP socket this thread reads itself: asleep, block in ppoll on it and on the driver's eventfd. */
 const pollFd = model.cablePollFd();
@@ -100,7 +103,7 @@ function handle(m: ControlMessage): void {
         if (e instanceof ModelInternalError) fail(e);
       }
       port.postMessage(reply);
-      model.wakeDriver();
+      wakeDriver(wake);
       break;
     }
     case 'close': {
@@ -114,7 +117,7 @@ function handle(m: ControlMessage): void {
       }
       // The host terminates this thread only after this answer: the capture is on disk by now.
       port.postMessage(reply);
-      model.wakeDriver();
+      wakeDriver(wake);
       break;
     }
   }
@@ -161,7 +164,7 @@ function slice(): void {
       // A cable in memory brings nothing between runs: after a run that found nothing, with no
       // write queued, only a deadline (a timer, a frame due) can give a run work. The run's time
       // goes in as a field (bus.nowNs), never as a double argument (a heap number a call).
-      if (due || !cableInMemory || model.dueAtFreeClock()) {
+      if (due || !cableInMemory || model.dueAtLastReading()) {
         model.bus.nowNs = freeClock[FREE_NS]!;
         worked = model.runNow();
         if (worked) times[LAST_WORK] = t;
@@ -226,7 +229,7 @@ function fail(e: unknown): void {
   } catch {
     // The failure already reported is the one that matters.
   }
-  model.wakeDriver();
+  wakeDriver(wake);
 }
 
 function schedule(): void {
@@ -278,6 +281,6 @@ void model.cableReady().then((r) => {
     (r.ok ? { id: 0, ok: true, value: model.controlNames() }
       : { id: 0, ok: false, error: r.error }) satisfies ControlReply,
   );
-  model.wakeDriver();
+  wakeDriver(wake);
 });
 schedule();

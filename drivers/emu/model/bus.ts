@@ -8,17 +8,22 @@
  *   registers      bar0Written (what the driver wrote), publishBar0 (what it reads back)
  *   interrupts     notifyDriver: a write the driver may be waiting on landed in host memory
  *   outside work   externalWork: a socket delivered a frame (the worker must run soon)
- *   time, chance   now (the model's clock), random (the seeded PRNG)
+ *   cable          plugCable: the port's cable stack, which the host builds (host-services.ts)
+ *   time, chance   now (the model's clock), liveNow (the host's live clock), random (the seeded PRNG)
  *   config, chip   the NIC's identity and cable, fixed at open; the chip profile it plays
  *   invariants     internalError: a broken invariant inside the model (strict: throws)
+ *
+ * What comes from outside the model (the live clock, the driver's wake block, the cable stack)
+ * the host hands in (host-services.ts HostServices); the bus keeps it in fields the data path
+ * reads without a call that returns a double.
  */
 import { Iommu } from './iommu.ts';
 import { Random } from './random.ts';
 import { emuChip, strictByDefault, type EmuConfig } from './config.ts';
 import type { ChipProfile } from '../../../firmware-hwrm/chips.ts';
 import type { TraceSink } from '../../../firmware-hwrm/trace.ts';
-import { WAKE_SLEEPING, wakeDriver } from '../host/wake.ts';
-import { FREE_NS, freeClock, readFreeClock } from '../host/free-clock.ts';
+import type { DriverWake, HostServices, LiveClock } from './host-services.ts';
+import type { PortCable, PortCableOptions } from './cable/port-cable.ts';
 
 export interface ModelBus {
   readonly config: EmuConfig;
@@ -54,10 +59,12 @@ export interface ModelBus {
   /** Something the driver may be waiting on was written: wake it after this run. */
   notifyDriver(): void;
   /**
-   * The driver's wake block where the driver runs in another thread (mode 'thread'; wake.ts):
-   * the engine beats its heartbeat there as it works (Port.send), not only between runs.
+   * The driver's heartbeat where the driver runs in another thread (mode 'thread'; DriverWake):
+   * the engine beats it as it works (Port.send), not only between runs.
    */
-  readonly driverWake: Int32Array | undefined;
+  readonly heartbeat: Int32Array | undefined;
+  /** Builds the port's cable stack (the host's HostServices.plugCable). */
+  plugCable(o: PortCableOptions): PortCable;
   /** A frame arrived from outside the model's run (a socket): run again soon. */
   externalWork(): void;
   /**
@@ -80,26 +87,6 @@ export class ModelInternalError extends Error {
   }
 }
 
-/**
- * The Performance object, read once: `performance` is an accessor of globalThis in Node, so each
- * use of the global runs its getter through a LoadGlobalIC (~16 ns of a ~70 ns clock read here).
- */
-const perf = performance;
-
-/** The hosts' real-time clock in ns (performance.now, common to every thread of the process). */
-export function realTimeNs(): number {
-  return perf.now() * 1e6;
-}
-
-/**
- * The same clock read allocation-free (free-clock.ts): the live clock of a model in a worker,
- * whose runs read it at every ACK timer stamp and RNR wait (readLiveNow reads freeClock itself).
- */
-export function freeRealTimeNs(): number {
-  readFreeClock();
-  return freeClock[FREE_NS]!;
-}
-
 /** The bus as the NicModel keeps it: the register file's two halves, the clock, the wake flag. */
 export class NicBus implements ModelBus {
   readonly iommu = new Iommu();
@@ -112,28 +99,33 @@ export class NicBus implements ModelBus {
   onExternalWork: () => void = () => {};
   nowNs = 0;
   /**
-   * The live clock behind liveNow(): the hosts' real-time clock (the vfio-user server and an
-   * inline model run on performance.now(), a worker on the same clock read allocation-free,
-   * freeRealTimeNs); none in stepped mode. A test may set its own.
+   * The live clock behind liveNow(), the host's (HostServices.clock): real time, read into a
+   * cell (an inline model's and the vfio-user server's performance.now(), a worker's
+   * clock_gettime read allocation-free); none in stepped mode. A test may set its own.
    */
-  liveClockNs: (() => number) | undefined;
+  liveClock: LiveClock | undefined;
   /** The driver has something to see since the last wake. */
   wroteSomething = false;
   /**
-   * The driver's wake block (wake.ts), set by the model where its driver runs in another thread
-   * (none sleeps on it otherwise): a sleeping driver is woken at the first write, not at the
-   * run's end.
+   * The driver's wake block, handed in where the driver runs in another thread (none sleeps on it
+   * otherwise): a sleeping driver is woken at the first write, not at the run's end.
    */
-  driverWake: Int32Array | undefined;
+  readonly driverWake: DriverWake | undefined;
+  readonly heartbeat: Int32Array | undefined;
   /** Broken invariants throw (tests) instead of being counted (config.strict, else the environment). */
   readonly strict: boolean;
   /** The first broken invariant of a strict model: it runs no more. */
   failure: ModelInternalError | undefined;
 
-  constructor(readonly config: EmuConfig, private readonly bar0Published: Int32Array, bar0Bytes: number) {
+  constructor(
+    readonly config: EmuConfig, private readonly bar0Published: Int32Array, bar0Bytes: number,
+    private readonly host: HostServices,
+  ) {
     this.strict = config.strict ?? strictByDefault();
     this.chip = emuChip(config.chip);
-    this.liveClockNs = config.mode === 'stepped' ? undefined : config.mode === 'thread' ? freeRealTimeNs : realTimeNs;
+    this.liveClock = host.clock;
+    this.driverWake = host.driverWake;
+    this.heartbeat = host.driverWake?.heartbeat;
     this.random = new Random(config.seed);
     this.bar0Written = new Uint32Array(bar0Bytes / 4);
   }
@@ -163,14 +155,14 @@ export class NicBus implements ModelBus {
   liveNs = 0.5;
 
   readLiveNow(): void {
-    const clock = this.liveClockNs;
-    // The real-time clock read here, not through the closure (a double returned from a call).
+    const clock = this.liveClock;
+    // Read into the clock's cell, not returned (a double returned from a call).
     let t: number;
-    if (clock === freeRealTimeNs) {
-      readFreeClock();
-      t = freeClock[FREE_NS]!;
+    if (clock === undefined) {
+      t = this.nowNs;
     } else {
-      t = clock === undefined ? this.nowNs : clock === realTimeNs ? perf.now() * 1e6 : clock();
+      clock.read();
+      t = clock.readings[0]!;
     }
     this.liveNs = t > this.nowNs ? t : this.nowNs;
   }
@@ -180,7 +172,11 @@ export class NicBus implements ModelBus {
     // A driver asleep on this write wakes now: the rest of the run (an ACK to build, a datagram
     // to send) need not delay it. The run's end bumps the counter again for the rest.
     const w = this.driverWake;
-    if (w !== undefined && Atomics.load(w, WAKE_SLEEPING) !== 0) wakeDriver(w);
+    if (w !== undefined) w.wakeIfSleeping();
+  }
+
+  plugCable(o: PortCableOptions): PortCable {
+    return this.host.plugCable(o);
   }
 
   externalWork(): void {

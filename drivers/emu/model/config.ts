@@ -1,15 +1,14 @@
 /** What a software NIC is: its identity and its cable, fixed when it is opened. */
-import type { FirmwareName } from './firmware/personality.ts';
+import type { CableSpec } from './cable/port-cable.ts';
 import { chipByName, chipNames, type ChipProfile } from '../../../firmware-hwrm/chips.ts';
 import { invalid } from '../../../firmware-hwrm/errors.ts';
 
-
-export type CableSpec =
-  | { readonly kind: 'loop' }
-  | { readonly kind: 'udp'; readonly localPort: number; readonly remotePort: number }
-  | { readonly kind: 'stream'; readonly path: string }
-  /** Stepped only: cabled to the other NIC opened with the same name in this process (cable/pair-cable.ts). */
-  | { readonly kind: 'pair'; readonly name: string };
+/**
+ * The firmware personalities a NIC may play (firmware/personality.ts FIRMWARE_PERSONALITIES has
+ * one row each): named here, where the config that chooses one is, so the config needs nothing
+ * of the firmware.
+ */
+export type FirmwareName = 'current' | 'current-msn' | 'current-iqm' | 'p5-legacy';
 
 export interface EmuConfig {
   readonly mac: Uint8Array; // 6 bytes, wire order
@@ -58,10 +57,10 @@ export interface EmuConfig {
    */
   readonly chip?: string;
   /**
-   * How a UDP cable's socket is read: 'libc' by the model's own thread through koffi (a host
+   * How a UDP cable's socket is read: 'libc' by the model's own thread through native calls (a host
    * that runs the model inline or in worker.ts polls it; cable/udp-socket-cable.ts), else
    * (unset) Node's dgram socket on the event loop, for hosts that run the model on its events
-   * (the vfio-user server). drivers/emu/host/open.ts sets 'libc' when koffi loads.
+   * (the vfio-user server). drivers/emu/host/open.ts sets 'libc' where they load.
    */
   readonly udpIo?: 'libc';
 }

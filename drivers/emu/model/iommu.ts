@@ -2,6 +2,20 @@
  * The software NIC's only path to host memory, as a device behind an IOMMU: it reaches a
  * byte only by IOVA and only where the driver mapped a buffer. An access outside every
  * mapping is an IOMMU fault: counted, and the access does nothing (a read yields zeros).
+ *
+ * Translation is page by page, as an IOMMU's page tables give it: a range is reachable when
+ * every byte of it is mapped, however the mappings were made. A process maps each DMA buffer
+ * once (VFIO_IOMMU_MAP_DMA of the whole buffer), but a guest behind a virtual IOMMU has its
+ * buffers arrive as one mapping per 4 KiB IOMMU page (QEMU passes each IOTLB entry on as its own
+ * vfio-user DMA_MAP), each its own piece of memory: a 64 KiB ring is then 16 mappings that
+ * are neighbours by IOVA only. The common case, a range inside one mapping, is one lookup (the
+ * last mapping found, then a binary search); a range across mappings is walked from one to the
+ * next, and a gap anywhere in it is a fault. The checks (check) and the copying and scalar
+ * accesses take both; the zero-copy accesses (view, mappingOf, wordsOf, bytesIn, wordsIn) hand
+ * out one mapping's own bytes, so they answer a range inside one mapping only, as a device fetches
+ * a structure in one request, which PCIe never lets cross a 4 KiB boundary (the engine's ring
+ * entries, SGEs and CQEs are aligned inside one page; its byte copies fall back to the copying
+ * accesses where a page of a region spans mappings: engine/host.ts).
  */
 
 /**
@@ -60,27 +74,41 @@ export class Iommu {
   onWrite: ((iova: number, length: number) => void) | undefined;
   /** Memory reached by request and reply where no mapping covers an access (RemoteMemory). */
   remote: RemoteMemory | undefined;
-  private readonly remoteScratch = new Uint8Array(8);
-  private readonly remoteView = new DataView(this.remoteScratch.buffer);
+  /** Up to 8 bytes on their way between a scalar access and memory it cannot take in one piece. */
+  private readonly scratch = new Uint8Array(8);
+  private readonly scratchView = new DataView(this.scratch.buffer);
 
-  map(iova: number, memory: SharedArrayBuffer | ArrayBuffer, length: number): void {
+  /**
+   * Maps `length` bytes of `memory` from byte `offset` (a multiple of 4: the mapping's words are
+   * the buffer's) at `iova`. Mappings never overlap (an overlap throws); neighbours join up only
+   * in translation, each keeping its own memory.
+   */
+  map(iova: number, memory: SharedArrayBuffer | ArrayBuffer, length: number, offset = 0): void {
+    if (offset % 4 !== 0) throw new Error(`emu iommu: mapping offset ${offset} is not a multiple of 4`);
     const m: Mapping = {
-      iova, end: iova + length, u8: new Uint8Array(memory, 0, length), dv: new DataView(memory, 0, length),
-      u32: new Uint32Array(memory, 0, length >>> 2), shared: memory instanceof SharedArrayBuffer,
+      iova, end: iova + length, u8: new Uint8Array(memory, offset, length), dv: new DataView(memory, offset, length),
+      u32: new Uint32Array(memory, offset, length >>> 2), shared: memory instanceof SharedArrayBuffer,
     };
-    let i = 0;
-    while (i < this.mappings.length && this.mappings[i]!.iova < iova) i++;
-    const prev = this.mappings[i - 1];
-    const next = this.mappings[i];
+    const ms = this.mappings;
+    let lo = 0;
+    let hi = ms.length;
+    while (lo < hi) { // the first mapping that starts at or after iova
+      const mid = (lo + hi) >> 1;
+      if (ms[mid]!.iova < iova) lo = mid + 1;
+      else hi = mid;
+    }
+    const prev = ms[lo - 1];
+    const next = ms[lo];
     if ((prev && prev.end > iova) || (next && next.iova < m.end)) {
       throw new Error(`emu iommu: mapping 0x${iova.toString(16)}+${length} overlaps another`);
     }
-    this.mappings.splice(i, 0, m);
+    ms.splice(lo, 0, m);
   }
 
+  /** Unmaps the mapping that starts at `iova`; from the next access on, its bytes fault. */
   unmap(iova: number): void {
-    const i = this.mappings.findIndex((m) => m.iova === iova);
-    if (i >= 0) {
+    const i = this.indexAt(iova);
+    if (i >= 0 && this.mappings[i]!.iova === iova) {
       this.epoch = (this.epoch + 1) | 0 || 1;
       if (this.last === this.mappings[i]) this.last = undefined;
       this.mappings.splice(i, 1);
@@ -113,40 +141,105 @@ export class Iommu {
     return undefined;
   }
 
-  /** True if [iova, iova+length) lies inside one mapping (or one range of the remote memory). */
+  /**
+   * True if every byte of [iova, iova+length) is mapped (in one mapping or in neighbouring ones),
+   * or the range lies inside one range of the remote memory.
+   */
   check(iova: number, length: number): boolean {
-    return length === 0 || this.find(iova, length) !== undefined || this.remote?.covers(iova, length) === true;
+    return length === 0 || this.find(iova, length) !== undefined || this.spans(iova, length) ||
+      this.remote?.covers(iova, length) === true;
   }
 
-  // ---- Where no mapping covers an access: the remote memory, or a fault ----
+  // ---- A range across mappings: page by page, from each mapping to its neighbour ----
 
-  /** Reads `length` (at most 8) bytes into the scratch from the remote memory; false (a fault) if not. */
-  private remoteRead(iova: number, length: number): boolean {
+  /** Index of the mapping that holds byte `iova`, or -1. */
+  private indexAt(iova: number): number {
+    const ms = this.mappings;
+    let lo = 0;
+    let hi = ms.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const m = ms[mid]!;
+      if (iova < m.iova) hi = mid - 1;
+      else if (iova >= m.end) lo = mid + 1;
+      else return mid;
+    }
+    return -1;
+  }
+
+  /** True if [iova, iova+length) runs through mappings that follow each other without a gap. */
+  private spans(iova: number, length: number): boolean {
+    if (!(iova >= 0) || !(length > 0)) return false;
+    const ms = this.mappings;
+    let i = this.indexAt(iova);
+    if (i < 0) return false;
+    const end = iova + length;
+    while (ms[i]!.end < end) {
+      const next = ms[i + 1];
+      if (next === undefined || next.iova !== ms[i]!.end) return false;
+      i++;
+    }
+    return true;
+  }
+
+  /**
+   * Copies between [iova, iova+length), which spans() accepted, and buf[at...], mapping by
+   * mapping: into memory when `toMemory`, out of it otherwise.
+   */
+  private copyAcross(iova: number, length: number, buf: Uint8Array, at: number, toMemory: boolean): void {
+    const ms = this.mappings;
+    let i = this.indexAt(iova);
+    let here = iova;
+    let done = 0;
+    while (done < length) {
+      const m = ms[i++]!;
+      const off = here - m.iova;
+      const n = Math.min(length - done, m.end - here);
+      if (toMemory) m.u8.set(buf.subarray(at + done, at + done + n), off);
+      else buf.set(m.u8.subarray(off, off + n), at + done);
+      done += n;
+      here += n;
+    }
+  }
+
+  // ---- Where no one mapping holds a scalar access: neighbouring mappings, the remote memory, or a fault ----
+
+  /** Reads `length` (at most 8) bytes into the scratch; false (a fault) if they are not all reachable. */
+  private scratchRead(iova: number, length: number): boolean {
+    if (this.spans(iova, length)) {
+      this.copyAcross(iova, length, this.scratch, 0, false);
+      return true;
+    }
     const r = this.remote;
-    if (r !== undefined && r.covers(iova, length) && r.read(iova, length, this.remoteScratch, 0)) return true;
+    if (r !== undefined && r.covers(iova, length) && r.read(iova, length, this.scratch, 0)) return true;
     this.faults++;
     return false;
   }
 
-  /** Writes the scratch's first `length` bytes to the remote memory; false (a fault) if not. */
-  private remoteWrite(iova: number, length: number): boolean {
+  /** Writes the scratch's first `length` bytes; false (a fault) if they are not all reachable. */
+  private scratchWrite(iova: number, length: number): boolean {
+    if (this.spans(iova, length)) {
+      this.onWrite?.(iova, length);
+      this.copyAcross(iova, length, this.scratch, 0, true);
+      return true;
+    }
     const r = this.remote;
     if (r !== undefined && r.covers(iova, length)) {
       this.onWrite?.(iova, length);
-      if (r.write(iova, this.remoteScratch, 0, length)) return true;
+      if (r.write(iova, this.scratch, 0, length)) return true;
     }
     this.faults++;
     return false;
   }
 
-  private remoteWrite32(iova: number, value: number): boolean {
-    this.remoteView.setUint32(0, value >>> 0, true);
-    return this.remoteWrite(iova, 4);
+  private scratchWrite32(iova: number, value: number): boolean {
+    this.scratchView.setUint32(0, value >>> 0, true);
+    return this.scratchWrite(iova, 4);
   }
 
   read32(iova: number): number {
     const m = this.find(iova, 4);
-    if (!m) return this.remoteRead(iova, 4) ? this.remoteView.getUint32(0, true) : 0;
+    if (!m) return this.scratchRead(iova, 4) ? this.scratchView.getUint32(0, true) : 0;
     const off = iova - m.iova;
     if ((off & 3) === 0) return m.shared ? Atomics.load(m.u32, off >>> 2) : m.u32[off >>> 2]!;
     return m.dv.getUint32(off, true);
@@ -154,13 +247,13 @@ export class Iommu {
 
   read16(iova: number): number {
     const m = this.find(iova, 2);
-    if (!m) return this.remoteRead(iova, 2) ? this.remoteView.getUint16(0, true) : 0;
+    if (!m) return this.scratchRead(iova, 2) ? this.scratchView.getUint16(0, true) : 0;
     return m.dv.getUint16(iova - m.iova, true);
   }
 
   read8(iova: number): number {
     const m = this.find(iova, 1);
-    if (!m) return this.remoteRead(iova, 1) ? this.remoteScratch[0]! : 0;
+    if (!m) return this.scratchRead(iova, 1) ? this.scratch[0]! : 0;
     return m.u8[iova - m.iova]!;
   }
 
@@ -168,8 +261,8 @@ export class Iommu {
   read64(iova: number): number {
     const m = this.find(iova, 8);
     if (!m) {
-      const v = this.remoteView;
-      return this.remoteRead(iova, 8) ? v.getUint32(0, true) + v.getUint32(4, true) * 4294967296 : 0;
+      const v = this.scratchView;
+      return this.scratchRead(iova, 8) ? v.getUint32(0, true) + v.getUint32(4, true) * 4294967296 : 0;
     }
     const off = iova - m.iova;
     return m.dv.getUint32(off, true) + m.dv.getUint32(off + 4, true) * 4294967296;
@@ -177,7 +270,7 @@ export class Iommu {
 
   write32(iova: number, value: number): boolean {
     const m = this.find(iova, 4);
-    if (!m) return this.remoteWrite32(iova, value);
+    if (!m) return this.scratchWrite32(iova, value);
     this.onWrite?.(iova, 4);
     m.dv.setUint32(iova - m.iova, value >>> 0, true);
     return true;
@@ -189,7 +282,7 @@ export class Iommu {
    */
   write32Release(iova: number, value: number): boolean {
     const m = this.find(iova, 4);
-    if (!m) return this.remoteWrite32(iova, value); // each remote write is answered before the next
+    if (!m) return this.scratchWrite32(iova, value); // in pieces, or remote: each lands before the next access
     this.onWrite?.(iova, 4);
     const off = iova - m.iova;
     if ((off & 3) !== 0 || !m.shared) m.dv.setUint32(off, value >>> 0, true);
@@ -200,8 +293,8 @@ export class Iommu {
   write8Release(iova: number, value: number): boolean {
     const m = this.find(iova, 1);
     if (!m) {
-      this.remoteScratch[0] = value;
-      return this.remoteWrite(iova, 1);
+      this.scratch[0] = value;
+      return this.scratchWrite(iova, 1);
     }
     this.onWrite?.(iova, 1);
     if (m.shared) Atomics.store(m.u8, iova - m.iova, value);
@@ -209,11 +302,15 @@ export class Iommu {
     return true;
   }
 
-  /** Copies host memory [iova, iova+length) into dst at dstAt. False (and a fault) if unmapped. */
+  /** Copies host memory [iova, iova+length) into dst at dstAt. False (and a fault) if a byte is unmapped. */
   readInto(iova: number, length: number, dst: Uint8Array, dstAt: number): boolean {
     if (length === 0) return true;
     const m = this.find(iova, length);
     if (!m) {
+      if (this.spans(iova, length)) {
+        this.copyAcross(iova, length, dst, dstAt, false);
+        return true;
+      }
       const r = this.remote;
       if (r !== undefined && r.covers(iova, length) && r.read(iova, length, dst, dstAt)) return true;
       this.faults++;
@@ -224,11 +321,16 @@ export class Iommu {
     return true;
   }
 
-  /** Copies src[srcAt, srcAt+length) into host memory at iova. False (and a fault) if unmapped. */
+  /** Copies src[srcAt, srcAt+length) into host memory at iova. False (and a fault) if a byte is unmapped. */
   writeFrom(iova: number, src: Uint8Array, srcAt: number, length: number): boolean {
     if (length === 0) return true;
     const m = this.find(iova, length);
     if (!m) {
+      if (this.spans(iova, length)) {
+        this.onWrite?.(iova, length);
+        this.copyAcross(iova, length, src, srcAt, true);
+        return true;
+      }
       const r = this.remote;
       if (r !== undefined && r.covers(iova, length)) {
         this.onWrite?.(iova, length);
@@ -347,8 +449,19 @@ export class Iommu {
 
   /** Like mappingOf, for `length` bytes at `offset` of `memory` (viewOffset and viewWords set). */
   bytesIn(memory: PagedMemory, offset: number, length: number): Uint8Array | undefined {
+    const m = this.bytesInIfMapped(memory, offset, length);
+    if (m === undefined) this.faults++;
+    return m;
+  }
+
+  /**
+   * bytesIn without the fault: undefined, and nothing counted, where the range is not inside one
+   * mapping (for a caller that then copies it with readInto / writeFrom, which walk neighbouring
+   * mappings and count a fault where a byte is unmapped).
+   */
+  bytesInIfMapped(memory: PagedMemory, offset: number, length: number): Uint8Array | undefined {
     const m = this.pagedMapping(memory, offset, length);
-    if (m === undefined) { this.faults++; return undefined; }
+    if (m === undefined) return undefined;
     this.viewOffset = this.pagedOffset;
     this.viewWords = m.u32;
     return m.u8;
@@ -357,7 +470,7 @@ export class Iommu {
   /** Like read32, at `offset` of `memory`. */
   read32In(memory: PagedMemory, offset: number): number {
     const m = this.pagedMapping(memory, offset, 4);
-    if (m === undefined) return this.remoteRead(memory.iova(offset), 4) ? this.remoteView.getUint32(0, true) : 0;
+    if (m === undefined) return this.scratchRead(memory.iova(offset), 4) ? this.scratchView.getUint32(0, true) : 0;
     const off = this.pagedOffset;
     if ((off & 3) === 0) return m.shared ? Atomics.load(m.u32, off >>> 2) : m.u32[off >>> 2]!;
     return m.dv.getUint32(off, true);
@@ -366,7 +479,7 @@ export class Iommu {
   /** Like write32Release, at `offset` of `memory`. */
   write32ReleaseIn(memory: PagedMemory, offset: number, value: number): boolean {
     const m = this.pagedMapping(memory, offset, 4);
-    if (m === undefined) return this.remoteWrite32(memory.iova(offset), value);
+    if (m === undefined) return this.scratchWrite32(memory.iova(offset), value);
     if (this.onWrite !== undefined) this.onWrite(memory.iova(offset), 4);
     const off = this.pagedOffset;
     if ((off & 3) !== 0 || !m.shared) m.dv.setUint32(off, value >>> 0, true);

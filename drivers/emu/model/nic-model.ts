@@ -4,9 +4,10 @@
  * handlers (QEMU style). BAR0 holds the HWRM request window and trigger and the RoCE CMDQ
  * mailbox; BAR2 takes doorbells. This file wires the parts and is their only meeting point:
  *
- *   host (device.ts, worker.ts, a vfio-user server)
+ *   host (drivers/emu/host/: device.ts, worker.ts, a vfio-user server)
  *     │  runOnce(now): bus writes in order ─> BAR0 triggers / BAR2 doorbells; iommu.map/unmap;
- *     │  wake (the driver's sleep is cut short after a run that wrote something)
+ *     │  wake (the driver's sleep is cut short after a run that wrote something); and, once,
+ *     │  HostServices (host-services.ts): the live clock, the wake block, the cable, the traces
  *   NicModel ── NicBus (bus.ts: DMA, registers, notify, clock, PRNG, config, internal errors)
  *     ├─ firmware/hwrm.ts   HWRM (ChiMP) ──writes──> FunctionResources <──reads── firmware/roce.ts
  *     ├─ firmware/roce.ts   CMDQ/CREQ, object tables (RoceTables) ──hooks──> engine
@@ -16,12 +17,7 @@
  * narrow interface (objects.ts RoceTables / EngineHooks, function-resources.ts RoceOfFunction).
  */
 import { WriteQueueConsumer, WriteKind } from './write-queue.ts';
-import {
-  collectInThisThread, collectionsInThisThread, heapReductionsInThisThread, heapUsedInThisThread,
-  youngHeapUsedInThisThread,
-} from '../host/collections.ts';
-import { wakeDriver } from '../host/wake.ts';
-import { FREE_NS, freeClock } from '../host/free-clock.ts';
+import type { DriverWake, HostServices, ThreadStatistics, TraceFileSink } from './host-services.ts';
 import type { EmuConfig } from './config.ts';
 import type { Result } from '../../../firmware-hwrm/result.ts';
 import type { Iommu } from './iommu.ts';
@@ -31,7 +27,8 @@ import { HwrmFirmware } from './firmware/hwrm.ts';
 import { RoceFirmware } from './firmware/roce.ts';
 import { FunctionResources } from './firmware/function-resources.ts';
 import { RoceEngine } from './engine/engine.ts';
-import { teeTrace, TraceFile } from '../../trace-file.ts';
+import { useLongCrc32 } from './wire/icrc.ts';
+import { teeTrace } from './trace-tee.ts';
 
 export const BAR0_BYTES = 64 * 1024;
 export const BAR2_BYTES = 16 * 1024 * 1024;
@@ -57,10 +54,10 @@ export const BAR0 = {
   RCFW_TRIGGER: 0x700,
 } as const;
 
+/** The model's shared memory and identity: what crosses to a worker thread (no function does). */
 export interface ModelInit {
   readonly config: EmuConfig;
   readonly queue: SharedArrayBuffer;
-  readonly wake: SharedArrayBuffer;
   readonly bar0: SharedArrayBuffer;
   readonly bar2: SharedArrayBuffer;
 }
@@ -74,16 +71,16 @@ export class NicModel {
   readonly roce: RoceFirmware;
   readonly engine: RoceEngine;
   private readonly queue: WriteQueueConsumer;
-  private readonly wake: Int32Array;
   /**
    * A driver may be asleep on the wake block (worker-host.ts sleep): only one in another thread,
-   * mode 'thread'. A model run in the driver's thread (stepped, inline) runs inside the driver's
-   * own calls, so no driver sleeps while it writes; it skips the block's atomics (an Atomics.add
-   * and two loads a run that wrote, 12-20 ns each in Node 20).
+   * mode 'thread', whose host hands the block in. A model run in the driver's thread (stepped,
+   * inline) runs inside the driver's own calls, so no driver sleeps while it writes; it has no
+   * block and skips its atomics (an Atomics.add and two loads a run that wrote, 12-20 ns each in
+   * Node 20).
    */
-  private readonly driverElsewhere: boolean;
-  private readonly traceFile: TraceFile | undefined;
-  private readonly wqeTraceFile: TraceFile | undefined;
+  private readonly driverWake: DriverWake | undefined;
+  private readonly traceFile: TraceFileSink | undefined;
+  private readonly wqeTraceFile: TraceFileSink | undefined;
   /** Set by the worker: drains the control port (DMA maps, test calls). */
   onControl: () => void = () => {};
   /**
@@ -97,17 +94,18 @@ export class NicModel {
     readonly model: ModelControls;
   };
 
-  constructor(init: ModelInit) {
-    this.queue = new WriteQueueConsumer(init.queue);
-    this.wake = new Int32Array(init.wake);
-    const bus = new NicBus(init.config, new Int32Array(init.bar0), BAR0_BYTES);
-    this.driverElsewhere = init.config.mode === 'thread';
-    if (this.driverElsewhere) bus.driverWake = this.wake;
+  /** `host`: what the model's host hands it (host-services.ts; drivers/emu/host/services.ts builds one). */
+  constructor(init: ModelInit, private readonly host: HostServices) {
+    this.queue = new WriteQueueConsumer(init.queue, host.threadId);
+    const bus = new NicBus(init.config, new Int32Array(init.bar0), BAR0_BYTES, host);
+    this.driverWake = host.driverWake;
     this.bus = bus;
+    // The ICRC of this thread's long frames goes to the host's faster CRC, if it has one.
+    useLongCrc32(() => host.longCrc32());
     // Throws (an open error for the host) when the file cannot be written.
-    if (init.config.tracePath !== undefined) bus.trace = this.traceFile = new TraceFile(init.config.tracePath);
+    if (init.config.tracePath !== undefined) bus.trace = this.traceFile = host.openTrace(init.config.tracePath, {});
     const wqe = init.config.wqeTrace;
-    if (wqe !== undefined) this.wqeTraceFile = new TraceFile(wqe.path, { append: true, epochNs: wqe.epochNs });
+    if (wqe !== undefined) this.wqeTraceFile = host.openTrace(wqe.path, { append: true, epochNs: wqe.epochNs });
     bus.wqeTrace = teeTrace(this.wqeTraceFile, bus.trace);
     this.engine = new RoceEngine(bus);
     this.roce = new RoceFirmware(bus, this.resources, this.engine);
@@ -120,14 +118,16 @@ export class NicModel {
 
   private modelControls(): ModelControls {
     const iommu = this.bus.iommu;
+    // The thread's counters are the host's to read (V8's): the model offers them as its own controls.
+    const thread = this.host.threadStatistics;
     return {
       mappedBuffers: () => iommu.mappedBuffers,
       iommuFaults: () => iommu.faults,
-      collections: () => collectionsInThisThread(),
-      heapReductions: () => heapReductionsInThisThread(),
-      collectGarbage: () => collectInThisThread(),
-      heapUsed: () => heapUsedInThisThread(),
-      youngHeapUsed: () => youngHeapUsedInThisThread(),
+      collections: () => thread.collections(),
+      heapReductions: () => thread.heapReductions(),
+      collectGarbage: () => thread.collectGarbage(),
+      heapUsed: () => thread.heapUsed(),
+      youngHeapUsed: () => thread.youngHeapUsed(),
       onDmaWrite: (fn) => {
         if (fn !== undefined && typeof fn !== 'function') throw new RangeError('model.onDmaWrite: not a function');
         iommu.onWrite = fn;
@@ -194,7 +194,8 @@ export class NicModel {
     if (this.hwrm.run()) worked = true;
     if (bus.wroteSomething) {
       bus.wroteSomething = false;
-      if (this.driverElsewhere) wakeDriver(this.wake);
+      const w = this.driverWake;
+      if (w !== undefined) w.wake();
     }
     return worked;
   }
@@ -207,16 +208,13 @@ export class NicModel {
   }
 
   /**
-   * Whether a run at the time of freeClock's last reading (the worker's, just before) would
-   * find something to do without a new write (nextDeadlineNs has come). Answers a boolean: no
-   * double crosses the call (each would be a heap number).
+   * Whether a run at the time of the live clock's last reading (the worker's, just before) would
+   * find something to do without a new write (nextDeadlineNs has come); stepped, at the run's
+   * time. Answers a boolean: no double crosses the call (each would be a heap number).
    */
-  dueAtFreeClock(): boolean {
-    return this.nextDeadlineNs() <= freeClock[FREE_NS]!;
-  }
-
-  wakeDriver(): void {
-    wakeDriver(this.wake);
+  dueAtLastReading(): boolean {
+    const clock = this.bus.liveClock;
+    return this.nextDeadlineNs() <= (clock !== undefined ? clock.readings[0]! : this.bus.nowNs);
   }
 
   /** What the driver last wrote to each BAR0 word. */
@@ -294,31 +292,17 @@ export class NicModel {
   }
 }
 
-/** Controls of the model as a whole (its IOMMU). */
-export interface ModelControls {
+/**
+ * Controls of the model as a whole: its IOMMU, and the counters of the thread that runs it (a
+ * worker's own, or the caller's for a model in its thread), which the host reads for it
+ * (ThreadStatistics; drivers/emu/host/collections.ts): the benchmarks count zero-GC runs with
+ * them and read what the thread allocated between two heap readings.
+ */
+export interface ModelControls extends ThreadStatistics {
   /** DMA buffers the host has mapped. */
   mappedBuffers(): number;
   /** Accesses the IOMMU refused (nothing was mapped there). */
   iommuFaults(): number;
-  /**
-   * Garbage collections in the thread that runs the model (a worker's own, or the caller's for
-   * a model in its thread), counted from the first call.
-   */
-  collections(): number;
-  /**
-   * Of those, the major collections V8 made to shrink the heap (its memory reducer's, once
-   * after a thread's start-up): benchmarks count zero-GC runs after them (collections.ts).
-   */
-  heapReductions(): number;
-  /** A minor garbage collection in the model's thread now (benchmarks: a zero-GC count starts after it). */
-  collectGarbage(): void;
-  /**
-   * Bytes of the model's thread's heap in use (V8 used_heap_size): the growth between two
-   * readings with no collection between them is what the thread allocated (benchmarks).
-   */
-  heapUsed(): number;
-  /** The same for the young generation alone (V8 new_space: what a scavenge collects). */
-  youngHeapUsed(): number;
   /**
    * Test hook (stepped models only: a function does not cross to a worker): `fn` sees every
    * DMA write the model makes, as (iova, length), before it lands; undefined removes it.

@@ -4,13 +4,14 @@
  * device's posted writes arrive in order. A doorbell write queues work rather than doing it
  * inside the write (as QEMU device models do), so the driver never runs device code.
  *
- * Single producer (the driver's thread), single consumer (the device). Lives in a
- * SharedArrayBuffer so the device may run in a worker thread.
+ * Single producer (the driver's thread; its side is the host's, drivers/emu/host/write-queue-producer.ts),
+ * single consumer (the device, here). Lives in a SharedArrayBuffer so the device may run in a
+ * worker thread.
  *
  *   header (Int32): [0] head (consumer count), alone in its 64-byte line (the consumer writes it
  *                   at every take; the producer reads it only when the queue looked full)
  *                   [16] tail (producer count) [17] device sleeping flag
- *                   [18] wake eventfd + 1 (0: none; wake-fd.ts) [19] producer's thread id + 1
+ *                   [18] wake eventfd + 1 (0: none; host/wake-fd.ts) [19] producer's thread id + 1
  *                   [20] consumer's thread id + 1 (0: not made yet)
  *   entries: 4 x Int32 each: kind, offset, lo, hi
  *
@@ -22,9 +23,6 @@
  * store), three of them per push. Across threads the counts stay atomic (the release of the
  * tail publishes the entry and every earlier DMA write).
  */
-import { threadId } from 'node:worker_threads';
-import { signalWakeFd } from '../host/wake-fd.ts';
-
 export const enum WriteKind {
   Bar0Write32 = 0,
   Bar2Write32 = 1,
@@ -46,88 +44,19 @@ export const WRITE_QUEUE_ENTRIES = 8192; // power of two: index = count & mask
 /** The same, unexported: the hot path loads an exported binding from a cell and checks it at every push. */
 const ENTRIES = 8192;
 
-// push spells these out as literals: they must stay these numbers.
-if (HEADER_WORDS !== 32 || ENTRIES !== 8192 || ENTRY_WORDS !== 4 || TAIL !== 16) throw new Error('write-queue layout');
+/**
+ * The layout as the producer (drivers/emu/host/write-queue-producer.ts) checks it: it spells the
+ * words out as its own constants and literals (an imported binding is a cell load and a hole
+ * check at each use, inside V8's inlining budget of every post), and refuses to load if they
+ * differ from these.
+ */
+export const WRITE_QUEUE_LAYOUT = {
+  head: HEAD, tail: TAIL, sleeping: SLEEPING, wakeFd: WAKE_FD_WORD, producerThread: PRODUCER_THREAD,
+  consumerThread: CONSUMER_THREAD, headerWords: HEADER_WORDS, entryWords: ENTRY_WORDS, entries: ENTRIES,
+} as const;
 
 export function allocWriteQueue(): SharedArrayBuffer {
   return new SharedArrayBuffer((HEADER_WORDS + WRITE_QUEUE_ENTRIES * ENTRY_WORDS) * 4);
-}
-
-/** Records the eventfd a device sleeping in poll(2) is woken by (wake-fd.ts); before the device starts. */
-export function setWriteQueueWakeFd(sab: SharedArrayBuffer, fd: number): void {
-  Atomics.store(new Int32Array(sab), WAKE_FD_WORD, fd + 1);
-}
-
-/** The eventfd recorded by setWriteQueueWakeFd, or -1. */
-export function writeQueueWakeFd(sab: SharedArrayBuffer): number {
-  return Atomics.load(new Int32Array(sab), WAKE_FD_WORD) - 1;
-}
-
-export class WriteQueueProducer {
-  private readonly words: Int32Array;
-  private tail: number = 0;
-  /** The tail at which the queue is full by the head last read: the head is read again only there. */
-  private full: number = 0;
-  /** The consumer runs in this thread: plain loads and stores of the counts (see the top). */
-  private readonly local: boolean = false;
-  /** A device that sleeps in poll(2) is woken through this eventfd too (-1: none). */
-  private readonly wakeFd: number = -1;
-
-  constructor(
-    sab: SharedArrayBuffer,
-    /** Called while the queue is full (lets a stepped device drain it). */
-    private readonly whileFull: () => void,
-  ) {
-    const w = new Int32Array(sab);
-    this.words = w;
-    this.tail = Atomics.load(w, TAIL);
-    this.full = (Atomics.load(w, HEAD) + WRITE_QUEUE_ENTRIES) | 0;
-    this.wakeFd = Atomics.load(w, WAKE_FD_WORD) - 1;
-    Atomics.store(w, PRODUCER_THREAD, threadId + 1);
-    this.local = Atomics.load(w, CONSUMER_THREAD) === threadId + 1;
-  }
-
-  /**
-   * The layout's numbers are literals here: each module constant a function reads is 6 bytes
-   * of bytecode (a context load and its TDZ check), and this function is inlined into every
-   * doorbell of the driver's posts, where V8's inlining budget (920 bytes for a whole tree)
-   * is what decides whether all of a post compiles into one function.
-   */
-  push(kind: number, offset: number, lo: number, hi: number): void {
-    const w = this.words;
-    const tail = this.tail;
-    if (tail === this.full) this.waitForRoom(tail);
-    const at = ((tail & 8191) << 2) + 32; // HEADER_WORDS + (tail & (ENTRIES - 1)) * ENTRY_WORDS
-    w[at] = kind;
-    w[at + 1] = offset;
-    w[at + 2] = lo;
-    w[at + 3] = hi;
-    const next = (tail + 1) | 0;
-    this.tail = next;
-    if (this.local === true) w[16] = next; // TAIL (a boolean: one compare, where `if (x)` tests every falsy value)
-    else this.publish(next);
-  }
-
-  /** To a consumer in another thread: the tail as a release store, then a wake if it sleeps. */
-  private publish(next: number): void {
-    const w = this.words;
-    // The release store publishes the entry (and every earlier DMA write) to the device.
-    Atomics.store(w, TAIL, next);
-    if (Atomics.load(w, SLEEPING) !== 0) {
-      Atomics.notify(w, TAIL);
-      if (this.wakeFd >= 0) signalWakeFd(this.wakeFd);
-    }
-  }
-
-  /** The queue looked full at `tail`: reads the head until the consumer made room. */
-  private waitForRoom(tail: number): void {
-    for (;;) {
-      const head = this.local ? this.words[HEAD]! : Atomics.load(this.words, HEAD);
-      this.full = (head + ENTRIES) | 0;
-      if (tail !== this.full) return;
-      this.whileFull();
-    }
-  }
 }
 
 export class WriteQueueConsumer {
@@ -142,7 +71,8 @@ export class WriteQueueConsumer {
   lo = 0;
   hi = 0;
 
-  constructor(sab: SharedArrayBuffer) {
+  /** `threadId`: the thread this consumer runs in (worker_threads' threadId: the host knows it, HostServices). */
+  constructor(sab: SharedArrayBuffer, private readonly threadId: number) {
     this.words = new Int32Array(sab);
     this.head = Atomics.load(this.words, HEAD);
     Atomics.store(this.words, CONSUMER_THREAD, threadId + 1);
@@ -158,7 +88,7 @@ export class WriteQueueConsumer {
   private settle(): void {
     const producer = Atomics.load(this.words, PRODUCER_THREAD);
     if (producer === 0) return;
-    this.local = producer === threadId + 1;
+    this.local = producer === this.threadId + 1;
     this.settled = true;
   }
 

@@ -1,6 +1,7 @@
 /**
  * Cables: what carries the software NIC's Ethernet frames, the wrappers around them, and
- * plugPortCable, which builds the stack a port sends into from the NIC's cable spec:
+ * plugPortCable, which builds the stack a port sends into from the NIC's cable spec (the host
+ * hands it to the model as HostServices.plugCable; the model's types are model/cable/port-cable.ts):
  *
  *   FaultCable ─> LocalDelivery (cables to other machines) ─> PcapTap (if a capture) ─> cable
  *
@@ -9,9 +10,8 @@
  * libc, or, without koffi or with RIG_BNXT_UDP_IO=dgram, a UdpCable on Node's dgram socket) or a
  * StreamCable (QEMU's -netdev stream).
  */
-import type { CableSpec } from '../../model/config.ts';
+import type { CableSpec, PortCable, PortCableOptions, QueuedFrames } from '../../model/cable/port-cable.ts';
 import type { Result } from '../../../../firmware-hwrm/result.ts';
-import type { Random } from '../../model/random.ts';
 import { CableStats, type Cable } from '../../model/cable/cable.ts';
 import { LoopCable } from '../../model/cable/loop-cable.ts';
 import { UdpCable } from './udp-cable.ts';
@@ -32,60 +32,7 @@ export { refuseNonLoopback, refusePort } from './loopback.ts';
 export { PairCable, PairLink, SharedStepping, pairLink, type Stepped } from '../../model/cable/pair-cable.ts';
 export { LocalDelivery } from '../../model/cable/local-delivery.ts';
 export { FaultCable, type FaultSpec } from '../../model/cable/faults.ts';
-
-/** A queue of frames in memory, delivered when the port's owner runs it (no event-loop turn needed). */
-export interface QueuedFrames {
-  readonly pending: number;
-  deliverPending(): number;
-}
-
-export interface PortCableOptions {
-  readonly spec: CableSpec;
-  /** The port's own addresses (wire order): frames to them stay on the NIC (LocalDelivery). */
-  readonly mac: Uint8Array;
-  readonly ipv4: Uint8Array;
-  readonly pcapPath: string | undefined;
-  /** The NIC runs stepped on a virtual clock (captures take its time). */
-  readonly stepped: boolean;
-  /** The NIC's model runs in the driver's thread, stepped or inline (a pair's two ends run in one thread). */
-  readonly inProcess: boolean;
-  /** Slots of each in-memory queue (loop, pair, own frames) and the bytes of a sent frame's slot. */
-  readonly slots: number;
-  readonly slotBytes: number;
-  /** Longest frame the port takes in. */
-  readonly receiveBytes: number;
-  readonly random: Random;
-  readonly nowNs: () => number;
-  /** A UDP cable's socket is read through libc by the model's thread (EmuConfig.udpIo). */
-  readonly udpIo?: 'libc';
-  /** Told when a socket cable cannot be set up (bind, connect). */
-  readonly onError: (why: string) => void;
-}
-
-/** What a port is plugged into, with handles on the queues it must drive and measure. */
-export interface PortCable {
-  /** What the port sends into and receives from: the fault injector, outermost. */
-  readonly cable: FaultCable;
-  readonly loop: LoopCable | null;
-  readonly pair: PairCable | null;
-  /** On a cable to other machines: the port's frames to itself, and forged ones refused. */
-  readonly local: LocalDelivery | null;
-  /** The capture, if the NIC records its frames. */
-  readonly capture: PcapTap | null;
-  /** Every in-memory queue, delivered by the port inside its run. */
-  readonly queues: readonly QueuedFrames[];
-  /** The cable is a socket read on the event loop (Node's dgram, a stream): frames arrive between runs. */
-  readonly socket: boolean;
-  /**
-   * The UDP socket the model's thread reads itself (udp-socket-cable.ts), which a sleeping
-   * worker polls; -1 for every other cable.
-   */
-  readonly pollFd: number;
-  /** That socket's cable (null for every other cable): an inline model's host lets the event loop watch it. */
-  readonly udpSocket: UdpSocketCable | null;
-  /** Settles when a socket cable can carry frames (bound, connected) or has failed to; null for in-memory cables. */
-  readonly ready: Promise<Result<void>> | null;
-}
+export type { CableSpec, PortCable, PortCableOptions, QueuedFrames } from '../../model/cable/port-cable.ts';
 
 /** Builds the cable stack for `o.spec`; throws (nothing is left open) if a part cannot be made. */
 export function plugPortCable(o: PortCableOptions): PortCable {
@@ -140,7 +87,8 @@ export function plugPortCable(o: PortCableOptions): PortCable {
   }
   const cable = new FaultCable(inner, o.random, o.nowNs, o.receiveBytes);
   const pollFd = socketPath?.fd ?? -1;
-  return { cable, loop, pair, local, capture, queues, socket: eventLoop, pollFd, udpSocket: socketPath, ready };
+  const file = capture?.writer ?? null;
+  return { cable, loop, pair, local, capture: file, queues, socket: eventLoop, pollFd, udpSocket: socketPath, ready };
 }
 
 /**

@@ -5,7 +5,7 @@
  * every frame passes both ways, so record only one direction there ('sent').
  */
 import type { Result } from '../../../../firmware-hwrm/result.ts';
-import { PcapWriter, wallClockUs, type PcapOptions } from '../../model/wire/pcap.ts';
+import { PcapWriter, wallClockUs, type PcapOptions } from './pcap-writer.ts';
 import type { Cable, FrameReceiver } from '../../model/cable/cable.ts';
 
 export interface PcapTapOptions extends PcapOptions {

@@ -1,8 +1,9 @@
 /**
- * The libc calls of the UDP cable's socket path, bound with koffi: a non-blocking IPv4
- * datagram socket the model's own thread reads and writes (socket, setsockopt, bind,
- * getsockname, sendto, recvfrom), ppoll(2) to block on it, an eventfd the driver's thread
- * writes to wake that poll, and prctl for the sleeping thread's timer slack. Node's dgram
+ * The libc calls of the UDP cable's socket path, bound with koffi (the process's one libc
+ * binding, drivers/native/libc.ts): a non-blocking IPv4 datagram socket the model's own thread
+ * reads and writes (socket, setsockopt, bind, getsockname, sendto, recvfrom), ppoll(2) to block
+ * on it, an eventfd the driver's thread writes to wake that poll, and prctl for the sleeping
+ * thread's timer slack. Node's dgram
  * socket delivers datagrams on an event-loop turn, which a worker busy running the model
  * takes only between slices, and which a sleeping worker reaches only through
  * Atomics.waitAsync's task: per round trip that was most of the time (docs/performance.md).
@@ -15,7 +16,7 @@
  * Constants are x86_64 Linux (sys/socket.h, netinet/in.h, bits/poll.h, sys/eventfd.h,
  * linux/prctl.h, asm-generic/errno.h).
  */
-import { createRequire } from 'node:module';
+import { koffiOrWhy, lastErrno, libcFunction } from '../../../native/libc.ts';
 
 export const NET = {
   AF_INET: 2, SOCK_DGRAM: 2, SOCK_NONBLOCK: 0x800, SOCK_CLOEXEC: 0x80000,
@@ -49,11 +50,6 @@ export interface UdpLibc {
   close(fd: number): number;
 }
 
-interface Koffi {
-  load(path: string): { func(signature: string): (...args: unknown[]) => number };
-  errno(): number;
-}
-
 let loaded: UdpLibc | undefined;
 let loadError: string | undefined;
 
@@ -61,34 +57,39 @@ let loadError: string | undefined;
 export function udpLibc(): UdpLibc | string {
   if (loaded !== undefined) return loaded;
   if (loadError !== undefined) return loadError;
+  const koffi = koffiOrWhy();
+  if (typeof koffi === 'string') {
+    loadError = `koffi did not load: ${koffi}`;
+    return loadError;
+  }
   try {
-    loaded = bind(createRequire(import.meta.url)('koffi') as Koffi);
+    loaded = bind();
     return loaded;
   } catch (e) {
-    loadError = `koffi did not load: ${(e as Error).message.split('\n')[0]}`;
+    loadError = `libc did not load: ${(e as Error).message.split('\n')[0]}`;
     return loadError;
   }
 }
 
-function bind(koffi: Koffi): UdpLibc {
-  const l = koffi.load('libc.so.6');
+function bind(): UdpLibc {
+  const l = (signature: string) => libcFunction(signature) as (...args: unknown[]) => number;
   // Lengths fit an int (datagrams are below 64 KiB): results come back as numbers, not bigints.
   const f = {
-    socket: l.func('int socket(int domain, int type, int protocol)'),
-    setsockopt: l.func('int setsockopt(int fd, int level, int name, const void *value, uint32_t length)'),
-    bind: l.func('int bind(int fd, const void *address, uint32_t length)'),
-    getsockname: l.func('int getsockname(int fd, void *address, void *length)'),
-    sendto: l.func('int sendto(int fd, const void *data, size_t length, int flags, const void *to, uint32_t tolen)'),
-    recvfrom: l.func('int recvfrom(int fd, void *into, size_t length, int flags, void *from, void *fromlen)'),
-    ppoll: l.func('int ppoll(void *fds, uint64_t count, const void *timeout, const void *sigmask)'),
+    socket: l('int socket(int domain, int type, int protocol)'),
+    setsockopt: l('int setsockopt(int fd, int level, int name, const void *value, uint32_t length)'),
+    bind: l('int bind(int fd, const void *address, uint32_t length)'),
+    getsockname: l('int getsockname(int fd, void *address, void *length)'),
+    sendto: l('int sendto(int fd, const void *data, size_t length, int flags, const void *to, uint32_t tolen)'),
+    recvfrom: l('int recvfrom(int fd, void *into, size_t length, int flags, void *from, void *fromlen)'),
+    ppoll: l('int ppoll(void *fds, uint64_t count, const void *timeout, const void *sigmask)'),
     // Variadic in C; integer arguments pass the same way on x86_64.
-    prctl: l.func('int prctl(int option, unsigned long a2, unsigned long a3, unsigned long a4, unsigned long a5)'),
-    eventfd: l.func('int eventfd(unsigned int initial, int flags)'),
-    read: l.func('int read(int fd, void *into, size_t length)'),
-    write: l.func('int write(int fd, const void *from, size_t length)'),
-    close: l.func('int close(int fd)'),
+    prctl: l('int prctl(int option, unsigned long a2, unsigned long a3, unsigned long a4, unsigned long a5)'),
+    eventfd: l('int eventfd(unsigned int initial, int flags)'),
+    read: l('int read(int fd, void *into, size_t length)'),
+    write: l('int write(int fd, const void *from, size_t length)'),
+    close: l('int close(int fd)'),
   };
-  const r = (v: number): number => (v < 0 ? -koffi.errno() : v);
+  const r = (v: number): number => (v < 0 ? -lastErrno() : v);
   return {
     socket: (a, b, c) => r(f.socket(a, b, c)),
     setsockopt: (fd, level, name, value, length) => r(f.setsockopt(fd, level, name, value, length)),

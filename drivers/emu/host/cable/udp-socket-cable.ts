@@ -28,7 +28,7 @@ import { refuseRemotePort, refuseUdpCableOptions, type UdpCableOptions } from '.
 
 const SOCKET_BUFFER_BYTES = 4 * 1024 * 1024;
 
-/** The environment variable that keeps the UDP cable on Node's dgram socket (`dgram`); else libc when koffi loads. */
+/** The environment variable that keeps the UDP cable on Node's dgram socket (`dgram`); else libc, with koffi. */
 export const UDP_IO_ENV = 'RIG_BNXT_UDP_IO';
 
 /** Whether UDP cables of a worker-run model use this socket path (koffi permitting). */

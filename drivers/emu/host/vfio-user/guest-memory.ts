@@ -11,7 +11,7 @@
  * range's DMA_MAP permissions. An access the range does not allow, or that no reply completes,
  * is an IOMMU fault, counted like any other.
  */
-import { systemLibc, LINUX, type Libc, type Pointer } from '../../../vfio/libc.ts';
+import { systemLibc, LINUX, type Libc, type Pointer } from '../../../native/libc.ts';
 import type { RemoteMemory } from '../../model/iommu.ts';
 import { DMA_FLAGS } from './protocol.ts';
 

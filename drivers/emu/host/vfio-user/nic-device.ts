@@ -9,11 +9,13 @@
  */
 import { NicModel } from '../../model/nic-model.ts';
 import { BAR0_BYTES, BAR2_BYTES, BAR2_PUBLISHED_BYTES } from '../../model/nic-model.ts';
-import { allocWriteQueue, WriteQueueProducer, WriteKind } from '../../model/write-queue.ts';
+import { allocWriteQueue, WriteKind } from '../../model/write-queue.ts';
+import { WriteQueueProducer } from '../write-queue-producer.ts';
 import { allocWake } from '../wake.ts';
+import { hostServices } from '../services.ts';
 import type { EmuConfig } from '../../model/config.ts';
 import type { ChipProfile } from '../../../../firmware-hwrm/chips.ts';
-import { HWRM, hwrmRequestName } from '../../../../firmware-hwrm/hwrm/types.ts';
+import { HWRM_COMMANDS, hwrmRequestName } from '../../../../firmware-hwrm/hwrm/commands.ts';
 import { PciConfigSpace, buildVpd, type PciConfigSpec } from './pci-config.ts';
 import { MsixVectors } from './interrupts.ts';
 import { GuestMemory } from './guest-memory.ts';
@@ -81,9 +83,10 @@ export class NicVfioDevice implements SessionDevice {
   constructor(config: EmuConfig) {
     const queueSab = allocWriteQueue();
     const bar0 = new SharedArrayBuffer(BAR0_BYTES);
-    this.model = new NicModel({
-      config, queue: queueSab, wake: allocWake(), bar0, bar2: new SharedArrayBuffer(BAR2_PUBLISHED_BYTES),
-    });
+    this.model = new NicModel(
+      { config, queue: queueSab, bar0, bar2: new SharedArrayBuffer(BAR2_PUBLISHED_BYTES) },
+      hostServices(config.mode, allocWake()),
+    );
     this.queue = new WriteQueueProducer(queueSab, () => this.run());
     this.bar0 = new Uint8Array(bar0);
     // Linux's pcie_flr (and `echo 1 > .../reset`) starts an FLR: the function resets as at DEVICE_RESET,
@@ -208,7 +211,7 @@ export class NicVfioDevice implements SessionDevice {
     this.hwrmLog.push(o);
     this.onHwrm(o);
     // HWRM_FUNC_RESET dropped every ring (a second probe, after rmmod, reuses their ids).
-    if (reqType === HWRM.FUNC_RESET && o.errorCode === 0) this.forgetRings();
+    if (reqType === HWRM_COMMANDS.FUNC_RESET.req_type && o.errorCode === 0) this.forgetRings();
     // A request naming a completion ring also gets HWRM_DONE there (Linux bnxt_hwrm.c __hwrm_send).
     if (answered && a.cmplRing !== 0xffff) this.l2.hwrmDone(a.cmplRing, a.seqId);
   }

@@ -1,13 +1,13 @@
 /**
- * The libc calls the vfio-user server (and its test client) make, bound with koffi: unix
+ * The libc calls the vfio-user server (and its test client) make, bound with koffi (the
+ * process's one libc binding, drivers/native/libc.ts, loaded at the first call): unix
  * stream sockets, recvmsg/sendmsg with SCM_RIGHTS (Node's net module drops passed fds), shutdown
  * to wake a blocked call, eventfd. Blocking calls have an `…Async` form that runs on koffi's
  * thread pool and calls back on the event loop, so the event loop never blocks.
  *
  * Constants are x86_64 Linux (sys/socket.h, bits/socket.h, sys/eventfd.h).
  */
-import koffi from 'koffi';
-import type { Pointer } from '../../../vfio/libc.ts';
+import { lastErrno, libcFunction, loadKoffi, type Pointer } from '../../../native/libc.ts';
 
 export const SOCK = {
   AF_UNIX: 1, SOCK_STREAM: 1, SOCK_CLOEXEC: 0x80000, SOL_SOCKET: 1, SCM_RIGHTS: 1,
@@ -47,24 +47,24 @@ let bound: (Bound & { accept4Async: AsyncFn; recvmsgAsync: AsyncFn; pollAsync: A
 
 function lib(): NonNullable<typeof bound> {
   if (bound) return bound;
-  const l = koffi.load('libc.so.6');
+  const l = libcFunction;
   const f = {
-    socket: l.func('int socket(int domain, int type, int protocol)'),
-    bind: l.func('int bind(int fd, const void *addr, uint32_t len)'),
-    listen: l.func('int listen(int fd, int backlog)'),
-    accept4: l.func('int accept4(int fd, void *addr, void *len, int flags)'),
-    connect: l.func('int connect(int fd, const void *addr, uint32_t len)'),
-    recvmsg: l.func('intptr_t recvmsg(int fd, void *msg, int flags)'),
-    sendmsg: l.func('intptr_t sendmsg(int fd, const void *msg, int flags)'),
-    recv: l.func('intptr_t recv(int fd, void *buf, size_t len, int flags)'),
-    send: l.func('intptr_t send(int fd, const void *buf, size_t len, int flags)'),
-    shutdown: l.func('int shutdown(int fd, int how)'),
-    close: l.func('int close(int fd)'),
-    eventfd: l.func('int eventfd(unsigned int initval, int flags)'),
-    read: l.func('intptr_t read(int fd, void *buf, size_t len)'),
-    poll: l.func('int poll(void *fds, unsigned long nfds, int timeout)'),
-    malloc: l.func('void *malloc(size_t len)'),
-    free: l.func('void free(void *ptr)'),
+    socket: l('int socket(int domain, int type, int protocol)'),
+    bind: l('int bind(int fd, const void *addr, uint32_t len)'),
+    listen: l('int listen(int fd, int backlog)'),
+    accept4: l('int accept4(int fd, void *addr, void *len, int flags)'),
+    connect: l('int connect(int fd, const void *addr, uint32_t len)'),
+    recvmsg: l('intptr_t recvmsg(int fd, void *msg, int flags)'),
+    sendmsg: l('intptr_t sendmsg(int fd, const void *msg, int flags)'),
+    recv: l('intptr_t recv(int fd, void *buf, size_t len, int flags)'),
+    send: l('intptr_t send(int fd, const void *buf, size_t len, int flags)'),
+    shutdown: l('int shutdown(int fd, int how)'),
+    close: l('int close(int fd)'),
+    eventfd: l('int eventfd(unsigned int initval, int flags)'),
+    read: l('intptr_t read(int fd, void *buf, size_t len)'),
+    poll: l('int poll(void *fds, unsigned long nfds, int timeout)'),
+    malloc: l('void *malloc(size_t len)'),
+    free: l('void free(void *ptr)'),
   };
   bound = {
     ...(f as unknown as Bound), accept4Async: f.accept4 as unknown as AsyncFn,
@@ -73,7 +73,7 @@ function lib(): NonNullable<typeof bound> {
   return bound;
 }
 
-const errno = (r: number | bigint): number => (Number(r) < 0 ? -koffi.errno() : Number(r));
+const errno = (r: number | bigint): number => (Number(r) < 0 ? -lastErrno() : Number(r));
 
 /**
  * Native memory that never moves (V8 may move small typed arrays): pointers stored inside a
@@ -82,7 +82,7 @@ const errno = (r: number | bigint): number => (Number(r) < 0 ? -koffi.errno() : 
 function nativeBytes(length: number): { readonly ptr: Pointer; readonly bytes: Uint8Array; readonly view: DataView } {
   const ptr = BigInt(lib().malloc(length) as unknown as bigint);
   if (ptr === 0n) throw new Error(`malloc(${length}) failed`);
-  const ab = koffi.view(ptr as never, length) as ArrayBuffer;
+  const ab = loadKoffi().view(ptr as never, length) as ArrayBuffer;
   return { ptr, bytes: new Uint8Array(ab), view: new DataView(ab) };
 }
 

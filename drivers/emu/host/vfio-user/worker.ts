@@ -18,7 +18,7 @@ import {
 } from './socket-libc.ts';
 import { RemoteDma } from './remote-dma.ts';
 import { receiveMessage, type Message } from './receive-message.ts';
-import { errnoName } from '../../../vfio/libc.ts';
+import { errnoName } from '../../../native/libc.ts';
 import { ModelInternalError } from '../../model/bus.ts';
 import type { ServerEvent, ServerRequest } from './events.ts';
 

@@ -41,7 +41,7 @@ export class EngineCounters {
   dropGsi = 0;
   /**
    * RoCE frames for this port while its function had no L2 receive path for them (no receive
-   * filter for its MAC steering to a VNIC in a RoCE mode: firmware/hwrm-kernel.ts roceReceivePath).
+   * filter for its MAC steering to a VNIC in a RoCE mode: firmware/hwrm-l2.ts roceReceivePath).
    */
   dropNoL2Filter = 0;
 

@@ -97,8 +97,9 @@ export class RoceEngine implements EngineHooks {
       this.onFrame,
       () => bus.externalWork(),
       bus.config.mode === 'stepped',
+      (o) => bus.plugCable(o),
     );
-    core.port.heartbeat = bus.driverWake;
+    core.port.heartbeat = bus.heartbeat;
   }
 
   /** The firmware's object tables this engine runs (unit tests attach their own instead). */
@@ -203,7 +204,7 @@ export class RoceEngine implements EngineHooks {
   onL2Frame: ((frame: Uint8Array, length: number) => void) | undefined;
   /**
    * RoCE frames for the port reach the QPs: the function has an L2 receive filter for its MAC on a
-   * VNIC in a RoCE mode. Set by the HWRM firmware as that changes (firmware/hwrm-kernel.ts
+   * VNIC in a RoCE mode. Set by the HWRM firmware as that changes (firmware/hwrm-l2.ts
    * roceReceivePath); until then every RoCE frame is dropped (dropNoL2Filter).
    */
   roceReceivePath = false;
@@ -518,8 +519,7 @@ export class RoceEngine implements EngineHooks {
     capture: (): CaptureReport | undefined => {
       const tap = this.core.port.capture;
       if (!tap) return undefined;
-      const w = tap.writer;
-      return { path: w.path, framesWritten: w.framesWritten, error: w.error };
+      return { path: tap.path, framesWritten: tap.framesWritten, error: tap.error };
     },
   };
 }

@@ -1,9 +1,9 @@
 /**
  * The NIC's Ethernet port: the cable it is plugged into (from the config: a loop back to
  * itself, a UDP tunnel, a unix stream; the pcap tap and the fault injector wrapped around
- * it), whole RoCEv2 frames built into one preallocated buffer (the cable copies what it
- * keeps; a loop cable takes the buffer itself and hands back another), and received frames
- * handed to the engine.
+ * it; the host builds that stack, bus.plugCable, cable/port-cable.ts), whole RoCEv2 frames
+ * built into one preallocated buffer (the cable copies what it keeps; a loop cable takes the
+ * buffer itself and hands back another), and received frames handed to the engine.
  *
  * Frames reach the engine two ways. Inside run(), the in-memory queues deliver what was sent
  * into them (manual delivery: stepped mode has no event-loop turns): a loop cable's frames, a
@@ -12,15 +12,15 @@
  * run(), a socket's frames arrive on the event loop: they are copied into a preallocated
  * receive queue, the worker is told (onExternalWork), and run() takes them.
  */
-import { WAKE_HEARTBEAT } from '../../host/wake.ts';
 import { frameBuffer, frameSlots } from '../wire/frame-memory.ts';
 import type { Random } from '../random.ts';
 import type { Result } from '../../../../firmware-hwrm/result.ts';
 import type { EmuConfig } from '../config.ts';
-import {
-  plugPortCable, type FaultCable, type LocalDelivery, type LoopCable, type PairCable, type PcapTap, type QueuedFrames,
-  type UdpSocketCable,
-} from '../../host/cable/index.ts';
+import type { FaultCable } from '../cable/faults.ts';
+import type { LocalDelivery } from '../cable/local-delivery.ts';
+import type { LoopCable } from '../cable/loop-cable.ts';
+import type { PairCable } from '../cable/pair-cable.ts';
+import type { CaptureFile, PortCable, PortCableOptions, QueuedFrames, WatchedSocket } from '../cable/port-cable.ts';
 import {
   HeaderTemplate, RoceFrame, completeIcrc, encodeFrameWith, frameWordsOf, AETH_BYTES, EXT_AT, ICRC_BYTES, RETH_BYTES,
   ETH_HEADER_BYTES,
@@ -74,17 +74,17 @@ export class Port {
   private readonly pair: PairCable | null;
   /** On a cable to other machines: the port's frames to itself, and forged ones refused. */
   readonly local: LocalDelivery | null;
-  /** The pcap tap, if the NIC records its frames. */
-  readonly capture: PcapTap | null;
+  /** The pcap tap's file, if the NIC records its frames. */
+  readonly capture: CaptureFile | null;
   /** Settles when a socket cable is bound / connected or has failed to (null: an in-memory cable, ready now). */
   readonly ready: Promise<Result<void>> | null;
   /** In-memory queues delivered inside run() (loop, pair, own frames). */
   private readonly queues: readonly QueuedFrames[];
   private readonly socket: boolean;
-  /** The UDP socket the model's thread reads itself, for a sleeping worker to poll (-1: none; cable/index.ts). */
+  /** The UDP socket the model's thread reads itself, for a sleeping worker to poll (-1: none; port-cable.ts). */
   readonly pollFd: number;
-  /** That socket's cable, or null. */
-  readonly udpSocket: UdpSocketCable | null;
+  /** That socket, or null. */
+  readonly udpSocket: WatchedSocket | null;
   /** The port's IPv4 address (a number, as frames carry it). */
   readonly ip: number;
   /** The port's MAC as HeaderTemplate keeps a destination MAC: its first two bytes, then its last four. */
@@ -110,10 +110,10 @@ export class Port {
    */
   rxTrusted = false;
   /**
-   * The driver's wake block when the driver runs in another thread (a worker's model): each frame
-   * sent beats its heartbeat (wake.ts). The driver spins while it sees the heartbeat move and
-   * sleeps once it stood still for a few dozen looks (worker-host.ts, deviceRunning); the
-   * worker beats between runs, and a run that carries a message (the WQE, its frame, the
+   * The driver's heartbeat cell when the driver runs in another thread (a worker's model; the
+   * host's DriverWake.heartbeat): each frame sent adds 1 to [0]. The driver spins while it sees
+   * the heartbeat move and sleeps once it stood still for a few dozen looks (worker-host.ts,
+   * deviceRunning); the worker beats between runs, and a run that carries a message (the WQE, its frame, the
    * receiver's CQE: 1-2 us) outlasted those looks, so the driver fell asleep just before its
    * completion came and a futex wake-up (~20 us here) was in every round trip.
    */
@@ -127,6 +127,7 @@ export class Port {
     private readonly handler: FrameHandler,
     private readonly onExternalFrame: () => void,
     stepped: boolean,
+    plugCable: (o: PortCableOptions) => PortCable,
   ) {
     this.mtuCap = pathMtuFor(config.mtu);
     // Longest frame this port builds: headers + RETH + AETH + one MTU of payload + pad + ICRC.
@@ -140,7 +141,7 @@ export class Port {
     this.ip = ((config.ipv4[0]! << 24) | (config.ipv4[1]! << 16) | (config.ipv4[2]! << 8) | config.ipv4[3]!) >>> 0;
     const receiveBytes = Math.max(this.txBuf.length, 9216);
 
-    const plugged = plugPortCable({
+    const plugged = plugCable({
       spec: config.cable, mac: config.mac, ipv4: config.ipv4, pcapPath: config.pcapPath, stepped, udpIo: config.udpIo,
       inProcess: config.mode !== 'thread', slots: LOOP_SLOTS, slotBytes: this.txBuf.length, receiveBytes, random, nowNs,
       onError: (why) => { this.error = why; },
@@ -207,7 +208,7 @@ export class Port {
       handOver && this.onTransmit === undefined && h.dstMacLo === this.macLo && h.dstMacHi === this.macHi;
     const length = encodeFrameWith(this.txBuf, f, h, this.txWords, deferIcrc);
     if (this.socket) this.runBudget--;
-    if (this.heartbeat !== undefined) Atomics.add(this.heartbeat, WAKE_HEARTBEAT, 1);
+    if (this.heartbeat !== undefined) Atomics.add(this.heartbeat, 0, 1);
     if (this.onTransmit !== undefined) this.onTransmit(this.txBuf, length);
     this.counters.framesSent++;
     this.counters.bytesSent += length;

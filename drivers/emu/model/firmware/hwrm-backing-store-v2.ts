@@ -22,6 +22,7 @@
  *     BNXT_CTX_V2_MAX = XID_PARTITION + 1 and puts ALL_DONE on TIM), and firmware serves both.
  */
 import * as H from '../../../../firmware-hwrm/hwrm/index.ts';
+import type { HwrmRequest, HwrmResponse } from '../../../../firmware-hwrm/hwrm/commands.ts';
 import type { Iommu } from '../iommu.ts';
 import type { BackingStoreState } from './hwrm-backing-store.ts';
 
@@ -75,8 +76,8 @@ export const OFFERED_TYPES: readonly OfferedType[] = [
 /** The types bnxt_alloc_ctx_mem always sets up (RoCE on); trace types are optional. */
 const REQUIRED = new Set<number>([T.QP, T.SRQ, T.CQ, T.VNIC, T.STAT, T.SP_TQM_RING, T.FP_TQM_RING, T.MRAV, T.TIM]);
 
-type Req = Record<string, number | bigint | Uint8Array>;
-type Answer = { error: number } | { values: Record<string, unknown> };
+type QcapsReq = HwrmRequest<'FUNC_BACKING_STORE_QCAPS_V2'>;
+type CfgReq = HwrmRequest<'FUNC_BACKING_STORE_CFG_V2'>;
 
 /** The configuration in progress between FUNC_RESETs. */
 export class BackingStoreV2 {
@@ -104,8 +105,8 @@ export class BackingStoreV2 {
     return this.done;
   }
 
-  qcaps(req: Req): Answer {
-    const type = req.type as number;
+  qcaps(req: QcapsReq): { values: Partial<HwrmResponse<'FUNC_BACKING_STORE_QCAPS_V2'>> } {
+    const type = req.type;
     const next = [...this.offered.keys()].filter((t) => t > type).sort((a, b) => a - b)[0] ?? T.INVALID;
     const t = this.offered.get(type);
     if (!t) return { values: { type, flags: 0, next_valid_type: next } };
@@ -123,17 +124,17 @@ export class BackingStoreV2 {
   }
 
   /** Checks one CFG_V2; on the ALL_DONE call that completes the set, also the state RoCE builds on. */
-  cfg(req: Req, iommu: Iommu): { error: number } | { values: Record<string, unknown>; state?: BackingStoreState } {
+  cfg(req: CfgReq, iommu: Iommu): { error: number } | { values: object; state?: BackingStoreState } {
     const why = this.refusal(req, iommu);
     if (why) {
       this.lastRefusal = why;
       return { error: why.startsWith('after') ? E.RESOURCE_ACCESS_DENIED : E.INVALID_PARAMS };
     }
-    this.configured.set(key(req.type as number, req.instance as number), req.num_entries as number);
-    if (((req.flags as number) & H.FUNC_BACKING_STORE_CFG_V2_REQ_FLAGS.BS_CFG_ALL_DONE) === 0) return { values: {} };
+    this.configured.set(key(req.type, req.instance), req.num_entries);
+    if ((req.flags & H.FUNC_BACKING_STORE_CFG_V2_REQ_FLAGS.BS_CFG_ALL_DONE) === 0) return { values: {} };
     const missing = this.missing();
     if (missing) {
-      this.configured.delete(key(req.type as number, req.instance as number));
+      this.configured.delete(key(req.type, req.instance));
       this.lastRefusal = `BS_CFG_ALL_DONE before ${missing} was configured`;
       return { error: E.INVALID_PARAMS };
     }
@@ -150,10 +151,10 @@ export class BackingStoreV2 {
     };
   }
 
-  private refusal(req: Req, iommu: Iommu): string | undefined {
-    const type = req.type as number;
-    const instance = req.instance as number;
-    const n = req.num_entries as number;
+  private refusal(req: CfgReq, iommu: Iommu): string | undefined {
+    const type = req.type;
+    const instance = req.instance;
+    const n = req.num_entries;
     const t = this.offered.get(type);
     const name = `type 0x${type.toString(16)}`;
     if (this.done) return `after BS_CFG_ALL_DONE: ${name} configured again`;
@@ -169,7 +170,7 @@ export class BackingStoreV2 {
       return `${name}: ${n} entries, not a multiple of ${t.entry_multiple}`;
     const splitWhy = this.splitRefusal(t, req);
     if (splitWhy) return `${name}: ${splitWhy}`;
-    const pages = leafPages(iommu, req.page_dir as number, req.page_size_pbl_level as number, n * t.entry_size);
+    const pages = leafPages(iommu, req.page_dir, req.page_size_pbl_level, n * t.entry_size);
     if (!pages) return `${name}: the page directory does not cover ${n * t.entry_size} bytes of mapped memory`;
     if ((t.flags & F.ENABLE_CTX_KIND_INIT) && t.ctx_init_value && !initialised(iommu, pages, n * t.entry_size, t)) {
       const value = `0x${t.ctx_init_value.toString(16)}`;
@@ -178,16 +179,17 @@ export class BackingStoreV2 {
     return undefined;
   }
 
-  private splitRefusal(t: OfferedType, req: Req): string | undefined {
-    const sent = [req.split_entry_0, req.split_entry_1, req.split_entry_2, req.split_entry_3] as number[];
+  private splitRefusal(t: OfferedType, req: CfgReq): string | undefined {
+    const sent: readonly [number, number, number, number] =
+      [req.split_entry_0, req.split_entry_1, req.split_entry_2, req.split_entry_3];
     if (t.type === T.QP) {
       if (sent[0] !== t.splits[0] || sent[1] !== t.splits[1]) {
         return `L2/QP1 split entries ${sent[0]}/${sent[1]}, QCAPS_V2 gave ${t.splits[0]}/${t.splits[1]}`;
       }
-      if ((req.num_entries as number) < sent[0]! + sent[1]!) return 'fewer entries than the L2 and QP1 entries';
+      if (req.num_entries < sent[0] + sent[1]) return 'fewer entries than the L2 and QP1 entries';
     }
-    const n = req.num_entries as number;
-    if (t.type === T.MRAV && sent[0]! > n) return `AV split ${sent[0]} above ${n} entries`;
+    const n = req.num_entries;
+    if (t.type === T.MRAV && sent[0] > n) return `AV split ${sent[0]} above ${n} entries`;
     return undefined;
   }
 

@@ -4,6 +4,7 @@
  * page directory must be walkable through the IOMMU and large enough for its entries.
  */
 import * as H from '../../../../firmware-hwrm/hwrm/index.ts';
+import type { HwrmRequest, HwrmResponse } from '../../../../firmware-hwrm/hwrm/commands.ts';
 import type { Iommu } from '../iommu.ts';
 import { PORT_QUEUE_COUNT } from './port-queues.ts';
 
@@ -53,7 +54,9 @@ export const DEFAULT_TQM_OFFER: TqmOffer = { count: CAPS.tqm_fp_rings_count, ext
 const LEGACY_TQM_FP_RINGS = 8;
 const MAX_TQM_FP_RINGS = 9;
 
-export function answerBackingStoreQcaps(tqm: TqmOffer = DEFAULT_TQM_OFFER): Record<string, unknown> {
+export function answerBackingStoreQcaps(
+  tqm: TqmOffer = DEFAULT_TQM_OFFER,
+): Partial<HwrmResponse<'FUNC_BACKING_STORE_QCAPS'>> {
   return { ...CAPS, tqm_fp_rings_count: tqm.count, tqm_fp_rings_count_ext: tqm.ext };
 }
 
@@ -64,27 +67,28 @@ function tqmRingsDue(tqm: TqmOffer): number {
   return rings === LEGACY_TQM_FP_RINGS ? Math.min(MAX_TQM_FP_RINGS, rings + tqm.ext) : rings;
 }
 
-type Req = Record<string, number | bigint | Uint8Array>;
+type Req = HwrmRequest<'FUNC_BACKING_STORE_CFG'>;
 
 /** The firmware's state after a valid CFG, or the HWRM error code it answers. */
 export function checkBackingStoreCfg(
   req: Req, iommu: Iommu, tqm: TqmOffer = DEFAULT_TQM_OFFER,
 ): BackingStoreState | number {
-  const enables = req.enables as number;
+  const enables = req.enables;
   const mrav = mravSplit(req);
-  const kinds: [number, string, string, number][] = [
-    [EN.QP, 'qpc_page_dir', 'qpc_pg_size_qpc_lvl', (req.qp_num_entries as number) * CAPS.qp_entry_size],
-    [EN.SRQ, 'srq_page_dir', 'srq_pg_size_srq_lvl', (req.srq_num_entries as number) * CAPS.srq_entry_size],
-    [EN.CQ, 'cq_page_dir', 'cq_pg_size_cq_lvl', (req.cq_num_entries as number) * CAPS.cq_entry_size],
-    [EN.STAT, 'stat_page_dir', 'stat_pg_size_stat_lvl', (req.stat_num_entries as number) * CAPS.stat_entry_size],
-    [EN.MRAV, 'mrav_page_dir', 'mrav_pg_size_mrav_lvl', (mrav.mrs + mrav.ahs) * CAPS.mrav_entry_size],
-    [EN.TIM, 'tim_page_dir', 'tim_pg_size_tim_lvl', (req.tim_num_entries as number) * CAPS.tim_entry_size],
+  // Enable bit, page directory, page size and level, bytes.
+  const kinds: [number, number, number, number][] = [
+    [EN.QP, req.qpc_page_dir, req.qpc_pg_size_qpc_lvl, req.qp_num_entries * CAPS.qp_entry_size],
+    [EN.SRQ, req.srq_page_dir, req.srq_pg_size_srq_lvl, req.srq_num_entries * CAPS.srq_entry_size],
+    [EN.CQ, req.cq_page_dir, req.cq_pg_size_cq_lvl, req.cq_num_entries * CAPS.cq_entry_size],
+    [EN.STAT, req.stat_page_dir, req.stat_pg_size_stat_lvl, req.stat_num_entries * CAPS.stat_entry_size],
+    [EN.MRAV, req.mrav_page_dir, req.mrav_pg_size_mrav_lvl, (mrav.mrs + mrav.ahs) * CAPS.mrav_entry_size],
+    [EN.TIM, req.tim_page_dir, req.tim_pg_size_tim_lvl, req.tim_num_entries * CAPS.tim_entry_size],
   ];
   // RoCE needs QP, CQ, MRAV and TIM context memory; without them nothing RoCE can be created.
   for (const need of [EN.QP, EN.CQ, EN.MRAV, EN.TIM])
     if ((enables & need) === 0) return H.HWRM_ERR_CODE.INVALID_ENABLES;
   // MRs and AHs, split: (MRs / units) << 16 | AHs / units, with the flag (bnxt_hwrm_func_backing_store_cfg).
-  const split = ((req.flags as number) & H.FUNC_BACKING_STORE_CFG_REQ_FLAGS.MRAV_RESERVATION_SPLIT) !== 0;
+  const split = (req.flags & H.FUNC_BACKING_STORE_CFG_REQ_FLAGS.MRAV_RESERVATION_SPLIT) !== 0;
   if (!split) return H.HWRM_ERR_CODE.INVALID_PARAMS;
   // Every fast-path TQM ring due, each enabled (bnxt_hwrm_func_backing_store_cfg enables them
   // all; the 9th is tqm_ring8, enable TQM_RING8, only in the 336-byte form), the 9th backed too.
@@ -93,25 +97,24 @@ export function checkBackingStoreCfg(
     if ((enables & (EN.TQM_RING0 << i)) === 0) return H.HWRM_ERR_CODE.INVALID_ENABLES;
   if (fpRings > LEGACY_TQM_FP_RINGS) {
     if ((enables & EN.TQM_RING8) === 0) return H.HWRM_ERR_CODE.INVALID_ENABLES;
-    const bytes = (req.tqm_ring8_num_entries as number) * CAPS.tqm_entry_size;
-    const dir = req.tqm_ring8_page_dir as number;
-    if (bytes === 0 || !walkable(iommu, dir, req.tqm_ring8_pg_size_tqm_ring_lvl as number, bytes))
+    const bytes = req.tqm_ring8_num_entries * CAPS.tqm_entry_size;
+    const dir = req.tqm_ring8_page_dir;
+    if (bytes === 0 || !walkable(iommu, dir, req.tqm_ring8_pg_size_tqm_ring_lvl, bytes))
       return H.HWRM_ERR_CODE.INVALID_PARAMS;
   }
-  for (const [bit, dirField, lvlField, bytes] of kinds) {
+  for (const [bit, dir, pgSizeLvl, bytes] of kinds) {
     if ((enables & bit) === 0) continue;
-    if ((req.qp_num_entries as number) > CAPS.qp_max_entries) return H.HWRM_ERR_CODE.INVALID_PARAMS;
-    if (!walkable(iommu, req[dirField] as number, req[lvlField] as number, bytes))
-      return H.HWRM_ERR_CODE.INVALID_PARAMS;
+    if (req.qp_num_entries > CAPS.qp_max_entries) return H.HWRM_ERR_CODE.INVALID_PARAMS;
+    if (!walkable(iommu, dir, pgSizeLvl, bytes)) return H.HWRM_ERR_CODE.INVALID_PARAMS;
   }
-  for (const [bit, dirField, lvlField, entries, size, offsetUnits, mask] of initialised(req)) {
+  for (const [bit, dir, pgSizeLvl, entries, size, offsetUnits, mask] of initialised(req)) {
     if ((enables & bit) === 0 || (CAPS.ctx_init_mask & mask) === 0) continue;
-    if (!initialisedEntries(iommu, req[dirField] as number, req[lvlField] as number, entries, size, offsetUnits * 4))
+    if (!initialisedEntries(iommu, dir, pgSizeLvl, entries, size, offsetUnits * 4))
       return H.HWRM_ERR_CODE.INVALID_PARAMS;
   }
   return {
-    qpEntries: req.qp_num_entries as number,
-    cqEntries: req.cq_num_entries as number,
+    qpEntries: req.qp_num_entries,
+    cqEntries: req.cq_num_entries,
     mravEntries: mrav.mrs,
   };
 }
@@ -140,21 +143,21 @@ function walkable(iommu: Iommu, dir: number, pgSizeLvl: number, bytes: number): 
 
 /** CFG's split MRAV count: MRs in bits 31:16 and AHs in 15:0, in mrav_num_entries_units. */
 function mravSplit(req: Req): { mrs: number; ahs: number } {
-  const n = req.mrav_num_entries as number;
+  const n = req.mrav_num_entries;
   return { mrs: (n >>> 16) * CAPS.mrav_num_entries_units, ahs: (n & 0xffff) * CAPS.mrav_num_entries_units };
 }
 
 /** The kinds whose context memory must be initialised: enable, directory, level, entries, size, offset, mask bit. */
-function initialised(req: Req): [number, string, string, number, number, number, number][] {
-  const n = (field: string) => req[field] as number;
+function initialised(req: Req): [number, number, number, number, number, number, number][] {
   return [
-    [EN.QP, 'qpc_page_dir', 'qpc_pg_size_qpc_lvl', n('qp_num_entries'), CAPS.qp_entry_size, CAPS.qp_init_offset,
+    [EN.QP, req.qpc_page_dir, req.qpc_pg_size_qpc_lvl, req.qp_num_entries, CAPS.qp_entry_size, CAPS.qp_init_offset,
       INIT.QP],
-    [EN.SRQ, 'srq_page_dir', 'srq_pg_size_srq_lvl', n('srq_num_entries'), CAPS.srq_entry_size, CAPS.srq_init_offset,
-      INIT.SRQ],
-    [EN.CQ, 'cq_page_dir', 'cq_pg_size_cq_lvl', n('cq_num_entries'), CAPS.cq_entry_size, CAPS.cq_init_offset, INIT.CQ],
-    [EN.MRAV, 'mrav_page_dir', 'mrav_pg_size_mrav_lvl', mravSplit(req).mrs + mravSplit(req).ahs, CAPS.mrav_entry_size,
-      CAPS.mrav_init_offset, INIT.MRAV],
+    [EN.SRQ, req.srq_page_dir, req.srq_pg_size_srq_lvl, req.srq_num_entries, CAPS.srq_entry_size,
+      CAPS.srq_init_offset, INIT.SRQ],
+    [EN.CQ, req.cq_page_dir, req.cq_pg_size_cq_lvl, req.cq_num_entries, CAPS.cq_entry_size, CAPS.cq_init_offset,
+      INIT.CQ],
+    [EN.MRAV, req.mrav_page_dir, req.mrav_pg_size_mrav_lvl, mravSplit(req).mrs + mravSplit(req).ahs,
+      CAPS.mrav_entry_size, CAPS.mrav_init_offset, INIT.MRAV],
   ];
 }
 

@@ -32,6 +32,7 @@
  */
 import { invalid } from '../../../../firmware-hwrm/errors.ts';
 import type { ChipProfile } from '../../../../firmware-hwrm/chips.ts';
+import type { FirmwareName } from '../config.ts';
 import {
   DevCapFlags, REQ_RETRANSMISSION_SUPPORT_MASK, REQ_RETRANSMISSION_SUPPORT_SHIFT, ReqRetransmissionSupport,
 } from '../../../../firmware-hwrm/roce/commands-fw.ts';
@@ -45,8 +46,6 @@ export interface FirmwarePersonality {
   /** QUERY_FUNC dev_cap_ext_flags_2 (its REQ_RETRANSMISSION_SUPPORT field names the SQ's table). */
   readonly devCapExtFlags2: number;
 }
-
-export type FirmwareName = 'current' | 'current-msn' | 'current-iqm' | 'p5-legacy';
 
 export const FIRMWARE_PERSONALITIES: Readonly<Record<FirmwareName, FirmwarePersonality>> = {
   current: {

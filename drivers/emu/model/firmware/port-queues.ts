@@ -1,5 +1,5 @@
 /**
- * The software NIC's port CoS queues, answered by QUEUE_QPORTCFG (firmware/hwrm-kernel.ts) and
+ * The software NIC's port CoS queues, answered by QUEUE_QPORTCFG (firmware/hwrm-port.ts) and
  * counted by context memory, which wants one fast-path TQM ring per queue
  * (firmware/hwrm-backing-store.ts; Linux bnxt_en bnxt.c bnxt_hwrm_func_backing_store_qcaps: bp->max_q).
  */

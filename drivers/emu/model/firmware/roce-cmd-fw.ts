@@ -9,6 +9,9 @@ import {
 } from '../../../../firmware-hwrm/roce/index.ts';
 import { refuse, success, type Answer, type RoceContext } from './roce-answer.ts';
 import { queryFuncValues, ROCE_INTF_VERSION } from './roce-limits.ts';
+import { HWRM_COMMANDS } from '../../../../firmware-hwrm/hwrm/commands.ts';
+
+const BACKING_STORE_CFG = HWRM_COMMANDS.FUNC_BACKING_STORE_CFG;
 
 const HW_RETX = DevCapFlags.HW_REQUESTER_RETX_ENABLED | DevCapFlags.HW_RESPONDER_RETX_ENABLED;
 
@@ -18,7 +21,7 @@ export function initializeFw(ctx: RoceContext, cmd: Uint8Array): Answer {
   if (state.initialized) return refuse(RoceStatus.INVALID_CMD, 'INITIALIZE_FW: the function is already initialized');
   // P5 keeps RoCE contexts in the backing store HWRM configured; without it there is nowhere to put a QP.
   if (!fn.backingStore)
-    return refuse(RoceStatus.RESOURCES, 'INITIALIZE_FW: no context memory (HWRM_FUNC_BACKING_STORE_CFG first)');
+    return refuse(RoceStatus.RESOURCES, `INITIALIZE_FW: no context memory (${BACKING_STORE_CFG.name} first)`);
   const stat = fn.statCtxs.get(c.stat_ctx_id);
   if (!stat || !stat.roce)
     return refuse(

@@ -14,9 +14,11 @@
  * on. A strict model (tests) throws instead, through the bus (../bus.ts).
  */
 import type { ModelBus } from '../bus.ts';
-import type { EmuCq, EmuGid, EmuMr, EmuQp, EngineHooks, RoceTables } from '../objects.ts';
 import {
-  CMDQ_TRIGGER_VALUE, CmdqBase, CreqQpErrorNotification, CreqRespSbHeader, CreqEvent, CreqType, QpState, RoceStatus,
+  EmuQpState, type EmuCq, type EmuGid, type EmuMr, type EmuQp, type EngineHooks, type RoceTables,
+} from '../objects.ts';
+import {
+  CMDQ_TRIGGER_VALUE, CmdqBase, CreqQpErrorNotification, CreqRespSbHeader, CreqEvent, CreqType, RoceStatus,
   NqType, roceOpcodeName, CREQ_ENTRY_BYTES, NQE_BYTES,
 } from '../../../../firmware-hwrm/roce/index.ts';
 import {
@@ -198,7 +200,7 @@ export class RoceFirmware implements RoceTables, RoceOfFunction {
   ): void {
     try {
       if (qp.destroyed) return;
-      qp.state = QpState.ERR as EmuQp['state'];
+      qp.state = EmuQpState.ERR;
       const creq = this.channel.open ? this.notifyRing(this.channel.creqRingId) : undefined;
       if (!creq) {
         this.stats.lostEvents++;
@@ -409,7 +411,7 @@ export class RoceFirmware implements RoceTables, RoceOfFunction {
       if (!entry) return false;
       const from = entry.qp.state;
       this.postQpError(entry.qp, reqReason, resReason);
-      if (from !== (QpState.ERR as number)) {
+      if (from !== EmuQpState.ERR) {
         try {
           this.ctx.hooks.qpStateChanged(entry.qp, from);
         } catch (e) {

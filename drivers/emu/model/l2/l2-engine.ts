@@ -12,7 +12,7 @@
  */
 import type { ModelBus } from '../bus.ts';
 import type { FunctionResources } from '../firmware/function-resources.ts';
-import { l2Of } from '../firmware/hwrm-kernel.ts';
+import { l2Of } from '../firmware/hwrm-l2.ts';
 import { RING_ALLOC_REQ_INT_MODE, RING_ALLOC_REQ_RING_TYPE } from '../../../../firmware-hwrm/hwrm/ring.ts';
 import { elementAddress, type RingMemory } from './ring-address.ts';
 import { ringPhase, ringSlot, ringSlotsForward } from '../../../../firmware-hwrm/ring.ts';

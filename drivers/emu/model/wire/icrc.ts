@@ -12,23 +12,19 @@
  * little-endian. The masked headers are folded from the frame with their masked bytes replaced
  * as they are read, the rest of the packet in place, so nothing is copied or allocated per frame.
  *
- * Long payloads go to zlib's CRC-32 (node:zlib crc32, Node 20.15 and later), 3-6x faster than
- * the JS slicing-by-8 above ~500 bytes and slower below (its call costs ~190 ns), continuing
- * the register the JS CRC left: zlib.crc32(data, crc) takes and returns the finished CRC, i.e.
- * ~register. A Node without it keeps the JS CRC for every length. Where libdeflate is installed
- * (native-crc32.ts), its CRC-32 takes the long payloads instead, 2-3x faster again than zlib's;
- * its view starts at the covered bytes after the headers, the same place in every frame of a
- * buffer, so it is made once per buffer whatever the frames' lengths.
+ * Long payloads may go to a faster CRC-32 the host hands in (LongCrc32, useLongCrc32; the host's
+ * is drivers/emu/host/long-crc32.ts: libdeflate's, native, from 256 bytes where it loads,
+ * else node:zlib's from 512, each 3-6x faster than the JS slicing-by-8 above its threshold and
+ * slower below, a call costing 70-190 ns), continuing the register the JS CRC left: it takes and
+ * returns the finished CRC, i.e. ~register. Without one (no host handed one in, or the host has
+ * none) the JS CRC takes every length: the model's own, which imports nothing.
  *
  * A sender that keeps its headers as a template (build.ts encodeFrameWith: a QP's frames) does not
  * fold the masked headers at all: their register is the template's, corrected for the bytes that
  * differ with a table lookup each (templateHeadersRegister), and its short payloads are folded as
  * 32-bit words (crc32RegisterWords).
  */
-import zlib from 'node:zlib';
 import { crc32Fold8, crc32Register, crc32RegisterWords, crc32UpdateRepeated } from './crc32.ts';
-import { nativeCrc32, type NativeCrc32 } from './native-crc32.ts';
-import { rangeView } from './range-view.ts';
 import {
   BTH_ACK_REQ, BTH_BYTES, BTH_FLAGS, BTH_OPCODE, BTH_PSN, BTH_RESV8A, ICRC_BYTES, IPV4_AT, IPV4_CHECKSUM,
   IPV4_HEADER_BYTES, IPV4_ID, IPV4_TOS, IPV4_TOTAL_LENGTH, IPV4_TTL, UDP_CHECKSUM, UDP_HEADER_BYTES, UDP_LENGTH,
@@ -44,20 +40,33 @@ if (IPV4_TOS !== 1 || IPV4_TTL !== 8 || IPV4_CHECKSUM !== 10 || IPV4_HEADER_BYTE
 /** CRC register after the 8 bytes of 0xFF that stand in for the LRH. */
 const LRH_REGISTER = ~crc32UpdateRepeated(0, 0xff, 8) | 0;
 
-/** Bytes after the masked headers from which zlib's CRC is used (measured crossover 300-500 B). */
-export const ZLIB_CRC_MIN_BYTES = 512;
-const zlibCrc32: ((data: Uint8Array, value: number) => number) | undefined =
-  typeof (zlib as { crc32?: unknown }).crc32 === 'function'
-    ? (zlib as unknown as { crc32: (d: Uint8Array, v: number) => number }).crc32 : undefined;
+/** A faster CRC-32 for long ranges, which the host hands in (useLongCrc32). */
+export interface LongCrc32 {
+  /** Its name, for reports: 'libdeflate', 'node:zlib'. */
+  readonly name: string;
+  /** Ranges of at least this many bytes go to it (shorter ones: the JS CRC, faster there). */
+  readonly minBytes: number;
+  /** CRC-32 of frame[from, end) folded into the finished CRC `crc` (zlib's convention); unsigned. */
+  crc32(crc: number, frame: Uint8Array, from: number, end: number): number;
+}
 
-/** Bytes after the masked headers from which libdeflate's CRC is used (its koffi call costs 70-100 ns). */
-export const NATIVE_CRC_MIN_BYTES = 256;
-/** libdeflate's CRC, bound at the first long frame (koffi is not asked for before one needs it); null: none. */
-let native: NativeCrc32 | null | undefined;
+/**
+ * No faster CRC is asked for before a range this long needs one (LongCrc32.minBytes is this or
+ * more): the host may bind native code for it, which a NIC with short frames never loads.
+ */
+export const LONG_CRC_PROBE_BYTES = 256;
+/** Where the faster CRC comes from (the host's, handed in), and what it gave: undefined until asked. */
+let longCrcSource: (() => LongCrc32 | null) | null = null;
+let longCrc: LongCrc32 | null | undefined = null;
 
-/** Which CRC-32 folds the payload of a full-MTU frame here (benchmarks report it). */
-export function longFrameCrc(): 'libdeflate' | 'node:zlib' | 'JS' {
-  return nativeCrc32() !== null ? 'libdeflate' : zlibCrc32 !== undefined ? 'node:zlib' : 'JS';
+/**
+ * The ICRC of this thread's long frames goes to what `source` gives, asked for at the first range
+ * of LONG_CRC_PROBE_BYTES (null: the JS CRC alone, the default). A NicModel sets it from its
+ * HostServices when it is built; every source gives the same CRC, only faster.
+ */
+export function useLongCrc32(source: (() => LongCrc32 | null) | null): void {
+  longCrcSource = source;
+  longCrc = source === null ? null : undefined;
 }
 
 /**
@@ -91,12 +100,10 @@ export function icrcAfterHeaders(
   reg: number, frame: Uint8Array, from: number, coveredEnd: number, words: Int32Array | null, wordFrom: number,
 ): number {
   const n = coveredEnd - from;
-  if (n >= NATIVE_CRC_MIN_BYTES) {
-    if (native === undefined) native = nativeCrc32();
-    if (native !== null) return native.crc32(~reg >>> 0, rangeView(frame, from, frame.length), n) | 0;
+  if (n >= LONG_CRC_PROBE_BYTES) {
+    if (longCrc === undefined) longCrc = longCrcSource!();
+    if (longCrc !== null && n >= longCrc.minBytes) return longCrc.crc32(~reg >>> 0, frame, from, coveredEnd) | 0;
   }
-  if (zlibCrc32 !== undefined && n >= ZLIB_CRC_MIN_BYTES)
-    return zlibCrc32(rangeView(frame, from, coveredEnd), ~reg >>> 0) | 0;
   if (words !== null) return ~crc32RegisterWords(reg, words, wordFrom, wordFrom + (n >>> 2));
   return ~crc32Register(reg, frame, from, coveredEnd);
 }

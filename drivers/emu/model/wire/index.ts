@@ -1,4 +1,4 @@
-/** The software NIC's wire layer: RoCEv2 frame layouts, builder, parser, ICRC, pcap. */
+/** The software NIC's wire layer: RoCEv2 frame layouts, builder, parser, ICRC (the pcap writer is the host's). */
 export * from './headers.ts';
 export * from './bytes.ts';
 export { crc32, crc32Update, crc32Register, crc32UpdateRepeated } from './crc32.ts';
@@ -16,4 +16,3 @@ export {
 export { parseFrame, parseReceived } from './parse.ts';
 export { parseIpv4, formatIpv4, parseMac, formatMac } from './addresses.ts';
 export { describeFrame } from './trace.ts';
-export { PcapWriter, LINKTYPE_ETHERNET, wallClockUs, type PcapOptions } from './pcap.ts';

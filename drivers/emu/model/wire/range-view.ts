@@ -1,6 +1,6 @@
 /**
  * array.subarray(from, end), kept per array and remade only when the range moves. The CRC
- * calls of the ICRC (node:zlib's and libdeflate's through koffi) read a range through a view
+ * calls of the ICRC (node:zlib's and libdeflate's, the host's) read a range through a view
  * that is exactly it or starts where it does, and a frame buffer's ranges sit at the same place
  * frame after frame (the covered bytes after the masked headers), so the data path makes no view
  * per frame.

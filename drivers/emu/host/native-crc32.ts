@@ -12,21 +12,18 @@
  * between host memory and a frame was as fast as libc's memcpy through koffi (0.3-0.6 us for
  * 4 KiB either way), and memcpy into a frame took 2-9 us where glibc chose `rep movsb`.
  *
- * koffi is loaded on first use, never at import: without koffi's native part or without
- * libdeflate the ICRC keeps node:zlib's CRC and the JS one (RIG_BNXT_NO_NATIVE_CRC=1 forces
- * that, so both paths can be tested on one machine). A koffi call takes a TypedArray as a
+ * koffi is loaded on first use, never at import (drivers/native/libc.ts loads it, for libc and
+ * for this): without koffi's native part or without libdeflate the ICRC keeps node:zlib's CRC
+ * and the JS one (long-crc32.ts; RIG_BNXT_NO_NATIVE_CRC=1 forces that, so both paths can be
+ * tested on one machine). A koffi call takes a TypedArray as a
  * pointer to its first byte, in place (a plain `const` pointer: koffi copies nothing): callers
- * pass views that start where the range does (range-view.ts keeps one per frame buffer).
+ * pass views that start where the range does (model/wire/range-view.ts keeps one per frame buffer).
  */
-import { createRequire } from 'node:module';
+import { koffiOrWhy } from '../../native/libc.ts';
 
 export interface NativeCrc32 {
   /** CRC-32 of data[0, length) folded into the finished CRC `crc` (zlib's convention); unsigned. */
   crc32(crc: number, data: Uint8Array, length: number): number;
-}
-
-interface Koffi {
-  load(path: string): { func(signature: string): (...args: unknown[]) => unknown };
 }
 
 let state: NativeCrc32 | null | undefined;
@@ -36,8 +33,9 @@ export function nativeCrc32(): NativeCrc32 | null {
   if (state !== undefined) return state;
   state = null;
   if (process.env['RIG_BNXT_NO_NATIVE_CRC'] === '1') return state;
+  const koffi = koffiOrWhy();
+  if (typeof koffi === 'string') return state;
   try {
-    const koffi = createRequire(import.meta.url)('koffi') as Koffi;
     const deflate = koffi.load('libdeflate.so.0');
     const crc = deflate.func('uint32_t libdeflate_crc32(uint32_t crc, const uint8_t *buf, size_t len)') as
       (c: number, b: Uint8Array, n: number) => number;

@@ -1,8 +1,27 @@
 /**
- * The few libc calls the VFIO backend makes, bound with koffi. Everything above this file
- * talks to the `Libc` interface, so tests can hand in a fake kernel.
+ * The process's libc through koffi, for every part of drivers/ that calls it: koffi and
+ * libc.so.6 are loaded here, once, and nowhere else (libdeflate, the one other native library,
+ * is bound in drivers/emu/host/native-crc32.ts with the koffi this file brings). Its users:
  *
- * Every call returns what the raw system call returns: a non-negative result, or -errno
+ *   drivers/vfio/                    the Libc below: open, ioctl, mmap, memfd (a real NIC)
+ *   drivers/emu/host/vfio-user/      the same Libc for guest memory's mmap (guest-memory.ts), and
+ *                                    unix sockets with passed fds (socket-libc.ts)
+ *   drivers/emu/host/                clock_gettime (free-clock.ts), madvise (discard-pages.ts),
+ *                                    the UDP cable's sockets, ppoll and eventfd (cable/udp-libc.ts)
+ *
+ * Each user binds the calls it makes with libcFunction and types them with its own small
+ * interface (what a call returns, -errno or not, is the user's convention). Why one module below
+ * both backends rather than one per backend: both map memory with the same calls, and a module
+ * of the software NIC's hosts that borrowed drivers/vfio/'s binding made the hosts depend on the
+ * real NIC's backend; here neither imports the other.
+ *
+ * koffi is loaded at the first call, never at import: the software NIC needs no native code, so
+ * it keeps working where koffi's native part is missing (an install with --ignore-scripts
+ * --omit=optional, an unsupported platform), each of its native accelerations falling back to JS.
+ * A load that fails is not remembered here (each user keeps its own answer, and a PCI open asks
+ * again). Synchronous requires, because Nic.open is synchronous.
+ *
+ * The Libc's calls return what the raw system call returns: a non-negative result, or -errno
  * (errno is read right after the call, before any other JS can run). Native addresses are
  * bigints, as koffi returns `void *`; they are only handled on the control path.
  */
@@ -10,32 +29,60 @@ import { createRequire } from 'node:module';
 import { constants as osConstants } from 'node:os';
 import { ok, err, type Result } from '../../firmware-hwrm/result.ts';
 
-type Koffi = typeof import('koffi');
+export type Koffi = typeof import('koffi');
+/** A bound native function (koffi's: callable, with `.async` for koffi's thread pool). */
+export type NativeFunction = ReturnType<ReturnType<Koffi['load']>['func']>;
 
-/**
- * koffi is loaded the first time a PCI device is opened, not when the package is imported:
- * the software NIC needs no native code, so it keeps working where koffi's native part is
- * missing (an install with --ignore-scripts --omit=optional, an unsupported platform). A
- * synchronous require, because Nic.open is synchronous.
- */
 let koffiModule: Koffi | undefined;
-function koffi(): Koffi {
+let libcHandle: ReturnType<Koffi['load']> | undefined;
+const functions = new Map<string, NativeFunction>();
+
+/** koffi, loaded at the first call; or why it did not load (the first line of its error). */
+export function koffiOrWhy(): Koffi | string {
   if (koffiModule !== undefined) return koffiModule;
   try {
     koffiModule = createRequire(import.meta.url)('koffi') as Koffi;
+    return koffiModule;
   } catch (e) {
-    throw new Error(
-      `real NICs need koffi, the FFI library rig-bnxt binds libc with, and it did not load: ` +
-        `${(e as Error).message.split('\n')[0]} (reinstall without --ignore-scripts/--omit=optional, or use the ` +
-        `software NIC)`,
-    );
+    return (e as Error).message.split('\n')[0]!;
   }
-  return koffiModule;
+}
+
+/** koffi, or an Error saying why it did not load. */
+export function loadKoffi(): Koffi {
+  const k = koffiOrWhy();
+  if (typeof k === 'string') throw new Error(`koffi did not load: ${k}`);
+  return k;
+}
+
+/**
+ * The libc function of C declaration `signature` ('int close(int fd)'), bound once for the
+ * process (the same declaration again is the same function). Throws when koffi or libc does not load.
+ */
+export function libcFunction(signature: string): NativeFunction {
+  let f = functions.get(signature);
+  if (f === undefined) {
+    const koffi = loadKoffi();
+    libcHandle ??= koffi.load('libc.so.6');
+    f = libcHandle.func(signature);
+    functions.set(signature, f);
+  }
+  return f;
+}
+
+/** errno as the last native call left it (read it right after the call). */
+export function lastErrno(): number {
+  return loadKoffi().errno();
 }
 
 /** A native address (koffi's representation of `void *`). */
 export type Pointer = bigint;
 
+/**
+ * The file, ioctl and memory calls of a real NIC's backend (drivers/vfio/) and of the vfio-user
+ * server's guest memory, each returning the result or -errno. Everything above talks to this
+ * interface, so tests can hand in a fake kernel.
+ */
 export interface Libc {
   open(path: string, flags: number): number;
   close(fd: number): number;
@@ -110,18 +157,24 @@ export function loadSystemLibc(): Result<Libc> {
 }
 
 function bindLibc(): Libc {
-  const ffi = koffi();
-  const lib = ffi.load('libc.so.6');
+  const ffi = koffiOrWhy();
+  if (typeof ffi === 'string') {
+    throw new Error(
+      `real NICs need koffi, the FFI library rig-bnxt binds libc with, and it did not load: ` +
+        `${ffi} (reinstall without --ignore-scripts/--omit=optional, or use the software NIC)`,
+    );
+  }
+  const lib = libcFunction;
   // open is variadic in C, but its mode argument is only read with O_CREAT; we never create.
-  const open = lib.func('int open(const char *path, int flags)');
-  const close = lib.func('int close(int fd)');
-  const ioctl = lib.func('int ioctl(int fd, unsigned long request, ...)');
-  const mmap = lib.func('void *mmap(void *addr, size_t length, int prot, int flags, int fd, int64_t offset)');
-  const munmap = lib.func('int munmap(void *addr, size_t length)');
-  const memfd_create = lib.func('int memfd_create(const char *name, unsigned int flags)');
-  const ftruncate = lib.func('int ftruncate(int fd, int64_t length)');
-  const pread = lib.func('int64_t pread(int fd, void *buf, size_t count, int64_t offset)');
-  const pwrite = lib.func('int64_t pwrite(int fd, const void *buf, size_t count, int64_t offset)');
+  const open = lib('int open(const char *path, int flags)');
+  const close = lib('int close(int fd)');
+  const ioctl = lib('int ioctl(int fd, unsigned long request, ...)');
+  const mmap = lib('void *mmap(void *addr, size_t length, int prot, int flags, int fd, int64_t offset)');
+  const munmap = lib('int munmap(void *addr, size_t length)');
+  const memfd_create = lib('int memfd_create(const char *name, unsigned int flags)');
+  const ftruncate = lib('int ftruncate(int fd, int64_t length)');
+  const pread = lib('int64_t pread(int fd, void *buf, size_t count, int64_t offset)');
+  const pwrite = lib('int64_t pwrite(int fd, const void *buf, size_t count, int64_t offset)');
 
   const checked = (r: number): number => (r < 0 ? -ffi.errno() : r);
   return {

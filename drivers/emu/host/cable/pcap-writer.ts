@@ -7,7 +7,8 @@
  * by a timer that does not hold the process open): a process that dies loses at most the last
  * interval's frames. A write error (disk full, file gone) stops the writer, is kept in `error`
  * and said once as a process warning (the file no longer holds every frame); it never throws
- * into the caller's data path.
+ * into the caller's data path. The host's, as every file is: the model sees a capture only as
+ * the file's name and counts (model/cable/port-cable.ts CaptureFile).
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
 import type { Result } from '../../../../firmware-hwrm/result.ts';
