@@ -7,7 +7,7 @@
 import { Nic, Qp, Region, type NicOptions, type Result } from '../lib/index.ts';
 import { nicInternals } from '../lib/nic.ts';
 import type { EmuControls, EmuDevice } from '../drivers/emu/host/device.ts';
-import type { EngineCounterReport, TransportReport } from '../drivers/emu/model/engine/engine.ts';
+import type { EngineCounterReport, TransportReport } from '../drivers/emu/model/engine/engine-controls.ts';
 import type { BnxtQp } from '../lib/bnxt/queue-pair.ts';
 import type { DmaBuffer } from '../drivers/device.ts';
 import { driverQpOf } from '../lib/qp.ts';

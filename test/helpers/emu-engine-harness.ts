@@ -13,7 +13,7 @@ import { hostServices } from '../../drivers/emu/host/services.ts';
 import type { LiveClock } from '../../drivers/emu/model/host-services.ts';
 import type { EmuConfig } from '../../drivers/emu/model/config.ts';
 import type { CableSpec } from '../../drivers/emu/model/cable/port-cable.ts';
-import type { EngineCounterReport } from '../../drivers/emu/model/engine/engine.ts';
+import type { EngineCounterReport } from '../../drivers/emu/model/engine/engine-controls.ts';
 import {
   EmuCq, EmuMr, EmuQp, EmuQpState, PagedMemory, Ring, type EmuGid, type RoceTables,
 } from '../../drivers/emu/model/objects.ts';

@@ -9,7 +9,7 @@
  */
 import type { Test } from 'tap';
 import type { NicOptions } from '../../lib/index.ts';
-import type { EngineCounterReport } from '../../drivers/emu/model/engine/engine.ts';
+import type { EngineCounterReport } from '../../drivers/emu/model/engine/engine-controls.ts';
 import { emuOf, engineCounters, fillPattern, firstDifference, openPair } from './qp-data.ts';
 
 const RC_SEND_MIDDLE = 0x01; // IBA Table 35 (BTH opcode, RC)

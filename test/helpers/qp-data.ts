@@ -7,7 +7,7 @@ import { Nic, Qp, Region, type NicOptions } from '../../lib/index.ts';
 import { must } from '../../scripts/stress/pairs.ts';
 import { nicInternals } from '../../lib/nic.ts';
 import type { EmuDevice } from '../../drivers/emu/host/device.ts';
-import type { EngineCounterReport, TransportReport } from '../../drivers/emu/model/engine/engine.ts';
+import type { EngineCounterReport, TransportReport } from '../../drivers/emu/model/engine/engine-controls.ts';
 
 export { must } from '../../scripts/stress/pairs.ts';
 export { fillPattern, firstDifference } from '../../scripts/stress/pattern.ts';

@@ -29,11 +29,10 @@ import { responderOutput, responderReceive } from './responder.ts';
 import { completerReceive, onAckTimeout, onRnrTimer } from './completer.ts';
 import { enterError, flushStep } from './flush.ts';
 import { restartAckTimer, stampAckTimers } from './timers.ts';
-import { writeRawCqe, writeUnknownCqe } from './cq-writer.ts';
-import { ReqState, RespState, REQ_STATE_NAMES, RESP_STATE_NAMES } from './states.ts';
+import { ReqState, RespState } from './states.ts';
 import { QpTransport } from './transport.ts';
-import type { FaultSpec } from '../cable/faults.ts';
-import type { EngineCounterSnapshot } from './counters.ts';
+import { EngineHealth } from './health.ts';
+import { engineControls, type EngineControls } from './engine-controls.ts';
 
 const DOORBELL_PAGE_BYTES = 4096;
 /** Passes of one run() before it yields (the worker calls again at once when there is more). */
@@ -72,11 +71,8 @@ export class RoceEngine implements EngineHooks {
    * none on the DPI pages unless the two coincide (doorbells.ts DoorbellWindow).
    */
   private readonly nqDoorbellBase: number;
-  /** Exceptions caught inside the engine (a broken invariant) in a counting model; the worker lives on. */
-  internalErrors = 0;
-  lastInternalError: string | undefined;
-  /** Test hook (breakInvariant): the next run throws inside, as a bug in the model would. */
-  private breakNextRun: string | undefined;
+  /** Broken invariants caught in a counting model, and the hook that breaks one on purpose. */
+  private readonly health = new EngineHealth();
   /**
    * The transports frames went to, by the low bits of their dest QP number: a frame's QP found
    * without the firmware's map. A hit counts only for the same QP number, alive and not destroyed
@@ -100,6 +96,7 @@ export class RoceEngine implements EngineHooks {
       (o) => bus.plugCable(o),
     );
     core.port.heartbeat = bus.heartbeat;
+    this.controls = engineControls(core, this.health);
   }
 
   /** The firmware's object tables this engine runs (unit tests attach their own instead). */
@@ -159,7 +156,7 @@ export class RoceEngine implements EngineHooks {
     port.runNs = nowNs;
     port.beginRun();
     try {
-      if (this.breakNextRun !== undefined) this.breakInvariantNow();
+      if (this.health.breakNextRun !== undefined) this.breakInvariantNow();
       // Frames that came in while the engine was not running go first: an ACK that arrived
       // before its deadline must not lose to the timer it stops.
       if (port.deliver() > 0) worked = true;
@@ -415,156 +412,17 @@ export class RoceEngine implements EngineHooks {
   }
 
   private breakInvariantNow(): never {
-    const why = this.breakNextRun;
-    this.breakNextRun = undefined;
+    const why = this.health.breakNextRun;
+    this.health.breakNextRun = undefined;
     throw new Error(`broken on purpose (engine.breakInvariant): ${why}`);
   }
 
   /** A broken invariant: a strict model throws (bus), a counting one counts it and goes on. */
   private internalError(e: unknown): void {
     this.bus.internalError('engine', e);
-    this.internalErrors++;
-    this.lastInternalError = e instanceof Error ? (e.stack ?? e.message) : String(e);
+    this.health.record(e);
   }
 
-  // ---- controls (emu.engine.NAME; carried to a worker by name: drivers/emu/host/control.ts) ----
-
-  readonly controls = {
-    /** Every counter, drops by reason included (ParseStatus names: dropWRONG_DEST_MAC, dropBAD_ICRC...). */
-    counters: (): EngineCounterReport => {
-      const counted = this.core.counters.snapshot();
-      const faults = this.core.port.cable;
-      const local = this.core.port.local;
-      const forged = local ? local.forged : 0;
-      return {
-        ...counted,
-        faultTxDropped: faults.tx.dropped,
-        faultRxDropped: faults.rx.dropped,
-        faultDuplicated: faults.tx.duplicated + faults.rx.duplicated,
-        faultReordered: faults.tx.reordered + faults.rx.reordered,
-        faultCorrupted: faults.tx.corrupted + faults.rx.corrupted,
-        faultDelayed: faults.tx.delayed + faults.rx.delayed,
-        faultHoldOverflow: faults.holdOverflow,
-        internalErrors: this.internalErrors,
-        dropForgedSource: forged,
-        framesToSelf: local ? local.delivered : 0,
-        framesDropped: counted.framesDropped + forged,
-      };
-    },
-    /** Host writes attempted for destroyed QPs (none is made; this must stay 0). */
-    dmaWritesAfterDestroy: (): number => this.core.counters.dmaWritesAfterDestroy,
-    /** Writes a CQE of a type no driver takes into CQ `cqId`; false if it has no room or no such CQ. */
-    injectUnknownCqe: (cqId: number): boolean => {
-      const cq = this.core.tables.cq(cqId);
-      return cq !== undefined && writeUnknownCqe(this.core, cq);
-    },
-    /** Random faults on frames sent ('tx'), received ('rx') or both, drawn from the model's seeded PRNG. */
-    setFaults: (direction: 'tx' | 'rx' | 'both', spec: FaultSpec): void => {
-      if (direction !== 'tx' && direction !== 'rx' && direction !== 'both')
-        throw new RangeError(`fault direction ${String(direction)}`);
-      this.core.port.cable.setFaults(direction, spec);
-    },
-    clearFaults: (): void => this.core.port.cable.clearFaults(),
-    /** Drops the next `count` frames with BTH opcode `opcode` (and PSN `psn`, unless -1) in one direction. */
-    dropFrames: (direction: 'tx' | 'rx', opcode: number, psn: number, count: number): void => {
-      this.core.port.cable.dropMatching(direction, opcode, psn, count);
-    },
-    /** Hands `frame` to the port as if it had come off the wire (tests; replaying captures). */
-    injectFrame: (frame: Uint8Array): void => {
-      this.core.port.fromWire(frame, frame.length);
-    },
-    /**
-     * Writes a CQE of the caller's 8 little-endian words into CQ `cqId` (the toggle bit is
-     * the writer's): malformed completions for the driver. False if it has no room or no such CQ.
-     */
-    injectCqe: (cqId: number, words: readonly number[]): boolean => {
-      if (!Array.isArray(words) || words.length !== 8 || !words.every((w) => Number.isInteger(w)))
-        throw new RangeError('engine.injectCqe: words must be 8 integers');
-      const cq = this.core.tables.cq(cqId);
-      return cq !== undefined && writeRawCqe(this.core, cq, words);
-    },
-    /**
-     * Test hook (stepped models only: a function does not cross to a worker): `fn` sees every
-     * frame the port sends, before any fault; undefined removes it.
-     */
-    onTransmit: (fn: ((frame: Uint8Array, length: number) => void) | undefined): void => {
-      if (fn !== undefined && typeof fn !== 'function') throw new RangeError('engine.onTransmit: not a function');
-      this.core.port.onTransmit = fn;
-    },
-    /** A QP's transport state, for tests and traces. */
-    qp: (qpn: number): TransportReport | undefined => {
-      const qp = this.core.tables.qp(qpn);
-      const t = qp?.transport;
-      if (!(t instanceof QpTransport)) return undefined;
-      return {
-        requester: REQ_STATE_NAMES[t.reqState], responder: RESP_STATE_NAMES[t.respState], sqProducer: t.sqProducer,
-        compWqe: t.compWqe, txWqe: t.txWqe, txPsn: t.txPsn, ackPsn: t.ackPsn, ePsn: t.ePsn, msn: t.msn,
-        rqProducer: t.rqProducer, rqConsumer: t.rqConsumer, retryLeft: t.retryLeft, rnrLeft: t.rnrLeft,
-        ackDeadlineNs: t.ackDeadlineNs, rnrDeadlineNs: t.rnrDeadlineNs, mtu: t.mtu,
-      };
-    },
-    internalErrors: (): number => this.internalErrors,
-    /**
-     * Test hook: the engine's next run meets a broken invariant (throws inside), as a bug in the
-     * model would: a strict model stops and the driver's next call fails; a counting one counts it.
-     */
-    breakInvariant: (why: string): void => {
-      if (typeof why !== 'string') throw new RangeError('engine.breakInvariant: why must be a string');
-      this.breakNextRun = why;
-    },
-    lastInternalError: (): string | undefined => this.lastInternalError,
-    /** Why the port's cable failed (socket bind), if it did. */
-    portError: (): string | undefined => this.core.port.error,
-    /** The capture file, if the NIC records its frames: frames recorded so far, and why writing stopped, if it did. */
-    capture: (): CaptureReport | undefined => {
-      const tap = this.core.port.capture;
-      if (!tap) return undefined;
-      return { path: tap.path, framesWritten: tap.framesWritten, error: tap.error };
-    },
-  };
-}
-
-/** engine.counters(): the engine's counters, the fault injector's, and the port's own-frame counts. */
-export type EngineCounterReport = EngineCounterSnapshot & {
-  readonly faultTxDropped: number;
-  readonly faultRxDropped: number;
-  readonly faultDuplicated: number;
-  readonly faultReordered: number;
-  readonly faultCorrupted: number;
-  readonly faultDelayed: number;
-  /** Frames the fault injector had to drop because all its hold slots were taken. */
-  readonly faultHoldOverflow: number;
-  /** Exceptions caught inside the engine (counting models; a strict model throws instead). */
-  readonly internalErrors: number;
-  /** Frames from the cable that claimed this port's own address (counted in framesDropped too). */
-  readonly dropForgedSource: number;
-  /** Frames the port delivered to itself without the cable. */
-  readonly framesToSelf: number;
-};
-
-/** engine.capture(): the NIC's pcap file. */
-export interface CaptureReport {
-  readonly path: string;
-  readonly framesWritten: number;
-  readonly error: string | undefined;
-}
-
-/** engine.qp(qpn): a QP's transport state, for tests and traces. */
-export interface TransportReport {
-  readonly requester: string;
-  readonly responder: string;
-  readonly sqProducer: number;
-  readonly compWqe: number;
-  readonly txWqe: number;
-  readonly txPsn: number;
-  readonly ackPsn: number;
-  readonly ePsn: number;
-  readonly msn: number;
-  readonly rqProducer: number;
-  readonly rqConsumer: number;
-  readonly retryLeft: number;
-  readonly rnrLeft: number;
-  readonly ackDeadlineNs: number;
-  readonly rnrDeadlineNs: number;
-  readonly mtu: number;
+  /** Test and diagnostic controls (emu.engine.NAME; carried to a worker by name: drivers/emu/host/control.ts). */
+  readonly controls: EngineControls;
 }

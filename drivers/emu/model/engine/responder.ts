@@ -22,10 +22,6 @@ import { CqResRcFlags, CqResRcStatus } from '../../../../firmware-hwrm/roce/cqe.
 import { ResErrStateReason } from '../../../../firmware-hwrm/roce/creq.ts';
 import { MrAccess } from '../../../../firmware-hwrm/roce/commands-mr.ts';
 import { QpAccess } from '../../../../firmware-hwrm/roce/commands-qp.ts';
-import {
-  RQ_WQE_TYPE_RCV, SLOT_BYTES, STATIC_WQE_BYTES, WQE_HEADER_BYTES, WQE_HEADER_SLOTS,
-} from '../../../../firmware-hwrm/roce/wqe.ts';
-import * as Wqe from '../../../../firmware-hwrm/roce/wqe.g.ts';
 import { TWO_POW_32 } from '../../../../firmware-hwrm/words.ts';
 import {
   AETH_SYNDROME_ACK, NakCode, Opcode, OpFlag, OPCODE_FLAGS, nakSyndrome, payloadOffsetFor, rnrNakSyndrome,
@@ -33,14 +29,14 @@ import {
 import { RespState } from './states.ts';
 import { MAX_MESSAGE_BYTES, psnAdd, psnDiff, psnPackets } from '../../../../firmware-hwrm/roce/ib-transport.ts';
 import {
-  SglError, checkRange, copyRegion, copySgl, loadSglAfterHeader, regionOffset, stillRegistered,
+  SglError, checkRange, copyRegion, copySgl, regionOffset, stillRegistered,
 } from './sgl.ts';
-import { writeResCqe } from './cq-writer.ts';
-import { enterError, failReceive, failResponder } from './flush.ts';
-import { MAX_SGE, READ_CONTEXTS, type QpTransport } from './transport.ts';
+import { READ_CONTEXTS, type QpTransport } from './transport.ts';
 import type { EngineCore } from './core.ts';
-import { traceRqWqe } from './sq-wqe.ts';
-import { ringSlot } from '../../../../firmware-hwrm/ring.ts';
+import {
+  classError, classErrorAt, invalidRequest, rxKeyReason, sendAck, sendNak, txKeyReason,
+} from './responder-answers.ts';
+import { completeReceive, loadReceive } from './responder-receive.ts';
 
 const OUT_QUEUE = READ_CONTEXTS * 2;
 
@@ -130,46 +126,6 @@ function payloadFits(flags: number, payload: number, mtu: number): boolean {
   if (first && last) return payload <= mtu;
   if (first || (flags & OpFlag.MIDDLE) !== 0) return payload === mtu;
   return payload > 0 && payload <= mtu;
-}
-
-/** CHK_RESOURCE: reads and checks the receive WQE at rqConsumer (roce_hsi.h: struct rq_wqe_hdr). */
-function loadReceive(core: EngineCore, t: QpTransport): boolean {
-  const iommu = core.iommu;
-  const rq = t.qp.rq;
-  const base = rq.entryOffset(ringSlot(t.rqConsumer, t.rqEntries));
-  // Variable mode: a receive WQE is (2 + rq_sge) slots (roce-cmd-qp.ts) and may cross a page, so
-  // its header slot and each SGE slot are read on their own; static WQEs never cross one.
-  const variable = t.variable;
-  const u = iommu.wordsIn(rq.memory, base, variable ? SLOT_BYTES : STATIC_WQE_BYTES);
-  if (u === undefined) {
-    core.counters.dmaFaults++;
-    classError(core, t, NakCode.REMOTE_OPERATIONAL_ERROR, CqResRcStatus.LOCAL_QP_OPERATION_ERR,
-      ResErrStateReason.RES_RX_PCI_ERROR, true);
-    return false;
-  }
-  const w = iommu.wordOffset;
-  if (core.bus.wqeTrace !== undefined) traceRqWqe(core, t, u, w, variable ? rq.entryBytes : STATIC_WQE_BYTES);
-  const wrId = Wqe.rqWqeHdrWrId(u, w);
-  const sges = Wqe.rqWqeHdrWqeSize(u, w) - WQE_HEADER_SLOTS;
-  const staticLimit = t.qp.rqSge > 0 && t.qp.rqSge < MAX_SGE ? t.qp.rqSge : MAX_SGE;
-  const limit = variable ? rq.entryBytes / SLOT_BYTES - WQE_HEADER_SLOTS : staticLimit;
-  if (Wqe.rqWqeHdrWqeType(u, w) !== RQ_WQE_TYPE_RCV || sges < 0 || sges > limit) {
-    classError(core, t, NakCode.REMOTE_OPERATIONAL_ERROR, CqResRcStatus.LOCAL_QP_OPERATION_ERR,
-      ResErrStateReason.RES_WQE_FORMAT_ERROR, true);
-    return false;
-  }
-  const status = loadSglAfterHeader(
-    iommu, core.tables, t.qp.pd, t.recvSgl, rq.memory, base + WQE_HEADER_BYTES, u, w, sges, variable, true, true,
-  );
-  if (status !== SglError.OK) {
-    classError(core, t, NakCode.REMOTE_OPERATIONAL_ERROR, CqResRcStatus.LOCAL_PROTECTION_ERR,
-      ResErrStateReason.RES_WQE_FORMAT_ERROR, true);
-    return false;
-  }
-  t.recvWrId = wrId;
-  t.recvOffset = 0;
-  t.recvActive = true;
-  return true;
 }
 
 /** EXECUTE a SEND packet: payload into the receive's SGEs; the last one completes the receive. */
@@ -318,20 +274,6 @@ function done(core: EngineCore, t: QpTransport, flags: number): void {
   }
 }
 
-/** COMPLETE: the receive at rqConsumer is done. False if its CQ overflowed (the QP fails, nothing is acknowledged). */
-function completeReceive(
-  core: EngineCore, t: QpTransport, length: number, imm: number, cqeFlags: number, solicited: boolean,
-): boolean {
-  if (!writeResCqe(core, t, length, imm, CqResRcStatus.OK, cqeFlags, t.recvWrId, solicited)) {
-    core.counters.cqOverflows++;
-    enterError(core, t, 0, ResErrStateReason.RES_CMP_ERROR, true);
-    return false;
-  }
-  t.rqConsumer++;
-  t.recvActive = false;
-  return true;
-}
-
 /** DUPLICATE_REQUEST: SEND/WRITE are acknowledged again (C9-105), a READ is answered again from memory. */
 function duplicateRequest(core: EngineCore, t: QpTransport): void {
   const f = core.port.rxf;
@@ -457,73 +399,4 @@ function sendReadResponse(core: EngineCore, t: QpTransport, c: number): boolean 
   t.rdCurVa[c] = t.rdCurVa[c]! + n;
   t.rdResid[c] = resid - n;
   return true;
-}
-
-/** A sequence or RNR NAK: sent now, or after the read responses it must follow. */
-function sendNak(core: EngineCore, t: QpTransport, syndrome: number, psn: number): void {
-  if (t.outHead === t.outTail) {
-    sendAck(core, t, syndrome, psn);
-    t.pendingAck = false; // the NAK acknowledges every earlier PSN
-    return;
-  }
-  t.pendingNak = true;
-  t.pendingNakSyndrome = syndrome;
-  t.pendingNakPsn = psn;
-  core.scheduleOutput(t);
-}
-
-/** An ACKNOWLEDGE packet (ACK or NAK) with the current MSN. */
-function sendAck(core: EngineCore, t: QpTransport, syndrome: number, psn: number): void {
-  const f = core.port.txf;
-  f.opcode = Opcode.RC_ACKNOWLEDGE;
-  f.psn = psn;
-  f.ackReq = 0;
-  f.se = 0;
-  f.aethSyndrome = syndrome;
-  f.aethMsn = t.msn;
-  core.port.send(t, 0);
-  if (syndrome !== AETH_SYNDROME_ACK) core.counters.naksSent++;
-}
-
-/** A request IBA calls invalid: NAK Invalid Request, a receive it took completes REMOTE_INVALID_REQUEST_ERR. */
-function invalidRequest(core: EngineCore, t: QpTransport, resReason: number): void {
-  classError(core, t, NakCode.INVALID_REQUEST, CqResRcStatus.REMOTE_INVALID_REQUEST_ERR, resReason);
-}
-
-/**
- * Class A/C errors: one NAK for the packet at hand, then the QP fails. The receive in
- * progress (or, with `receive`, the one just taken) completes with `recvStatus`.
- */
-function classError(
-  core: EngineCore, t: QpTransport, nakCode: number, recvStatus: number, resReason: number, receive = false,
-): void {
-  classErrorAt(core, t, nakCode, core.port.rxf.psn, resReason, recvStatus, receive || t.recvActive);
-}
-
-function classErrorAt(
-  core: EngineCore, t: QpTransport, nakCode: number, psn: number, resReason: number, recvStatus = 0, receive = false,
-): void {
-  sendAck(core, t, nakSyndrome(nakCode), psn);
-  if (receive && recvStatus !== 0) failReceive(core, t, recvStatus, t.recvOffset, resReason);
-  else failResponder(core, t, resReason);
-}
-
-/** QP error reasons for a refused READ range (the responder transmits from it: RES_TX_*). */
-function txKeyReason(status: number): number {
-  switch (status) {
-    case SglError.KEY: return ResErrStateReason.RES_TX_INVALID_R_KEY;
-    case SglError.DOMAIN: return ResErrStateReason.RES_TX_DOMAIN_ERROR;
-    case SglError.ACCESS: return ResErrStateReason.RES_TX_NO_PERMISSION;
-    default: return ResErrStateReason.RES_TX_RANGE_ERROR;
-  }
-}
-
-/** ...and for a refused WRITE range (the responder receives into it: RES_RX_*). */
-function rxKeyReason(status: number): number {
-  switch (status) {
-    case SglError.KEY: return ResErrStateReason.RES_RX_INVALID_R_KEY;
-    case SglError.DOMAIN: return ResErrStateReason.RES_RX_DOMAIN_ERROR;
-    case SglError.ACCESS: return ResErrStateReason.RES_RX_NO_PERMISSION;
-    default: return ResErrStateReason.RES_RX_RANGE_ERROR;
-  }
 }
