@@ -74,6 +74,11 @@ export interface ModelBus {
   internalError(part: string, e: unknown): void;
 }
 
+/** How a caught exception is kept for lastInternalError and ModelInternalError: its stack where it has one. */
+export function internalErrorText(e: unknown): string {
+  return e instanceof Error ? (e.stack ?? e.message) : String(e);
+}
+
 /** A broken invariant inside a strict software NIC: a bug in the model, never the driver's misuse. */
 export class ModelInternalError extends Error {
   constructor(readonly part: string, readonly detail: string) {
@@ -83,7 +88,7 @@ export class ModelInternalError extends Error {
 
   static of(part: string, e: unknown): ModelInternalError {
     if (e instanceof ModelInternalError) return e;
-    return new ModelInternalError(part, e instanceof Error ? (e.stack ?? e.message) : String(e));
+    return new ModelInternalError(part, internalErrorText(e));
   }
 }
 

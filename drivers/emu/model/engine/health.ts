@@ -3,6 +3,8 @@
  * throws through the bus instead), and the test hook that breaks one on purpose. The engine writes
  * it; its controls (engine-controls.ts) read it.
  */
+import { internalErrorText } from '../bus.ts';
+
 export class EngineHealth {
   /** Exceptions caught inside the engine in a counting model; the worker lives on. */
   internalErrors = 0;
@@ -13,6 +15,6 @@ export class EngineHealth {
   /** Counts a caught exception and keeps its text for lastInternalError. */
   record(e: unknown): void {
     this.internalErrors++;
-    this.lastInternalError = e instanceof Error ? (e.stack ?? e.message) : String(e);
+    this.lastInternalError = internalErrorText(e);
   }
 }

@@ -15,7 +15,7 @@ import { hwrmEvent } from '../../../../firmware-hwrm/trace.ts';
 import {
   HWRM_SHORT_INPUT_WORDS, OUTPUT_WORDS, hwrmShortInputSignature, setOutputReqType, setOutputRespLen, setOutputSeqId,
 } from '../../../../firmware-hwrm/hwrm/header.g.ts';
-import type { ModelBus } from '../bus.ts';
+import { internalErrorText, type ModelBus } from '../bus.ts';
 import { HwrmFaults, type HwrmRandomFaults, type MalformedKind } from './hwrm-faults.ts';
 import { DEFAULT_TQM_OFFER } from './hwrm-backing-store.ts';
 import { BackingStoreV2 } from './hwrm-backing-store-v2.ts';
@@ -88,7 +88,7 @@ export class HwrmFirmware {
       // A broken invariant: a strict model throws (bus); a counting one counts it and answers nothing.
       this.bus.internalError('hwrm firmware', e);
       this.internalErrors++;
-      this.lastInternalError = e instanceof Error ? (e.stack ?? e.message) : String(e);
+      this.lastInternalError = internalErrorText(e);
     }
   }
 

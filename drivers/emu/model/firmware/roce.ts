@@ -13,7 +13,7 @@
  * counted (stats.internalErrors) and the command is answered INTERNAL_ERROR, so the worker lives
  * on. A strict model (tests) throws instead, through the bus (../bus.ts).
  */
-import type { ModelBus } from '../bus.ts';
+import { internalErrorText, type ModelBus } from '../bus.ts';
 import {
   EmuQpState, type EmuCq, type EmuGid, type EmuMr, type EmuQp, type EngineHooks, type RoceTables,
 } from '../objects.ts';
@@ -367,7 +367,7 @@ export class RoceFirmware implements RoceTables, RoceOfFunction {
   private internalError(e: unknown): void {
     this.bus.internalError('roce firmware', e);
     this.stats.internalErrors++;
-    this.lastInternalError = e instanceof Error ? (e.stack ?? e.message) : String(e);
+    this.lastInternalError = internalErrorText(e);
   }
 
   // ---- test and fault controls (emu.roce.NAME; by name to a worker: ../control.ts) ---
